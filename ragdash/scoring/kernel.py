@@ -1,7 +1,7 @@
-"""Compiled kernels: longest common substring / subsequence of a part with every prefix of a context.
+"""Compiled kernels: longest common substring / subsequence of a part with each context prefix.
 
-Both return `best[j]` = the match length of the part with `context[:j+1]`, so the score of every
-budget comes from one pass over the context (C_N are nested prefixes).
+One pass over the context gives the match length with every prefix, so all budgets cost the
+same as the largest one (C_N are nested prefixes).
 """
 
 from __future__ import annotations
@@ -11,20 +11,28 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def prefix_lcsubstr(part: np.ndarray, context: np.ndarray, alphabet_size: int) -> np.ndarray:
-    """Longest common substring of `part` with each prefix of `context`.
+def _lcsubstr_prefixes(part: np.ndarray, context: np.ndarray, stop: int, table: np.ndarray,
+                       out: np.ndarray) -> None:
+    """out[j] = longest common substring of `part` with context[:j+1], for j < stop.
 
-    Symbols are ints in [0, alphabet_size); a context symbol < 0 occurs nowhere in the part.
     Builds the suffix automaton of the part (O(L)) and walks the context through it (O(M)).
+    `table` maps a symbol to its id in the part's alphabet (-1 elsewhere); it is restored.
     """
     n = part.shape[0]
+    ids = np.empty(n, np.int32)
+    alphabet = 0
+    for i in range(n):
+        if table[part[i]] < 0:
+            table[part[i]] = alphabet
+            alphabet += 1
+        ids[i] = table[part[i]]
     states = 2 * n + 2
-    nxt = np.full((states, max(alphabet_size, 1)), -1, np.int32)
+    nxt = np.full((states, alphabet), -1, np.int32)
     link = np.full(states, -1, np.int32)
     length = np.zeros(states, np.int32)
     size, last = 1, 0
     for i in range(n):
-        ch = part[i]
+        ch = ids[i]
         cur = size
         size += 1
         length[cur] = length[last] + 1
@@ -51,11 +59,12 @@ def prefix_lcsubstr(part: np.ndarray, context: np.ndarray, alphabet_size: int) -
                 link[cur] = clone
         last = cur
 
-    m = context.shape[0]
-    best = np.zeros(m, np.int32)
     v, cur_len, top = 0, 0, 0
-    for j in range(m):
-        ch = context[j]
+    for j in range(stop):
+        if top == n:  # the whole part matched: nothing can grow
+            out[j] = n
+            continue
+        ch = table[context[j]]
         if ch < 0:
             v, cur_len = 0, 0
         else:
@@ -69,8 +78,32 @@ def prefix_lcsubstr(part: np.ndarray, context: np.ndarray, alphabet_size: int) -
                 v, cur_len = 0, 0
         if cur_len > top:
             top = cur_len
-        best[j] = top
-    return best
+        out[j] = top
+    for i in range(n):
+        table[part[i]] = -1
+
+
+@njit(cache=True, nogil=True)
+def lcsubstr_at_cuts(parts: np.ndarray, offsets: np.ndarray, context: np.ndarray,
+                     cuts: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Longest common substring length of each part with each prefix context[:cut].
+
+    `parts` holds every part's symbols back to back, part i being parts[offsets[i]:offsets[i+1]].
+    Symbols are non-negative ints below len(table). Returns an int array (len(cuts), n_parts).
+    """
+    n_parts = offsets.shape[0] - 1
+    m = context.shape[0]
+    stop = 0
+    for c in cuts:
+        stop = max(stop, min(c, m))
+    best = np.zeros(max(stop, 1), np.int32)
+    res = np.zeros((cuts.shape[0], n_parts), np.int32)
+    for p in range(n_parts):
+        _lcsubstr_prefixes(parts[offsets[p]:offsets[p + 1]], context, stop, table, best)
+        for k in range(cuts.shape[0]):
+            c = min(cuts[k], m)
+            res[k, p] = best[c - 1] if c > 0 else 0
+    return res
 
 
 @njit(cache=True, nogil=True)

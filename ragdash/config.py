@@ -1,0 +1,108 @@
+"""Run configuration: defaults, YAML files and command-line overrides, validated in one place."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+
+import yaml
+
+from ragdash.budget import DEFAULT_BUDGETS, parse_budgets
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_DATASET = PROJECT_ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"
+
+DEFAULTS: dict = {
+    "name": "run",
+    "dataset": {"path": str(SAMPLE_DATASET), "format": "auto", "corpus": None,
+                "corpus_format": "auto", "limit": None, "include_unanswerable": False},
+    "chunker": {"method": "semantic", "params": {}, "max_chars": None},
+    "retrievers": {"preset": "paper", "use": ["bm25", "sim", "mmr", "reo", "mlq"], "params": {}},
+    "tokenizer": "llama3",
+    "budgets": list(DEFAULT_BUDGETS),
+    "scoring": {"method": "substring", "mode": "corrected", "relevance_share": 1.0},
+    "llm": {"backend": "local", "model": None},
+    "runs_root": "runs",
+}
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message names the key."""
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    out = copy.deepcopy(base)
+    for key, value in (override or {}).items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def load_config(path: str | Path | None = None, overrides: dict | None = None) -> dict:
+    """Defaults, then the YAML file, then overrides; validated and normalised."""
+    cfg = copy.deepcopy(DEFAULTS)
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"config file {path} does not exist")
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"config file {path} must hold a mapping at the top level")
+        unknown = set(data) - set(DEFAULTS)
+        if unknown:
+            raise ConfigError(f"config file {path}: unknown key(s) {sorted(unknown)}")
+        cfg = deep_merge(cfg, data)
+        cfg["_file"] = str(path)
+    cfg = deep_merge(cfg, overrides or {})
+    return validate(cfg)
+
+
+def validate(cfg: dict) -> dict:
+    from ragdash.retrieval import RETRIEVERS, resolve_params
+    from ragdash.scoring import METHODS
+
+    try:
+        cfg["budgets"] = parse_budgets(cfg["budgets"])
+    except ValueError as exc:
+        raise ConfigError(f"budgets: {exc}") from exc
+    use = cfg["retrievers"]["use"]
+    if isinstance(use, str):
+        use = [u.strip() for u in use.split(",") if u.strip()]
+    unknown = [u for u in use if u not in RETRIEVERS]
+    if unknown or not use:
+        raise ConfigError(f"retrievers.use: unknown or empty {unknown or use}; "
+                          f"known: {', '.join(RETRIEVERS)}")
+    cfg["retrievers"]["use"] = list(dict.fromkeys(use))
+    params = cfg["retrievers"].get("params") or {}
+    try:
+        cfg["retrievers"]["resolved"] = {
+            name: resolve_params(name, cfg["retrievers"].get("preset"), params.get(name))
+            for name in cfg["retrievers"]["use"]
+        }
+    except ValueError as exc:
+        raise ConfigError(f"retrievers: {exc}") from exc
+    if cfg["scoring"]["method"] not in METHODS:
+        raise ConfigError(f"scoring.method: '{cfg['scoring']['method']}' is not one of "
+                          f"{', '.join(METHODS)}")
+    if cfg["scoring"]["mode"] not in ("corrected", "reference"):
+        raise ConfigError("scoring.mode must be 'corrected' or 'reference'")
+    share = cfg["scoring"].get("relevance_share", 1.0)
+    if not 0 < float(share) <= 1:
+        raise ConfigError("scoring.relevance_share must be in (0, 1]")
+    limit = cfg["dataset"].get("limit")
+    if limit is not None and int(limit) <= 0:
+        raise ConfigError("dataset.limit must be a positive integer")
+    return cfg
+
+
+def fingerprint(*parts) -> str:
+    """Stable short hash of JSON-able values (stage keys)."""
+    blob = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -1,0 +1,70 @@
+"""Retrievers over the chunk corpus, each a PyTerrier transformer with its own parameters.
+
+bm25 (PyTerrier + PISA), sim (exact FAISS), mmr (LangChain MMR), reo (LongContextReorder of sim),
+mlq (LangChain MultiQueryRetriever). Presets: `paper` (bm25 and mlq keep 5 chunks, the dense
+retrievers 10, as in the paper) and `equal-k` (10 chunks everywhere).
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pandas as pd
+
+from ragdash.retrieval.base import RESULT_COLUMNS, Retriever, corpus_fingerprint
+from ragdash.retrieval.bm25 import BM25
+from ragdash.retrieval.dense import MMR, Reorder, Sim
+from ragdash.retrieval.multiquery import MultiQuery
+
+RETRIEVERS: dict[str, type[Retriever]] = {
+    "bm25": BM25, "sim": Sim, "mmr": MMR, "reo": Reorder, "mlq": MultiQuery,
+}
+PRESETS: dict[str, dict[str, dict]] = {
+    "paper": {"bm25": {"k": 5}, "sim": {"k": 10}, "mmr": {"k": 10, "fetch_k": 20},
+              "reo": {"k": 10}, "mlq": {"k": 5}},
+    "equal-k": {"bm25": {"k": 10}, "sim": {"k": 10}, "mmr": {"k": 10, "fetch_k": 20},
+                "reo": {"k": 10}, "mlq": {"k": 10}},
+}
+_NOT_PARAMS = {"self", "chunks", "cache_dir", "llm", "progress"}
+
+
+def default_params(name: str) -> dict:
+    """The tunable parameters of a retriever and their defaults."""
+    cls = _cls(name)
+    return {p.name: p.default for p in inspect.signature(cls.__init__).parameters.values()
+            if p.name not in _NOT_PARAMS and p.default is not inspect.Parameter.empty}
+
+
+def resolve_params(name: str, preset: str | None = None, overrides: dict | None = None) -> dict:
+    """Defaults, then the preset's values, then explicit overrides; unknown keys are an error."""
+    if preset is not None and preset not in PRESETS:
+        raise ValueError(f"unknown preset '{preset}': use one of {', '.join(PRESETS)}")
+    params = default_params(name)
+    params.update(PRESETS[preset].get(name, {}) if preset else {})
+    unknown = set(overrides or {}) - set(params)
+    if unknown:
+        raise ValueError(f"{name}: unknown parameter(s) {sorted(unknown)}; "
+                         f"known: {', '.join(sorted(params))}")
+    params.update(overrides or {})
+    return params
+
+
+def build_retriever(name: str, chunks: pd.DataFrame, cache_dir: Path, params: dict | None = None,
+                    llm=None, progress=None) -> Retriever:
+    """Instantiate retriever `name` over the chunks (indexes cached under cache_dir)."""
+    cls = _cls(name)
+    kwargs = dict(params or {})
+    if name == "mlq":
+        kwargs.update(llm=llm, progress=progress)
+    return cls(chunks, Path(cache_dir), **kwargs)
+
+
+def _cls(name: str) -> type[Retriever]:
+    if name not in RETRIEVERS:
+        raise ValueError(f"unknown retriever '{name}': use one of {', '.join(RETRIEVERS)}")
+    return RETRIEVERS[name]
+
+
+__all__ = ["RETRIEVERS", "PRESETS", "RESULT_COLUMNS", "Retriever", "build_retriever",
+           "default_params", "resolve_params", "corpus_fingerprint"]

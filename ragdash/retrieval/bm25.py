@@ -1,0 +1,121 @@
+"""BM25 over the chunks with PyTerrier: PISA (default, native, offline) or Terrier (needs jars)."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from ragdash.retrieval.base import Retriever, cached_build, corpus_fingerprint, index_key
+
+_LIBC = ctypes.CDLL(None)
+STEMMERS = ("porter2", "krovetz", "none")
+STOPWORDS = ("none", "terrier")
+
+
+@contextlib.contextmanager
+def _quiet_native_stderr(log: Path):
+    """PISA writes progress bars straight to fds 1 and 2: send them to a log file instead."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(log, "ab") as f:
+        os.dup2(f.fileno(), 1)
+        os.dup2(f.fileno(), 2)
+        try:
+            yield
+        finally:
+            _LIBC.fflush(None)  # C stdio buffers would otherwise flush after the restore
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for fd, copy in zip((1, 2), saved, strict=True):
+                os.dup2(copy, fd)
+                os.close(copy)
+
+
+class BM25(Retriever):
+    """BM25 with k1, b, stemmer and stopwords configurable; the index is cached on disk.
+
+    Defaults follow Terrier's BM25 as used in the paper (k1 = 1.2, b = 0.75, Porter stemming).
+    Stopwords default to none: with PISA's Terrier list, a stemmed query term that collides
+    with a stopword stem ("relativity" -> "relat") is silently dropped.
+    """
+
+    name = "bm25"
+
+    def __init__(
+        self,
+        chunks: pd.DataFrame,
+        cache_dir: Path,
+        k: int = 5,
+        k1: float = 1.2,
+        b: float = 0.75,
+        stemmer: str = "porter2",
+        stopwords: str = "none",
+        backend: str = "pisa",
+    ):
+        super().__init__(k)
+        if stemmer not in STEMMERS:
+            raise ValueError(f"bm25: unknown stemmer '{stemmer}' (use {', '.join(STEMMERS)})")
+        if stopwords not in STOPWORDS:
+            raise ValueError(f"bm25: unknown stopwords '{stopwords}' (use {', '.join(STOPWORDS)})")
+        if backend not in ("pisa", "terrier"):
+            raise ValueError(f"bm25: unknown backend '{backend}' (use pisa or terrier)")
+        self.k1, self.b = k1, b
+        if backend == "terrier":
+            key = index_key("bm25-terrier", corpus_fingerprint(chunks), {})
+            self._dir = Path(cache_dir) / key
+            self._pipe = _terrier_pipeline(chunks, self._dir, k, k1, b)
+            return
+        from pyterrier_pisa import PisaIndex
+
+        params = {"stemmer": stemmer, "stopwords": stopwords}
+        key = index_key("bm25-pisa", corpus_fingerprint(chunks), params)
+
+        def build(path: Path) -> None:
+            idx = PisaIndex(str(path / "pisa"), text_field="text", stemmer=stemmer,
+                            stops=stopwords, threads=1)
+            docs = ({"docno": str(c), "text": t} for c, t in zip(chunks["chunk_id"],
+                                                                 chunks["text"], strict=True))
+            with _quiet_native_stderr(path / "build.log"):
+                idx.index(docs)
+
+        self._dir = cached_build(cache_dir, key, build)
+        index = PisaIndex(str(self._dir / "pisa"), text_field="text", stemmer=stemmer,
+                          stops=stopwords, threads=1)
+        self._pipe = index.bm25(k1=k1, b=b, num_results=k)
+        self.search(["warm up"])  # PISA prepares its k1/b-specific structures on first use
+
+    def search(self, queries: list[str]) -> list[list[tuple[str, float]]]:
+        frame = pd.DataFrame({"qid": [str(i) for i in range(len(queries))], "query": queries})
+        with _quiet_native_stderr(self._dir / "query.log"):
+            res = self._pipe(frame)
+        by_q: dict[str, list[tuple[str, float]]] = {q: [] for q in frame["qid"]}
+        for qid, docno, score in res.sort_values(["qid", "rank"])[["qid", "docno", "score"]]\
+                .itertuples(index=False):
+            by_q[str(qid)].append((str(docno), float(score)))
+        return [by_q[q][: self.k] for q in frame["qid"]]
+
+
+def _terrier_pipeline(chunks: pd.DataFrame, index_dir: Path, k: int, k1: float, b: float):
+    """Terrier's Java BM25 (the paper's engine). Needs Terrier's jars in PyTerrier's home."""
+    import pyterrier as pt
+
+    try:
+        if not pt.java.started():
+            pt.java.init()
+        indexer = pt.IterDictIndexer(str(index_dir), meta={"docno": 64}, overwrite=True)
+        ref = indexer.index({"docno": str(c), "text": t}
+                            for c, t in zip(chunks["chunk_id"], chunks["text"], strict=True))
+    except Exception as exc:  # any failure here means Java or the jars are not available
+        raise RuntimeError(
+            "bm25 backend 'terrier' needs Java and Terrier's jars (terrier-assemblies, "
+            "terrier-python-helper) in PyTerrier's home directory, and they could not be "
+            f"loaded ({type(exc).__name__}: {str(exc)[:200]}). Use backend 'pisa' (the default)."
+        ) from exc
+    return pt.terrier.Retriever(ref, wmodel="BM25", num_results=k,
+                                controls={"bm25.k_1": str(k1), "bm25.b": str(b)})
