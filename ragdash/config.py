@@ -96,10 +96,22 @@ def validate(cfg: dict) -> dict:
     share = cfg["scoring"].get("relevance_share", 1.0)
     if not 0 < float(share) <= 1:
         raise ConfigError("scoring.relevance_share must be in (0, 1]")
+    for key in ("path", "corpus"):
+        cfg["dataset"][key] = resolve_path(cfg["dataset"].get(key))
     limit = cfg["dataset"].get("limit")
     if limit is not None and int(limit) <= 0:
         raise ConfigError("dataset.limit must be a positive integer")
     return cfg
+
+
+def resolve_path(path: str | None) -> str | None:
+    """A relative path as given if it exists from here, else relative to the project root."""
+    if not path:
+        return path
+    p = Path(path).expanduser()
+    if not p.is_absolute() and not p.exists() and (PROJECT_ROOT / p).exists():
+        return str(PROJECT_ROOT / p)
+    return str(p)
 
 
 def fingerprint(*parts) -> str:

@@ -256,9 +256,13 @@ def run_stages(cfg: dict, run_dir: str | Path, stages=STAGES, force: bool = Fals
     run.create(cfg)
     keys = stage_keys(cfg)
     funcs = {"ingest": ingest, "chunk": chunk, "retrieve": retrieve, "score": score}
-    for name in STAGES:
+    for i, name in enumerate(STAGES):
         if name not in stages:
             continue
+        for up in STAGES[:i]:
+            if up not in stages and not run.stage_done(up, keys[up]):
+                raise RuntimeError(f"stage {name} needs stage {up} to be up to date in "
+                                   f"{run.path}: run `ragdash {up}` (or `ragdash run`) first")
         if not force and run.stage_done(name, keys[name]):
             log.info("stage %s: up to date, skipped (use --force to redo)", name)
             progress(f"{name}: up to date", 1, 1)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Creates .venv/ in the project root and installs everything ragdash needs, offline-capable.
+# Idempotent: a second run with unchanged requirements only checks a stamp (a second or two).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+
+if [ ! -x .venv/bin/python ]; then
+  echo "[setup] creating .venv"
+  "$PYTHON" -m venv .venv
+  .venv/bin/pip install -q --upgrade pip
+fi
+
+stamp=.venv/.ragdash-requirements
+want=$(cat requirements.txt requirements-dev.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "[setup] installing Python packages (torch==2.13.0 CPU first; about a minute)"
+  .venv/bin/pip install -q torch==2.13.0
+  .venv/bin/pip install -q -r requirements-dev.txt
+  .venv/bin/pip install -q --no-deps -e .
+  echo "$want" > "$stamp"
+fi
+
+# The local LLM (llama.cpp server + Qwen2.5 0.5B GGUF): built once, about 4 minutes.
+if [ -f scripts/build_local_llm.sh ]; then
+  bash scripts/build_local_llm.sh .venv/bin/python
+fi
+echo "[setup] ready"

@@ -1,0 +1,124 @@
+"""Run directory, configuration and the scoring stage's tables."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from ragdash.budget import cuts, get_tokenizer, parse_budgets, reference_prefixes, reference_reaches
+from ragdash.config import ConfigError, load_config
+from ragdash.pipeline import score_contexts, summary_table
+from ragdash.runs import Run, atomic_path, list_runs
+
+
+def test_atomic_write_keeps_old_file_on_failure(tmp_path):
+    target = tmp_path / "t.json"
+    target.write_text("old")
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half-written")
+        raise RuntimeError("crash")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["t.json"]
+
+
+def test_run_stage_records_and_failures(tmp_path):
+    run = Run(tmp_path / "r1").create({"name": "x"})
+    with run.running("ingest", "k1") as counts:
+        counts["examples"] = 3
+    assert run.stage_done("ingest", "k1")
+    assert not run.stage_done("ingest", "other-key")
+    with pytest.raises(ValueError), run.running("chunk", "k2"):
+        raise ValueError("bad chunker")
+    stage = run.stage("chunk")
+    assert stage["status"] == "failed" and "bad chunker" in stage["error"]
+    assert run.manifest["stages"]["ingest"]["counts"] == {"examples": 3}
+    run.write("examples", pd.DataFrame({"qid": ["a"]}))
+    assert run.read("examples")["qid"].tolist() == ["a"]
+    with pytest.raises(FileNotFoundError, match="chunks.parquet"):
+        run.read("chunks")
+    assert [r.path for r in list_runs(tmp_path)] == [run.path]
+    assert "numpy" in run.manifest["versions"]
+
+
+def test_config_defaults_file_and_overrides(tmp_path):
+    cfg = load_config(None, {"budgets": "100:300:100", "retrievers": {"use": "bm25,sim"}})
+    assert cfg["budgets"] == [100, 200, 300]
+    assert cfg["retrievers"]["use"] == ["bm25", "sim"]
+    assert cfg["retrievers"]["resolved"]["bm25"]["k"] == 5
+    f = tmp_path / "c.yaml"
+    f.write_text("name: mine\nretrievers:\n  preset: equal-k\n  use: [bm25]\n")
+    cfg = load_config(f)
+    assert cfg["name"] == "mine" and cfg["retrievers"]["resolved"]["bm25"]["k"] == 10
+
+
+@pytest.mark.parametrize("text,match", [
+    ("retrievers: {use: [colbert]}", "retrievers.use"),
+    ("budgets: 'abc'", "budgets"),
+    ("budgets: [0, 100]", "budgets"),
+    ("scoring: {method: fuzzy}", "scoring.method"),
+    ("colour: blue", "unknown key"),
+    ("retrievers: {params: {sim: {fetch_k: 3}}}", "unknown parameter"),
+    ("dataset: {limit: -1}", "limit"),
+    ("- just\n- a list", "mapping"),
+    ("a: [unclosed", "not valid YAML"),
+])
+def test_config_errors_name_the_key(tmp_path, text, match):
+    f = tmp_path / "bad.yaml"
+    f.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        load_config(f)
+
+
+def test_missing_config_file():
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config("/nonexistent/config.yaml")
+
+
+def test_parse_budgets():
+    assert parse_budgets("100:1000:100")[-1] == 1000
+    assert parse_budgets("100:300") == [100, 200, 300]
+    assert parse_budgets("500,100") == [100, 500]
+    with pytest.raises(ValueError):
+        parse_budgets("1:2:3:4")
+
+
+def _ctx():
+    return pd.DataFrame({
+        "qid": ["q1", "q1"], "retriever": ["good", "bad"],
+        "context": ["Alan Turing was born in London. " * 3 + "He studied at Cambridge.",
+                    "Completely unrelated text about the weather and the sea."],
+    })
+
+
+def test_score_contexts_corrected_mode_rises_with_budget():
+    parts = {"q1": ["Alan Turing was born in London.", " He studied at Cambridge."]}
+    ir = score_contexts(_ctx(), parts, [5, 10, 1000], "llama3", "substring", "corrected")
+    good = ir[ir.retriever == "good"].set_index("budget")
+    assert good["score"].is_monotonic_increasing
+    assert good.loc[1000, "score"] == pytest.approx(1.0, abs=0.05)
+    assert not good.loc[1000, "reached"] and good.loc[5, "reached"]
+    bad = ir[ir.retriever == "bad"].set_index("budget")
+    assert bad.loc[1000, "score"] < 0.3
+    # the cut column is where C_N ends in the context
+    assert good.loc[5, "cut"] == cuts(_ctx().context[0], [5])[0]
+    assert len(good.loc[5, "part_scores"]) == 2
+
+
+def test_reference_mode_reproduces_the_original_quirks():
+    context = "He said , hello . It is n't so"
+    prefixes, total = reference_prefixes(context, [3, 100])
+    assert total == get_tokenizer("llama3").count(context) + 1  # BOS counted
+    assert prefixes[0] == "He said"  # N - 1 = 2 tokens
+    assert prefixes[1] == "He said, hello. It isn't so"  # clean-up removed the spaces
+    assert reference_reaches(150, 200) and not reference_reaches(150, 300)
+    parts = {"q1": ["Alan Turing was born in London."]}
+    ir = score_contexts(_ctx(), parts, [5, 1000], "llama3", "substring", "reference")
+    assert set(ir.columns) >= {"score", "reached", "context_tokens"}
+    table = summary_table(ir, "reference")
+    assert 1000 not in table.index  # no context reaches 1000 tokens: survivorship drops it
+    assert 1000 in summary_table(ir, "corrected").index
+
+
+def test_run_json_is_plain_json(tmp_path):
+    run = Run(tmp_path / "r").create({"budgets": [100]})
+    json.loads((run.path / "run.json").read_text())
