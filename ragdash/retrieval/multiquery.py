@@ -22,19 +22,18 @@ from ragdash.embeddings import DEFAULT_MODEL
 from ragdash.retrieval.base import Retriever
 from ragdash.retrieval.dense import build_vectorstore
 
-DECOMPOSE_PROMPT = """You split complex questions into the simple factual questions needed to \
-answer them. Write one question per line, at most {max_queries} lines, and nothing else.
-
-Question: Which was founded first, the University of Oslo or the University of Helsinki?
-When was the University of Oslo founded?
-When was the University of Helsinki founded?
-
-Question: What instrument did the composer of "The Planets" play?
-Who composed "The Planets"?
-What instrument did that composer play?
-
-Question: {question}
-"""
+# Chat-form few-shot prompt: small local models follow turns far better than one long message.
+DECOMPOSE_MESSAGES = [
+    ("system", "You split a complex question into the simple factual questions needed to answer "
+               "it. Reply with one question per line (at most {max_queries}) and nothing else."),
+    ("human", "Which was founded first, the University of Oslo or the University of Helsinki?"),
+    ("ai", "When was the University of Oslo founded?\nWhen was the University of Helsinki "
+           "founded?"),
+    ("human", "Who directed the film that won the Academy Award for Best Picture in 1998?"),
+    ("ai", "Which film won the Academy Award for Best Picture in 1998?\nWho directed the 1998 "
+           "Best Picture winner?"),
+    ("human", "{question}"),
+]
 
 # The paper's prompt structure (task, instructions, worked examples, "Your Task"), reworded.
 REFERENCE_PROMPT = """You are an expert at decomposing complex questions into simpler component \
@@ -114,7 +113,7 @@ class MultiQuery(Retriever):
             raise ValueError("mlq needs an LLM (a LangChain chat model); none was configured")
         from langchain_classic.retrievers.multi_query import MultiQueryRetriever
         from langchain_core.output_parsers import StrOutputParser
-        from langchain_core.prompts import PromptTemplate
+        from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
         from langchain_core.runnables import RunnableLambda
 
         self.mode, self.per_query_k, self.progress = mode, per_query_k, progress
@@ -123,7 +122,7 @@ class MultiQuery(Retriever):
             prompt = PromptTemplate.from_template(REFERENCE_PROMPT)
             parser = RunnableLambda(parse_queries_reference)
         else:
-            prompt = PromptTemplate.from_template(DECOMPOSE_PROMPT).partial(
+            prompt = ChatPromptTemplate.from_messages(DECOMPOSE_MESSAGES).partial(
                 max_queries=str(max_queries))
             parser = RunnableLambda(lambda t: parse_queries(t, max_queries))
         self.mqr = MultiQueryRetriever(
