@@ -167,3 +167,12 @@ def test_retrievers_compose_with_pt_experiment(chunks, cache):
     )
     assert list(res["name"]) == ["bm25", "sim"]
     assert (res["recip_rank"] > 0.5).all()
+
+
+def test_chunk_ids_with_spaces_and_punctuation_survive_bm25(cache):
+    chunks = pd.DataFrame({"chunk_id": ["Ed Wood (film)#0", "Scott Derrickson#1"],
+                           "text": ["Ed Wood is a 1994 American film.",
+                                    "Scott Derrickson is an American director."]})
+    res = build_retriever("bm25", chunks, cache, {"k": 2})(topics("American director"))
+    assert res.iloc[0]["docno"] == "Scott Derrickson#1"
+    assert set(res["docno"]) <= set(chunks["chunk_id"])

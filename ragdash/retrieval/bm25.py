@@ -66,6 +66,7 @@ class BM25(Retriever):
         if backend not in ("pisa", "terrier"):
             raise ValueError(f"bm25: unknown backend '{backend}' (use pisa or terrier)")
         self.k1, self.b = k1, b
+        self._ids = chunks["chunk_id"].astype(str).tolist()
         if backend == "terrier":
             key = index_key("bm25-terrier", corpus_fingerprint(chunks), {})
             self._dir = Path(cache_dir) / key
@@ -73,22 +74,22 @@ class BM25(Retriever):
             return
         from pyterrier_pisa import PisaIndex
 
-        params = {"stemmer": stemmer, "stopwords": stopwords}
+        params = {"stemmer": stemmer, "stopwords": stopwords, "docno": "position"}
         key = index_key("bm25-pisa", corpus_fingerprint(chunks), params)
+        settings = {"stemmer": stemmer, "stopwords": stopwords, "k1": k1, "b": b}
 
         def build(path: Path) -> None:
-            idx = PisaIndex(str(path / "pisa"), text_field="text", stemmer=stemmer,
-                            stops=stopwords, threads=1)
-            docs = ({"docno": str(c), "text": t} for c, t in zip(chunks["chunk_id"],
-                                                                 chunks["text"], strict=True))
-            with _quiet_native_stderr(path / "build.log"):
-                idx.index(docs)
+            texts = path / "texts.parquet"
+            chunks[["text"]].to_parquet(texts, index=False)
+            _in_child(path, texts, settings)
+            texts.unlink()
 
         self._dir = cached_build(cache_dir, key, build)
+        if not list((self._dir / "pisa").glob(f"bm25.k1-{k1}.b-{b}.*")):
+            _in_child(self._dir, None, settings)  # k1/b-specific structures, built quietly
         index = PisaIndex(str(self._dir / "pisa"), text_field="text", stemmer=stemmer,
                           stops=stopwords, threads=1)
         self._pipe = index.bm25(k1=k1, b=b, num_results=k)
-        self.search(["warm up"])  # PISA prepares its k1/b-specific structures on first use
 
     def search(self, queries: list[str]) -> list[list[tuple[str, float]]]:
         frame = pd.DataFrame({"qid": [str(i) for i in range(len(queries))], "query": queries})
@@ -97,8 +98,42 @@ class BM25(Retriever):
         by_q: dict[str, list[tuple[str, float]]] = {q: [] for q in frame["qid"]}
         for qid, docno, score in res.sort_values(["qid", "rank"])[["qid", "docno", "score"]]\
                 .itertuples(index=False):
-            by_q[str(qid)].append((str(docno), float(score)))
+            by_q[str(qid)].append((self._ids[int(docno)], float(score)))
         return [by_q[q][: self.k] for q in frame["qid"]]
+
+
+def _in_child(path: Path, texts: Path | None, settings: dict) -> None:
+    """Index (when `texts` is given) and prepare BM25 structures in a child process.
+
+    PISA's native code prints progress bars to the process's stdout/stderr in a way that
+    cannot be silenced from Python, so the noisy work runs in a child writing to build.log.
+    """
+    import multiprocessing
+
+    proc = multiprocessing.get_context("spawn").Process(
+        target=_pisa_child, args=(str(path), str(texts) if texts else None, settings))
+    proc.start()
+    proc.join()
+    if proc.exitcode != 0:
+        log = (path / "build.log").read_text(errors="replace")[-1500:] \
+            if (path / "build.log").exists() else ""
+        raise RuntimeError(f"bm25: building the PISA index failed (exit {proc.exitcode}): {log}")
+
+
+def _pisa_child(path: str, texts: str | None, settings: dict) -> None:
+    log = os.open(os.path.join(path, "build.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    from pyterrier_pisa import PisaIndex
+
+    idx = PisaIndex(os.path.join(path, "pisa"), text_field="text", stemmer=settings["stemmer"],
+                    stops=settings["stopwords"], threads=1)
+    if texts:
+        # PISA splits docnos on whitespace: index positions, mapped back to chunk ids later
+        frame = pd.read_parquet(texts)
+        idx.index({"docno": str(i), "text": t} for i, t in enumerate(frame["text"]))
+    idx.bm25(k1=settings["k1"], b=settings["b"], num_results=1)(
+        pd.DataFrame({"qid": ["0"], "query": ["warm up"]}))
 
 
 def _terrier_pipeline(chunks: pd.DataFrame, index_dir: Path, k: int, k1: float, b: float):
@@ -109,8 +144,7 @@ def _terrier_pipeline(chunks: pd.DataFrame, index_dir: Path, k: int, k1: float, 
         if not pt.java.started():
             pt.java.init()
         indexer = pt.IterDictIndexer(str(index_dir), meta={"docno": 64}, overwrite=True)
-        ref = indexer.index({"docno": str(c), "text": t}
-                            for c, t in zip(chunks["chunk_id"], chunks["text"], strict=True))
+        ref = indexer.index({"docno": str(i), "text": t} for i, t in enumerate(chunks["text"]))
     except Exception as exc:  # any failure here means Java or the jars are not available
         raise RuntimeError(
             "bm25 backend 'terrier' needs Java and Terrier's jars (terrier-assemblies, "
