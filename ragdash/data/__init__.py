@@ -1,0 +1,155 @@
+"""Loading evaluation datasets (Q, A, relevant parts) and their corpora, with validation.
+
+Every problem met is an `Issue` naming the file, the record and the field; a bad record is
+skipped with one `error` issue, a doubtful one is kept with a `warning`. Problems that leave
+nothing to load (missing file, malformed whole-file JSON, missing column) raise `DataError`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path, PurePath
+
+from ragdash.data import generic, hotpotqa, squad, textfiles
+from ragdash.data.common import IssueLog
+from ragdash.data.reading import fatal, parse_json, read_file
+from ragdash.data.schema import DataError, Dataset, Document, Example, Issue
+from ragdash.data.validate import check_parts_found
+
+__all__ = ["CORPUS_FORMATS", "FORMATS", "DataError", "Dataset", "Document", "Example", "Issue",
+           "detect_format", "load_corpus", "load_dataset"]
+
+FORMATS = ("hotpotqa", "squad", "jsonl", "csv", "parquet")
+CORPUS_FORMATS = ("jsonl", "csv", "parquet", "folder", "zip")
+
+_EXTENSIONS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
+               ".parquet": "parquet", ".pq": "parquet"}
+_PEEK_BYTES = 256 * 1024
+
+
+def _by_extension(path: Path) -> str:
+    """'json', 'jsonl', 'csv' or 'parquet' from the file name ('.gz' allowed but on Parquet)."""
+    name = path.name.lower()
+    gz = name.endswith(".gz")
+    fmt = _EXTENSIONS.get(PurePath(name[:-3] if gz else name).suffix)
+    if fmt is None or (gz and fmt == "parquet"):
+        raise fatal(path, "unknown file type; expected .json (HotpotQA or SQuAD), .jsonl, .csv "
+                          "or .parquet (.json, .jsonl and .csv may be gzipped)")
+    return fmt
+
+
+def _json_format(obj: object, path: Path) -> str:
+    if hotpotqa.is_hotpotqa(obj):
+        return "hotpotqa"
+    if squad.is_squad(obj):
+        return "squad"
+    raise fatal(path, "JSON file is neither HotpotQA (a list of objects with "
+                      "'supporting_facts') nor SQuAD (an object whose 'data' items have "
+                      "'paragraphs'); for other data use JSONL, CSV or Parquet", field="(json)")
+
+
+def _sniff(head: str) -> str | None:
+    """The JSON format told by the start of a file, when it is clear."""
+    head = head.lstrip("\ufeff \t\r\n")
+    if head.startswith("[") and re.match(r'\[\s*\{', head) and '"supporting_facts"' in head:
+        return "hotpotqa"
+    if head.startswith("{") and re.search(r'"data"\s*:\s*\[', head) and '"paragraphs"' in head:
+        return "squad"
+    return None
+
+
+def detect_format(path: str | Path) -> str:
+    """One of FORMATS, from the file extension and, for .json, a peek at the content."""
+    p = Path(path)
+    if p.is_dir():
+        raise fatal(p, "is a folder; a dataset is a file (a folder can be a corpus)")
+    fmt = _by_extension(p)
+    if fmt != "json":
+        return fmt
+    try:
+        with (gzip.open(p) if p.name.lower().endswith(".gz") else open(p, "rb")) as f:
+            found = _sniff(f.read(_PEEK_BYTES).decode("utf-8", "replace"))
+    except (OSError, EOFError):
+        found = None  # read_file below reports the problem
+    if found:
+        return found
+    obj, _ = parse_json(read_file(p))
+    return _json_format(obj, p)
+
+
+def _corpus(path: str | Path, fmt: str) -> tuple[list[Document], list[Issue], str]:
+    """Documents, issues and sha256 of a corpus file, folder or zip."""
+    if fmt not in ("auto", *CORPUS_FORMATS):
+        raise ValueError(f"unknown corpus format {fmt!r}; expected 'auto' or one of "
+                         f"{CORPUS_FORMATS}")
+    p = Path(path)
+    if fmt == "auto":
+        fmt = ("folder" if p.is_dir() else "zip" if p.name.lower().endswith(".zip")
+               else _by_extension(p))
+        if fmt == "json":
+            raise fatal(p, "a corpus is a JSONL, CSV or Parquet file with doc_id, title, text, "
+                           "or a folder or .zip of .txt/.md files")
+    if fmt == "folder":
+        docs, log, digest = textfiles.load_folder(p)
+        return docs, log.issues, digest
+    raw = read_file(p)
+    if fmt == "zip":
+        docs, log = textfiles.load_zip(raw)
+    else:
+        log = IssueLog(p)
+        docs = generic.load_documents(raw, fmt, log)
+    return docs, log.issues, raw.sha256
+
+
+def load_corpus(path: str | Path, fmt: str = "auto") -> tuple[list[Document], list[Issue]]:
+    """Documents of a JSONL/CSV/Parquet file (doc_id, title?, text) or of a folder or .zip of
+    .txt/.md files, with the issues met. `fmt` is 'auto' or one of CORPUS_FORMATS."""
+    docs, issues, _ = _corpus(path, fmt)
+    return docs, issues
+
+
+def load_dataset(path: str | Path, fmt: str = "auto", *, corpus: str | Path | None = None,
+                 corpus_fmt: str = "auto", include_unanswerable: bool = False,
+                 limit: int | None = None) -> Dataset:
+    """Examples and corpus of a dataset file.
+
+    HotpotQA and SQuAD files carry their corpus (used unless `corpus` is given); JSONL, CSV and
+    Parquet datasets need `corpus`. `limit` keeps the first N valid examples (and, for a corpus
+    built from the dataset file, only their documents). Relevant parts found in no document are
+    reported as warnings.
+    """
+    if fmt not in ("auto", *FORMATS):
+        raise ValueError(f"unknown dataset format {fmt!r}; expected 'auto' or one of {FORMATS}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
+    raw = read_file(path)
+    if fmt == "auto":
+        fmt = _by_extension(raw.path)
+    log = IssueLog(path)
+    if fmt in ("json", "hotpotqa", "squad"):
+        obj, text = parse_json(raw)
+        fmt = _json_format(obj, raw.path) if fmt == "json" else fmt
+        if fmt == "hotpotqa":
+            loaded = hotpotqa.load(obj, text, log, limit=limit, build_corpus=corpus is None)
+        else:
+            loaded = squad.load(obj, text, log, limit=limit, build_corpus=corpus is None,
+                                include_unanswerable=include_unanswerable)
+    elif corpus is None:
+        raise fatal(raw.path, f"a {fmt} dataset needs a corpus: pass corpus=<a JSONL/CSV/Parquet "
+                              "file, a folder or a .zip of .txt/.md files>")
+    else:
+        loaded = generic.load_examples(raw, fmt, log, limit=limit)
+    documents, issues, corpus_sha = loaded.documents, list(log.issues), None
+    if corpus is not None:
+        documents, corpus_issues, corpus_sha = _corpus(corpus, corpus_fmt)
+        issues += corpus_issues
+    if loaded.examples and not documents:
+        first = f"; first issue: {issues[0]}" if issues else ""
+        raise fatal(corpus or raw.path, f"the corpus holds no usable document{first}")
+    check = IssueLog(path)
+    check_parts_found(loaded.examples, loaded.labels, documents, check)
+    source = {"dataset": str(path), "format": fmt,
+              "corpus": None if corpus is None else str(corpus), "sha256": raw.sha256,
+              "corpus_sha256": corpus_sha, "records": loaded.records, **loaded.extra}
+    return Dataset(loaded.examples, documents, issues + check.issues, source)

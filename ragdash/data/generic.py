@@ -1,0 +1,212 @@
+"""A user's own data as JSONL, CSV or Parquet.
+
+Dataset columns: `id`, `question`, `answer`, `relevant_parts` (`qid` and `parts` are accepted
+too, as ragdash writes them); every other column goes to `Example.meta`. Corpus columns:
+`doc_id`, `title` (optional), `text`. Records are named `line N` (JSONL, 1-based line number)
+or `row N` (CSV/Parquet, 1-based data row), with `(id X)` added when the id is known.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+
+from ragdash.data.common import (
+    BadValue,
+    DocumentSet,
+    IssueLog,
+    Loaded,
+    SeenIds,
+    as_id,
+    as_text,
+    clean_parts,
+    kind,
+    non_empty,
+    optional_text,
+    parse_parts,
+)
+from ragdash.data.reading import SURROGATE, RawFile, decode, fatal
+from ragdash.data.schema import Document, Example
+
+TABULAR = ("jsonl", "csv", "parquet")
+EXAMPLE_COLUMNS = {"id": ("id", "qid"), "question": ("question",), "answer": ("answer",),
+                   "relevant_parts": ("relevant_parts", "parts")}
+DOCUMENT_COLUMNS = {"doc_id": ("doc_id",), "text": ("text",)}
+
+
+@dataclass
+class Table:
+    """Rows of a tabular file: (record label, values) or (record label, BadValue(field, msg))."""
+
+    columns: list[str]
+    rows: list[tuple[str, dict | BadValue]] = field(default_factory=list)
+
+
+def read_table(raw: RawFile, fmt: str) -> Table:
+    return {"jsonl": _jsonl, "csv": _csv, "parquet": _parquet}[fmt](raw)
+
+
+def _jsonl(raw: RawFile) -> Table:
+    table, columns, pos = Table([]), {}, 0
+    for n, line in enumerate(raw.data.split(b"\n"), 1):
+        start, pos = pos, pos + len(line) + 1
+        if n == 1 and line.startswith(b"\xef\xbb\xbf"):
+            line, start = line[3:], start + 3
+        label = f"line {n}"
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            table.rows.append((label, BadValue("(line)", "holds bytes that are not valid UTF-8, "
+                                                         f"first at byte {start + exc.start}")))
+            continue
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            table.rows.append((label, BadValue("(json)", f"invalid JSON: {exc.msg} "
+                                                         f"(column {exc.colno})")))
+            continue
+        except RecursionError:
+            table.rows.append((label, BadValue("(json)", "invalid JSON: nested too deeply")))
+            continue
+        if not isinstance(obj, dict):
+            table.rows.append((label, BadValue("(record)", f"expected a JSON object, got "
+                                                           f"{kind(obj)}")))
+            continue
+        columns.update(dict.fromkeys(obj))
+        table.rows.append((label, obj))
+    table.columns = list(columns)
+    return table
+
+
+def _csv(raw: RawFile) -> Table:
+    text = decode(raw.data)
+    reader = csv.reader(io.StringIO(text.text, newline=""))
+    # documents can exceed the default 128 KiB cell limit; raised for good (it is process-wide,
+    # and restoring it could race with another thread's read)
+    csv.field_size_limit(2**31 - 1)
+    n = 0
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise fatal(raw.path, "the file is empty; expected a header row", "header")
+        if any(SURROGATE.search(c) for c in header):
+            raise fatal(raw.path, f"holds bytes that are not valid UTF-8 at "
+                                  f"{text.where(sum(len(SURROGATE.findall(c)) for c in header))}",
+                        "header")
+        header = [c.strip() for c in header]
+        dupes = sorted({c for c in header if header.count(c) > 1})
+        if dupes:
+            raise fatal(raw.path, f"column(s) {dupes} appear more than once", "header", dupes[0])
+        table = Table(header)
+        for cells in reader:
+            if not cells:
+                continue
+            n += 1
+            label = f"row {n}"
+            bad = [i for i, c in enumerate(cells) if SURROGATE.search(c)]
+            if bad:
+                count = sum(len(SURROGATE.findall(cells[i])) for i in bad)
+                col = header[bad[0]] if bad[0] < len(header) else "(row)"
+                table.rows.append((label, BadValue(col, "holds bytes that are not valid UTF-8, "
+                                                        f"first at {text.where(count)}")))
+            elif len(cells) != len(header):
+                table.rows.append((label, BadValue("(row)", f"has {len(cells)} fields, the "
+                                                            f"header has {len(header)}")))
+            else:
+                table.rows.append((label, dict(zip(header, cells, strict=True))))
+    except csv.Error as exc:
+        raise fatal(raw.path, f"not valid CSV: {exc}", f"row {n + 1}") from None
+    return table
+
+
+def _parquet(raw: RawFile) -> Table:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        arrow = pq.read_table(pa.BufferReader(raw.data))
+        records = arrow.to_pylist()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise fatal(raw.path, f"not a readable Parquet file: {exc}") from None
+    return Table(list(arrow.column_names),
+                 [(f"row {n}", rec) for n, rec in enumerate(records, 1)])
+
+
+def _columns(table: Table, wanted: dict[str, tuple[str, ...]], file: str) -> dict[str, str]:
+    """Map each required column to the name the file uses; DataError naming a missing one."""
+    found = {}
+    for name, aliases in wanted.items():
+        hit = next((a for a in aliases if a in table.columns), None)
+        if hit is None:
+            also = f" (or {', '.join(repr(a) for a in aliases[1:])})" if aliases[1:] else ""
+            raise fatal(file, f"required column {name!r}{also} is missing; columns found: "
+                              f"{table.columns}", "header", name)
+        found[name] = hit
+    return found
+
+
+def load_examples(raw: RawFile, fmt: str, log: IssueLog, *, limit: int | None = None) -> Loaded:
+    """The examples of a JSONL/CSV/Parquet dataset file (the first `limit` valid ones)."""
+    table = read_table(raw, fmt)
+    if not table.rows:
+        raise fatal(raw.path, "holds no record")
+    usable = any(isinstance(values, dict) for _, values in table.rows)
+    cols = _columns(table, EXAMPLE_COLUMNS, log.file) if usable else {}
+    out, seen = Loaded(), SeenIds()
+    for label, values in table.rows:
+        if limit is not None and len(out.examples) >= limit:
+            break
+        out.records += 1
+        if isinstance(values, BadValue):
+            log.error(label, *values.args)
+            continue
+        name = cols["id"]
+        try:
+            qid = as_id(values.get(name))
+            label = f"{label} (id {qid})"
+            name = cols["question"]
+            question = non_empty(values.get(name))
+            name = cols["relevant_parts"]
+            parts = clean_parts(parse_parts(values.get(name)), log, label, name)
+            name = cols["answer"]
+            answer = optional_text(values.get(name))
+        except BadValue as exc:
+            log.error(label, name, str(exc))
+            continue
+        if not answer.strip():
+            log.warn(label, name, "answer is empty")
+        if seen.is_duplicate(qid, label, log, cols["id"]):
+            continue
+        meta = {k: v for k, v in values.items() if k not in cols.values()}
+        out.examples.append(Example(qid, question, answer, parts, meta))
+        out.labels.append(label)
+    return out
+
+
+def load_documents(raw: RawFile, fmt: str, log: IssueLog) -> list[Document]:
+    """The documents of a JSONL/CSV/Parquet corpus file."""
+    table = read_table(raw, fmt)
+    if any(isinstance(values, dict) for _, values in table.rows):
+        _columns(table, DOCUMENT_COLUMNS, log.file)
+    docs = DocumentSet(log, strict=True)
+    for label, values in table.rows:
+        if isinstance(values, BadValue):
+            log.error(label, *values.args)
+            continue
+        name = "doc_id"
+        try:
+            doc_id = as_id(values.get(name))
+            label = f"{label} (doc_id {doc_id})"
+            name = "title"
+            title = optional_text(values.get(name))
+            name = "text"
+            text = as_text(values.get(name))
+        except BadValue as exc:
+            log.error(label, name, str(exc))
+            continue
+        docs.add(Document(doc_id, title, text), label)
+    return docs.documents()

@@ -1,0 +1,142 @@
+"""Reading input files: size guards, gzip, UTF-8 decoding that locates bad bytes, JSON parsing."""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import hashlib
+import io
+import json
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragdash.data.schema import DataError, Issue
+
+MAX_BYTES = 4 * 1024**3  # refuse any input larger than this, on disk or once decompressed
+
+# surrogateescape turns each byte that is not UTF-8 into one of these characters
+SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def fatal(file: str | Path, message: str, record: str = "-", field: str = "(file)") -> DataError:
+    """A DataError located in `file`."""
+    return DataError(Issue(str(file), record, field, message))
+
+
+@dataclass
+class RawFile:
+    """A file's content (decompressed when it ends in .gz) and the sha256 of its bytes on disk."""
+
+    path: Path
+    data: bytes
+    sha256: str
+
+
+def read_file(path: str | Path) -> RawFile:
+    """Read a whole file; DataError naming the path when it is missing, unreadable or too large."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise fatal(p, "is a folder, expected a file")
+        if p.stat().st_size > MAX_BYTES:
+            raise fatal(p, f"is larger than {MAX_BYTES} bytes")
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise fatal(p, "file not found") from None
+    except OSError as exc:
+        raise fatal(p, f"cannot be read: {exc.strerror or exc}") from None
+    data = _gunzip(p, raw) if p.name.lower().endswith(".gz") else raw
+    return RawFile(p, data, hashlib.sha256(raw).hexdigest())
+
+
+def _gunzip(path: Path, raw: bytes) -> bytes:
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as f:
+            data = f.read(MAX_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise fatal(path, f"is not a valid gzip file: {exc}") from None
+    if len(data) > MAX_BYTES:
+        raise fatal(path, f"decompresses to more than {MAX_BYTES} bytes")
+    return data
+
+
+@dataclass
+class Text:
+    """Decoded text. Bytes that are not UTF-8 become lone surrogates, one per byte, in file order;
+    `where` turns them back into byte offsets and line numbers, in the same order."""
+
+    text: str
+    data: bytes
+    bad: list[int] = field(default_factory=list)  # byte offsets of the bytes that are not UTF-8
+    _next: int = 0
+    _line_at: tuple[int, int] = (0, 1)  # (byte offset, line) of the last lookup, for speed
+
+    def where(self, count: int) -> str:
+        """Consume the next `count` bad bytes; describe the first one as 'byte X (line L)'."""
+        if not self.bad:
+            return "an unknown position"
+        offset = self.bad[min(self._next, len(self.bad) - 1)]
+        self._next += count
+        start, line = self._line_at if self._line_at[0] <= offset else (0, 1)
+        line += self.data.count(b"\n", start, offset)
+        self._line_at = (offset, line)
+        return f"byte {offset} (line {line})"
+
+
+def decode(data: bytes) -> Text:
+    """Decode UTF-8 (a leading BOM is dropped) without failing on bytes that are not UTF-8."""
+    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return Text(data[skip:].decode("utf-8"), data)
+    except UnicodeDecodeError:
+        text = data[skip:].decode("utf-8", "surrogateescape")
+    bad, pos, last = [], skip, 0
+    for m in SURROGATE.finditer(text):
+        pos += len(text[last : m.start()].encode("utf-8"))
+        bad.append(pos)
+        pos, last = pos + 1, m.end()
+    return Text(text, data, bad)
+
+
+def bad_bytes(obj: object, path: str = "") -> Iterator[tuple[str, int]]:
+    """(field path, count) for each string in a parsed JSON value that holds undecodable bytes,
+    in file order."""
+    if isinstance(obj, str):
+        n = len(SURROGATE.findall(obj))
+        if n:
+            yield path or "(value)", n
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            yield from bad_bytes(key, path or "(key)")
+            yield from bad_bytes(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            yield from bad_bytes(value, f"{path}[{i}]")
+
+
+def undecodable(obj: object, text: Text) -> tuple[str, str] | None:
+    """(field, message) when a record parsed from `text` holds bytes that are not UTF-8."""
+    if not text.bad:
+        return None
+    found = list(bad_bytes(obj))
+    if not found:
+        return None
+    where = text.where(sum(n for _, n in found))
+    return found[0][0], f"holds bytes that are not valid UTF-8, first at {where}"
+
+
+def parse_json(raw: RawFile) -> tuple[object, Text]:
+    """Parse a whole-file JSON document; DataError with line and column when it is malformed."""
+    text = decode(raw.data)
+    try:
+        return json.loads(text.text), text
+    except json.JSONDecodeError as exc:
+        hint = " (one JSON value per line? name the file .jsonl)" if exc.msg == "Extra data" else ""
+        raise fatal(raw.path, f"invalid JSON: {exc.msg} (line {exc.lineno}, column "
+                              f"{exc.colno}){hint}", record=f"line {exc.lineno}",
+                    field="(json)") from None
+    except RecursionError:
+        raise fatal(raw.path, "invalid JSON: nested too deeply", field="(json)") from None
