@@ -1,0 +1,1 @@
+"""Implementation of `ragdash.calibrate` (import the public API from there)."""
