@@ -1,0 +1,187 @@
+"""The `ragdash` command line end to end: generic files, bad inputs, skipping and resuming."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from ragdash.cli import main
+from ragdash.runs import Run
+
+DOCS = [
+    ("turing", "Alan Turing", "Alan Turing was an English mathematician and computer scientist. "
+     "He was born in Maida Vale, London. Turing is widely considered to be the father of "
+     "theoretical computer science."),
+    ("lovelace", "Ada Lovelace", "Ada Lovelace was an English mathematician and writer. She is "
+     "chiefly known for her work on Charles Babbage's Analytical Engine. She was the daughter "
+     "of the poet Lord Byron."),
+    ("babbage", "Charles Babbage", "Charles Babbage was an English polymath. He originated the "
+     "concept of a digital programmable computer. Babbage designed the Difference Engine."),
+    ("hopper", "Grace Hopper", "Grace Hopper was an American computer scientist and United "
+     "States Navy rear admiral. She was a pioneer of computer programming. Hopper popularised "
+     "the term debugging."),
+]
+QUESTIONS = [
+    ("q1", "Where was Alan Turing born?", "Maida Vale, London",
+     ["He was born in Maida Vale, London."]),
+    ("q2", "Whose daughter was Ada Lovelace?", "Lord Byron",
+     ["She was the daughter of the poet Lord Byron."]),
+    ("q3", "Which engine did Babbage design?", "the Difference Engine",
+     ["Babbage designed the Difference Engine.", "He originated the concept of a digital "
+      "programmable computer."]),
+    ("q4", "Which term did Grace Hopper popularise?", "debugging",
+     ["Hopper popularised the term debugging."]),
+]
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def generic(tmp_path):
+    ds = write_jsonl(tmp_path / "qa.jsonl", [
+        {"id": q, "question": t, "answer": a, "relevant_parts": p, "topic": "computing"}
+        for q, t, a, p in QUESTIONS])
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [
+        {"doc_id": d, "title": t, "text": x} for d, t, x in DOCS])
+    return ds, corpus
+
+
+def run_cli(*args):
+    return main(["run", *args, "-q"])
+
+
+BASE = ["--retrievers", "bm25,sim,reo", "--chunker", "recursive", "--budgets", "10:60:10"]
+
+
+def test_generic_jsonl_run_writes_every_file(generic, tmp_path, capsys):
+    ds, corpus = generic
+    run_dir = tmp_path / "run"
+    assert run_cli("--dataset", str(ds), "--corpus", str(corpus), *BASE,
+                   "--run-dir", str(run_dir)) == 0
+    out = capsys.readouterr().out
+    assert "Mean Score_IR" in out and "bm25" in out
+    for f in ["run.json", "examples.parquet", "documents.parquet", "chunks.parquet",
+              "retrieved.parquet", "ir_scores.parquet", "ir_summary.csv", "ir_metrics.csv",
+              "issues.csv"]:
+        assert (run_dir / f).exists(), f
+    run = Run(run_dir)
+    m = run.manifest
+    assert m["source"]["format"] == "jsonl" and len(m["source"]["sha256"]) == 64
+    assert all(m["stages"][s]["status"] == "done" for s in ("ingest", "chunk", "retrieve",
+                                                             "score"))
+    ex = run.read("examples")
+    assert ex["topic"].tolist() == ["computing"] * 4  # metadata columns kept
+    ir = run.read("ir_scores")
+    assert set(ir["retriever"]) == {"bm25", "sim", "reo"}
+    table = pd.read_csv(run_dir / "ir_summary.csv").set_index("budget")
+    assert (table.diff().dropna() >= -1e-12).all().all()  # Score_IR never falls with N
+    assert table.loc[60, "bm25"] > 0.8  # the lexical retriever finds these facts
+
+
+def test_rerun_skips_finished_stages_and_force_redoes_them(generic, tmp_path):
+    ds, corpus = generic
+    args = ["--dataset", str(ds), "--corpus", str(corpus), *BASE,
+            "--run-dir", str(tmp_path / "r")]
+    assert run_cli(*args) == 0
+    before = Run(tmp_path / "r").manifest["stages"]
+    assert run_cli(*args) == 0
+    after = Run(tmp_path / "r").manifest["stages"]
+    assert all(before[s]["finished"] == after[s]["finished"] for s in before)
+    # a changed budget list re-runs only the score stage
+    assert run_cli(*args[:-2], "--budgets", "20,40", "--run-dir", str(tmp_path / "r")) == 0
+    changed = Run(tmp_path / "r").manifest["stages"]
+    assert changed["retrieve"]["key"] == before["retrieve"]["key"]
+    assert changed["score"]["key"] != before["score"]["key"]
+    assert sorted(Run(tmp_path / "r").read("ir_scores")["budget"].unique()) == [20, 40]
+
+
+def test_interrupted_retrieval_resumes_finished_retrievers(generic, tmp_path, monkeypatch):
+    ds, corpus = generic
+    args = ["--dataset", str(ds), "--corpus", str(corpus), *BASE,
+            "--run-dir", str(tmp_path / "r")]
+    import ragdash.retrieval.dense as dense
+
+    real = dense.Reorder.search_vector
+
+    def boom(self, vector):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dense.Reorder, "search_vector", boom)
+    assert run_cli(*args) == 130  # interrupted while reo runs
+    run = Run(tmp_path / "r")
+    assert run.stage("retrieve")["status"] == "failed"
+    monkeypatch.setattr(dense.Reorder, "search_vector", real)
+    assert run_cli(*args) == 0
+    counts = run.stage("retrieve")["counts"]
+    assert counts["bm25"] == "resumed" and counts["sim"] == "resumed"
+    assert isinstance(counts["reo"], int)
+
+
+def _expect_error(capsys, code, *args):
+    assert main(list(args)) == code
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def test_malformed_json_dataset_exits_with_a_located_message(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"_id": "x", "question": "q", ')
+    err = _expect_error(capsys, 2, "ingest", "--dataset", str(bad), "--format", "hotpotqa",
+                        "--run-dir", str(tmp_path / "r"), "-q")
+    assert "bad.json" in err
+
+
+def test_missing_column_names_file_and_field(generic, tmp_path, capsys):
+    _, corpus = generic
+    ds = write_jsonl(tmp_path / "noparts.jsonl", [{"id": "1", "question": "q", "answer": "a"}])
+    err = _expect_error(capsys, 2, "ingest", "--dataset", str(ds), "--corpus", str(corpus),
+                        "--run-dir", str(tmp_path / "r"), "-q")
+    assert "noparts.jsonl" in err and "relevant_parts" in err
+
+
+def test_bad_records_are_skipped_and_counted(generic, tmp_path, capsys):
+    _, corpus = generic
+    rows = [{"id": q, "question": t, "answer": a, "relevant_parts": p} for q, t, a, p in QUESTIONS]
+    rows[1]["question"] = ""
+    rows.append(dict(rows[0]))  # duplicate id
+    ds = write_jsonl(tmp_path / "some_bad.jsonl", rows)
+    ds.write_text(ds.read_text() + "{not json}\n")
+    assert main(["ingest", "--dataset", str(ds), "--corpus", str(corpus),
+                 "--run-dir", str(tmp_path / "r"), "-q"]) == 0
+    err = capsys.readouterr().err
+    run = Run(tmp_path / "r")
+    assert run.manifest["issues"]["skipped"] == 3
+    assert run.stage("ingest")["counts"]["examples"] == 3
+    issues = pd.read_csv(tmp_path / "r" / "issues.csv")
+    assert set(issues["field"]) >= {"question", "id"}
+    assert "some_bad.jsonl" in err and "line 2" in err
+
+
+def test_nothing_loadable_is_an_error(generic, tmp_path, capsys):
+    _, corpus = generic
+    ds = write_jsonl(tmp_path / "empty_q.jsonl", [{"id": "1", "question": "", "answer": "a",
+                                                   "relevant_parts": ["x"]}])
+    err = _expect_error(capsys, 2, "ingest", "--dataset", str(ds), "--corpus", str(corpus),
+                        "--run-dir", str(tmp_path / "r"), "-q")
+    assert "no valid example" in err
+
+
+def test_bad_options_are_reported(generic, tmp_path, capsys):
+    ds, corpus = generic
+    err = _expect_error(capsys, 2, "run", "--dataset", str(ds), "--corpus", str(corpus),
+                        "--retrievers", "bm25,colbert", "--run-dir", str(tmp_path / "r"))
+    assert "colbert" in err
+    err = _expect_error(capsys, 2, "run", "--config", str(tmp_path / "nope.yaml"))
+    assert "nope.yaml" in err
+
+
+@pytest.mark.parametrize("command", ["ingest", "index", "retrieve", "score", "run"])
+def test_every_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    assert "--run-dir" in capsys.readouterr().out

@@ -1,0 +1,42 @@
+"""End to end on the bundled HotpotQA sample with the paper's configuration (slow)."""
+
+import pandas as pd
+import pytest
+
+from ragdash.cli import main
+from ragdash.runs import Run
+
+pytestmark = pytest.mark.slow
+
+
+def test_paper_config_on_the_sample_without_llm(tmp_path):
+    run_dir = tmp_path / "paper"
+    assert main(["run", "--config", "configs/paper.yaml", "--limit", "30",
+                 "--retrievers", "bm25,sim,mmr,reo", "--run-dir", str(run_dir), "-q"]) == 0
+    table = pd.read_csv(run_dir / "ir_summary.csv").set_index("budget")
+    assert list(table.index) == list(range(100, 1001, 100))
+    assert (table.diff().dropna() >= 0).all().all()  # rises with N for every retriever
+    assert table.loc[1000, "bm25"] > table.loc[1000, "reo"]
+    assert table.loc[1000, "sim"] > table.loc[1000, "reo"]
+    run = Run(run_dir)
+    ex = run.read("examples")
+    assert len(ex) == 30 and {"type", "level"} <= set(ex.columns)
+    chunks = run.read("chunks")
+    docs = run.read("documents").set_index("doc_id")["text"]
+    # exact spacing: every chunk is a slice of its document
+    assert all(docs[d][s:e] == t for d, s, e, t in
+               chunks[["doc_id", "start", "end", "text"]].itertuples(index=False))
+    metrics = pd.read_csv(run_dir / "ir_metrics.csv").set_index("retriever")
+    assert (metrics["RR"] > 0.3).all()
+
+
+def test_mlq_with_the_local_model(tmp_path):
+    pytest.importorskip("llama_cpp", reason="the local LLM is built by scripts/setup.sh")
+    run_dir = tmp_path / "mlq"
+    assert main(["run", "--config", "configs/paper.yaml", "--limit", "3",
+                 "--retrievers", "sim,mlq", "--run-dir", str(run_dir), "-q"]) == 0
+    run = Run(run_dir)
+    queries = run.read("queries")
+    assert len(queries) == 3 and all(len(q) >= 1 for q in queries["queries"])
+    retrieved = run.read("retrieved")
+    assert (retrieved[retrieved.retriever == "mlq"].groupby("qid").size() == 5).all()
