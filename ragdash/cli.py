@@ -10,12 +10,18 @@ from pathlib import Path
 
 from ragdash.budget import TOKENIZERS
 
+_BASE = ("ingest", "chunk", "retrieve", "score")
 STAGE_COMMANDS = {
     "ingest": (("ingest",), "load and validate a dataset and corpus into a run directory"),
     "index": (("ingest", "chunk"), "chunk the corpus (indexes are built and cached on first use)"),
     "retrieve": (("ingest", "chunk", "retrieve"), "retrieve chunks for every question"),
-    "score": (("ingest", "chunk", "retrieve", "score"), "score retrieval over token budgets"),
-    "run": (("ingest", "chunk", "retrieve", "score"), "run every stage the config asks for"),
+    "score": (_BASE, "score retrieval over token budgets"),
+    "generate": ((*_BASE, "generate"), "generate answers with the LLM (LLM only and each "
+                 "retriever's C_N); resumable"),
+    "judge": ((*_BASE, "generate", "judge"), "judge the answers 1-5 with the judge LLM"),
+    "calibrate": ((*_BASE, "generate", "judge", "calibrate"),
+                  "fit thresholds h and k, compare estimated and actual shares"),
+    "run": (None, "run every stage the config asks for (LLM stages when enabled)"),
 }
 
 
@@ -33,8 +39,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budgets", help="token budgets, e.g. 100:1000:100 or 100,500,1000")
     p.add_argument("--scoring", help="substring, subsequence, normalized, token, contains")
     p.add_argument("--mode", choices=["corrected", "reference"], help="scoring mode")
-    p.add_argument("--llm-backend", help="LLM for mlq: local, ollama or openai")
-    p.add_argument("--llm-model", help="LLM model name (or GGUF path for local)")
+    p.add_argument("--llm-backend", help="generator (and mlq) LLM: local, ollama or openai")
+    p.add_argument("--llm-model", help="generator model name (or GGUF path / smollm2 for local)")
+    p.add_argument("--llm-url", help="base URL of an OpenAI-compatible server or Ollama host")
+    p.add_argument("--judge-backend", help="judge LLM backend (default: the generator's)")
+    p.add_argument("--judge-model", help="judge model name")
+    p.add_argument("--gen-budget", type=int, help="token budget N of the generation contexts")
     p.add_argument("--force", action="store_true", help="redo stages even if up to date")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
@@ -49,6 +59,15 @@ def build_parser() -> argparse.ArgumentParser:
         _common(sub.add_parser(name, help=help_text, description=help_text))
     llm = sub.add_parser("llm", help="local LLM server utilities")
     llm_sub = llm.add_subparsers(dest="llm_command", required=True)
+    est = sub.add_parser("estimate", help="estimate answer quality of a run from retrieval alone",
+                         description="Apply saved thresholds (a calibration.json) to a run that "
+                                     "has only retrieval scores; no LLM call is made.")
+    est.add_argument("--run-dir", required=True, help="run with ir_scores.parquet")
+    est.add_argument("--thresholds", help="calibration.json giving h and k")
+    est.add_argument("--h", type=float, help="threshold h (instead of --thresholds)")
+    est.add_argument("--k", type=float, help="threshold k (instead of --thresholds)")
+    est.add_argument("--budget", type=int, help="token budget N (default: the calibration's)")
+    est.add_argument("--judge-model", default="gpt-4o", help="judge priced for calls avoided")
     serve = llm_sub.add_parser("serve", help="serve the local GGUF model (OpenAI-compatible)")
     serve.add_argument("--model", help="GGUF path or 'smollm2' (default: bundled Qwen2.5 0.5B)")
     serve.add_argument("--port", type=int, default=8011)
@@ -73,9 +92,22 @@ def overrides_from(args: argparse.Namespace) -> dict:
     s = {k: v for k, v in {"method": args.scoring, "mode": args.mode}.items() if v}
     if s:
         o["scoring"] = s
-    llm = {k: v for k, v in {"backend": args.llm_backend, "model": args.llm_model}.items() if v}
+    llm = {k: v for k, v in {"backend": args.llm_backend, "model": args.llm_model,
+                             "base_url": args.llm_url}.items() if v}
     if llm:
         o["llm"] = llm
+    judge = {k: v for k, v in {"backend": args.judge_backend, "model": args.judge_model}.items()
+             if v}
+    if judge:
+        o["judge"] = {"llm": judge}
+    if args.gen_budget:
+        o["generation"] = {"budget": args.gen_budget}
+    if args.command in ("generate", "judge", "calibrate"):
+        o.setdefault("generation", {})["enabled"] = True
+        if args.command != "generate":
+            o.setdefault("judge", {})["enabled"] = True
+        if args.command == "calibrate":
+            o["calibration"] = {"enabled": True}
     return o
 
 
@@ -118,6 +150,21 @@ def _print_summary(run) -> None:
         print("\nChunk-level IR metrics (a chunk is relevant when it holds a relevant part):")
         print(pd.read_csv(metrics).set_index("retriever").to_string(
             float_format=lambda v: f"{v:.3f}"))
+    judgments = run.path / "judgments.parquet"
+    if judgments.exists():
+        j = pd.read_parquet(judgments)
+        dist = pd.crosstab(j["system"], j["score"].astype("Int64"), normalize="index")
+        errors = j.groupby("system")["score"].apply(lambda s: int(s.isna().sum()))
+        print("\nJudge scores per system (share of judged answers; errors kept apart):")
+        print(dist.assign(errors=errors).to_string(float_format=lambda v: f"{v:.2f}"))
+    calibration = run.path / "calibration.json"
+    if calibration.exists():
+        import json
+
+        c = json.loads(calibration.read_text())
+        print(f"\nThresholds at N = {c['budget']}: h = {c['h']:.3f}, k = {c['k']:.3f}"
+              + (f"  ({c['message']})" if c.get("h_ge_k") else ""))
+        print(c.get("estimators", {}).get("verdict", ""))
     m = run.manifest
     issues = m.get("issues", {})
     if issues.get("skipped") or issues.get("warnings"):
@@ -128,14 +175,14 @@ def _print_summary(run) -> None:
 
 def _run_stages(args: argparse.Namespace) -> int:
     from ragdash.config import load_config
-    from ragdash.pipeline import run_stages
+    from ragdash.pipeline import configured_stages, run_stages
 
     cfg = load_config(args.config, overrides_from(args))
     run_dir = Path(args.run_dir) if args.run_dir else Path(cfg["runs_root"]) / cfg["name"]
     bars = _Bars(args.quiet)
+    stages = STAGE_COMMANDS[args.command][0] or configured_stages(cfg)
     try:
-        run = run_stages(cfg, run_dir, STAGE_COMMANDS[args.command][0], force=args.force,
-                         progress=bars)
+        run = run_stages(cfg, run_dir, stages, force=args.force, progress=bars)
     finally:
         bars.close()
     for issue in run.manifest.get("issues", {}).get("first", [])[:10]:
@@ -144,17 +191,42 @@ def _run_stages(args: argparse.Namespace) -> int:
     return 0
 
 
+def _estimate(args: argparse.Namespace) -> int:
+    import json
+
+    from ragdash.llm_stages import estimate_run
+    from ragdash.runs import Run
+
+    if args.thresholds:
+        calibration = json.loads(Path(args.thresholds).read_text())
+    elif args.h is not None and args.k is not None:
+        calibration = {"h": args.h, "k": args.k, "budget": args.budget or 1000}
+    else:
+        raise ValueError("give --thresholds calibration.json, or both --h and --k")
+    data = estimate_run(Run(args.run_dir), calibration, args.budget, judge_model=args.judge_model)
+    print(f"Estimated answer quality at N = {data['budget']} "
+          f"(h = {data['h']:.3f}, k = {data['k']:.3f}), shares in %:")
+    for row in data["estimated_shares"]:
+        print(f"  {row['retriever']:>6}: correct {row['est_5']:5.1f}  risk of hallucination "
+              f"{row['est_2_4']:5.1f}  lacks information {row['est_1']:5.1f}")
+    a = data["calls_avoided"]
+    print(f"LLM calls avoided: {a['generation_calls']:,} generations + {a['judge_calls']:,} "
+          f"judge calls ({data['cost_avoided']['judge']})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    for noisy in ("httpx", "sentence_transformers", "faiss", "numba"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("ragdash").setLevel(logging.INFO)
     args = build_parser().parse_args(argv)
     from ragdash.config import ConfigError
     from ragdash.data import DataError
 
     try:
+        if args.command == "estimate":
+            return _estimate(args)
         if args.command == "llm":
             from ragdash.llm.local import serve
 

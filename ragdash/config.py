@@ -24,6 +24,12 @@ DEFAULTS: dict = {
     "budgets": list(DEFAULT_BUDGETS),
     "scoring": {"method": "substring", "mode": "corrected", "relevance_share": 1.0},
     "llm": {"backend": "local", "model": None},
+    "generation": {"enabled": False, "budget": 1000, "llm_only": True, "sweep": None,
+                   "reference_prompts": False},
+    "judge": {"enabled": False, "llm": None, "mode": "grouped", "shuffle": True, "seed": 0,
+              "reference_prompts": False},
+    "calibration": {"enabled": False, "budget": None, "per_retriever": False,
+                    "method": "sweep", "n_boot": 200, "seed": 0},
     "runs_root": "runs",
 }
 
@@ -96,6 +102,26 @@ def validate(cfg: dict) -> dict:
     share = cfg["scoring"].get("relevance_share", 1.0)
     if not 0 < float(share) <= 1:
         raise ConfigError("scoring.relevance_share must be in (0, 1]")
+    g = cfg["generation"]
+    if int(g["budget"]) <= 0:
+        raise ConfigError("generation.budget must be a positive number of tokens")
+    if g.get("sweep"):
+        sweep = g["sweep"]
+        if sweep.get("retriever") not in cfg["retrievers"]["use"]:
+            raise ConfigError("generation.sweep.retriever must be one of retrievers.use")
+        try:
+            sweep["budgets"] = parse_budgets(sweep.get("budgets", "100:1000:100"))
+        except ValueError as exc:
+            raise ConfigError(f"generation.sweep.budgets: {exc}") from exc
+    if cfg["judge"]["mode"] not in ("grouped", "single"):
+        raise ConfigError("judge.mode must be 'grouped' or 'single'")
+    if cfg["calibration"]["method"] not in ("sweep", "de"):
+        raise ConfigError("calibration.method must be 'sweep' or 'de'")
+    for section in ("llm", "judge"):
+        llm = cfg[section] if section == "llm" else (cfg["judge"].get("llm") or {})
+        if any("key" in k.lower() and k != "api_key_env" for k in llm):
+            raise ConfigError(f"{section}: API keys must come from the environment "
+                              "(OPENAI_API_KEY) or the dashboard's password field, never a file")
     for key in ("path", "corpus"):
         cfg["dataset"][key] = resolve_path(cfg["dataset"].get(key))
     limit = cfg["dataset"].get("limit")

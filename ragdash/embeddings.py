@@ -30,6 +30,9 @@ def get_embedder(name: str = DEFAULT_MODEL, batch_size: int = 64):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from langchain_huggingface import HuggingFaceEmbeddings
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # the "Loading weights" bar on every start
 
     return HuggingFaceEmbeddings(
         model_name=str(model_path(name)),

@@ -23,7 +23,8 @@ from ragdash.runs import Run, write_table
 from ragdash.scoring import part_scores
 
 log = logging.getLogger("ragdash")
-STAGES = ("ingest", "chunk", "retrieve", "score")
+STAGES = ("ingest", "chunk", "retrieve", "score", "generate", "judge", "calibrate")
+LLM_STAGES = ("generate", "judge", "calibrate")
 Progress = Callable[[str, int, int], None]  # (stage message, done, total)
 
 
@@ -58,7 +59,20 @@ def stage_keys(cfg: dict) -> dict[str, str]:
     retrieve = fingerprint(chunk, cfg["retrievers"]["resolved"],
                            cfg["llm"] if "mlq" in cfg["retrievers"]["use"] else None)
     score = fingerprint(retrieve, cfg["tokenizer"], cfg["budgets"], cfg["scoring"])
-    return {"ingest": ingest, "chunk": chunk, "retrieve": retrieve, "score": score}
+    generate = fingerprint(retrieve, cfg["tokenizer"], cfg["scoring"]["mode"], cfg["llm"],
+                           cfg["generation"])
+    judge = fingerprint(generate, cfg["judge"], None if cfg["judge"].get("llm") else cfg["llm"])
+    calibrate = fingerprint(judge, score, cfg["calibration"])
+    return {"ingest": ingest, "chunk": chunk, "retrieve": retrieve, "score": score,
+            "generate": generate, "judge": judge, "calibrate": calibrate}
+
+
+def configured_stages(cfg: dict) -> tuple[str, ...]:
+    """The stages `ragdash run` performs: retrieval always, LLM stages when enabled."""
+    on = {"generate": cfg["generation"]["enabled"],
+          "judge": cfg["judge"]["enabled"],
+          "calibrate": cfg["calibration"]["enabled"]}
+    return tuple(s for s in STAGES if s not in LLM_STAGES or on[s])
 
 
 # --- ingest ---------------------------------------------------------------------------------
@@ -255,7 +269,10 @@ def run_stages(cfg: dict, run_dir: str | Path, stages=STAGES, force: bool = Fals
     run = Run(run_dir)
     run.create(cfg)
     keys = stage_keys(cfg)
-    funcs = {"ingest": ingest, "chunk": chunk, "retrieve": retrieve, "score": score}
+    from ragdash.llm_stages import calibrate_stage, generate_stage, judge_stage
+
+    funcs = {"ingest": ingest, "chunk": chunk, "retrieve": retrieve, "score": score,
+             "generate": generate_stage, "judge": judge_stage, "calibrate": calibrate_stage}
     for i, name in enumerate(STAGES):
         if name not in stages:
             continue
@@ -268,6 +285,6 @@ def run_stages(cfg: dict, run_dir: str | Path, stages=STAGES, force: bool = Fals
             progress(f"{name}: up to date", 1, 1)
             continue
         with run.running(name, keys[name]) as counts:
-            kwargs = {"progress": progress} if name in ("retrieve", "score") else {}
+            kwargs = {"progress": progress} if name not in ("ingest", "chunk") else {}
             counts.update(funcs[name](run, cfg, keys[name], **kwargs))
     return run

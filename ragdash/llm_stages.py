@@ -1,0 +1,144 @@
+"""The LLM stages over a run directory: generate -> judge -> calibrate, and `estimate`.
+
+Every LLM call goes through the persistent cache (`<runs_root>/_llm_cache.sqlite`), which
+commits each finished call at once: an interrupted stage re-run repeats no finished call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ragdash.budget import cuts, reference_prefixes
+from ragdash.runs import Run, write_json, write_table
+
+LLM_ONLY = "llm_only"
+
+
+def cache_path(cfg: dict) -> Path:
+    return Path(cfg["runs_root"]) / "_llm_cache.sqlite"
+
+
+def budget_contexts(run: Run, cfg: dict, budget: int) -> pd.DataFrame:
+    """C_N of every (qid, retriever) at one budget: qid, retriever, text."""
+    from ragdash.pipeline import contexts
+
+    ctx = contexts(run)
+    tok = cfg["tokenizer"]
+    if cfg["scoring"]["mode"] == "reference":
+        texts = [reference_prefixes(c, [budget], tok)[0][0] for c in ctx["context"]]
+    else:
+        texts = [c[: cuts(c, [budget], tok)[0]] for c in ctx["context"]]
+    return ctx.assign(text=texts)[["qid", "retriever", "text"]]
+
+
+def generation_requests(run: Run, cfg: dict) -> list[tuple]:
+    """(qid, system, budget, question, context) for LLM-only and every retriever (or a sweep)."""
+    g = cfg["generation"]
+    examples = run.read("examples")
+    questions = dict(zip(examples["qid"].astype(str), examples["question"], strict=True))
+    qids = list(questions)
+    sweep = g.get("sweep")
+    plan = ([(sweep["retriever"], b) for b in sweep["budgets"]] if sweep
+            else [(r, g["budget"]) for r in cfg["retrievers"]["use"]])
+    requests = [(q, LLM_ONLY, None, questions[q], None) for q in qids] if g["llm_only"] else []
+    by_budget: dict[int, dict] = {}
+    for retriever, budget in plan:
+        if budget not in by_budget:
+            ctx = budget_contexts(run, cfg, budget)
+            by_budget[budget] = {(q, r): t for q, r, t in ctx.itertuples(index=False)}
+        texts = by_budget[budget]
+        requests += [(q, retriever, budget, questions[q], texts[(q, retriever)]) for q in qids
+                     if (q, retriever) in texts]
+    return requests
+
+
+def generate_stage(run: Run, cfg: dict, key: str, progress=None) -> dict:
+    from ragdash.llm import LLMSettings, generate
+
+    settings = LLMSettings.from_config(cfg["llm"])
+    requests = generation_requests(run, cfg)
+    answers = generate(requests, settings, cache=cache_path(cfg),
+                       reference_prompts=cfg["generation"].get("reference_prompts", False),
+                       progress=(lambda d, t: progress("generating answers", d, t))
+                       if progress else None)
+    run.write("answers", answers)
+    run.update(llm={**run.manifest.get("llm", {}), "generator": settings.to_manifest()})
+    return {"answers": len(answers), "errors": int(answers["error"].notna().sum()),
+            "mean_latency_s": round(float(answers["latency_s"].mean()), 2)
+            if answers["latency_s"].notna().any() else None}
+
+
+def judge_settings(cfg: dict):
+    from ragdash.llm import LLMSettings
+
+    return LLMSettings.from_config(cfg["judge"].get("llm") or cfg["llm"])
+
+
+def judge_stage(run: Run, cfg: dict, key: str, progress=None) -> dict:
+    from ragdash.llm import judge_answers
+
+    j = cfg["judge"]
+    settings = judge_settings(cfg)
+    answers = run.read("answers")
+    judgments = judge_answers(
+        answers, run.read("examples"), settings, cache=cache_path(cfg), mode=j["mode"],
+        shuffle=j["shuffle"], seed=j["seed"],
+        reference_prompts=j.get("reference_prompts", False),
+        progress=(lambda d, t: progress("judging answers", d, t)) if progress else None)
+    run.write("judgments", judgments)
+    run.update(llm={**run.manifest.get("llm", {}), "judge": settings.to_manifest()})
+    scored = judgments["score"].dropna()
+    return {"judgments": len(judgments), "errors": int(judgments["score"].isna().sum()),
+            "distribution": {str(int(s)): int(n) for s, n in scored.value_counts()
+                             .sort_index().items()}}
+
+
+def calibrate_stage(run: Run, cfg: dict, key: str, progress=None) -> dict:
+    from ragdash.calibrate import calibrate, cross_validate
+
+    c = cfg["calibration"]
+    budget = c.get("budget") or cfg["generation"]["budget"]
+    ir = run.read("ir_scores")
+    judgments = run.read("judgments")
+    result = calibrate(ir, judgments, budget=budget, per_retriever=c["per_retriever"],
+                       method=c["method"], n_boot=c["n_boot"], seed=c["seed"])
+    data = result.to_dict()
+    data["generation_budget"] = cfg["generation"]["budget"]
+    try:
+        table, verdict = cross_validate(ir, judgments, budget=budget, seed=c["seed"])
+        write_table(run.path / "estimator_cv.csv", table)
+        data["estimators"] = {"verdict": verdict}
+    except ValueError as exc:  # too few questions or retrievers to cross-validate
+        data["estimators"] = {"verdict": f"not cross-validated: {exc}"}
+    write_json(run.path / "calibration.json", data)
+    return {"h": data["h"], "k": data["k"], "pairs": data["n"], "excluded": data["n_excluded"]}
+
+
+def estimate_run(run: Run, calibration: dict, budget: int | None = None,
+                 judge_model: str = "gpt-4o", generator_model: str = "llama3:8b") -> dict:
+    """Apply saved thresholds to a run with retrieval scores only; write estimate.json."""
+    from ragdash.calibrate import calls_avoided, estimate
+    from ragdash.llm.cost import estimate as cost_estimate
+
+    budget = budget or calibration.get("budget", 1000)
+    ir = run.read("ir_scores")
+    if budget not in set(ir["budget"]):
+        raise ValueError(f"run {run.path} has no Score_IR at budget {budget} "
+                         f"(budgets: {sorted(set(ir['budget']))})")
+    table = estimate(ir, calibration["h"], calibration["k"], budget=budget)
+    n_q, n_r = ir["qid"].nunique(), ir["retriever"].nunique()
+    avoided = calls_avoided(n_q, n_r)
+    # typical sizes: a RAG prompt ~1,100 tokens in, 40 out; a 6-candidate judge call ~700/20
+    gen = cost_estimate(avoided["generation_calls"], 1100, 40, generator_model)
+    jud = cost_estimate(avoided["judge_calls"], 700, 20, judge_model)
+    data = {
+        "budget": budget, "h": calibration["h"], "k": calibration["k"],
+        "estimated_shares": table.to_dict(orient="records"),
+        "calls_avoided": avoided,
+        "cost_avoided": {"generation": str(gen), "judge": str(jud),
+                         "usd": (gen.usd or 0.0) + (jud.usd or 0.0)},
+    }
+    write_json(run.path / "estimate.json", data)
+    return data
