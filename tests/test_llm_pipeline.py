@@ -1,0 +1,162 @@
+"""The LLM stages through the CLI against a scripted OpenAI-compatible server on 127.0.0.1:
+generation, judging, calibration, resuming after a kill, errors kept apart, secrets never written.
+"""
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fakes.llm_server import FakeLLMServer, Reply
+
+from ragdash.cli import main
+from ragdash.runs import Run
+
+SECRET = "sk-test-SECRET-never-on-disk-0123456789"
+
+
+def responder(body):
+    """Answers generation prompts; scores judge prompts (5 for the LLM-only slot, else 3)."""
+    text = body["messages"][-1]["content"]
+    first = body["messages"][0]["content"]
+    if "Scoring Criteria" in first:
+        n = len(re.findall(r"^candidate answer \d+:", first, flags=re.M))
+        return Reply(text=json.dumps({"scores": [5] + [3] * (n - 1)}))
+    if "Documents:" in text:
+        return Reply(text="From the documents: " + text.split("Query:")[-1][:40].strip())
+    return Reply(text="A one-sentence answer from memory.")
+
+
+def llm_args(url, run_dir, *extra):
+    return ["--retrievers", "bm25,sim", "--chunker", "none", "--budgets", "20:60:20",
+            "--gen-budget", "60", "--llm-backend", "openai", "--llm-model", "fake-model",
+            "--llm-url", url, "--run-dir", str(run_dir), "-q", *extra]
+
+
+@pytest.fixture
+def env_key(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.chdir(tmp_path)  # runs_root (and the LLM cache) under tmp_path/runs
+    return SECRET
+
+
+def test_generate_judge_calibrate_end_to_end(generic, tmp_path, env_key, capsys):
+    ds, corpus = generic
+    with FakeLLMServer(default=responder) as srv:
+        code = main(["calibrate", "--dataset", str(ds), "--corpus", str(corpus),
+                     *llm_args(srv.openai_url, tmp_path / "r")])
+        assert code == 0, capsys.readouterr().err
+        sent = [r["body"]["messages"] for r in srv.chat_requests()]
+    run = Run(tmp_path / "r")
+    answers = run.read("answers")
+    assert len(answers) == 4 * 3  # llm_only + 2 retrievers per question
+    assert set(answers["system"]) == {"llm_only", "bm25", "sim"}
+    assert answers["error"].isna().all()
+    assert answers.loc[answers.system == "bm25", "budget"].eq(60).all()
+    judgments = run.read("judgments")
+    assert len(judgments) == 12 and judgments["score"].notna().all()
+    calibration = json.loads((run.path / "calibration.json").read_text())
+    assert 0 <= calibration["h"] <= 1 and 0 <= calibration["k"] <= 1
+    judge_calls = [m for m in sent if "Scoring Criteria" in m[0]["content"]]
+    generation_calls = [json.dumps(m) for m in sent if m not in judge_calls]
+    assert len(judge_calls) == 4  # one grouped call per question
+    # 12 answers; identical prompts (bm25 and sim may share a C_N) are sent only once
+    assert len(generation_calls) == len(set(generation_calls)) >= 8
+    out = capsys.readouterr().out
+    assert "Judge scores per system" in out and "Thresholds at N = 60" in out
+
+    # a re-run costs nothing: every call comes from the cache or is skipped
+    with FakeLLMServer(default=responder) as srv:
+        assert main(["calibrate", "--dataset", str(ds), "--corpus", str(corpus), "--force",
+                     *llm_args(srv.openai_url, tmp_path / "r")]) == 0
+        assert srv.chat_requests() == []
+
+    # the API key is nowhere on disk
+    for f in Path(tmp_path).rglob("*"):
+        if f.is_file():
+            assert SECRET.encode() not in f.read_bytes(), f
+
+
+def test_estimate_applies_saved_thresholds_without_llm(generic, tmp_path, env_key, capsys):
+    ds, corpus = generic
+    assert main(["run", "--dataset", str(ds), "--corpus", str(corpus), "--retrievers",
+                 "bm25,sim", "--chunker", "none", "--budgets", "20:60:20", "-q",
+                 "--run-dir", str(tmp_path / "r")]) == 0
+    saved = tmp_path / "calibration.json"
+    saved.write_text(json.dumps({"h": 0.2, "k": 0.9, "budget": 60}))
+    assert main(["estimate", "--run-dir", str(tmp_path / "r"), "--thresholds", str(saved)]) == 0
+    data = json.loads((tmp_path / "r" / "estimate.json").read_text())
+    shares = {r["retriever"]: r for r in data["estimated_shares"]}
+    assert set(shares) == {"bm25", "sim"}
+    for r in shares.values():
+        assert r["est_1"] + r["est_2_4"] + r["est_5"] == pytest.approx(100)
+    ir = Run(tmp_path / "r").read("ir_scores")
+    at = ir[(ir.budget == 60) & (ir.retriever == "bm25")]["score"]
+    assert shares["bm25"]["est_5"] == pytest.approx(100 * (at > 0.9).mean())
+    assert data["calls_avoided"]["generation_calls"] == 4 * 3
+    assert "correct" in capsys.readouterr().out
+    assert main(["estimate", "--run-dir", str(tmp_path / "r"), "--h", "0.1", "--k", "0.5",
+                 "--budget", "1000"]) == 2  # no scores at that budget: a clear error
+
+
+def test_errors_are_kept_apart(generic, tmp_path, env_key):
+    ds, corpus = generic
+    state = {"n": 0}
+
+    def flaky(body):
+        first = body["messages"][0]["content"]
+        if "Scoring Criteria" in first:
+            return Reply(text="I think they are all fine.")  # prose, never scores
+        state["n"] += 1
+        return Reply(status=500) if state["n"] % 3 == 0 else responder(body)
+
+    with FakeLLMServer(default=flaky) as srv:
+        assert main(["judge", "--dataset", str(ds), "--corpus", str(corpus),
+                     *llm_args(srv.openai_url, tmp_path / "r")]) == 0
+    run = Run(tmp_path / "r")
+    answers = run.read("answers")
+    judgments = run.read("judgments")
+    assert judgments["score"].isna().all()  # malformed replies recorded as errors
+    assert judgments["error"].notna().all()
+    assert run.stage("judge")["counts"]["errors"] == len(judgments)
+    assert answers["error"].isna().sum() + answers["error"].notna().sum() == len(answers)
+
+
+@pytest.mark.slow
+def test_killed_generation_resumes_without_repeating_finished_calls(generic, tmp_path, env_key):
+    ds, corpus = generic
+
+    def slow(body):
+        time.sleep(0.4)
+        return responder(body)
+
+    cmd = [sys.executable, "-m", "ragdash.cli", "generate", "--dataset", str(ds),
+           "--corpus", str(corpus)]
+    with FakeLLMServer(default=slow) as srv:
+        args = llm_args(srv.openai_url, tmp_path / "r")
+        proc = subprocess.Popen(cmd + args, cwd=tmp_path, env=os.environ.copy(),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        while len(srv.chat_requests()) < 5 and time.time() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        sent_before = {json.dumps(r["body"]["messages"]) for r in srv.chat_requests()}
+        assert 5 <= len(sent_before) < 12
+    with sqlite3.connect(tmp_path / "runs" / "_llm_cache.sqlite") as db:
+        finished = db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+    assert finished >= 4
+    with FakeLLMServer(default=responder) as srv:
+        assert main(["generate", "--dataset", str(ds), "--corpus", str(corpus),
+                     *llm_args(srv.openai_url, tmp_path / "r")]) == 0
+        again = [json.dumps(r["body"]["messages"]) for r in srv.chat_requests()]
+    # exactly the calls that had not finished are sent again; no finished call is repeated
+    assert len(again) == len(set(again)) == len(set(again) | sent_before) - finished
+    answers = Run(tmp_path / "r").read("answers")
+    assert len(answers) == 12 and answers["error"].isna().all()
