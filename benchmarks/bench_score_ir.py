@@ -24,11 +24,13 @@ from ragdash.budget import DEFAULT_BUDGETS, cuts_from_ends, get_tokenizer
 from ragdash.pipeline import score_contexts
 from ragdash.scoring import brute_force_part_scores, part_scores
 
-SAMPLE = Path(__file__).resolve().parent.parent / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"
 
 
 def load_cases(n: int) -> list[tuple[str, str, list[str]]]:
-    records = json.load(gzip.open(SAMPLE))[:n]
+    with gzip.open(SAMPLE) as f:
+        records = json.load(f)[:n]
     cases = []
     for r in records:
         paras = {title: sents for title, sents in r["context"]}

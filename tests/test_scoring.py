@@ -175,7 +175,8 @@ def test_brute_force_oracle_itself():
 
 def test_scores_grow_with_budget():
     rng = random.Random(1)
-    words = "the of a capital river born film American band album series".split()
+    words = ["the", "of", "a", "capital", "river", "born", "film", "American", "band", "album",
+             "series"]
     context = " ".join(rng.choice(words) for _ in range(400))
     parts = [" ".join(rng.choice(words) for _ in range(12)) for _ in range(3)]
     c = cuts(context, list(range(10, 500, 40)))
