@@ -185,6 +185,7 @@ def _run_stages(args: argparse.Namespace) -> int:
         run = run_stages(cfg, run_dir, stages, force=args.force, progress=bars)
     finally:
         bars.close()
+    run.update(command=" ".join(["ragdash", *args.argv]))
     for issue in run.manifest.get("issues", {}).get("first", [])[:10]:
         print(f"warning: {issue}", file=sys.stderr)
     _print_summary(run)
@@ -220,7 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     logging.getLogger("ragdash").setLevel(logging.INFO)
+    argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
+    args.argv = argv
     from ragdash.config import ConfigError
     from ragdash.data import DataError
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -184,6 +185,7 @@ def retrieve(run: Run, cfg: dict, key: str, progress: Progress = _noop) -> dict:
     run.write("retrieved", retrieved)
     if (parts_dir / "mlq.queries.parquet").exists():
         run.write("queries", pd.read_parquet(parts_dir / "mlq.queries.parquet"))
+    shutil.rmtree(run.path / ".parts", ignore_errors=True)  # only needed to resume
     return counts
 
 
