@@ -116,7 +116,7 @@ def ingest(run: Run, cfg: dict, key: str) -> dict:
 # --- chunk ----------------------------------------------------------------------------------
 
 
-def chunk(run: Run, cfg: dict, key: str) -> dict:
+def chunk(run: Run, cfg: dict, key: str, progress: Progress = _noop) -> dict:
     from ragdash.chunking import chunk_documents
     from ragdash.data import Document
 
@@ -124,7 +124,7 @@ def chunk(run: Run, cfg: dict, key: str) -> dict:
     documents = [Document(r.doc_id, r.title, r.text) for r in docs.itertuples(index=False)]
     c = cfg["chunker"]
     chunks = chunk_documents(documents, c["method"], max_chars=c.get("max_chars"),
-                             progress=True, **(c.get("params") or {}))
+                             progress=progress, **(c.get("params") or {}))
     frame = pd.DataFrame([asdict(x) for x in chunks])
     run.write("chunks", frame)
     lengths = frame["text"].str.len()
@@ -287,6 +287,6 @@ def run_stages(cfg: dict, run_dir: str | Path, stages=STAGES, force: bool = Fals
             progress(f"{name}: up to date", 1, 1)
             continue
         with run.running(name, keys[name]) as counts:
-            kwargs = {"progress": progress} if name not in ("ingest", "chunk") else {}
+            kwargs = {"progress": progress} if name != "ingest" else {}
             counts.update(funcs[name](run, cfg, keys[name], **kwargs))
     return run
