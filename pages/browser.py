@@ -1,0 +1,215 @@
+"""Question browser: a searchable, filterable table of questions; one question in detail with
+each chosen retriever's chunks side by side, the relevant parts' longest matches highlighted,
+the cut at N tokens movable, per-part scores, generated answers, judge scores, MLQ's
+sub-questions. The view (filters, question, retrievers, N) is in the URL."""
+
+from __future__ import annotations
+
+import html
+from functools import partial
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from ragdash import analysis
+from ragdash.budget import cuts_from_ends, join_chunks
+from ragdash.scoring import part_scores
+from ragdash.ui import evidence, state, widgets
+from ragdash.ui.colors import PART_COLORS, label
+
+state.ensure_app()
+
+run = state.require_run()
+st.title("Question browser")
+examples = state.table(run, "examples")
+ir = state.table(run, "ir_scores")
+if examples is None or ir is None:
+    widgets.missing("Nothing to browse yet", "the run needs examples.parquet and "
+                    "ir_scores.parquet (the ingest and score stages).")
+    st.stop()
+judgments = state.judgments(run)
+answers = state.answers(run)
+queries = state.table(run, "queries")
+cfg = state.config(run)
+rets = state.retrievers(run)
+budgets = state.budgets(run)
+n_default = analysis.default_budget(budgets)
+examples = examples.assign(qid=examples["qid"].astype(str))
+meta_cols = analysis.metadata_columns(examples)
+
+# --- filters ------------------------------------------------------------------------------------
+with st.expander("Filters", expanded=True):
+    f1, f2, f3, f4 = st.columns([3, 2, 2, 3])
+    search = f1.text_input("Search question, answer or id", key="qb_search",
+                           bind="query-params", placeholder="e.g. album, q012")
+    f_ret = widgets.url_select("Score of retriever", rets, "qb_fret", container=f2,
+                               format_func=label)
+    f_n = f3.select_slider("at N", budgets, value=n_default, key="qb_n", bind="query-params")
+    lo_hi = f4.slider("Score_IR between", 0.0, 1.0, (0.0, 1.0), step=0.05, key="qb_range",
+                      bind="query-params")
+    g = st.columns(max(len(meta_cols) + 1, 2))
+    meta_sel = {}
+    for i, col in enumerate(meta_cols):
+        values = sorted(examples[col].dropna().astype(str).unique())
+        meta_sel[col] = g[i].multiselect(f"Question {col}", values, key=f"qb_f_{col}",
+                                         bind="query-params", placeholder="any")
+    judge_sel: list[int] = []
+    if judgments is not None:
+        judge_sel = widgets.url_select(
+            f"Judge score of {label(f_ret)}", list(analysis.SCORES), "qb_judge", multi=True,
+            format_func=analysis.SCORE_LABELS.get, container=g[len(meta_cols)],
+            placeholder="any")
+
+table = analysis.per_question(examples, ir, f_n, judgments, rets)
+mask = table[f"ir:{f_ret}"].between(lo_hi[0] - 1e-9, lo_hi[1] + 1e-9)
+if search:
+    hay = table["qid"] + " " + table["question"].astype(str) + " " + table["answer"].astype(str)
+    mask &= hay.str.contains(search, case=False, regex=False)
+for col, sel in meta_sel.items():
+    if sel:
+        mask &= table[col].astype(str).isin(sel)
+if judge_sel and f"judge:{f_ret}" in table:
+    mask &= table[f"judge:{f_ret}"].isin(judge_sel)
+shown = table[mask].reset_index(drop=True)
+
+ir_cols = [c for c in shown.columns if c.startswith("ir:")]
+judge_cols = [c for c in shown.columns if c.startswith("judge:")]
+cols = ["qid", "question", *meta_cols, "n_parts", *ir_cols, *judge_cols]
+config = {
+    "qid": st.column_config.TextColumn(
+        "id", width="medium" if table["qid"].str.len().max() > 10 else "small"),
+    "question": st.column_config.TextColumn("Question", width="large"),
+    "n_parts": st.column_config.NumberColumn("parts", help="Relevant parts of the question"),
+    **{c: st.column_config.ProgressColumn(
+        f"{label(c[3:])} @{f_n}", min_value=0.0, max_value=1.0, format="%.2f",
+        help=f"Score_IR of {label(c[3:])} at N = {f_n}") for c in ir_cols},
+    **{c: st.column_config.NumberColumn(
+        f"{label(c[6:])} judge", format="%d", help="Judge score 1–5 (empty: error or missing)")
+       for c in judge_cols},
+}
+st.caption(f"**{len(shown):,}** of {len(table):,} questions · click a row to open it below")
+
+
+def _pick(qids: list[str]) -> None:
+    sel = st.session_state.get("qb_table")
+    rows = sel.selection.rows if sel is not None else []
+    if rows and rows[0] < len(qids):
+        st.session_state["qb_q"] = qids[rows[0]]
+
+
+st.dataframe(shown[cols], column_config=config, hide_index=True, width="stretch", height=320,
+             key="qb_table", on_select=partial(_pick, shown["qid"].tolist()),
+             selection_mode="single-row")
+
+# --- one question ---------------------------------------------------------------------------------
+options = shown["qid"].tolist()
+if not options:
+    st.info("No question matches the filters.")
+    st.stop()
+questions = table.set_index("qid")["question"].astype(str)
+
+
+def _fmt(q: str) -> str:
+    text = questions.get(q, "")
+    return f"{q} · {text[:90]}{'…' if len(text) > 90 else ''}"
+
+
+qid = widgets.url_select("Question", options, "qb_q", format_func=_fmt)
+ex = examples.set_index("qid").loc[qid]
+parts = list(ex["parts"])
+
+st.html(f'<h3 style="margin:0.4rem 0">{html.escape(str(ex["question"]))}</h3>'
+        f'<div><b>Gold answer:</b> {html.escape(str(ex["answer"]))}</div>')
+meta_line = " · ".join(f"{c}: **{html.escape(str(ex[c]))}**" for c in meta_cols)
+if meta_line:
+    st.caption(meta_line)
+
+c1, c2 = st.columns([3, 2])
+chosen = widgets.retriever_picker("qb_ret", rets, rets[:2],
+                                  label_="Retrievers side by side", container=c1,
+                                  max_selections=4)
+max_n = max(budgets)
+n = c2.slider("Cut C_N at N tokens", 10, max_n + max_n // 2, n_default, step=10, key="qb_cut",
+              bind="query-params", help="Move the cut: the matches, the part scores and "
+                                        "Score_IR follow.")
+
+tokenizer = cfg.get("tokenizer", "llama3")
+method = cfg.get("scoring", {}).get("method", "substring")
+mode = cfg.get("scoring", {}).get("mode", "corrected")
+notes = []
+if method != "substring":
+    notes.append(f"scores use the run's **{method}** matching; highlights show exact "
+                 "longest common substrings")
+if mode != "corrected":
+    notes.append("the run was scored in reference mode; this view cuts C_N as a true prefix")
+
+llm_only = None
+if answers is not None:
+    a = answers[(answers["qid"].astype(str) == qid) & (answers["system"] == "llm_only")]
+    llm_only = a.iloc[0] if len(a) else None
+jw = analysis.judge_wide(judgments)
+judge_of = jw.loc[qid] if qid in jw.index else pd.Series(dtype=float)
+
+if llm_only is not None:
+    score = judge_of.get("llm_only")
+    txt = llm_only["answer"] if pd.notna(llm_only["answer"]) else f"(error: {llm_only['error']})"
+    st.html(f"<div><b>LLM only</b> (no retrieval) answered: {html.escape(str(txt))} — judge "
+            f"score <b>{'—' if pd.isna(score) else int(score)}</b></div>")
+
+st.markdown("**Relevant parts** (each has its colour below)")
+st.html(evidence.CSS + evidence.parts_legend(parts))
+
+by_ret = state.question_chunks(run, qid)
+stored = ir[(ir["qid"].astype(str) == qid)].set_index(["retriever", "budget"])
+if not chosen:
+    st.info("Pick at least one retriever to see its chunks.")
+    st.stop()
+columns = st.columns(len(chosen))
+for col, ret in zip(columns, chosen, strict=True):
+    with col:
+        chunks = by_ret.get(ret)
+        st.markdown(widgets.chip(ret), unsafe_allow_html=True)
+        if chunks is None or chunks.empty:
+            st.info(f"{label(ret)} retrieved nothing for this question.")
+            continue
+        context = join_chunks(chunks["text"].tolist())
+        mine = stored.xs(ret, level="retriever") if ret in stored.index.get_level_values(0) \
+            else None
+        tokens = int(mine["context_tokens"].iloc[0]) if mine is not None else None
+        try:
+            ends = state.tokenizer(tokenizer).token_ends([context])[0]
+            cut = cuts_from_ends(ends, [n], len(context))[0]
+        except Exception as exc:  # tokenizer unavailable here: nearest stored budget
+            near = max([b for b in budgets if b <= n] or [min(budgets)])
+            cut = int(mine.loc[near, "cut"]) if mine is not None else len(context)
+            notes.append(f"tokenizer {tokenizer} unavailable ({type(exc).__name__}); cut at "
+                         f"the stored N = {near}")
+        scores = part_scores(parts, context, [cut], method)[0] if parts else np.zeros(0)
+        score = float(scores.mean()) if len(scores) else 0.0
+        reached = cut < len(context)
+        m1, m2 = st.columns(2)
+        m1.metric(f"Score_IR at N = {n}", f"{score:.3f}",
+                  help="Mean over the parts of their matched share within C_N.")
+        m2.metric("Context", f"{len(chunks)} chunks",
+                  delta=(f"{tokens:,} tokens" if tokens else None) if reached
+                  else "shorter than N: used whole", delta_color="off", delta_arrow="off")
+        matches = analysis.part_matches(parts, context, cut)
+        st.html(evidence.CSS + evidence.parts_legend(parts, list(scores), PART_COLORS))
+        judge = judge_of.get(ret)
+        if answers is not None:
+            a = answers[(answers["qid"].astype(str) == qid) & (answers["system"] == ret)]
+            if len(a):
+                row = a.iloc[0]
+                txt = row["answer"] if pd.notna(row["answer"]) else f"(error: {row['error']})"
+                st.html(f"<div><b>Answer:</b> {html.escape(str(txt))}<br>Judge score: <b>"
+                        f"{'— (error)' if pd.isna(judge) else int(judge)}</b></div>")
+        if ret == "mlq" and queries is not None:
+            q = queries[queries["qid"].astype(str) == qid]
+            if len(q):
+                subs = "".join(f"<li>{html.escape(str(s))}</li>" for s in q.iloc[0]["queries"])
+                st.html(f"<div><b>MLQ sub-questions</b><ol>{subs}</ol></div>")
+        with st.container(height=640, border=False):
+            st.html(evidence.CSS + evidence.context_html(chunks, matches, cut, n))
+for note in dict.fromkeys(notes):
+    st.caption("Note: " + note)

@@ -1,0 +1,312 @@
+"""Build a run: choose the dataset, chunker, retrievers and their parameters, tokenizer, budgets
+and sample size; the pipeline runs in a background thread (ragdash.pipeline.run_stages) while
+this page polls its progress, and stays usable. Earlier runs are listed below."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from ragdash import chunking, retrieval
+from ragdash.budget import TOKENIZERS, parse_budgets
+from ragdash.config import SAMPLE_DATASET, ConfigError, load_config
+from ragdash.llm.settings import BACKENDS
+from ragdash.pipeline import STAGES, configured_stages, run_stages
+from ragdash.retrieval.bm25 import STEMMERS, STOPWORDS
+from ragdash.runs import Run, list_runs
+from ragdash.scoring import METHODS
+from ragdash.ui import state
+from ragdash.ui.colors import label
+
+state.ensure_app()
+
+MARKS = {"done": "✓", "failed": "✗", "running": "…"}
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+CHOICES = {("bm25", "stemmer"): STEMMERS, ("bm25", "stopwords"): STOPWORDS,
+           ("bm25", "backend"): ("pisa", "terrier"), ("mlq", "mode"): ("default", "reference"),
+           ("semantic", "spacing"): ("exact", "reference")}
+
+
+@dataclass
+class Job:
+    """A pipeline run in a background thread; the page reads its fields, the thread writes."""
+
+    run_dir: Path
+    stages: tuple[str, ...] = STAGES
+    started: float = field(default_factory=time.time)
+    status: str = "running"  # running | done | failed
+    message: str = "starting"
+    done: int = 0
+    total: int = 0
+    error: str | None = None
+    log: list[str] = field(default_factory=list)
+    finished: float | None = None
+
+    def progress(self, message: str, done: int, total: int) -> None:
+        if message != self.message:
+            self.log.append(f"{time.time() - self.started:6.1f}s  {message}")
+        self.message, self.done, self.total = message, done, total
+
+
+@st.cache_resource
+def jobs() -> dict[str, Job]:
+    """Every build started by this server process, by run directory (shared across reruns)."""
+    return {}
+
+
+def start(cfg: dict, run_dir: Path) -> Job:
+    job = Job(run_dir, configured_stages(cfg))
+
+    def work() -> None:
+        try:
+            run_stages(cfg, run_dir, stages=job.stages, progress=job.progress)
+            job.status = "done"
+        except BaseException as exc:  # shown on the page; the manifest records the stage
+            job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
+        job.finished = time.time()
+
+    threading.Thread(target=work, name=f"ragdash-build-{run_dir.name}", daemon=True).start()
+    jobs()[str(run_dir)] = job
+    return job
+
+
+def param_inputs(owner: str, defaults: dict, prefix: str) -> dict:
+    """One widget per parameter, typed by its default; returns the chosen values."""
+    out = {}
+    cols = st.columns(3)
+    for i, (name, value) in enumerate(defaults.items()):
+        box, key = cols[i % 3], f"{prefix}_{owner}_{name}"
+        choices = CHOICES.get((owner, name))
+        if choices:
+            out[name] = box.selectbox(name, choices, index=list(choices).index(value)
+                                      if value in choices else 0, key=key)
+        elif isinstance(value, bool):
+            out[name] = box.checkbox(name, value, key=key)
+        elif isinstance(value, int):
+            out[name] = int(box.number_input(name, value=value, step=1, key=key))
+        elif isinstance(value, float):
+            out[name] = float(box.number_input(name, value=value, key=key, format="%.3f"))
+        elif value is None:
+            text = box.text_input(name, "", key=key, placeholder="default")
+            if text:
+                out[name] = text
+        else:
+            out[name] = box.text_input(name, str(value), key=key)
+    return out
+
+
+def _open(key: str) -> None:
+    st.session_state["run"] = key
+    st.session_state["build_goto"] = True
+
+
+if st.session_state.pop("build_goto", False):
+    st.switch_page("pages/overview.py")
+
+st.title("Build a run")
+st.caption("Runs the ingest → chunk → retrieve → score stages into a run directory under "
+           f"`{state.run_key(state.runs_root())}/`. Finished stages with unchanged settings are "
+           "skipped, so re-running a name resumes it. Generating and judging answers is "
+           "optional (section 5).")
+
+# --- dataset ------------------------------------------------------------------------------------
+upload = st.session_state.get("data_upload")
+sources = ["sample", "upload", "path"]
+names = {"sample": f"Bundled HotpotQA sample ({SAMPLE_DATASET.name})",
+         "upload": "Uploaded on the Data page" + (f": {upload['name']}" if upload else
+                                                   " (nothing uploaded yet)"),
+         "path": "A file on this server"}
+with st.container(border=True):
+    st.subheader("1 · Dataset")
+    source = st.radio("Dataset", sources, format_func=names.get, key="build_source",
+                      index=1 if upload else 0, label_visibility="collapsed")
+    ds = {"format": "auto", "corpus": None, "corpus_format": "auto"}
+    if source == "sample":
+        ds["path"] = str(SAMPLE_DATASET)
+    elif source == "upload":
+        if not upload:
+            st.info("Upload a dataset (and a corpus) on the **Data** page first.")
+            st.page_link("pages/data.py", label="Go to Data", icon=":material/dataset:")
+        else:
+            ds.update(path=upload["dataset"], format=upload["format"], corpus=upload["corpus"],
+                      corpus_format=upload["corpus_format"])
+            st.caption(f"{upload['examples']:,} valid questions in {upload['name']}"
+                       + (f", corpus {upload['corpus_name']}" if upload.get("corpus") else ""))
+    else:
+        c1, c2 = st.columns(2)
+        ds["path"] = c1.text_input("Dataset path", key="build_path")
+        ds["corpus"] = c2.text_input("Corpus path (file, folder or .zip)", key="build_cpath") \
+            or None
+    limit = st.number_input("Sample size: the first N questions (0 = all)", 0, 1_000_000,
+                            100 if source == "sample" else 0, step=50, key="build_limit")
+
+# --- chunker --------------------------------------------------------------------------------
+with st.container(border=True):
+    st.subheader("2 · Chunking")
+    method = st.selectbox("Chunker", list(chunking.CHUNKERS), key="build_chunker",
+                          format_func=lambda m: f"{m} — {chunking.describe(m)}")
+    ch_params = param_inputs(method, chunking.default_params(method), "build_ch")
+    max_chars = st.number_input("Split chunks longer than (characters, 0 = never)", 0, 100_000,
+                                0, step=100, key="build_maxchars")
+
+# --- retrievers -----------------------------------------------------------------------------
+with st.container(border=True):
+    st.subheader("3 · Retrievers")
+    c1, c2 = st.columns([1, 3])
+    preset = c1.selectbox("Preset", list(retrieval.PRESETS), key="build_preset",
+                          help="paper: BM25 and MLQ keep 5 chunks, SIM/MMR/REO 10; equal-k: 10 "
+                               "everywhere")
+    use = c2.multiselect("Retrievers", list(retrieval.RETRIEVERS), default=["bm25"],
+                         format_func=label, key="build_rets")
+    if "mlq" in use:
+        st.warning("MLQ writes sub-questions with an LLM: the local llama.cpp model is started "
+                   "for it (minutes on a CPU).")
+    r_params = {}
+    for name in use:
+        with st.expander(f"{label(name)} parameters"):
+            r_params[name] = param_inputs(name, retrieval.resolve_params(name, preset),
+                                          f"build_r_{preset}")
+
+# --- budgets and scoring ----------------------------------------------------------------------
+with st.container(border=True):
+    st.subheader("4 · Budgets and scoring")
+    c = st.columns(4)
+    tokenizer = c[0].selectbox("Tokenizer", TOKENIZERS, key="build_tok",
+                               help="Counts the N tokens of C_N (llama3: the paper's)")
+    budgets = c[1].text_input("Budgets N", "100:1000:100", key="build_budgets",
+                              help="START:STOP:STEP or a list like 100,500,1000")
+    s_method = c[2].selectbox("Matching", METHODS, key="build_method")
+    s_mode = c[3].selectbox("Mode", ["corrected", "reference"], key="build_mode")
+
+# --- LLM stages --------------------------------------------------------------------------------
+with st.container(border=True):
+    st.subheader("5 · Answers and judging (optional)")
+    use_llm = st.toggle("Generate answers from C_N, judge them and fit h and k", False,
+                        key="build_llm",
+                        help="Adds the generate → judge → calibrate stages. The local model "
+                             "needs no server but takes seconds per answer on a CPU.")
+    llm_cfg: dict = {}
+    if use_llm:
+        c = st.columns(3)
+        backend = c[0].selectbox("Backend", BACKENDS, key="build_llm_backend")
+        model = c[1].text_input("Model (empty: the backend's default)", key="build_llm_model")
+        base_url = c[2].text_input("Base URL (empty: default)", key="build_llm_url")
+        llm_cfg = {"backend": backend, "model": model or None, "base_url": base_url or None}
+        st.caption("API keys come from the environment (OPENAI_API_KEY); they are never "
+                   "written to the run.")
+
+stamp = datetime.now().strftime("%Y%m%d-%H%M")
+name = st.text_input("Run name (folder under the runs root)", f"run-{stamp}", key="build_name")
+problems = []
+if not NAME.match(name or ""):
+    problems.append("The run name may hold letters, digits, '.', '_' and '-' (64 at most).")
+if not use:
+    problems.append("Pick at least one retriever.")
+if not ds.get("path"):
+    problems.append("Choose a dataset.")
+try:
+    parse_budgets(budgets)
+except ValueError as exc:
+    problems.append(f"Budgets: {exc}")
+run_dir = state.runs_root() / (name or "_")
+if Run(run_dir).exists() and not problems:
+    st.caption(f"`{state.run_key(run_dir)}` exists: finished stages with the same settings are "
+               "kept, the rest is redone.")
+for p in problems:
+    st.warning(p)
+
+job = jobs().get(str(run_dir))
+busy = job is not None and job.status == "running"
+if st.button("▶ Start the run", type="primary", disabled=bool(problems) or busy,
+             key="build_start"):
+    overrides = {
+        "name": name, "runs_root": str(state.runs_root()),
+        "dataset": {**ds, "limit": int(limit) or None},
+        "chunker": {"method": method, "params": ch_params, "max_chars": int(max_chars) or None},
+        "retrievers": {"preset": preset, "use": use, "params": r_params},
+        "tokenizer": tokenizer, "budgets": budgets,
+        "scoring": {"method": s_method, "mode": s_mode},
+    }
+    if use_llm:
+        overrides.update(llm={k: v for k, v in llm_cfg.items() if v is not None},
+                         generation={"enabled": True}, judge={"enabled": True},
+                         calibration={"enabled": True})
+    try:
+        cfg = load_config(None, overrides)
+    except (ConfigError, ValueError) as exc:
+        st.error(f"The settings are not valid: {exc}")
+    else:
+        job = start(cfg, run_dir)
+        st.session_state["build_job"] = str(run_dir)
+
+# --- progress ------------------------------------------------------------------------------------
+current = jobs().get(st.session_state.get("build_job", ""))
+
+
+def show(job: Job) -> None:
+    run = Run(job.run_dir)
+    stages = run.manifest.get("stages", {}) if run.exists() else {}
+    elapsed = (job.finished or time.time()) - job.started
+    state_ = {"running": "running", "done": "complete", "failed": "error"}[job.status]
+    title = {"running": f"Building {job.run_dir.name}… ({elapsed:.0f} s)",
+             "done": f"Run {job.run_dir.name} finished in {elapsed:.0f} s",
+             "failed": f"Run {job.run_dir.name} failed after {elapsed:.0f} s"}[job.status]
+    with st.status(title, state=state_, expanded=True):
+        rows = [{"stage": s, "status": stages.get(s, {}).get("status", "waiting"),
+                 "seconds": stages.get(s, {}).get("seconds")} for s in job.stages]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        frac = job.done / job.total if job.total else 0.0
+        st.progress(min(max(frac, 0.0), 1.0), text=f"{job.message} ({job.done}/{job.total})"
+                    if job.total else job.message)
+        if job.log:
+            st.code("\n".join(job.log[-12:]), language=None)
+        if job.error:
+            st.error(job.error)
+    if job.status == "done":
+        st.button(f"Open run {job.run_dir.name}", on_click=_open,
+                  args=(state.run_key(job.run_dir),), key="build_open_new", type="primary")
+
+
+if current is not None:
+    if current.status == "running":
+        @st.fragment(run_every=1.0)
+        def poll() -> None:
+            show(current)
+            if current.status != "running":
+                st.rerun()
+
+        poll()
+    else:
+        show(current)
+
+# --- earlier runs ------------------------------------------------------------------------------
+st.subheader("Earlier runs")
+runs = list_runs(state.runs_root())
+if not runs:
+    st.caption("No run under the runs root yet.")
+else:
+    rows = []
+    for r in runs:
+        m = r.manifest
+        st_ = m.get("stages", {})
+        cfg_ = m.get("config", {})
+        rows.append({
+            "run": r.id, "updated": m.get("updated", ""),
+            "questions": st_.get("ingest", {}).get("counts", {}).get("examples"),
+            "retrievers": ", ".join(label(x) for x in cfg_.get("retrievers", {}).get("use", [])),
+            "chunker": cfg_.get("chunker", {}).get("method"),
+            "stages": " ".join(f"{s} {MARKS.get(v.get('status'), '?')}"
+                               for s, v in st_.items())})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    keys = {state.run_key(r.path): r for r in runs}
+    c1, c2 = st.columns([3, 1])
+    pick = c1.selectbox("Open an earlier run", list(keys), key="build_pick",
+                        format_func=lambda k: keys[k].id, label_visibility="collapsed")
+    c2.button("Open", on_click=_open, args=(pick,), key="build_open", width="stretch")

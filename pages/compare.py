@@ -1,0 +1,128 @@
+"""Compare retrievers: per-question scatter at N, win/tie/loss, Wilcoxon signed-rank tests, the
+difference across budgets, and the questions with the largest differences (linked to the
+question browser)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import pandas as pd
+import streamlit as st
+
+from ragdash import analysis
+from ragdash.ui import charts, state, widgets
+from ragdash.ui.colors import label
+
+state.ensure_app()
+
+run = state.require_run()
+st.title("Compare retrievers")
+st.caption("Paired over questions: the same question, two retrievers. Win: higher Score_IR at N; "
+           "tie: equal. The Wilcoxon signed-rank test asks whether the differences are "
+           "centred on zero.")
+ir = state.table(run, "ir_scores")
+if ir is None:
+    widgets.missing("No retrieval scores in this run", "its score stage has not run yet.")
+    st.stop()
+rets = state.retrievers(run)
+if len(rets) < 2:
+    st.info("This run scored a single retriever; comparing needs two or more.")
+    st.stop()
+budgets = state.budgets(run)
+examples = state.table(run, "examples")
+
+c1, c2 = st.columns([3, 2])
+chosen = widgets.retriever_picker("cmp_ret", rets, rets[:2], container=c1,
+                                  label_="Retrievers to compare (two or more)")
+n = widgets.budget_picker("cmp_n", budgets, analysis.default_budget(budgets), container=c2)
+if len(chosen) < 2:
+    st.warning("Pick at least two retrievers.")
+    st.stop()
+
+# --- all pairs ---------------------------------------------------------------------------------
+pw = analysis.pairwise(ir, chosen, n)
+if len(chosen) > 2:
+    st.subheader(f"Every pair at N = {n}")
+    view = pw.assign(pair=[f"{label(a)} vs {label(b)}" for a, b in zip(pw["a"], pw["b"],
+                                                                         strict=True)])
+    st.dataframe(view[["pair", "win", "tie", "loss", "mean_diff", "pvalue", "p_holm"]].rename(
+        columns={"win": "first higher", "tie": "tie", "loss": "second higher",
+                 "mean_diff": "mean difference", "pvalue": "Wilcoxon p", "p_holm": "Holm p"}
+    ).style.format({"mean difference": "{:+.3f}", "Wilcoxon p": "{:.2g}", "Holm p": "{:.2g}"},
+                   na_rep="—"), hide_index=True, width="stretch")
+    st.caption("Holm p: adjusted for testing several pairs at once.")
+
+# --- one pair in detail ------------------------------------------------------------------------
+p1, p2 = st.columns(2)
+a = widgets.url_select("First retriever", chosen, "cmp_a", format_func=label, container=p1)
+b = widgets.url_select("Second retriever", [r for r in chosen if r != a], "cmp_b",
+                       format_func=label, container=p2)
+w = analysis.win_tie_loss(ir, a, b, n)
+t = analysis.paired_test(ir, a, b, n)
+st.subheader(f"{label(a)} vs {label(b)} at N = {n}")
+m = st.columns(5)
+m[0].metric(f"{label(a)} higher", f"{w['win']:,}", help="Questions where the first scores more")
+m[1].metric("Ties", f"{w['tie']:,}", help="Same Score_IR (often both 0 or both 1)")
+m[2].metric(f"{label(b)} higher", f"{w['loss']:,}")
+m[3].metric("Mean difference", f"{t['mean_diff']:+.3f}",
+            help=f"Mean of {label(a)} − {label(b)} over {t['n']} questions")
+p = t["pvalue"]
+m[4].metric("Wilcoxon p-value", "—" if p is None else f"{p:.2g}",
+            help="Two-sided Wilcoxon signed-rank test on the non-zero differences "
+                 f"({t['n_nonzero']} of {t['n']}).")
+if p is None:
+    verdict = "Every question ties or too few differ: no test."
+elif p < 0.05:
+    better = a if t["mean_diff"] > 0 else b
+    verdict = (f"**{label(better)} retrieves significantly more of the relevant parts** at "
+               f"N = {n} (p = {p:.2g} < 0.05).")
+else:
+    verdict = f"No significant difference at N = {n} (p = {p:.2g} ≥ 0.05)."
+st.markdown(verdict)
+
+left, right = st.columns(2)
+with left:
+    widgets.chart(charts.pair_scatter(analysis.score_matrix(ir, n), a, b, n), key="cmp_scatter")
+with right:
+    ref = chosen[0]
+    curves = {(a, b): state.difference(run, a, b)}
+    for other in chosen:
+        if other not in (a, b) and (ref, other) not in curves and ref != other:
+            curves[(ref, other)] = state.difference(run, ref, other)
+    widgets.chart(charts.difference_curves(curves), key="cmp_diff")
+
+# --- largest differences, linked to the browser ------------------------------------------------
+st.subheader("Questions with the largest differences")
+big = analysis.largest_differences(ir, examples, a, b, n, n=15) if examples is not None else None
+if big is not None and len(big):
+    run_key = st.session_state.get("run") or state.run_key(run.path)
+
+    def link(qid: str) -> str:
+        return "browser?" + urlencode([("run", run_key), ("qb_q", qid), ("qb_ret", a),
+                                       ("qb_ret", b), ("qb_cut", n)])
+
+    big["open"] = big["qid"].map(link)
+    st.dataframe(
+        big[["open", "qid", "question", a, b, "diff"]], hide_index=True, width="stretch",
+        column_config={
+            "open": st.column_config.LinkColumn("Browser", display_text="open ↗",
+                                                help="Open the question in the browser"),
+            "qid": st.column_config.TextColumn("id"),
+            "question": st.column_config.TextColumn("Question", width="large"),
+            a: st.column_config.ProgressColumn(label(a), min_value=0, max_value=1,
+                                               format="%.2f"),
+            b: st.column_config.ProgressColumn(label(b), min_value=0, max_value=1,
+                                               format="%.2f"),
+            "diff": st.column_config.NumberColumn(f"{label(a)} − {label(b)}", format="%+.2f"),
+        })
+    top = big.iloc[0]
+    st.page_link("pages/browser.py", label=f"Open the largest difference ({top['qid']}) "
+                 "in the question browser", icon=":material/manage_search:",
+                 query_params={"run": run_key, "qb_q": top["qid"], "qb_ret": [a, b],
+                               "qb_cut": str(n)})
+else:
+    st.info("No question was scored by both retrievers.")
+
+with st.expander("Per-question scores of the chosen retrievers"):
+    mat = analysis.score_matrix(ir, n)[chosen]
+    st.dataframe(pd.DataFrame(mat).rename(columns=label).style.format("{:.3f}"), width="stretch")

@@ -1,0 +1,168 @@
+"""Data: upload a dataset and a corpus in any format ragdash reads, see every problem with its
+record and field, preview the records and look at their statistics. Uploads go to a private
+temporary folder, are size-limited and are never unpickled."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from ragdash import analysis
+from ragdash.data import CORPUS_FORMATS, FORMATS, DataError, load_dataset
+from ragdash.ui import charts, state, widgets
+
+state.ensure_app()
+
+MAX_MB = int(os.environ.get("RAGDASH_MAX_UPLOAD_MB", "200"))
+DATASET_TYPES = ["json", "gz", "jsonl", "ndjson", "csv", "parquet", "pq"]
+CORPUS_TYPES = ["jsonl", "ndjson", "csv", "parquet", "pq", "zip", "gz"]
+
+st.title("Data")
+st.caption("A dataset holds questions, answers and their relevant parts; a corpus holds the "
+           "documents retrieved from. HotpotQA and SQuAD JSON carry their own corpus; JSONL, "
+           "CSV and Parquet datasets need one (JSONL/CSV/Parquet with doc_id, title, text, or a "
+           f".zip of .txt/.md files). Uploads up to {MAX_MB} MB each; nothing is unpickled.")
+
+
+def _safe_name(name: str) -> str:
+    """A file name without folders or odd characters, keeping its extensions."""
+    base = re.sub(r"[^A-Za-z0-9._-]", "_", Path(name).name).lstrip(".") or "upload"
+    return base[-120:]
+
+
+def _save(upload) -> Path:
+    """Write an upload into this session's private temporary folder."""
+    if upload.size > MAX_MB * 1024 * 1024:
+        raise ValueError(f"{upload.name} is {upload.size / 1e6:.1f} MB; the limit is {MAX_MB} MB")
+    folder = st.session_state.get("data_tmp")
+    if not folder or not Path(folder).is_dir():
+        folder = st.session_state["data_tmp"] = tempfile.mkdtemp(prefix="ragdash-upload-")
+    digest = hashlib.sha256(upload.getvalue()).hexdigest()[:10]
+    path = Path(folder) / digest / _safe_name(upload.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        path.write_bytes(upload.getvalue())
+    return path
+
+
+with st.container(border=True):
+    st.subheader("Upload and validate")
+    c1, c2 = st.columns(2)
+    ds_file = c1.file_uploader("Dataset", type=DATASET_TYPES, key="data_ds",
+                               max_upload_size=MAX_MB,
+                               help="HotpotQA or SQuAD JSON (.json/.json.gz), or JSONL/CSV/Parquet "
+                                    "with id, question, answer, relevant_parts")
+    ds_fmt = c1.selectbox("Dataset format", ["auto", *FORMATS], key="data_fmt")
+    corpus_file = c2.file_uploader("Corpus (optional for HotpotQA/SQuAD)", type=CORPUS_TYPES,
+                                   key="data_corpus", max_upload_size=MAX_MB,
+                                   help="JSONL/CSV/Parquet with doc_id, title, text; or a .zip "
+                                        "of .txt/.md files")
+    corpus_fmt = c2.selectbox("Corpus format", ["auto", *[f for f in CORPUS_FORMATS
+                                                           if f != "folder"]], key="data_cfmt")
+    limit = st.number_input("Load only the first N questions (0 = all)", 0, 1_000_000, 0,
+                            step=100, key="data_limit")
+
+loaded = None
+if ds_file is not None:
+    try:
+        ds_path = _save(ds_file)
+        corpus_path = _save(corpus_file) if corpus_file is not None else None
+        sig = (str(ds_path), str(corpus_path), ds_fmt, corpus_fmt, int(limit))
+        cache = st.session_state.get("data_loaded")
+        if cache is None or cache[0] != sig:
+            with st.spinner("Reading and validating…"):
+                dataset = load_dataset(ds_path, ds_fmt, corpus=corpus_path,
+                                       corpus_fmt=corpus_fmt, limit=int(limit) or None)
+            st.session_state["data_loaded"] = (sig, dataset)
+        loaded = st.session_state["data_loaded"][1]
+        st.session_state["data_upload"] = {
+            "dataset": str(ds_path), "format": ds_fmt, "name": ds_file.name,
+            "corpus": None if corpus_path is None else str(corpus_path),
+            "corpus_format": corpus_fmt, "corpus_name": getattr(corpus_file, "name", None),
+            "examples": len(loaded.examples)}
+    except DataError as exc:
+        i = exc.issue
+        st.error(f"**{Path(i.file).name}** cannot be loaded — record {i.record}, field "
+                 f"`{i.field}`: {i.message}")
+        st.session_state.pop("data_upload", None)
+    except ValueError as exc:
+        st.error(str(exc))
+        st.session_state.pop("data_upload", None)
+
+if loaded is not None:
+    m = st.columns(4)
+    m[0].metric("Questions loaded", f"{len(loaded.examples):,}")
+    m[1].metric("Documents", f"{len(loaded.documents):,}")
+    m[2].metric("Records skipped (errors)", f"{loaded.skipped:,}")
+    m[3].metric("Warnings (kept)", f"{loaded.warnings:,}")
+    st.subheader("Validation report")
+    if loaded.issues:
+        issues = pd.DataFrame([asdict(i) for i in loaded.issues])
+        issues["file"] = issues["file"].map(lambda f: Path(f).name)
+        st.dataframe(issues[["severity", "file", "record", "field", "message"]],
+                     hide_index=True, width="stretch",
+                     column_config={"message": st.column_config.TextColumn(width="large")})
+        st.download_button("Download the report (CSV)", issues.to_csv(index=False),
+                           "validation_report.csv", "text/csv", key="data_issues_dl",
+                           on_click="ignore")
+    else:
+        st.success("No problem found: every record is valid and every relevant part occurs "
+                   "in the corpus.")
+    if loaded.examples:
+        st.page_link("pages/build.py", label="Build a run from this dataset →",
+                     icon=":material/play_circle:")
+        examples = pd.DataFrame([{"qid": e.qid, "question": e.question, "answer": e.answer,
+                                  "parts": list(e.parts), **e.meta} for e in loaded.examples])
+        documents = pd.DataFrame([asdict(d) for d in loaded.documents])
+        source = f"uploaded dataset {ds_file.name}"
+    else:
+        examples = None
+else:
+    run = state.current_run()
+    examples = state.table(run, "examples") if run is not None else None
+    documents = state.table(run, "documents") if run is not None else None
+    source = f"the dataset of run {run.id}" if run is not None else ""
+    if examples is not None:
+        st.info(f"Nothing uploaded: the previews and statistics below are those of {source}.",
+                icon="ℹ️")
+
+if examples is not None and len(examples):
+    st.subheader("Statistics")
+    st.caption(f"Of {source}.")
+    stats = analysis.example_stats(examples)
+    meta = analysis.metadata_columns(examples)
+    figs = [charts.parts_per_question(stats), charts.part_lengths(examples["parts"])]
+    figs += [charts.metadata_counts(examples, c) for c in meta[:2]]
+    for i in range(0, len(figs), 2):
+        cols = st.columns(2)
+        for j, fig in enumerate(figs[i:i + 2]):
+            with cols[j]:
+                widgets.chart(fig, key=f"data_stat_{i + j}")
+    desc = stats.drop(columns="qid").describe().T[["mean", "min", "50%", "max"]]
+    st.dataframe(desc.rename(index={
+        "n_parts": "relevant parts per question", "part_chars_mean": "part length (chars)",
+        "part_chars_min": "shortest part (chars)", "part_chars_max": "longest part (chars)",
+        "question_chars": "question length (chars)", "answer_chars": "answer length (chars)"},
+        columns={"50%": "median"}).style.format("{:,.1f}"), width="stretch")
+    st.subheader("Preview")
+    t1, t2 = st.tabs(["Questions", "Documents"])
+    with t1:
+        view = examples.head(200).assign(parts=examples["parts"].head(200).map(
+            lambda ps: " ‖ ".join(map(str, ps))))
+        st.dataframe(view, hide_index=True, width="stretch",
+                     column_config={"parts": st.column_config.TextColumn("relevant parts",
+                                                                         width="large")})
+    with t2:
+        if documents is not None and len(documents):
+            dv = documents.head(200).assign(text=documents["text"].head(200).str.slice(0, 300))
+            st.dataframe(dv, hide_index=True, width="stretch")
+            st.caption(f"{len(documents):,} documents; text cut at 300 characters here.")
+        else:
+            st.info("No documents.")

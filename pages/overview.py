@@ -1,0 +1,144 @@
+"""Overview: the run at a glance — size, best retriever, estimated vs actual correct answers,
+the LLM calls that estimating from retrieval avoids, and the Score_IR curves."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from ragdash import analysis
+from ragdash.calibrate import calls_avoided
+from ragdash.ui import charts, state, widgets
+from ragdash.ui.colors import label
+
+state.ensure_app()
+
+run = state.require_run()
+cfg = state.config(run)
+man = state.manifest(run)
+examples = state.table(run, "examples")
+ir = state.table(run, "ir_scores")
+chunks = state.table(run, "chunks")
+documents = state.table(run, "documents")
+answers = state.table(run, "answers")
+judgments = state.table(run, "judgments")
+cal = state.calibration(run)
+order = state.retrievers(run)
+
+st.title(f"Run {run.id}")
+ds = cfg.get("dataset", {})
+bits = [f"created {man.get('created', '—')}"]
+if ds.get("path"):
+    bits.append(f"dataset `{ds['path'].split('/')[-1]}`")
+if cfg.get("chunker"):
+    bits.append(f"chunker **{cfg['chunker'].get('method')}**")
+if cfg.get("tokenizer"):
+    bits.append(f"tokenizer **{cfg['tokenizer']}**")
+if cfg.get("scoring"):
+    bits.append(f"Score_IR **{cfg['scoring'].get('method')}** ({cfg['scoring'].get('mode')})")
+st.caption(" · ".join(bits))
+
+# --- headline figures -------------------------------------------------------------------------
+c = st.columns(4)
+c[0].metric("Questions", f"{len(examples):,}" if examples is not None else "—",
+            help="Evaluation triples (question, answer, relevant parts) in this run.")
+corpus = (f"{len(documents):,} docs" if documents is not None else "—")
+c[1].metric("Corpus", corpus, help="Documents in the corpus; chunks below.",
+            delta=f"{len(chunks):,} chunks" if chunks is not None else None, delta_color="off",
+            delta_arrow="off")
+c[2].metric("Retrievers", len(order), delta=", ".join(label(r) for r in order) or None,
+            delta_color="off", delta_arrow="off")
+if ir is not None and len(ir):
+    n_best = analysis.default_budget(ir["budget"].unique())
+    best, mean = analysis.best_retriever(ir, n_best)
+    c[3].metric(f"Best retriever at N = {n_best}", label(best), delta=f"mean Score_IR {mean:.3f}",
+                delta_color="off", delta_arrow="off",
+                help="Highest mean share of the relevant parts found in the first N tokens.")
+else:
+    c[3].metric("Best retriever", "—", help="The run has no IR scores yet.")
+
+if cal:
+    share = analysis.correct_share_summary(cal)
+    n_q = len(examples) if examples is not None else 0
+    calls = calls_avoided(n_q, len(order))
+    c2 = st.columns(4)
+    c2[0].metric("Estimated correct answers", f"{share['estimated_pct']:.1f}%",
+                 help=f"Share of answers with Score_IR > k = {cal['k']:.3f} at N = "
+                      f"{cal['budget']} (all retrievers), predicted without any LLM call.")
+    c2[1].metric("Actual correct answers (judge = 5)", f"{share['actual_pct']:.1f}%",
+                 delta=f"{share['estimated_pct'] - share['actual_pct']:+.1f} pp estimate error",
+                 delta_color="off", delta_arrow="off")
+    c2[2].metric("LLM calls avoided by estimating", f"{calls['total_calls']:,}",
+                 help=f"{calls['generation_calls']:,} generations (each retriever + LLM only) "
+                      f"and {calls['judge_calls']:,} judge calls for {n_q:,} questions.")
+    cost = analysis.costs(answers, judgments)
+    spent = cost["usd"].dropna().sum() if not cost.empty else 0.0
+    gpt = None
+    if answers is not None and {"tokens_in", "tokens_out"} <= set(answers.columns):
+        from ragdash.llm.cost import estimate
+
+        t_in = float(answers["tokens_in"].astype(float).mean())
+        t_out = float(answers["tokens_out"].astype(float).mean())
+        gpt = estimate(calls["generation_calls"], t_in, t_out, "gpt-4o").usd
+        jt = judgments if judgments is not None else pd.DataFrame()
+        if {"tokens_in", "tokens_out", "call_id"} <= set(jt.columns):
+            calls_j = jt.dropna(subset=["call_id"]).drop_duplicates("call_id")
+            gpt += estimate(calls["judge_calls"], float(calls_j["tokens_in"].astype(float).mean()),
+                            float(calls_j["tokens_out"].astype(float).mean()), "gpt-4o").usd
+    gpt = gpt if gpt is not None and math.isfinite(gpt) else None
+    c2[3].metric("Cost avoided", f"${spent:,.2f}" if spent else "$0 (local models)",
+                 delta=f"≈ ${gpt:,.2f} at GPT-4o list prices" if gpt else None,
+                 delta_color="off", delta_arrow="off",
+                 help="What this run's generation and judging cost (from recorded tokens and the "
+                      "price table), i.e. what estimating from Score_IR saves next time.")
+elif ir is not None:
+    st.info("This run has no calibration yet (no LLM answers and judgments): the estimated vs "
+            "actual share of correct answers appears once the LLM stage has run. The "
+            "**Thresholds** page already estimates outcomes from retrieval with the paper's "
+            "h = 0.105 and k = 0.67.", icon="ℹ️")
+
+# --- the main figure --------------------------------------------------------------------------
+if ir is None:
+    widgets.missing("No retrieval scores yet", "this run's score stage has not run; build it on "
+                    "**Build a run** or with `ragdash run`.")
+else:
+    widgets.chart(charts.score_curves(state.bands(run), order), key="ov_curves")
+    left, right = st.columns([3, 2])
+    with left:
+        st.subheader("Mean Score_IR per budget (Table 3.1)")
+        t = analysis.summary_table(ir, order, cfg.get("scoring", {}).get("mode", "corrected"))
+        st.dataframe(t.rename(columns=label).style.format("{:.3f}").highlight_max(
+            axis=1, props="font-weight:700;background-color:#e7f5ff"), width="stretch")
+    with right:
+        st.subheader("Where to go next")
+        st.page_link("pages/retrieval.py", label="Score_IR curves, distributions, breakdowns",
+                     icon=":material/show_chart:")
+        st.page_link("pages/browser.py", label="Read one question's evidence per retriever",
+                     icon=":material/manage_search:")
+        st.page_link("pages/compare.py", label="Compare two retrievers question by question",
+                     icon=":material/compare_arrows:")
+        st.page_link("pages/thresholds.py", label="Predict answer quality from retrieval (h, k)",
+                     icon=":material/tune:")
+        st.page_link("pages/report.py", label="Download tables, figures and an HTML report",
+                     icon=":material/download:")
+
+# --- stages and issues -------------------------------------------------------------------------
+with st.expander("Pipeline stages and input issues"):
+    stages = man.get("stages", {})
+    if stages:
+        st.dataframe(pd.DataFrame([
+            {"stage": k, "status": v.get("status"), "seconds": v.get("seconds"),
+             "finished": v.get("finished"), "counts": ", ".join(
+                 f"{a}: {b}" for a, b in (v.get("counts") or {}).items()
+                 if not isinstance(b, dict))}
+            for k, v in stages.items()]), hide_index=True, width="stretch")
+    issues = state.table(run, "issues.csv")
+    if issues is not None and len(issues):
+        st.markdown(f"**{len(issues)} input issue(s)** (errors: record skipped; warnings: kept)")
+        st.dataframe(issues, hide_index=True, width="stretch")
+    else:
+        st.caption("No input issue was recorded.")
+with st.expander("Run manifest (run.json)"):
+    st.json(man, expanded=False)

@@ -1,0 +1,107 @@
+"""Report: download per-question tables (CSV, Parquet), each figure (standalone HTML) and one
+self-contained HTML report of the run (ragdash.report)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+import plotly.io as pio
+import streamlit as st
+
+from ragdash import analysis, report
+from ragdash.ui import state, widgets
+from ragdash.ui.colors import label
+
+state.ensure_app()
+
+run = state.require_run()
+st.title("Report")
+st.caption("Everything here is built from the run directory alone; the same report comes from "
+           "Python: `ragdash.report.write_report(run_dir, 'report.html')`.")
+ir = state.table(run, "ir_scores")
+examples = state.table(run, "examples")
+judgments = state.judgments(run)
+if ir is None or examples is None:
+    widgets.missing("Nothing to report yet", "the run needs its ingest and score stages.")
+    st.stop()
+order = state.order(run)
+budgets = state.budgets(run)
+safe_id = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in run.id)
+
+
+def parquet(df: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+# --- the HTML report --------------------------------------------------------------------------
+with st.container(border=True):
+    st.subheader("The HTML report")
+    st.markdown("One file with the headline numbers, Table 3.1, every figure (interactive), the "
+                "judge distributions, the thresholds and estimates, input issues and the "
+                "manifest. Opens offline in any browser (plotly.js inside, ≈ 5 MB).")
+    st.download_button("⬇ Download the HTML report", lambda: report.build_report(run.path),
+                       f"ragdash-report-{safe_id}.html", "text/html", key="rep_html",
+                       type="primary", on_click="ignore")
+
+# --- tables -------------------------------------------------------------------------------------
+st.subheader("Per-question tables")
+n = widgets.budget_picker("rep_n", budgets, analysis.default_budget(budgets),
+                          label_="Budget N of the per-question table")
+wide = analysis.per_question(examples, ir, n, judgments, order)
+long = analysis.long_scores(ir, judgments)
+tables = {
+    f"questions_at_N{n}": (wide, f"One row per question: metadata, Score_IR of each retriever "
+                                 f"at N = {n} (`ir:` columns)"
+                                 + (", judge scores (`judge:`)." if judgments is not None
+                                    else ".")),
+    "scores_all_budgets": (long, "One row per question × retriever × budget: Score_IR, part "
+                                 "scores, context tokens"
+                                 + (", judge score." if judgments is not None else ".")),
+    "table_3_1": (analysis.summary_table(ir, order).reset_index(),
+                  "Mean Score_IR per budget and retriever."),
+}
+if judgments is not None:
+    tables["table_3_3"] = (analysis.table_3_3(judgments, order).reset_index(),
+                           "Judge-score shares per system, judged count and errors.")
+    tables["llm_errors"] = (analysis.errors_table(state.table(run, "answers"), judgments),
+                            "Failed generation and judge calls.")
+for name, (df, what) in tables.items():
+    c = st.columns([4, 1, 1])
+    c[0].markdown(f"**{name}** — {what} ({len(df):,} rows)")
+    c[1].download_button("CSV", df.to_csv(index=False), f"{safe_id}-{name}.csv", "text/csv",
+                         key=f"rep_csv_{name}", on_click="ignore", width="stretch")
+    c[2].download_button("Parquet", lambda df=df: parquet(df), f"{safe_id}-{name}.parquet",
+                         "application/vnd.apache.parquet", key=f"rep_pq_{name}",
+                         on_click="ignore", width="stretch")
+with st.expander(f"Preview: questions at N = {n}"):
+    st.dataframe(wide.head(100), hide_index=True, width="stretch")
+cal = state.calibration(run)
+if cal:
+    st.download_button("calibration.json", json.dumps(cal, indent=2), f"{safe_id}-calibration"
+                       ".json", "application/json", key="rep_cal", on_click="ignore")
+
+# --- figures ------------------------------------------------------------------------------------
+st.subheader("Figures")
+st.caption("Each as a standalone interactive HTML file (works offline). A PNG of any chart "
+           "comes from the camera icon in its toolbar on the other pages.")
+
+
+@st.cache_data(show_spinner="Drawing the figures…", max_entries=4)
+def figure_json(path: str, stamps: tuple) -> dict[str, str]:
+    return {name: fig.to_json() for name, fig in report.figures(path).items()}
+
+
+stamps = tuple(state.stamp(run.file(f)) for f in ("ir_scores", "judgments", "calibration.json"))
+figs = figure_json(str(run.path), stamps)
+cols = st.columns(3)
+for i, (name, js) in enumerate(figs.items()):
+    cols[i % 3].download_button(
+        name.replace("_", " "), lambda name=name, js=js: report.figure_html(
+            pio.from_json(js), f"{run.id} · {name}"),
+        f"{safe_id}-{name}.html", "text/html", key=f"rep_fig_{name}", on_click="ignore",
+        icon=":material/insert_chart:", width="stretch")
+st.caption(f"Retrievers: {', '.join(label(r) for r in state.retrievers(run))}.")

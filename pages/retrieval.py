@@ -1,0 +1,98 @@
+"""Retrieval scores: Score_IR vs N with bootstrap bands, Table 3.1, distributions at one N,
+breakdown by question metadata, and chunk-level IR metrics."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ragdash import analysis
+from ragdash.ui import charts, state, widgets
+from ragdash.ui.colors import label
+
+state.ensure_app()
+
+run = state.require_run()
+st.title("Retrieval scores")
+st.caption("Score_IR(Q, N) = mean over the relevant parts of the longest common substring with "
+           "C_N (the first N tokens of the retrieved context) divided by the part's length: "
+           "1 means every part is inside C_N word for word.")
+ir = state.table(run, "ir_scores")
+if ir is None:
+    widgets.missing("No retrieval scores in this run", "its score stage has not run yet.")
+    st.stop()
+
+all_rets = state.retrievers(run)
+budgets = state.budgets(run)
+n_default = analysis.default_budget(budgets)
+c1, c2 = st.columns([3, 2])
+rets = widgets.retriever_picker("ret_sel", all_rets, container=c1)
+n = widgets.budget_picker("ret_n", budgets, n_default, container=c2,
+                          label_="Token budget N for distributions and breakdowns")
+if not rets:
+    st.warning("Pick at least one retriever.")
+    st.stop()
+sub = ir[ir["retriever"].isin(rets)]
+
+# --- curves and Table 3.1 ---------------------------------------------------------------------
+bands = state.bands(run)
+widgets.chart(charts.score_curves(bands[bands["retriever"].isin(rets)], rets), key="ret_curves")
+
+mode = state.config(run).get("scoring", {}).get("mode", "corrected")
+st.subheader("Mean Score_IR per budget — the paper's Table 3.1")
+t = analysis.summary_table(sub, rets, mode)
+st.dataframe(t.rename(columns=label).style.format("{:.3f}").highlight_max(
+    axis=1, props="font-weight:700;background-color:#e7f5ff"), width="stretch")
+st.caption(("Every question counts at every N (a context shorter than N keeps its whole-context "
+            "score)." if mode == "corrected" else "Reference mode: at each N only the questions "
+            "whose context reaches N are averaged, as the original code did.")
+           + " Bold: the best retriever at that budget.")
+
+# --- distributions at N ----------------------------------------------------------------------
+st.subheader(f"Distribution over questions at N = {n}")
+at = analysis.at_budget(sub, n)
+left, right = st.columns(2)
+with left:
+    widgets.chart(charts.score_distribution(at, rets, n), key="ret_box")
+with right:
+    widgets.chart(charts.score_histogram(at, rets, n), key="ret_hist")
+stats = at.groupby("retriever")["score"].agg(
+    mean="mean", median="median", full=lambda s: (s >= 0.999).mean(),
+    zero=lambda s: (s <= 0.001).mean(), n="count").reindex(rets)
+st.dataframe(
+    stats.rename(index=label).rename(columns={
+        "mean": "mean Score_IR", "median": "median", "full": "all parts found",
+        "zero": "nothing found", "n": "questions"}).style.format(
+        {"mean Score_IR": "{:.3f}", "median": "{:.3f}", "all parts found": "{:.1%}",
+         "nothing found": "{:.1%}", "questions": "{:,}"}), width="stretch")
+
+# --- breakdown by metadata ------------------------------------------------------------------
+examples = state.table(run, "examples")
+meta = analysis.metadata_columns(examples) if examples is not None else []
+st.subheader("By question type")
+if meta:
+    by = st.segmented_control("Group questions by", meta, default=meta[0], key="ret_by",
+                              bind="query-params", required=True)
+    df = analysis.breakdown(sub, examples, by, n)
+    widgets.chart(charts.breakdown_bars(df, rets, by, n), key="ret_breakdown")
+    wide = df.pivot(index="group", columns="retriever", values="mean")[rets]
+    counts = df.groupby("group")["n"].max()
+    st.dataframe(wide.rename(columns=label).assign(questions=counts).style.format(
+        "{:.3f}", subset=[label(r) for r in rets]), width="stretch")
+else:
+    st.info("The questions carry no metadata to group by (e.g. HotpotQA's type and level).")
+
+# --- classic IR metrics ---------------------------------------------------------------------
+st.subheader("Classic IR metrics (chunk level)")
+metrics = state.table(run, "ir_metrics.csv")
+if metrics is None:
+    widgets.missing("No ir_metrics.csv", "the score stage writes it; re-run `ragdash score`.")
+else:
+    m = metrics[metrics["retriever"].isin(rets)]
+    widgets.chart(charts.metrics_bars(m, rets), key="ret_metrics")
+    st.dataframe(m.assign(retriever=m["retriever"].map(label)).set_index("retriever").style
+                 .format("{:.3f}", subset=[c for c in m.columns
+                                           if c not in ("retriever", "questions_with_relevant")]),
+                 width="stretch")
+    st.caption("R@k: share of the relevant chunks in the top k; P@k: share of the top k that are "
+               "relevant; RR: reciprocal rank of the first relevant chunk; nDCG@k: rank-weighted "
+               "gain. Computed with ir_measures.")

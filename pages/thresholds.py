@@ -1,0 +1,129 @@
+"""Thresholds: predict answer outcomes from Score_IR alone. Sliders for h, k and N (fitted values
+marked, a button back to the fit); the sorted scores per retriever with coloured bands (Figure
+3.2), scores grouped by judge score (Figure 3.1), the fit objective, the confusion matrix and
+estimated vs actual shares. The panel is a fragment: moving a slider redraws only it."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ragdash import analysis
+from ragdash.ui import charts, state, widgets
+from ragdash.ui.colors import label
+
+state.ensure_app()
+
+PAPER_H, PAPER_K = 0.105, 0.67
+
+run = state.require_run()
+st.title("Thresholds: outcomes from retrieval alone")
+st.caption("Rule of the paper: Score_IR > k → the answer will be **correct** (judge 5); "
+           "Score_IR < h → it will **lack information** (judge 1); in between → **risk of "
+           "hallucination** (judge 2–4). k and h are fitted to agree best with the judge; once "
+           "fitted, new retrievers can be ranked without generating or judging anything.")
+ir = state.table(run, "ir_scores")
+if ir is None:
+    widgets.missing("No retrieval scores in this run", "its score stage has not run yet.")
+    st.stop()
+budgets = state.budgets(run)
+cal = state.calibration(run)
+n0 = int(cal["budget"]) if cal and int(cal["budget"]) in budgets else \
+    analysis.default_budget(budgets)
+first = state.thresholds(run, n0)
+H0 = round(first.fit_h if first.fit_h is not None else PAPER_H, 3)
+K0 = round(first.fit_k if first.fit_k is not None else PAPER_K, 3)
+
+
+def _to_fit(h: float | None, k: float | None) -> None:
+    st.session_state["thr_h"] = round(h if h is not None else PAPER_H, 3)
+    st.session_state["thr_k"] = round(k if k is not None else PAPER_K, 3)
+
+
+@st.fragment
+def panel() -> None:
+    c = st.columns([2, 2, 2, 1.2])
+    n = c[0].select_slider("Token budget N", budgets, value=n0, key="thr_n",
+                           bind="query-params", help="Score_IR at this N is thresholded.")
+    data = state.thresholds(run, n)
+    fit_note = ("fit" if data.fit_h is not None else "paper's value")
+    h = c[1].slider("h (lacks information below)", 0.0, 1.0, H0, step=0.001, format="%.3f",
+                    key="thr_h", bind="query-params",
+                    help=f"{fit_note} at N = {n}: "
+                         f"{data.fit_h if data.fit_h is not None else PAPER_H:.3f}")
+    k = c[2].slider("k (correct above)", 0.0, 1.0, K0, step=0.001, format="%.3f", key="thr_k",
+                    bind="query-params",
+                    help=f"{fit_note} at N = {n}: "
+                         f"{data.fit_k if data.fit_k is not None else PAPER_K:.3f}")
+    c[3].button("↺ Back to the fit", on_click=_to_fit, args=(data.fit_h, data.fit_k),
+                key="thr_reset", width="stretch",
+                help="Set h and k to the values fitted at this N (the paper's 0.105 / 0.67 "
+                     "when the run has no judgments)")
+    if data.fit_h is not None:
+        st.caption(f"Fitted at N = {n} on {len(data.pairs):,} judged answers: **h = "
+                   f"{data.fit_h:.3f}**, **k = {data.fit_k:.3f}** (exact sweep; "
+                   f"{data.n_excluded} judge errors excluded). Sliders now: h = {h:.3f}, "
+                   f"k = {k:.3f}." + (" **h ≥ k: the bands overlap; above k counts as correct "
+                                      "first.**" if h >= k else ""))
+    else:
+        st.caption(f"No judgments in this run: h and k start at the paper's values "
+                   f"(h = {PAPER_H}, k = {PAPER_K}); the estimates below need no LLM.")
+    res = analysis.panel(data, h, k)
+    if data.has_judgments:
+        m = st.columns(4)
+        m[0].metric("Agreement of k", f"{res['agreement_k']:.1%}",
+                    help="Share of answers where [Score_IR > k] equals [judge = 5]")
+        m[1].metric("Agreement of h", f"{res['agreement_h']:.1%}",
+                    help="Share of answers where [Score_IR < h] equals [judge = 1]")
+        m[2].metric("In the estimated class", f"{res['accuracy']:.1%}",
+                    help="Share of answers whose judge class is the one Score_IR predicts")
+        m[3].metric("Share error (MAE)", f"{res['mae']:.1f} pp",
+                    help="Mean absolute error of estimated vs actual class shares, in "
+                         "percentage points, averaged over retrievers")
+    widgets.chart(charts.threshold_curves(data, res["estimated"], h, k), key="thr_sorted")
+    if not data.has_judgments:
+        widgets.chart(charts.estimated_only(res["estimated"]), key="thr_est")
+        st.info("The run has no judgments, so the actual shares, the fit objective, the "
+                "confusion matrix and Figure 3.1 appear once the LLM stage has run.", icon="ℹ️")
+        return
+    widgets.chart(charts.estimated_vs_actual(res["compare"]), key="thr_cmp")
+    cmp = res["compare"]
+    show = cmp.assign(retriever=cmp["retriever"].map(label)).set_index("retriever")[
+        ["n", "est_5", "act_5", "err_5", "est_2_4", "act_2_4", "err_2_4", "est_1", "act_1",
+         "err_1", "mae"]]
+    show.columns = ["answers", "est. correct", "actual correct", "error", "est. risk",
+                    "actual 2–4", "error ", "est. lacks info", "actual 1", "error  ",
+                    "MAE (pp)"]
+    pct = [c for c in show.columns if c not in ("answers",) and not c.startswith("error")
+           and c != "MAE (pp)"]
+    st.dataframe(show.style.format({**{c: "{:.1f}%" for c in pct},
+                                    **{c: "{:+.1f}" for c in show.columns
+                                       if c.startswith("error")}, "MAE (pp)": "{:.1f}"}),
+                 width="stretch")
+    est_rank = list(cmp.sort_values("est_5", ascending=False)["retriever"].map(label))
+    act_rank = list(cmp.sort_values("act_5", ascending=False)["retriever"].map(label))
+    same = "the same" if est_rank == act_rank else "a different"
+    st.caption(f"Errors in percentage points, estimated − actual. Ranked by estimated correct "
+               f"answers: {' > '.join(est_rank)}; by actual: {' > '.join(act_rank)} "
+               f"({same} order — the paper's claim is that the ranking is preserved).")
+    left, right = st.columns(2)
+    with left:
+        opts = ["(all)", *data.retrievers]
+        who = widgets.url_select(
+            "Figure 3.1 for", opts, "thr_fig31",
+            format_func=lambda r: "all retrievers" if r == "(all)" else label(r))
+        widgets.chart(charts.ir_by_judge(data, h, k, None if who == "(all)" else who),
+                      key="thr_byjudge")
+    with right:
+        widgets.chart(charts.objective(data, h, k), key="thr_objective")
+    left, right = st.columns(2)
+    with left:
+        widgets.chart(charts.confusion(res["confusion"]), key="thr_conf")
+    with right:
+        st.markdown("#### Reading the confusion matrix")
+        st.markdown("Rows: the class Score_IR predicts with the current h and k. Columns: the "
+                    "judge's verdict (1 · not enough information, 2–4 · partly correct or "
+                    "wrong, 5 · fully correct). The diagonal holds the answers the rule gets "
+                    "right; below the diagonal the rule is pessimistic — typically the LLM "
+                    "knew the answer without the facts in its context.")
+
+panel()

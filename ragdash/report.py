@@ -1,0 +1,225 @@
+"""The self-contained HTML report of a run: headline numbers, Table 3.1, the Score_IR figures,
+chunk-level metrics, judge distributions, thresholds and estimates, issues and the manifest.
+
+One file, no network: plotly.js is inlined once, every figure after it reuses it; every text
+taken from the run (ids, questions, titles, config values) is HTML-escaped.
+
+    from ragdash.report import build_report, figures
+    html = build_report("runs/paper100")
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from ragdash import analysis
+from ragdash.runs import Run
+from ragdash.ui import charts
+from ragdash.ui.colors import label
+
+CSS = """
+body{font-family:Inter,Segoe UI,Helvetica,Arial,sans-serif;color:#1f2430;margin:0;
+  background:#f4f6fb;}
+main{max-width:1180px;margin:0 auto;padding:24px 28px 60px;background:#fff;}
+h1{margin:0 0 4px;font-size:1.9rem;} h2{margin-top:2.2rem;border-bottom:2px solid #e3e7ef;
+  padding-bottom:4px;font-size:1.35rem;} .sub{color:#5c677d;margin:0 0 18px;}
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin:12px 0;}
+.card{border:1px solid #e3e7ef;border-radius:10px;padding:10px 16px;min-width:150px;}
+.card .v{font-size:1.45rem;font-weight:700;} .card .l{color:#5c677d;font-size:.85rem;}
+table{border-collapse:collapse;font-size:.9rem;margin:8px 0;}
+th,td{border-bottom:1px solid #e3e7ef;padding:4px 10px;text-align:right;}
+th:first-child,td:first-child{text-align:left;} thead th{background:#f4f6fb;}
+pre{background:#f8f9fa;padding:12px;border-radius:8px;overflow:auto;font-size:.8rem;
+  max-height:420px;} .note{color:#5c677d;font-size:.88rem;}
+"""
+
+
+def _table(df: pd.DataFrame, fmt: str | Callable | None = "{:.3f}", index: bool = True) -> str:
+    """An escaped HTML table (pandas escapes cell text and headers)."""
+    formatters = None
+    if fmt is not None:
+        f = fmt.format if isinstance(fmt, str) else fmt
+        formatters = {c: (lambda v, f=f: "—" if pd.isna(v) else f(v))
+                      for c in df.columns if pd.api.types.is_float_dtype(df[c])}
+    return df.to_html(escape=True, border=0, index=index, formatters=formatters, na_rep="—")
+
+
+def _card(value: str, label_: str) -> str:
+    return (f'<div class="card"><div class="v">{html.escape(value)}</div>'
+            f'<div class="l">{html.escape(label_)}</div></div>')
+
+
+def _read(run: Run, name: str) -> pd.DataFrame | None:
+    return run.read(name) if run.has(name) else None
+
+
+def figures(run: Run | str | Path) -> dict[str, go.Figure]:
+    """Every figure of the report by file-friendly name, from the run directory alone."""
+    run = Run(run) if not isinstance(run, Run) else run
+    ir = _read(run, "ir_scores")
+    if ir is None:
+        return {}
+    order = analysis.order_systems(
+        ir["retriever"].unique(), run.manifest.get("config", {}).get("retrievers", {})
+        .get("use", []))
+    budget = analysis.default_budget(ir["budget"].unique())
+    at = analysis.at_budget(ir, budget)
+    out = {"score_ir_curves": charts.score_curves(analysis.bootstrap_curves(ir), order),
+           "score_ir_distribution": charts.score_distribution(at, order, budget)}
+    examples = _read(run, "examples")
+    meta = analysis.metadata_columns(examples) if examples is not None else []
+    if meta:
+        out[f"score_ir_by_{meta[0]}"] = charts.breakdown_bars(
+            analysis.breakdown(ir, examples, meta[0], budget), order, meta[0], budget)
+    metrics = _read(run, "ir_metrics.csv")
+    if metrics is not None:
+        out["ir_metrics"] = charts.metrics_bars(metrics, order)
+    gen = run.manifest.get("config", {}).get("generation", {}).get("budget")
+    judgments = analysis.primary(_read(run, "judgments"), gen)
+    if judgments is not None:
+        dist = analysis.judge_distribution(judgments, order)
+        out["judge_scores"] = charts.judge_stacked(dist, analysis.order_systems(
+            dist["system"], order))
+        gain = analysis.rag_gain(judgments, order)
+        if not gain.empty:
+            out["rag_vs_llm_only"] = charts.rag_gain_bars(gain)
+    cal_file = run.path / "calibration.json"
+    cal = json.loads(cal_file.read_text()) if cal_file.exists() else None
+    tb = int(cal["budget"]) if cal and int(cal["budget"]) in set(ir["budget"]) else budget
+    data = analysis.threshold_data(ir, judgments, tb, order, cal)
+    h = data.fit_h if data.fit_h is not None else 0.105
+    k = data.fit_k if data.fit_k is not None else 0.67
+    res = analysis.panel(data, h, k)
+    out["thresholds_sorted_scores"] = charts.threshold_curves(data, res["estimated"], h, k)
+    if data.has_judgments:
+        out["thresholds_estimated_vs_actual"] = charts.estimated_vs_actual(res["compare"])
+        out["thresholds_confusion"] = charts.confusion(res["confusion"])
+        out["thresholds_by_judge"] = charts.ir_by_judge(data, h, k)
+        out["thresholds_objective"] = charts.objective(data, h, k)
+    return out
+
+
+def figure_html(fig: go.Figure, title: str = "ragdash figure") -> str:
+    """One figure as a standalone HTML page (plotly.js inlined: works offline)."""
+    body = fig.to_html(full_html=False, include_plotlyjs="inline",
+                       config={"displaylogo": False})
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
+            f"</title></head><body>{body}</body></html>")
+
+
+def build_report(run: Run | str | Path) -> str:
+    """The whole report as one self-contained HTML string."""
+    run = Run(run) if not isinstance(run, Run) else run
+    man = run.manifest
+    cfg = man.get("config", {})
+    examples, ir = _read(run, "examples"), _read(run, "ir_scores")
+    documents, chunks = _read(run, "documents"), _read(run, "chunks")
+    judgments = analysis.primary(_read(run, "judgments"),
+                                 cfg.get("generation", {}).get("budget"))
+    figs = figures(run)
+    plotly_done = False
+    parts: list[str] = []
+
+    def fig(name: str) -> str:
+        nonlocal plotly_done
+        if name not in figs:
+            return ""
+        out = figs[name].to_html(full_html=False, include_plotlyjs=(
+            False if plotly_done else "inline"), config={"displaylogo": False})
+        plotly_done = True
+        return out
+
+    order = analysis.order_systems(ir["retriever"].unique() if ir is not None else [],
+                                   cfg.get("retrievers", {}).get("use", []))
+    ds = cfg.get("dataset", {})
+    parts.append(f"<h1>ragdash report · run {html.escape(str(run.id))}</h1>")
+    parts.append('<p class="sub">' + html.escape(
+        f"created {man.get('created', '—')} · dataset {Path(str(ds.get('path') or '—')).name} · "
+        f"chunker {cfg.get('chunker', {}).get('method', '—')} · tokenizer "
+        f"{cfg.get('tokenizer', '—')} · Score_IR {cfg.get('scoring', {}).get('method', '—')} "
+        f"({cfg.get('scoring', {}).get('mode', '—')}) · report written "
+        f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}") + "</p>")
+    cards = [_card(f"{len(examples):,}" if examples is not None else "—", "questions"),
+             _card(f"{len(documents):,}" if documents is not None else "—", "documents"),
+             _card(f"{len(chunks):,}" if chunks is not None else "—", "chunks"),
+             _card(", ".join(label(r) for r in order) or "—", "retrievers")]
+    if ir is not None and len(ir):
+        nb = analysis.default_budget(ir["budget"].unique())
+        best, mean = analysis.best_retriever(ir, nb)
+        cards.append(_card(f"{label(best)} · {mean:.3f}", f"best mean Score_IR at N = {nb}"))
+    cal_file = run.path / "calibration.json"
+    cal = json.loads(cal_file.read_text()) if cal_file.exists() else None
+    if cal:
+        s = analysis.correct_share_summary(cal)
+        cards.append(_card(f"{s['estimated_pct']:.1f}% vs {s['actual_pct']:.1f}%",
+                           "estimated vs actual correct answers"))
+        cards.append(_card(f"h = {cal['h']:.3f} · k = {cal['k']:.3f}",
+                           f"thresholds fitted at N = {cal['budget']}"))
+    parts.append(f'<div class="cards">{"".join(cards)}</div>')
+
+    if ir is not None:
+        parts.append("<h2>Retrieval: Score_IR over token budgets</h2>")
+        parts.append('<p class="note">Score_IR(Q, N): mean over the relevant parts of the longest '
+                     "common substring with the first N tokens of the retrieved context, divided "
+                     "by the part's length.</p>")
+        parts.append(fig("score_ir_curves"))
+        t = analysis.summary_table(ir, order, cfg.get("scoring", {}).get("mode", "corrected"))
+        parts.append("<h3>Mean Score_IR per budget (Table 3.1)</h3>")
+        parts.append(_table(t.rename(columns=label)))
+        parts.append(fig("score_ir_distribution"))
+        parts.extend(fig(n) for n in figs if n.startswith("score_ir_by_"))
+        metrics = _read(run, "ir_metrics.csv")
+        if metrics is not None:
+            parts.append("<h3>Chunk-level IR metrics</h3>")
+            parts.append(fig("ir_metrics"))
+            parts.append(_table(metrics.assign(retriever=metrics["retriever"].map(label)),
+                                index=False))
+    if judgments is not None:
+        parts.append("<h2>LLM answers and judge scores</h2>")
+        parts.append(fig("judge_scores"))
+        t33 = analysis.table_3_3(judgments, order)
+        parts.append("<h3>Judge-score shares per system (Table 3.3)</h3>")
+        parts.append(_table(t33.rename(index=label), fmt="{:.1%}"))
+        parts.append(fig("rag_vs_llm_only"))
+        errs = analysis.errors_table(_read(run, "answers"), judgments)
+        parts.append(f'<p class="note">{len(errs):,} failed generation or judge calls are '
+                     "counted apart and never averaged in.</p>")
+    if "thresholds_sorted_scores" in figs:
+        parts.append("<h2>Thresholds: outcomes estimated from retrieval alone</h2>")
+        parts.append(fig("thresholds_sorted_scores"))
+        for n in ("thresholds_estimated_vs_actual", "thresholds_confusion",
+                  "thresholds_by_judge", "thresholds_objective"):
+            parts.append(fig(n))
+        if cal and cal.get("per_retriever"):
+            t = pd.DataFrame(cal["per_retriever"])
+            cols = ["retriever", "n", "est_5", "act_5", "est_2_4", "act_2_4", "est_1", "act_1",
+                    "mae"]
+            parts.append("<h3>Estimated vs actual shares (%, calibration.json)</h3>")
+            parts.append(_table(t[[c for c in cols if c in t]].assign(
+                retriever=lambda d: d["retriever"].map(label)), fmt="{:.1f}", index=False))
+    issues = run.path / "issues.csv"
+    if issues.exists():
+        iss = pd.read_csv(issues)
+        parts.append("<h2>Input issues</h2>")
+        parts.append(f'<p class="note">{len(iss):,} issue(s); the first 50:</p>')
+        parts.append(_table(iss.head(50), fmt=None, index=False))
+    parts.append("<h2>Run manifest</h2>")
+    parts.append(f"<pre>{html.escape(json.dumps(man, indent=2, default=str))}</pre>")
+    body = "\n".join(p for p in parts if p)
+    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>ragdash · "
+            f"{html.escape(str(run.id))}</title><style>{CSS}</style></head><body><main>{body}"
+            "</main></body></html>")
+
+
+def write_report(run: Run | str | Path, path: str | Path) -> Path:
+    """Write the report of `run` to `path`."""
+    path = Path(path)
+    path.write_text(build_report(run), encoding="utf-8")
+    return path

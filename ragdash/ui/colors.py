@@ -1,0 +1,44 @@
+"""The one colour mapping of the dashboard and the report: one colour per retriever (and per
+judge score, class and relevant part) across every chart."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+RETRIEVER_COLORS: dict[str, str] = {
+    "llm_only": "#868e96",  # grey: no retrieval
+    "bm25": "#1c7ed6",  # blue
+    "sim": "#f76707",  # orange
+    "mmr": "#0ca678",  # teal
+    "reo": "#ae3ec9",  # purple
+    "mlq": "#d6336c",  # pink
+}
+EXTRA = ("#fab005", "#5c940d", "#364fc7", "#c2255c", "#087f5b", "#e8590c", "#495057")
+
+SCORE_COLORS: dict[int, str] = {
+    1: "#adb5bd",  # not enough information
+    2: "#ffa94d",  # partly correct with errors
+    3: "#ffe066",  # partly correct, incomplete
+    4: "#e03131",  # incorrect
+    5: "#2f9e44",  # correct
+}
+CLASS_COLORS: dict[str, str] = {"1": "#868e96", "2-4": "#f59f00", "5": "#2f9e44"}
+PART_COLORS = ("#ffd43b", "#74c0fc", "#8ce99a", "#ffa8a8", "#d0bfff", "#ffc078", "#63e6be",
+               "#faa2c1")
+
+
+def color_of(name: str) -> str:
+    """The colour of a retriever or system; unknown names get a stable extra colour."""
+    if name in RETRIEVER_COLORS:
+        return RETRIEVER_COLORS[name]
+    return EXTRA[sum(map(ord, str(name))) % len(EXTRA)]
+
+
+def color_map(names: Iterable[str]) -> dict[str, str]:
+    """{name: colour} for plotly's `color_discrete_map`."""
+    return {str(n): color_of(str(n)) for n in names}
+
+
+def label(name: str) -> str:
+    """Display name of a system: 'LLM only', 'BM25', 'SIM', ..."""
+    return "LLM only" if name == "llm_only" else str(name).upper()

@@ -1,0 +1,104 @@
+"""Evidence highlighting as HTML (plain Python): a retrieved context's chunks in rank order, each
+relevant part's longest match painted in the part's colour, and the end of C_N marked.
+
+Every piece of text from documents, questions or uploads goes through `html.escape`; the only
+markup is the tags written here (no attribute takes user text except escaped `title`s).
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+from collections.abc import Sequence
+
+import pandas as pd
+
+from ragdash.analysis import Match, chunk_offsets
+from ragdash.ui.colors import PART_COLORS
+
+CSS = """
+<style>
+.rd-ctx{font-size:0.92rem;line-height:1.55;}
+.rd-chunk{border:1px solid #e3e7ef;border-radius:8px;padding:8px 12px;margin:0 0 8px 0;
+  background:#fff;}
+.rd-chunk.rd-out{background:#f8f9fa;}
+.rd-head{font-size:0.78rem;color:#5c677d;margin-bottom:4px;display:flex;gap:10px;
+  flex-wrap:wrap;}
+.rd-head b{color:#1f2430;}
+.rd-ctx mark{padding:1px 0;border-radius:2px;color:#1f2430;}
+.rd-after{opacity:0.42;}
+.rd-cut{display:inline-block;background:#e03131;color:#fff;font-size:0.72rem;font-weight:600;
+  border-radius:4px;padding:0 6px;margin:0 3px;}
+.rd-parts{margin:0 0 10px 0;padding:0;list-style:none;font-size:0.88rem;}
+.rd-parts li{margin:3px 0;display:flex;gap:8px;align-items:baseline;}
+.rd-sw{display:inline-block;min-width:16px;height:12px;border-radius:3px;flex:none;}
+.rd-score{font-variant-numeric:tabular-nums;font-weight:600;min-width:48px;}
+</style>
+"""
+
+
+def highlight(text: str, start: int, matches: Sequence[Match], colors: Sequence[str],
+              cut: int | None = None, cut_label: str = "") -> str:
+    """HTML of `text` (= context[start:start+len(text)]) with every match painted in its part's
+    colour; if the cut falls inside, a marker there and the text after it dimmed."""
+    end = start + len(text)
+    bounds = {0, len(text)}
+    for m in matches:
+        if m.length and m.end > start and m.start < end:
+            bounds.update((max(m.start, start) - start, min(m.end, end) - start))
+    inside = cut is not None and start <= cut < end
+    if inside:
+        bounds.add(cut - start)
+    marker = (f'<span class="rd-cut" title="end of C_N">✂ {html.escape(cut_label)}</span>')
+    pieces = []
+    for a, b in itertools.pairwise(sorted(bounds)):
+        if inside and a == cut - start:
+            pieces.append(marker)
+        seg = html.escape(text[a:b])
+        covering = [m.part for m in matches
+                    if m.length and m.start <= start + a and start + b <= m.end]
+        after = cut is not None and start + a >= cut
+        cls = ' class="rd-after"' if after else ""
+        if covering:
+            cs = [colors[p % len(colors)] for p in covering]
+            bg = cs[0] if len(cs) == 1 else ("repeating-linear-gradient(135deg," + ",".join(
+                f"{c} {i * 6}px,{c} {(i + 1) * 6}px" for i, c in enumerate(cs)) + ")")
+            who = ", ".join(f"part {p + 1}" for p in covering)
+            pieces.append(f'<mark{cls} style="background:{bg}" title="{who}">{seg}</mark>')
+        else:
+            pieces.append(f"<span{cls}>{seg}</span>" if cls else seg)
+    return "".join(pieces)
+
+
+def parts_legend(parts: Sequence[str], scores: Sequence[float] | None = None,
+                 colors: Sequence[str] = PART_COLORS) -> str:
+    """A list of the relevant parts, each with its colour swatch and (optionally) its score."""
+    items = []
+    for i, p in enumerate(parts):
+        score = "" if scores is None else f'<span class="rd-score">{scores[i]:.0%}</span>'
+        items.append(f'<li><span class="rd-sw" style="background:{colors[i % len(colors)]}">'
+                     f'</span>{score}<span>{html.escape(p)}</span></li>')
+    return f'<ul class="rd-parts">{"".join(items)}</ul>'
+
+
+def context_html(chunks: pd.DataFrame, matches: Sequence[Match], cut: int, budget: int,
+                 colors: Sequence[str] = PART_COLORS) -> str:
+    """The chunks of one retrieved context (columns rank, chunk_id, title, text, score; rank
+    order) as cards, the evidence highlighted and the end of C_N (character `cut`) marked."""
+    texts = chunks["text"].astype(str).tolist()
+    starts = chunk_offsets(texts)
+    cards = []
+    for (row, text, start) in zip(chunks.itertuples(index=False), texts, starts, strict=True):
+        out = start >= cut
+        score = getattr(row, "score", None)
+        head = (f"<b>#{int(row.rank) + 1}</b><span>{html.escape(str(row.chunk_id))}</span>"
+                f"<span>{html.escape(str(getattr(row, 'title', '') or ''))}</span>"
+                + (f"<span>retrieval score {float(score):.3f}</span>"
+                   if score is not None and pd.notna(score) else "")
+                + ("<span>· after the cut</span>" if out else ""))
+        body = highlight(text, start, matches, colors, cut, f"N = {budget}")
+        if cut == start + len(text) and not out:
+            body += f'<span class="rd-cut" title="end of C_N">✂ N = {budget}</span>'
+        cards.append(f'<div class="rd-chunk{" rd-out" if out else ""}">'
+                     f'<div class="rd-head">{head}</div><div>{body}</div></div>')
+    return f'<div class="rd-ctx">{"".join(cards)}</div>'

@@ -1,0 +1,117 @@
+"""Small Streamlit building blocks shared by pages: headers, charts, pickers bound to the URL,
+missing-file notices."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from ragdash.runs import Run
+from ragdash.ui.colors import color_of, label
+
+PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2},
+               "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+
+GLOBAL_CSS = """
+<style>
+.block-container{padding-top:2.2rem;}
+.rd-chip{display:inline-block;width:11px;height:11px;border-radius:50%;margin-right:6px;
+  vertical-align:baseline;}
+.rd-note{color:#5c677d;font-size:0.88rem;}
+</style>
+"""
+
+
+def css() -> None:
+    st.html(GLOBAL_CSS)
+
+
+def chart(fig: go.Figure, key: str | None = None) -> None:
+    """A plotly figure at full width with the house toolbar."""
+    st.plotly_chart(fig, width="stretch", theme=None, config=PLOT_CONFIG, key=key)
+
+
+def header(title: str, run: Run | None = None, caption: str = "") -> None:
+    st.title(title)
+    if caption:
+        st.caption(caption)
+
+
+def chip(name: str) -> str:
+    """HTML of a retriever name with its colour dot (name escaped by `label`'s plain text)."""
+    import html
+
+    return (f'<span class="rd-chip" style="background:{color_of(name)}"></span>'
+            f"<b>{html.escape(label(name))}</b>")
+
+
+def missing(what: str, how: str) -> None:
+    """The informative notice for a run file a page needs but the run lacks."""
+    st.info(f"**{what}** — {how}", icon="ℹ️")
+
+
+def budget_picker(key: str, budgets: Sequence[int], default: int, label_: str = "Token budget N",
+                  help_: str | None = None, container=None) -> int:
+    """A select slider over the run's budgets, bound to the URL."""
+    box = container or st
+    return box.select_slider(label_, options=list(budgets), value=default, key=key,
+                             bind="query-params",
+                             help=help_ or "C_N: the first N tokens of the retrieved context.")
+
+
+def url_select(label_: str, options: Sequence, key: str, default=None, multi: bool = False,
+               format_func: Callable = str, container=None, **kw):
+    """A selectbox (or multiselect with `multi`) whose value is kept in the URL as `?key=`.
+
+    The URL holds the option itself (`str(option)`, repeated for a multiselect), not its
+    displayed label, so links stay short and readable (`?qb_q=q012&qb_ret=bm25&qb_ret=sim`).
+    The parameter is dropped while the value is the default.
+    """
+    box = container or st
+    options = list(options)
+    by_text = {str(o): o for o in options}
+    if key not in st.session_state and key in st.query_params:
+        if multi:
+            picked = [by_text[v] for v in st.query_params.get_all(key) if v in by_text]
+            if picked:
+                st.session_state[key] = picked
+        elif st.query_params[key] in by_text:
+            st.session_state[key] = by_text[st.query_params[key]]
+    if key in st.session_state:  # drop values that are no longer offered
+        cur = st.session_state[key]
+        if multi:
+            st.session_state[key] = [v for v in cur if v in options]
+        elif cur not in options:
+            del st.session_state[key]
+    # the widget's own default stays the same on every run (changing it would make a new
+    # widget); a value from the URL arrives through session state
+    if multi:
+        default = [d for d in (default or []) if d in options]
+        value = box.multiselect(label_, options, default=default, key=key,
+                                format_func=format_func, **kw)
+        is_default = list(value) == list(default)
+        url = [str(v) for v in value]
+    else:
+        index = options.index(default) if default in options else 0
+        value = box.selectbox(label_, options, index=index, key=key, format_func=format_func,
+                              **kw)
+        is_default = bool(options) and value == options[index]
+        url = str(value)
+    if is_default:
+        st.query_params.pop(key, None)
+    else:
+        st.query_params[key] = url
+    return value
+
+
+def retriever_picker(key: str, options: Sequence[str], default: Sequence[str] | None = None,
+                     label_: str = "Retrievers", container=None, **kw) -> list[str]:
+    """A multiselect of retrievers (shown upper-case), kept in the URL."""
+    return url_select(label_, options, key, list(options if default is None else default),
+                      multi=True, format_func=label, container=container, **kw)
+
+
+def fmt_pct(x: float | None, digits: int = 1) -> str:
+    return "—" if x is None else f"{x:.{digits}%}"

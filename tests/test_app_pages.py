@@ -1,0 +1,262 @@
+"""Every dashboard page through streamlit's AppTest on a synthetic run: renders without exception,
+and the widgets change what is shown. The app is pointed at the fixture runs with
+RAGDASH_DEMO_RUN / RAGDASH_RUNS_ROOT."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from fixtures.make_run import make_run
+from streamlit.testing.v1 import AppTest
+
+APP = Path(__file__).resolve().parent.parent / "app.py"
+PAGES = ("overview", "retrieval", "browser", "compare", "llm", "thresholds", "report", "data",
+         "build")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("app")
+    demo = make_run(root / "demo", n_questions=30, seed=1)
+    make_run(root / "runs" / "no-llm", n_questions=12, seed=2, llm=False)
+    old = {k: os.environ.get(k) for k in ("RAGDASH_DEMO_RUN", "RAGDASH_RUNS_ROOT")}
+    os.environ["RAGDASH_DEMO_RUN"] = str(demo)
+    os.environ["RAGDASH_RUNS_ROOT"] = str(root / "runs")
+    yield root
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+def open_page(page: str | None = None, **params) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    if page:
+        at.switch_page(f"pages/{page}.py")
+        for k, v in params.items():
+            at.query_params[k] = v
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def texts(at: AppTest) -> str:
+    parts = [e.value for kind in ("markdown", "caption", "info", "warning", "success", "title",
+                                  "subheader", "html") for e in getattr(at, kind)]
+    return "\n".join(str(p) for p in parts)
+
+
+def metric(at: AppTest, label_start: str) -> str:
+    return next(m.value for m in at.metric if m.label.startswith(label_start))
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders(runs, page):
+    at = open_page(page)
+    assert at.title, f"{page} has no title"
+
+
+def test_overview_headline_figures(runs):
+    at = open_page()
+    assert at.title[0].value == "Run demo"
+    assert metric(at, "Questions") == "30"
+    assert metric(at, "Retrievers") == "5"
+    assert metric(at, "Best retriever") in {"BM25", "SIM", "MMR", "REO", "MLQ"}
+    assert metric(at, "Estimated correct").endswith("%")
+    assert metric(at, "Actual correct").endswith("%")
+    assert metric(at, "LLM calls avoided") == f"{30 * 6 + 30:,}"
+    assert at.selectbox(key="run").value.endswith("demo")
+
+
+def test_run_without_llm_files_is_explained(runs):
+    at = open_page()
+    box = at.selectbox(key="run")
+    box.select_index(box.options.index("no-llm")).run()
+    assert not at.exception
+    assert "no calibration yet" in texts(at)
+    assert at.query_params.get("run", "").endswith("no-llm")
+    for page, needle in (("llm", "no LLM stage yet"), ("thresholds", "no judgments"),
+                         ("browser", "Relevant parts")):
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, (page, at.exception)
+        assert needle in texts(at), page
+
+
+def test_run_with_only_its_first_stages(runs, monkeypatch, tmp_path):
+    partial = make_run(tmp_path / "partial", n_questions=6, seed=4, llm=False)
+    for name in ("ir_scores.parquet", "ir_summary.csv", "ir_metrics.csv", "retrieved.parquet",
+                 "queries.parquet"):
+        (partial / name).unlink()
+    monkeypatch.setenv("RAGDASH_DEMO_RUN", str(partial))
+    at = open_page()
+    assert "No retrieval scores yet" in texts(at)
+    for page in PAGES[1:]:
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+
+
+def test_no_run_at_all(runs, monkeypatch, tmp_path):
+    monkeypatch.setenv("RAGDASH_DEMO_RUN", str(tmp_path / "none"))
+    monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(tmp_path / "empty"))
+    at = open_page()
+    assert "no run to show yet" in texts(at)
+    at.switch_page("pages/thresholds.py").run()
+    assert not at.exception
+
+
+def test_thresholds_k_moves_the_estimates_and_back_to_fit(runs):
+    at = open_page("thresholds")
+    k = at.slider(key="thr_k")
+    fitted = k.value
+    before = at.dataframe[0].value.copy()
+    agreement = metric(at, "Agreement of k")
+    k.set_value(0.95).run()
+    assert not at.exception
+    after = at.dataframe[0].value
+    assert after["est. correct"].sum() < before["est. correct"].sum()
+    assert metric(at, "Agreement of k") != agreement
+    assert "k = 0.950" in texts(at)
+    at.slider(key="thr_h").set_value(0.4).run()
+    assert at.dataframe[0].value["est. lacks info"].sum() > 0
+    at.button(key="thr_reset").click().run()
+    assert at.slider(key="thr_k").value == pytest.approx(fitted)
+    assert at.dataframe[0].value["est. correct"].tolist() == before["est. correct"].tolist()
+
+
+def test_thresholds_budget_refits(runs):
+    at = open_page("thresholds")
+    at.select_slider(key="thr_n").set_value(300).run()
+    assert not at.exception
+    assert "Fitted at N = 300" in texts(at)
+
+
+def test_browser_question_shows_its_chunks_and_cut_moves(runs):
+    at = open_page("browser", qb_ret=["bm25", "mlq"])
+    at.selectbox(key="qb_q").set_value("q007").run()
+    assert not at.exception
+    page = texts(at)
+    assert "d007a#" in page or "d007b#" in page  # its gold chunks are retrieved
+    assert "MLQ sub-questions" in page and "What is Entity 7-a?" in page
+    assert at.query_params["qb_q"] == "q007"
+    scores = [m.value for m in at.metric if m.label.startswith("Score_IR at N")]
+    at.slider(key="qb_cut").set_value(20).run()
+    low = [m.value for m in at.metric if m.label.startswith("Score_IR at N = 20")]
+    assert len(low) == 2 and sum(map(float, low)) <= sum(map(float, scores))
+    assert "✂ N = 20" in texts(at)
+
+
+def test_browser_filters_and_search(runs):
+    at = open_page("browser")
+    n_all = len(at.dataframe[0].value)
+    at.text_input(key="qb_search").input("Entity 12-a").run()
+    assert len(at.dataframe[0].value) == 1
+    assert at.selectbox(key="qb_q").value == "q012"
+    at.text_input(key="qb_search").input("").run()
+    at.multiselect(key="qb_f_type").set_value(["comparison"]).run()
+    assert 0 < len(at.dataframe[0].value) < n_all
+
+
+def test_browser_shows_document_html_as_text(runs):
+    at = open_page("browser", qb_q="q000", qb_ret=["bm25", "sim"])
+    bodies = [h.value for h in at.html]
+    joined = "\n".join(bodies)
+    assert "&lt;script&gt;alert(&quot;xss&quot;)&lt;/script&gt;" in joined
+    assert "&lt;img src=x onerror=alert(1)&gt;" in joined
+    assert "<script" not in joined and "<img" not in joined
+    at.selectbox(key="qb_q").set_value("q001").run()
+    assert "&lt;b&gt;bold?&lt;/b&gt;" in "\n".join(h.value for h in at.html)
+
+
+def test_compare_pair(runs):
+    at = open_page("compare", cmp_ret=["bm25", "sim", "reo"])
+    assert not at.exception
+    higher = int(metric(at, "BM25 higher"))
+    ties = int(metric(at, "Ties"))
+    lower = int(metric(at, "SIM higher"))
+    assert higher + ties + lower == 30
+    assert "Every pair" in texts(at)
+    links = at.dataframe[1].value["open"]
+    assert links.str.startswith("browser?").all() and links.str.contains("qb_q=q").all()
+    at.selectbox(key="cmp_b").set_value("reo").run()
+    assert "BM25 vs REO" in texts(at)
+
+
+def test_retrieval_budget_and_grouping(runs):
+    at = open_page("retrieval")
+    assert "Distribution over questions at N = 1000" in texts(at)
+    at.select_slider(key="ret_n").set_value(200).run()
+    assert "Distribution over questions at N = 200" in texts(at)
+    at.multiselect(key="ret_sel").set_value(["bm25", "reo"]).run()
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["BM25", "REO"]
+
+
+def test_llm_results_tables(runs):
+    at = open_page("llm")
+    t33 = at.dataframe[0].value
+    assert list(t33.index)[0] == "LLM only"
+    assert (t33[["1", "2", "3", "4", "5"]].sum(axis=1).round(6) == 1).all()
+    assert "Errors (kept apart)" in texts(at)
+    at.selectbox(key="llm_sys").set_value("reo").run()
+    assert "With **REO**" in texts(at)
+
+
+def test_report_downloads(runs):
+    at = open_page("report")
+    keys = {b.key for b in at.get("download_button")}
+    assert {"rep_html", "rep_csv_table_3_1", "rep_pq_scores_all_budgets"} <= keys
+    assert any(k.startswith("rep_fig_") for k in keys)
+
+
+def test_data_upload_validation_report(runs, tmp_path):
+    import json
+
+    lines = [{"id": "a1", "question": "Who built the tower?", "answer": "Ann",
+              "relevant_parts": ["Ann built the tower in 1900."]},
+             {"id": "a2", "question": "", "answer": "x", "relevant_parts": ["nothing"]},
+             {"id": "a3", "question": "Where is the lake?", "answer": "North",
+              "relevant_parts": ["A part found in no document."]}]
+    dataset = "\n".join(json.dumps(x) for x in lines).encode()
+    corpus = "\n".join(json.dumps(x) for x in [
+        {"doc_id": "d1", "title": "Tower", "text": "Ann built the tower in 1900. It is tall."},
+        {"doc_id": "d2", "title": "Lake", "text": "The lake is <script>up north</script>."},
+    ]).encode()
+    at = open_page("data")
+    at.file_uploader(key="data_ds").upload("my set.jsonl", dataset, "application/json")
+    at.file_uploader(key="data_corpus").upload("docs.jsonl", corpus, "application/json")
+    at.run()
+    assert not at.exception, at.exception
+    assert metric(at, "Questions loaded") == "2"
+    assert metric(at, "Records skipped") == "1"
+    report = at.dataframe[0].value
+    assert {"severity", "file", "record", "field", "message"} <= set(report.columns)
+    assert "question" in set(report["field"]) and "relevant_parts" in set(report["field"])
+    assert at.session_state["data_upload"]["examples"] == 2
+    saved = Path(at.session_state["data_upload"]["dataset"])
+    assert saved.name == "my_set.jsonl" and saved.exists()
+
+
+def test_data_upload_fatal_error_is_named(runs):
+    at = open_page("data")
+    at.file_uploader(key="data_ds").upload("bad.csv", b"foo,bar\n1,2\n", "text/csv")
+    at.run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "bad.csv" in errors
+
+
+def test_build_page_validates_inputs(runs):
+    at = open_page("build")
+    at.text_input(key="build_name").input("bad name!").run()
+    assert any("run name" in w.value for w in at.warning)
+    assert at.button(key="build_start").disabled
+    at.text_input(key="build_name").input("ok-run").run()
+    at.multiselect(key="build_rets").set_value([]).run()
+    assert any("at least one retriever" in w.value for w in at.warning)
+    earlier = at.dataframe[-1].value
+    assert "no-llm" in set(earlier["run"])

@@ -1,0 +1,247 @@
+"""The dashboard in a real browser: Debian Chromium driven by PyPI playwright (never
+`playwright install`). Starts `streamlit run app.py` on a free local port, pointed at a synthetic
+run; visits every page, drags the k slider, opens a question, uploads a tiny dataset and builds a
+run from it (BM25, no chunking). Screenshots go to test-artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fixtures.make_run import make_run
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "test-artifacts" / "screenshots"
+CHROMIUM = shutil.which("chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
+PAGES = ("overview", "retrieval", "browser", "compare", "llm", "thresholds", "report", "data",
+         "build")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    if CHROMIUM is None:
+        pytest.skip("chromium is not on PATH (apt-get install chromium)")
+    pytest.importorskip("playwright.sync_api")
+    root = tmp_path_factory.mktemp("browser")
+    demo = make_run(root / "demo", n_questions=40, seed=0)
+    port = _free_port()
+    env = {**os.environ, "RAGDASH_DEMO_RUN": str(demo), "RAGDASH_RUNS_ROOT": str(root / "runs")}
+    streamlit = Path(sys.executable).with_name("streamlit")
+    log = open(root / "streamlit.log", "w")  # noqa: SIM115 (closed below)
+    proc = subprocess.Popen(
+        [str(streamlit), "run", str(ROOT / "app.py"), "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not start: " + (root / "streamlit.log").read_text()[-2000:])
+    yield {"url": f"http://127.0.0.1:{port}", "root": root}
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1400, "height": 1800})
+        pg.set_default_timeout(60_000)
+        yield pg
+        browser.close()
+
+
+def settle(pg, quiet: float = 1.2, timeout: float = 90) -> None:
+    """Wait until the app has stopped running for `quiet` seconds."""
+    pg.wait_for_selector('[data-testid="stApp"]')
+    deadline, calm = time.time() + timeout, None
+    while time.time() < deadline:
+        busy = pg.locator('[data-testid="stStatusWidget"]').count() > 0 or \
+            pg.locator('[data-testid="stSkeleton"]').count() > 0
+        if busy:
+            calm = None
+        elif calm is None:
+            calm = time.time()
+        elif time.time() - calm >= quiet:
+            return
+        time.sleep(0.2)
+    raise AssertionError("the app did not settle")
+
+
+def no_exception(pg, where: str) -> None:
+    errs = pg.locator('[data-testid="stException"]')
+    assert errs.count() == 0, f"{where}: {errs.first.inner_text()[:800]}"
+
+
+def shot(pg, name: str) -> None:
+    pg.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def goto(pg, server, path: str) -> None:
+    pg.goto(f"{server['url']}/{path}")
+    settle(pg)
+    no_exception(pg, path)
+
+
+def test_every_page(server, page):
+    goto(page, server, "")
+    assert page.get_by_role("heading", name="Run demo").count() == 1
+    for i, name in enumerate(PAGES):
+        goto(page, server, name)
+        shot(page, f"{i + 1:02d}-{name}")
+    # the sidebar navigation works too
+    page.get_by_test_id("stSidebarNav").get_by_text("Retrieval scores").click()
+    settle(page)
+    assert "/retrieval" in page.url
+
+
+def _slider_thumb(pg, label: str):
+    box = pg.locator('[data-testid="stSlider"]').filter(has_text=label)
+    return box.locator('input[type="range"]').first.locator("xpath=../..")
+
+
+def test_drag_k_slider_redraws(server, page):
+    goto(page, server, "thresholds")
+    caption = page.get_by_text(re.compile(r"Sliders now: h = [0-9.]+, k = [0-9.]+"))
+    before = caption.inner_text()
+    thumb = _slider_thumb(page, "k (correct above)")
+    b = thumb.bounding_box()
+    page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(b["x"] + b["width"] / 2 + 45, b["y"] + b["height"] / 2, steps=8)
+    t0 = time.perf_counter()
+    page.mouse.up()
+    page.wait_for_function(
+        "(before) => [...document.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
+        ".some(e => e.innerText.includes('Sliders now') && !e.innerText.includes(before))",
+        arg=before.split("Sliders now:")[1].strip(), timeout=20_000)
+    redraw = time.perf_counter() - t0
+    settle(page, quiet=0.8)
+    after = caption.inner_text()
+    assert after != before
+    k = float(re.search(r"Sliders now: h = [0-9.]+, k = (\d+\.\d+)", after).group(1))
+    assert 0.6 < k < 1
+    assert "thr_k=" in page.url  # the view is in the URL
+    shot(page, "10-thresholds-k-dragged")
+    (SHOTS / "timings.json").write_text(json.dumps({"k_drag_redraw_s": round(redraw, 3),
+                                                    "k": k}))
+    page.get_by_role("button", name="Back to the fit").click()
+    settle(page, quiet=0.8)
+    assert "thr_k=" not in page.url
+
+
+def test_open_question_in_browser(server, page):
+    goto(page, server, "browser?qb_ret=bm25&qb_ret=mlq&qb_cut=300")
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Question").last
+    box.click()
+    page.keyboard.type("q005")
+    page.keyboard.press("Enter")
+    settle(page)
+    no_exception(page, "browser q005")
+    assert "qb_q=q005" in page.url
+    assert page.get_by_text("MLQ sub-questions").count() == 1
+    assert page.locator("mark").count() > 0  # highlighted evidence
+    shot(page, "11-browser-question")
+    cut = page.locator(".rd-cut").first
+    if cut.count():  # the end of C_N, inside a chunk list
+        cut.scroll_into_view_if_needed()
+        cut.locator("xpath=ancestor::div[contains(@class,'rd-ctx')]").first.screenshot(
+            path=str(SHOTS / "11b-browser-cut-marker.png"))
+    # the hostile document is shown as text, never executed or rendered
+    goto(page, server, "browser?qb_q=q000&qb_ret=bm25&qb_ret=sim")
+    assert page.get_by_text('<script>alert("xss")</script>', exact=False).count() > 0
+    assert page.locator("img[src='x']").count() == 0
+    shot(page, "12-browser-hostile-document")
+
+
+def test_compare_links_to_browser(server, page):
+    goto(page, server, "compare")
+    link = page.get_by_text("Open the largest difference")
+    link.click()
+    settle(page)
+    no_exception(page, "browser from compare")
+    assert "/browser" in page.url and "qb_q=" in page.url
+    shot(page, "13-browser-from-compare")
+
+
+def test_upload_and_build_a_run(server, page, tmp_path):
+    rows = [
+        {"id": f"t{i}", "question": f"What did person {i} build?", "answer": f"tower {i}",
+         "relevant_parts": [f"Person {i} built tower {i} in {1900 + i}."]}
+        for i in range(6)]
+    rows.append({"id": "bad", "question": "", "answer": "x", "relevant_parts": ["y"]})
+    dataset = tmp_path / "tiny.jsonl"
+    dataset.write_text("\n".join(json.dumps(r) for r in rows))
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("\n".join(json.dumps({
+        "doc_id": f"d{i}", "title": f"Doc {i}",
+        "text": f"Some intro about place {i}. Person {i} built tower {i} in {1900 + i}. "
+                f"It still stands."}) for i in range(6)))
+    goto(page, server, "data")
+    inputs = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    inputs.nth(0).set_input_files(str(dataset))
+    settle(page)
+    inputs.nth(1).set_input_files(str(corpus))
+    settle(page)
+    no_exception(page, "data upload")
+    assert page.get_by_text("Questions loaded").count() == 1
+    assert page.get_by_text("Validation report").count() == 1
+    shot(page, "14-data-uploaded")
+
+    page.get_by_text("Build a run from this dataset").click()
+    settle(page)
+    assert "/build" in page.url
+    chunker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Chunker")
+    chunker.click()
+    page.get_by_role("option", name=re.compile(r"^none")).click()
+    settle(page)
+    name = page.get_by_label("Run name (folder under the runs root)")
+    name.fill("browser-built")
+    name.press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Start the run").click()
+    page.get_by_text(re.compile(r"Run browser-built (finished|failed)")).wait_for(
+        timeout=240_000)
+    settle(page)
+    shot(page, "15-build-finished")
+    assert page.get_by_text("Run browser-built finished").count() == 1, \
+        page.locator('[data-testid="stAlert"]').all_inner_texts()
+    run_dir = server["root"] / "runs" / "browser-built"
+    assert (run_dir / "ir_scores.parquet").exists()
+    page.get_by_role("button", name="Open run browser-built").click()
+    settle(page)
+    no_exception(page, "overview of the built run")
+    assert page.get_by_role("heading", name="Run browser-built").count() == 1
+    shot(page, "16-built-run-overview")
