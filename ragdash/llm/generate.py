@@ -1,0 +1,110 @@
+"""Answer generation: one call per (question, system, budget), in parallel, cached, resumable.
+
+A failed call is recorded in the `error` column (answer null) and never raised, except for
+failures that would hit every call (no server, bad key, missing model): those stop the run with
+an `LLMError` after the finished calls are cached.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from ragdash.llm.backends import LLMError, LLMResult, open_backend
+from ragdash.llm.cache import LLMCache, open_cache
+from ragdash.llm.prompts import generation_messages
+from ragdash.llm.runner import CallOutcome, Progress, run_calls
+from ragdash.llm.settings import LLMSettings
+
+ANSWER_COLUMNS = ["qid", "system", "budget", "model", "answer", "latency_s", "tokens_in",
+                  "tokens_out", "error"]
+LLM_ONLY = "llm_only"
+
+
+class GenerationRequest(NamedTuple):
+    qid: str
+    system: str  # "llm_only" or a retriever name
+    budget: int | None
+    question: str
+    context: str | None  # None: LLM-only prompt
+
+
+def as_request(item: GenerationRequest | Sequence[Any] | Mapping[str, Any]) -> GenerationRequest:
+    if isinstance(item, GenerationRequest):
+        return item
+    if isinstance(item, Mapping):
+        return GenerationRequest(**{f: item.get(f) for f in GenerationRequest._fields})
+    return GenerationRequest(*item)
+
+
+def _not_empty(result: LLMResult) -> None:
+    if not result.text.strip():
+        raise LLMError("empty answer", kind="invalid_reply", retryable=True)
+
+
+def _generation_call(messages: list[dict[str, str]]) -> Callable[[Any], CallOutcome]:
+    def call(backend: Any) -> CallOutcome:
+        try:
+            return CallOutcome(backend.chat(messages, validate=_not_empty), None)
+        except LLMError as exc:
+            return CallOutcome(None, str(exc), exc.kind)
+
+    return call
+
+
+def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str, Any]],
+             settings: LLMSettings, *, cache: LLMCache | str | Path | None = None,
+             progress: Progress | None = None, reference_prompts: bool = False,
+             backend: Any = None) -> pd.DataFrame:
+    """Answers for (qid, system, budget, question, context-or-None) requests.
+
+    Columns: qid, system, budget, model, answer, latency_s, tokens_in, tokens_out, error; one row
+    per request, in request order. Identical prompts are sent once. `progress(done, total)` is
+    called as calls finish (total = distinct prompts). `backend`
+    replaces the one built from `settings` (already wrapped with retries and cache).
+    """
+    reqs = [as_request(r) for r in requests]
+    messages = [generation_messages(r.question, r.context, reference=reference_prompts)
+                for r in reqs]
+    # identical prompts (e.g. two retrievers giving the same context) are sent once
+    keys = [json.dumps(m, sort_keys=True) for m in messages]
+    first: dict[str, int] = {}
+    for i, k in enumerate(keys):
+        first.setdefault(k, i)
+    slot = {k: j for j, k in enumerate(first)}
+    calls = [_generation_call(messages[i]) for i in first.values()]
+    own_cache = cache is not None and not isinstance(cache, LLMCache)
+    store = open_cache(cache)
+    try:
+        with (contextlib.nullcontext(backend) if backend is not None
+              else open_backend(settings, cache=store)) as be:
+            done = run_calls(be, calls, settings.concurrency or 1, progress)
+            outcomes = [done[slot[k]] for k in keys]
+            model = be.model
+    finally:
+        if own_cache and store is not None:
+            store.close()
+    rows = []
+    for req, o in zip(reqs, outcomes, strict=True):
+        r = o.result
+        rows.append({"qid": str(req.qid), "system": req.system, "budget": req.budget,
+                     "model": r.model if r else model, "answer": r.text.strip() if r else None,
+                     "latency_s": r.latency_s if r else None,
+                     "tokens_in": r.tokens_in if r else None,
+                     "tokens_out": r.tokens_out if r else None, "error": o.error})
+    return answers_frame(rows)
+
+
+def answers_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=ANSWER_COLUMNS)
+    for col in ("budget", "tokens_in", "tokens_out"):
+        df[col] = df[col].astype("Int64")
+    df["latency_s"] = df["latency_s"].astype("float64")
+    for col in ("qid", "system", "model", "answer", "error"):
+        df[col] = df[col].astype("object").where(df[col].notna(), None)
+    return df

@@ -1,0 +1,292 @@
+"""LLM-as-judge on the paper's categorical 1–5 scale.
+
+By default all candidate answers of a question are judged in one call, in an order shuffled
+with a per-question seeded RNG (recorded in `position`); `shuffle=False` keeps the given order,
+`mode="single"` makes one call per answer. Replies are read as JSON (`{"scores": [...]}`, with
+the schema sent as structured output where the backend takes it) or, failing that, as the
+integers found in the text. A reply with the wrong count or a value outside 1–5 gets a
+correction message; if that keeps failing the candidates are recorded with an error and no score.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from ragdash.llm.backends import LLMError, open_backend
+from ragdash.llm.cache import LLMCache, open_cache
+from ragdash.llm.prompts import correction_message, judge_messages, judge_schema
+from ragdash.llm.runner import Progress, run_calls
+from ragdash.llm.settings import LLMSettings
+
+JUDGMENT_COLUMNS = ["qid", "system", "budget", "judge_model", "score", "raw", "error", "position",
+                    "call_id", "tokens_in", "tokens_out", "latency_s"]
+PAPER_ORDER = ("llm_only", "bm25", "sim", "mmr", "reo", "mlq")
+"""The reference's fixed candidate order (REO before MLQ)."""
+NO_ANSWER = "no answer"
+
+
+class Candidate(NamedTuple):
+    system: str
+    answer: str | None
+    budget: int | None = None
+    error: str | None = None  # the generation error, if any
+
+
+class JudgeItem(NamedTuple):
+    qid: str
+    question: str
+    true_answer: str
+    references: Sequence[str]
+    candidates: Sequence[Candidate]
+
+
+class ScoreParseError(ValueError):
+    """A judge reply that does not hold exactly the expected scores."""
+
+
+# --- parsing ----------------------------------------------------------------------------------
+
+_JSON = re.compile(r"\{.*\}|\[.*\]", re.S)
+_NOISE = [re.compile(p, re.I | re.M) for p in (
+    r"candidate(?:'s)?\s*(?:answer)?\s*#?\s*\d+",  # "candidate answer 3"
+    r"\banswer\s*#?\s*\d+",
+    r"^\s*\d+\s*[.)]\s",  # list markers "1. " / "2) "
+    r"(?:out of|/)\s*5\b",  # "4 out of 5", "4/5"
+    r"\bscores?\s*(?:of|from)?\s*1\s*(?:-|–|to)\s*5\b",  # "scores 1-5"
+)]
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _check(values: list[Any], n: int) -> list[int]:
+    if len(values) != n:
+        raise ScoreParseError(f"expected {n} score{'s' if n != 1 else ''}, found {len(values)}")
+    out = []
+    for v in values:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            raise ScoreParseError(f"'{v}' is not a score") from None
+        if isinstance(v, bool) or f != int(f) or not 1 <= f <= 5:
+            raise ScoreParseError(f"score {v} is outside the integers 1–5")
+        out.append(int(f))
+    return out
+
+
+def parse_scores(text: str, n: int) -> list[int]:
+    """Exactly `n` integer scores in 1–5 from a judge reply, or ScoreParseError.
+
+    Reads `{"scores": [...]}` or a JSON list when present, else the numbers in the text after
+    dropping candidate labels, list markers and "out of 5".
+    """
+    m = _JSON.search(text)
+    data = None
+    if m:
+        with contextlib.suppress(json.JSONDecodeError):
+            data = json.loads(m.group(0))
+    if isinstance(data, dict) and isinstance(data.get("scores"), list):
+        return _check(data["scores"], n)
+    if isinstance(data, list):
+        return _check(data, n)
+    cleaned = text
+    for pattern in _NOISE:
+        cleaned = pattern.sub(" ", cleaned)
+    numbers = _NUMBER.findall(cleaned)
+    if not numbers:
+        raise ScoreParseError("no scores found in the reply")
+    return _check(numbers, n)
+
+
+# --- calls ------------------------------------------------------------------------------------
+
+
+@dataclass
+class JudgeOutcome:
+    scores: list[int] | None
+    raw: str | None
+    error: str | None
+    kind: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    attempts: int = 0
+    model: str | None = None
+
+
+@dataclass
+class _Call:
+    call_id: str
+    item: JudgeItem
+    shown: list[Candidate]  # in prompt order
+    messages: list[dict[str, str]]
+    json_output: bool
+    use_schema: bool
+    max_corrections: int
+
+    def __call__(self, backend: Any) -> JudgeOutcome:
+        n = len(self.shown)
+        schema = judge_schema(n) if self.use_schema else None
+        messages = list(self.messages)
+        out = JudgeOutcome(None, None, None)
+        for attempt in range(self.max_corrections + 1):
+            try:
+                res = backend.chat(messages, json_schema=schema)
+            except LLMError as exc:
+                out.error, out.kind = str(exc), exc.kind
+                return out
+            out.attempts = attempt + 1
+            out.raw, out.model = res.text, res.model
+            out.tokens_in += res.tokens_in or 0
+            out.tokens_out += res.tokens_out or 0
+            out.latency_s += res.latency_s
+            try:
+                out.scores = parse_scores(res.text, n)
+                return out
+            except ScoreParseError as exc:
+                problem = str(exc)
+            messages += [{"role": "assistant", "content": res.text},
+                         correction_message(n, problem, json_output=self.json_output)]
+        out.error, out.kind = (f"invalid judge reply after {out.attempts} attempt"
+                               f"{'s' if out.attempts > 1 else ''}: {problem}", "invalid_reply")
+        return out
+
+
+def _order(item: JudgeItem, answered: list[Candidate], shuffle: bool, seed: int) -> list:
+    order = list(answered)
+    if shuffle:
+        random.Random(f"{seed}:{item.qid}").shuffle(order)
+    return order
+
+
+def _row(item: JudgeItem, c: Candidate, **values: Any) -> dict[str, Any]:
+    base = {"qid": str(item.qid), "system": c.system, "budget": c.budget, "judge_model": None,
+            "score": None, "raw": None, "error": None, "position": None, "call_id": None,
+            "tokens_in": None, "tokens_out": None, "latency_s": None}
+    base.update(values)
+    return base
+
+
+def judge(items: Iterable[JudgeItem], settings: LLMSettings, *,
+          cache: LLMCache | str | Path | None = None, mode: str = "grouped",
+          shuffle: bool = True, seed: int = 0, progress: Progress | None = None,
+          reference_prompts: bool = False, max_corrections: int | None = None,
+          backend: Any = None) -> pd.DataFrame:
+    """Judge every candidate of every item; one row per candidate (JUDGMENT_COLUMNS).
+
+    `mode`: "grouped" (one call per question, the paper's design) or "single" (one call per
+    answer). Candidates without an answer get error "no answer" and are not shown to the judge.
+    `position` is the 1-based place of the candidate in its prompt. Token counts and latency are
+    those of the whole call (all correction rounds), repeated on each row of the call: sum them
+    once per `call_id`.
+    """
+    if mode not in ("grouped", "single"):
+        raise ValueError(f"judge mode must be 'grouped' or 'single', not '{mode}'")
+    corrections = max(0, settings.retries if max_corrections is None else max_corrections)
+    use_schema = settings.structured != "none"
+    json_output = not reference_prompts
+    items = list(items)
+    rows: list[dict[str, Any]] = []
+    calls: list[_Call] = []
+    for item in items:
+        answered = []
+        for c in item.candidates:
+            if c.error is not None or c.answer is None or not str(c.answer).strip():
+                rows.append(_row(item, c, error=NO_ANSWER))
+            else:
+                answered.append(c)
+        shown = _order(item, answered, shuffle and mode == "grouped", seed)
+        groups = [shown] if mode == "grouped" else [[c] for c in shown]
+        for group in groups:
+            if not group:
+                continue
+            call_id = str(item.qid) if mode == "grouped" else f"{item.qid}/{group[0].system}" + (
+                f"/{group[0].budget}" if group[0].budget is not None else "")
+            messages = judge_messages(item.question, item.true_answer, list(item.references),
+                                      [str(c.answer) for c in group],
+                                      reference=reference_prompts, json_output=json_output)
+            calls.append(_Call(call_id, item, group, messages, json_output, use_schema,
+                               corrections))
+    own_cache = cache is not None and not isinstance(cache, LLMCache)
+    store = open_cache(cache)
+    try:
+        with (contextlib.nullcontext(backend) if backend is not None
+              else open_backend(settings, cache=store)) as be:
+            outcomes = run_calls(be, calls, settings.concurrency or 1, progress) if calls else []
+            judge_model = be.model
+    finally:
+        if own_cache and store is not None:
+            store.close()
+    for call, o in zip(calls, outcomes, strict=True):
+        for pos, c in enumerate(call.shown, 1):
+            rows.append(_row(
+                call.item, c, judge_model=o.model or judge_model,
+                score=o.scores[pos - 1] if o.scores else None, raw=o.raw, error=o.error,
+                position=pos, call_id=call.call_id, tokens_in=o.tokens_in,
+                tokens_out=o.tokens_out, latency_s=o.latency_s))
+    return judgments_frame(rows, [str(i.qid) for i in items], judge_model=judge_model)
+
+
+def judgments_frame(rows: list[dict[str, Any]], qid_order: Sequence[str] | None = None,
+                    judge_model: str | None = None) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=JUDGMENT_COLUMNS)
+    if qid_order is not None and len(df):
+        rank = {q: i for i, q in enumerate(dict.fromkeys(qid_order))}
+        df["_q"] = df["qid"].map(rank)
+        df = df.sort_values(["_q", "position"], kind="stable", na_position="last")
+        df = df.drop(columns="_q").reset_index(drop=True)
+    if judge_model is not None:
+        df["judge_model"] = df["judge_model"].fillna(judge_model)
+    for col in ("budget", "score", "position", "tokens_in", "tokens_out"):
+        df[col] = df[col].astype("Int64")
+    df["latency_s"] = df["latency_s"].astype("float64")
+    for col in ("judge_model", "raw", "error", "call_id"):
+        df[col] = df[col].astype("object").where(df[col].notna(), None)
+    return df
+
+
+# --- from run tables --------------------------------------------------------------------------
+
+
+def _system_rank(system: str) -> tuple[int, str]:
+    return (PAPER_ORDER.index(system), "") if system in PAPER_ORDER else (len(PAPER_ORDER),
+                                                                          system)
+
+
+def items_from_frames(answers: pd.DataFrame, examples: pd.DataFrame, *,
+                      budget: int | None = None) -> list[JudgeItem]:
+    """Judge items from `answers.parquet` and `examples.parquet` frames.
+
+    Candidates are in the paper's order (llm_only, bm25, sim, mmr, reo, mlq, then others by
+    name, then budget). With `budget`, only answers at that budget (and LLM-only) are judged.
+    """
+    if budget is not None:
+        answers = answers[answers["budget"].isna() | (answers["budget"] == budget)]
+    ex = examples.assign(qid=examples["qid"].astype(str)).set_index("qid")
+    missing = sorted(set(answers["qid"].astype(str)) - set(ex.index))
+    if missing:
+        raise ValueError(f"answers: qid(s) {missing[:5]} not found in the examples table")
+    items = []
+    for qid, group in answers.groupby(answers["qid"].astype(str), sort=False):
+        rows = sorted(group.itertuples(index=False), key=lambda r: (
+            _system_rank(r.system), -1 if pd.isna(r.budget) else int(r.budget)))
+        cands = [Candidate(r.system, None if pd.isna(r.answer) else r.answer,
+                           None if pd.isna(r.budget) else int(r.budget),
+                           None if pd.isna(r.error) else r.error) for r in rows]
+        e = ex.loc[qid]
+        items.append(JudgeItem(qid, e["question"], e["answer"], [str(p) for p in e["parts"]],
+                               cands))
+    return items
+
+
+def judge_answers(answers: pd.DataFrame, examples: pd.DataFrame, settings: LLMSettings, *,
+                  budget: int | None = None, **kwargs: Any) -> pd.DataFrame:
+    """`judge` over the run tables (see `items_from_frames`); kwargs go to `judge`."""
+    return judge(items_from_frames(answers, examples, budget=budget), settings, **kwargs)

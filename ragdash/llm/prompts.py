@@ -1,0 +1,104 @@
+"""The paper's prompts: answer generation (with and without documents) and the 1–5 judge.
+
+Each prompt is one user message, as in the reference code. The default text keeps the paper's
+layout and instructions with its typos fixed; `reference=True` reproduces the reference code's
+quirks: every line of a generation prompt after the first carries 8 leading spaces (the template
+was indented in the source), the LLM-only instruction says "Responde", and the judge labels the
+candidates "Candidate's Answers:".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+RAG_INSTRUCTION = ("Given the documents below, your role is to answer the query using only "
+                   "these documents. Respond with a precise, one-sentence explanation.")
+RAG_INSTRUCTION_REFERENCE = ("Given the documents below, your role is to answer the query using "
+                             "only these documents. Respond with a precise, one sentence "
+                             "explanation.")
+LLM_ONLY_INSTRUCTION = "Respond to the query with a precise, one-sentence explanation."
+LLM_ONLY_INSTRUCTION_REFERENCE = "Responde with a one sentence precise explanation to the query."
+REFERENCE_INDENT = " " * 8
+
+RUBRIC: dict[int, str] = {
+    1: "The candidate says it cannot find enough information in the documents to answer.",
+    2: "The answer is partially correct, but some details are incorrect according to the "
+       "references.",
+    3: "The answer is partially correct, but incomplete: it does not fully answer the question.",
+    4: "The answer is fully incorrect.",
+    5: "The answer is fully correct.",
+}
+"""The paper's categorical scale (4 is worse than 2 or 3)."""
+
+_TASK = ("Assess the candidate answers below using the true answer, the references and the "
+         "scoring criteria.")
+_RETURN_COMMAS = "Return only the scores, one per candidate in order, separated by commas."
+_RETURN_JSON = ('Return only a JSON object {"scores": [...]} with one integer score per '
+                "candidate, in candidate order.")
+
+
+def _indent_after_first(text: str, indent: str = REFERENCE_INDENT) -> str:
+    first, *rest = text.split("\n")
+    return "\n".join([first, *(indent + line for line in rest)])
+
+
+def generation_prompt(question: str, context: str | None = None, *,
+                      reference: bool = False) -> str:
+    """The RAG prompt (context given) or the LLM-only prompt (context None)."""
+    if context is None:
+        instruction = LLM_ONLY_INSTRUCTION_REFERENCE if reference else LLM_ONLY_INSTRUCTION
+        template = f"{instruction}\nQuery: {{question}}"
+    else:
+        instruction = RAG_INSTRUCTION_REFERENCE if reference else RAG_INSTRUCTION
+        template = f"{instruction}\n\nQuery:\n{{question}}\n\nDocuments:\n{{context}}\n\nAnswer:"
+    if reference:  # only the template's own lines are indented, not the inserted text
+        template = _indent_after_first(template)
+    return template.format(question=question, context=context)
+
+
+def generation_messages(question: str, context: str | None = None, *,
+                        reference: bool = False) -> list[dict[str, str]]:
+    return [{"role": "user", "content": generation_prompt(question, context,
+                                                          reference=reference)}]
+
+
+def judge_prompt(question: str, true_answer: str, references: Sequence[str],
+                 candidates: Sequence[str], *, reference: bool = False,
+                 json_output: bool = False) -> str:
+    """The judge prompt: task, question, true answer, quoted references (one per line),
+    numbered candidates and the 1–5 rubric. `json_output` asks for `{"scores": [...]}`."""
+    label = "Candidate's Answers:" if reference else "Candidate answers:"
+    lines = [f"{_TASK} {_RETURN_JSON if json_output else _RETURN_COMMAS}", "",
+             f'Question: "{question}"', "", f'True Answer: "{true_answer}"', "", "References:"]
+    lines += [f'"{ref}"' for ref in references]
+    lines += ["", label]
+    lines += [f'candidate answer {i}: "{c}"' for i, c in enumerate(candidates, 1)]
+    lines += ["", "Scoring Criteria:", ""]
+    lines += [f"{score}: {text}" for score, text in RUBRIC.items()]
+    return "\n".join(lines)
+
+
+def judge_messages(question: str, true_answer: str, references: Sequence[str],
+                   candidates: Sequence[str], *, reference: bool = False,
+                   json_output: bool = False) -> list[dict[str, str]]:
+    return [{"role": "user", "content": judge_prompt(question, true_answer, references,
+                                                     candidates, reference=reference,
+                                                     json_output=json_output)}]
+
+
+def judge_schema(n: int) -> dict:
+    """JSON schema of a judge reply: exactly `n` scores, each an integer 1–5."""
+    return {"type": "object",
+            "properties": {"scores": {"type": "array",
+                                      "items": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+                                      "minItems": n, "maxItems": n}},
+            "required": ["scores"], "additionalProperties": False}
+
+
+def correction_message(n: int, problem: str, *, json_output: bool = False) -> dict[str, str]:
+    """The follow-up user message after a malformed judge reply."""
+    form = 'as a JSON object {"scores": [...]}' if json_output else "separated by commas"
+    return {"role": "user",
+            "content": f"Your reply could not be used: {problem}. Reply again with exactly {n} "
+                       f"integer score{'s' if n != 1 else ''} from 1 to 5, one per candidate "
+                       f"answer in order, {form}, and nothing else."}

@@ -1,0 +1,100 @@
+"""LLM run settings in one place: backend, model, sampling, concurrency, timeouts and retries.
+
+API keys never live in the serialised settings: they come from the environment
+(`OPENAI_API_KEY`, or the variable named by `api_key_env`) or from an explicit argument that is
+held in memory only (hidden from `repr`, left out of `to_manifest`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+BACKENDS = ("local", "ollama", "openai")
+STRUCTURED = ("auto", "json_schema", "json_object", "none")
+DEFAULT_MODELS = {"local": None, "ollama": "llama3", "openai": "gpt-4o"}
+_SECRET_FIELDS = ("api_key",)
+
+
+@dataclass
+class LLMSettings:
+    """How to call an LLM. `model` for `local` is a GGUF path, `smollm2`, `qwen` or None (default
+    GGUF, or `RAGDASH_LOCAL_MODEL`); `base_url` is the OpenAI-compatible URL or the Ollama host
+    (`OLLAMA_HOST` when unset); for `local` a set `base_url` means "use this running server".
+
+    `retries` counts retries after the first attempt; the wait before retry i (0-based) is
+    `min(backoff_base_s * 2**i, backoff_max_s)`. `concurrency` None means 1 for local, else 4;
+    `timeout_s` None means 600 s for local (a 2-core CPU takes ~15 s per 1k-token prompt and
+    requests queue), else 120 s.
+    """
+
+    backend: str = "local"
+    model: str | None = None
+    base_url: str | None = None
+    temperature: float = 0.0
+    max_tokens: int | None = 256
+    concurrency: int | None = None
+    timeout_s: float | None = None
+    retries: int = 3
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 30.0
+    seed: int | None = 0
+    structured: str = "auto"
+    options: dict[str, Any] = field(default_factory=dict)
+    api_key_env: str = "OPENAI_API_KEY"
+    api_key: str | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"llm.backend: '{self.backend}' is not one of {', '.join(BACKENDS)}")
+        if self.structured not in STRUCTURED:
+            raise ValueError(f"llm.structured: '{self.structured}' is not one of "
+                             f"{', '.join(STRUCTURED)}")
+        if self.concurrency is None:
+            self.concurrency = 1 if self.backend == "local" else 4
+        if self.timeout_s is None:
+            self.timeout_s = 600.0 if self.backend == "local" else 120.0
+        if self.concurrency < 1:
+            raise ValueError("llm.concurrency must be at least 1")
+        if self.retries < 0 or self.timeout_s <= 0:
+            raise ValueError("llm.retries must be >= 0 and llm.timeout_s > 0")
+        if self.model is None:
+            self.model = DEFAULT_MODELS[self.backend]
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any] | LLMSettings | None = None, *,
+                    api_key: str | None = None, **overrides: Any) -> LLMSettings:
+        """Settings from a config mapping (the run config's `llm` section) plus overrides.
+
+        A key inside the mapping is refused: configs are written to run manifests.
+        """
+        if isinstance(cfg, LLMSettings):
+            base = dataclasses.replace(cfg, **overrides)
+            if api_key is not None:
+                base.api_key = api_key
+            return base
+        data = {**(cfg or {}), **overrides}
+        if any(k in data for k in _SECRET_FIELDS):
+            raise ValueError("llm.api_key must not be set in a config (it would be written to "
+                             "the run manifest); set OPENAI_API_KEY in the environment instead")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"llm: unknown setting(s) {unknown}; known: {sorted(known)}")
+        return cls(**{k: v for k, v in data.items() if v is not None}, api_key=api_key)
+
+    def to_manifest(self) -> dict[str, Any]:
+        """JSON-able settings without secrets (what run manifests store)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name not in _SECRET_FIELDS}
+
+    def resolve_api_key(self) -> str | None:
+        """The explicit key, else the environment's; None when neither is set."""
+        return self.api_key or os.environ.get(self.api_key_env) or None
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait before retry number `attempt` (0-based)."""
+        return min(self.backoff_base_s * (2 ** attempt), self.backoff_max_s)

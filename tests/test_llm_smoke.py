@@ -1,0 +1,44 @@
+"""Real end-to-end smoke test: llama.cpp server with SmolLM2, the real `openai` client."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from ragdash.llm import Candidate, JudgeItem, LLMSettings, LocalServer, generate, judge
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
+                       reason="llama-cpp-python is not importable; run "
+                              "scripts/build_local_llm.sh"),
+]
+
+
+def test_local_server_generates_and_judges(tmp_path):
+    with LocalServer("smollm2", startup_timeout_s=120) as server:
+        settings = LLMSettings(backend="local", model="smollm2", base_url=server.base_url,
+                               max_tokens=64, timeout_s=120, retries=1)
+        answers = generate([("q1", "bm25", 1000, "What is the capital of France?",
+                             "Paris is the capital and largest city of France.")], settings,
+                           cache=tmp_path / "c.sqlite")
+        assert answers["error"].isna().all(), answers["error"].tolist()
+        answer = answers["answer"][0]
+        assert answer.strip() and answers["tokens_in"][0] > 20
+        judged = judge([JudgeItem("q1", "What is the capital of France?", "Paris",
+                                  ["Paris is the capital and largest city of France."],
+                                  [Candidate("bm25", answer, 1000)])], settings,
+                       cache=tmp_path / "c.sqlite")
+    assert judged["error"].isna().all(), judged["raw"].tolist()
+    assert 1 <= judged["score"][0] <= 5
+    assert judged["judge_model"][0] == "smollm2-135m-instruct"
+    assert server.proc is None  # stopped on exit
+
+
+def test_open_chat_model_serves_langchain():
+    from ragdash.llm import open_chat_model
+
+    with open_chat_model({"backend": "local", "model": "smollm2", "max_tokens": 16}) as llm:
+        reply = llm.invoke("Say the word Paris.")
+    assert isinstance(reply.content, str) and reply.content.strip()
