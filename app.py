@@ -1,7 +1,8 @@
 """ragdash dashboard: `streamlit run app.py`.
 
-One page per file in pages/; the run picker in the sidebar (bound to `?run=` in the URL) chooses
-the run directory every page reads. `RAGDASH_DEMO_RUN` and `RAGDASH_RUNS_ROOT` point the app at
+One page per file in app_pages/ (not `pages/`, which Streamlit would also run as an old-style
+multipage folder); the run picker in the sidebar (bound to `?run=` in the URL) chooses the run
+directory every page reads. `RAGDASH_DEMO_RUN` and `RAGDASH_RUNS_ROOT` point the app at
 other runs (tests use them).
 """
 
@@ -11,32 +12,32 @@ import streamlit as st
 
 from ragdash.ui import state, widgets
 
-state.ensure_app()  # a fresh server's first run goes through the pages/ folder mode: leave it
 st.set_page_config(page_title="ragdash · RAG evaluation", page_icon="📊", layout="wide",
                    initial_sidebar_state="expanded")
 widgets.css()
 
 PAGES = {
     "Explore a run": [
-        st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:",
-                url_path="overview", default=True),
-        st.Page("pages/retrieval.py", title="Retrieval scores", icon=":material/show_chart:",
-                url_path="retrieval"),
-        st.Page("pages/browser.py", title="Question browser", icon=":material/manage_search:",
-                url_path="browser"),
-        st.Page("pages/compare.py", title="Compare retrievers", icon=":material/compare_arrows:",
-                url_path="compare"),
-        st.Page("pages/llm.py", title="LLM results", icon=":material/smart_toy:",
-                url_path="llm"),
-        st.Page("pages/thresholds.py", title="Thresholds", icon=":material/tune:",
-                url_path="thresholds"),
-        st.Page("pages/report.py", title="Report", icon=":material/download:",
-                url_path="report"),
+        st.Page("app_pages/overview.py", title="Overview",
+                icon=":material/dashboard:", url_path="overview", default=True),
+        st.Page("app_pages/retrieval.py", title="Retrieval scores",
+                icon=":material/show_chart:", url_path="retrieval"),
+        st.Page("app_pages/browser.py", title="Question browser",
+                icon=":material/manage_search:", url_path="browser"),
+        st.Page("app_pages/compare.py", title="Compare retrievers",
+                icon=":material/compare_arrows:", url_path="compare"),
+        st.Page("app_pages/llm.py", title="LLM results",
+                icon=":material/smart_toy:", url_path="llm"),
+        st.Page("app_pages/thresholds.py", title="Thresholds",
+                icon=":material/tune:", url_path="thresholds"),
+        st.Page("app_pages/report.py", title="Report",
+                icon=":material/download:", url_path="report"),
     ],
     "Set up": [
-        st.Page("pages/data.py", title="Data", icon=":material/dataset:", url_path="data"),
-        st.Page("pages/build.py", title="Build a run", icon=":material/play_circle:",
-                url_path="build"),
+        st.Page("app_pages/data.py", title="Data", icon=":material/dataset:",
+                url_path="data"),
+        st.Page("app_pages/build.py", title="Build a run",
+                icon=":material/play_circle:", url_path="build"),
     ],
 }
 

@@ -18,8 +18,6 @@ from ragdash.scoring import part_scores
 from ragdash.ui import evidence, state, widgets
 from ragdash.ui.colors import PART_COLORS, label
 
-state.ensure_app()
-
 run = state.require_run()
 st.title("Question browser")
 examples = state.table(run, "examples")

@@ -25,8 +25,6 @@ from ragdash.scoring import METHODS
 from ragdash.ui import state
 from ragdash.ui.colors import label
 
-state.ensure_app()
-
 MARKS = {"done": "✓", "failed": "✗", "running": "…"}
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 CHOICES = {("bm25", "stemmer"): STEMMERS, ("bm25", "stopwords"): STOPWORDS,
@@ -108,7 +106,7 @@ def _open(key: str) -> None:
 
 
 if st.session_state.pop("build_goto", False):
-    st.switch_page("pages/overview.py")
+    st.switch_page("app_pages/overview.py")
 
 st.title("Build a run")
 st.caption("Runs the ingest → chunk → retrieve → score stages into a run directory under "
@@ -133,7 +131,7 @@ with st.container(border=True):
     elif source == "upload":
         if not upload:
             st.info("Upload a dataset (and a corpus) on the **Data** page first.")
-            st.page_link("pages/data.py", label="Go to Data", icon=":material/dataset:")
+            st.page_link("app_pages/data.py", label="Go to Data", icon=":material/dataset:")
         else:
             ds.update(path=upload["dataset"], format=upload["format"], corpus=upload["corpus"],
                       corpus_format=upload["corpus_format"])

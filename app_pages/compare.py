@@ -13,8 +13,6 @@ from ragdash import analysis
 from ragdash.ui import charts, state, widgets
 from ragdash.ui.colors import label
 
-state.ensure_app()
-
 run = state.require_run()
 st.title("Compare retrievers")
 st.caption("Paired over questions: the same question, two retrievers. Win: higher Score_IR at N; "
@@ -116,7 +114,7 @@ if big is not None and len(big):
             "diff": st.column_config.NumberColumn(f"{label(a)} − {label(b)}", format="%+.2f"),
         })
     top = big.iloc[0]
-    st.page_link("pages/browser.py", label=f"Open the largest difference ({top['qid']}) "
+    st.page_link("app_pages/browser.py", label=f"Open the largest difference ({top['qid']}) "
                  "in the question browser", icon=":material/manage_search:",
                  query_params={"run": run_key, "qb_q": top["qid"], "qb_ret": [a, b],
                                "qb_cut": str(n)})

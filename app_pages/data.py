@@ -18,8 +18,6 @@ from ragdash import analysis
 from ragdash.data import CORPUS_FORMATS, FORMATS, DataError, load_dataset
 from ragdash.ui import charts, state, widgets
 
-state.ensure_app()
-
 MAX_MB = int(os.environ.get("RAGDASH_MAX_UPLOAD_MB", "200"))
 DATASET_TYPES = ["json", "gz", "jsonl", "ndjson", "csv", "parquet", "pq"]
 CORPUS_TYPES = ["jsonl", "ndjson", "csv", "parquet", "pq", "zip", "gz"]
@@ -116,7 +114,7 @@ if loaded is not None:
         st.success("No problem found: every record is valid and every relevant part occurs "
                    "in the corpus.")
     if loaded.examples:
-        st.page_link("pages/build.py", label="Build a run from this dataset →",
+        st.page_link("app_pages/build.py", label="Build a run from this dataset →",
                      icon=":material/play_circle:")
         examples = pd.DataFrame([{"qid": e.qid, "question": e.question, "answer": e.answer,
                                   "parts": list(e.parts), **e.meta} for e in loaded.examples])

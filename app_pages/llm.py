@@ -9,8 +9,6 @@ from ragdash import analysis
 from ragdash.ui import charts, state, widgets
 from ragdash.ui.colors import label
 
-state.ensure_app()
-
 run = state.require_run()
 st.title("LLM results")
 all_answers = state.table(run, "answers")  # every call: errors, latency, tokens, cost

@@ -13,8 +13,6 @@ from ragdash.calibrate import calls_avoided
 from ragdash.ui import charts, state, widgets
 from ragdash.ui.colors import label
 
-state.ensure_app()
-
 run = state.require_run()
 cfg = state.config(run)
 man = state.manifest(run)
@@ -113,15 +111,15 @@ else:
             axis=1, props="font-weight:700;background-color:#e7f5ff"), width="stretch")
     with right:
         st.subheader("Where to go next")
-        st.page_link("pages/retrieval.py", label="Score_IR curves, distributions, breakdowns",
+        st.page_link("app_pages/retrieval.py", label="Score_IR curves, distributions, breakdowns",
                      icon=":material/show_chart:")
-        st.page_link("pages/browser.py", label="Read one question's evidence per retriever",
+        st.page_link("app_pages/browser.py", label="Read one question's evidence per retriever",
                      icon=":material/manage_search:")
-        st.page_link("pages/compare.py", label="Compare two retrievers question by question",
+        st.page_link("app_pages/compare.py", label="Compare two retrievers question by question",
                      icon=":material/compare_arrows:")
-        st.page_link("pages/thresholds.py", label="Predict answer quality from retrieval (h, k)",
+        st.page_link("app_pages/thresholds.py", label="Predict answer quality from retrieval (h, k)",
                      icon=":material/tune:")
-        st.page_link("pages/report.py", label="Download tables, figures and an HTML report",
+        st.page_link("app_pages/report.py", label="Download tables, figures and an HTML report",
                      icon=":material/download:")
 
 # --- stages and issues -------------------------------------------------------------------------

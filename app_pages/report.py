@@ -14,8 +14,6 @@ from ragdash import analysis, report
 from ragdash.ui import state, widgets
 from ragdash.ui.colors import label
 
-state.ensure_app()
-
 run = state.require_run()
 st.title("Report")
 st.caption("Everything here is built from the run directory alone; the same report comes from "

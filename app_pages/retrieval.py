@@ -9,8 +9,6 @@ from ragdash import analysis
 from ragdash.ui import charts, state, widgets
 from ragdash.ui.colors import label
 
-state.ensure_app()
-
 run = state.require_run()
 st.title("Retrieval scores")
 st.caption("Score_IR(Q, N) = mean over the relevant parts of the longest common substring with "

@@ -11,8 +11,6 @@ from ragdash import analysis
 from ragdash.ui import charts, state, widgets
 from ragdash.ui.colors import label
 
-state.ensure_app()
-
 PAPER_H, PAPER_K = 0.105, 0.67
 
 run = state.require_run()

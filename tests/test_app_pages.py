@@ -37,7 +37,7 @@ def open_page(page: str | None = None, **params) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     if page:
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(f"app_pages/{page}.py")
         for k, v in params.items():
             at.query_params[k] = v
         at.run()
@@ -82,7 +82,7 @@ def test_run_without_llm_files_is_explained(runs):
     assert at.query_params.get("run", "").endswith("no-llm")
     for page, needle in (("llm", "no LLM stage yet"), ("thresholds", "no judgments"),
                          ("browser", "Relevant parts")):
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"app_pages/{page}.py").run()
         assert not at.exception, (page, at.exception)
         assert needle in texts(at), page
 
@@ -96,7 +96,7 @@ def test_run_with_only_its_first_stages(runs, monkeypatch, tmp_path):
     at = open_page()
     assert "No retrieval scores yet" in texts(at)
     for page in PAGES[1:]:
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"app_pages/{page}.py").run()
         assert not at.exception, (page, [e.value for e in at.exception])
 
 
@@ -105,7 +105,7 @@ def test_no_run_at_all(runs, monkeypatch, tmp_path):
     monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(tmp_path / "empty"))
     at = open_page()
     assert "no run to show yet" in texts(at)
-    at.switch_page("pages/thresholds.py").run()
+    at.switch_page("app_pages/thresholds.py").run()
     assert not at.exception
 
 

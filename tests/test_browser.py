@@ -113,13 +113,14 @@ def goto(pg, server, path: str) -> None:
     pg.goto(f"{server['url']}/{path}")
     settle(pg)
     no_exception(pg, path)
+    assert pg.get_by_text("Page not found").count() == 0, f"{path}: page not found"
 
 
 def test_every_page(server, page):
     goto(page, server, "")
     assert page.get_by_role("heading", name="Run demo").count() == 1
     for i, name in enumerate(PAGES):
-        goto(page, server, name)
+        goto(page, server, "" if name == "overview" else name)  # the default page lives at /
         shot(page, f"{i + 1:02d}-{name}")
     # the sidebar navigation works too
     page.get_by_test_id("stSidebarNav").get_by_text("Retrieval scores").click()

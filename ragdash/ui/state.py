@@ -22,23 +22,6 @@ from ragdash.runs import Run, list_runs
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def ensure_app() -> None:
-    """Make sure a page runs inside app.py's navigation.
-
-    With a `pages/` folder next to app.py, a fresh server runs its first request the old way
-    (streamlit's pages-folder mode) until some session has called `st.navigation`: a page URL
-    (e.g. a shared `/browser?qb_q=...` link) then runs the page file alone, without app.py, and
-    even app.py runs wrapped as a page, so its widgets change identity on the next run. app.py
-    and every page call this first: it turns the old mode off and reruns, so app.py runs
-    directly and routes to the requested page.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def demo_path() -> Path:
     return Path(os.environ.get("RAGDASH_DEMO_RUN") or ROOT / "data" / "demo_run")
 
