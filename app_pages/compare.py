@@ -18,10 +18,7 @@ st.title("Compare retrievers")
 st.caption("Paired over questions: the same question, two retrievers. Win: higher Score_IR at N; "
            "tie: equal. The Wilcoxon signed-rank test asks whether the differences are "
            "centred on zero.")
-ir = state.table(run, "ir_scores")
-if ir is None:
-    widgets.missing("No retrieval scores in this run", "its score stage has not run yet.")
-    st.stop()
+ir = state.ir_scores_or_stop(run)
 rets = state.retrievers(run)
 if len(rets) < 2:
     st.info("This run scored a single retriever; comparing needs two or more.")

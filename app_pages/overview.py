@@ -111,16 +111,14 @@ else:
             axis=1, props="font-weight:700;background-color:#e7f5ff"), width="stretch")
     with right:
         st.subheader("Where to go next")
-        st.page_link("app_pages/retrieval.py", label="Score_IR curves, distributions, breakdowns",
-                     icon=":material/show_chart:")
-        st.page_link("app_pages/browser.py", label="Read one question's evidence per retriever",
-                     icon=":material/manage_search:")
-        st.page_link("app_pages/compare.py", label="Compare two retrievers question by question",
-                     icon=":material/compare_arrows:")
-        st.page_link("app_pages/thresholds.py", label="Predict answer quality from retrieval (h, k)",
-                     icon=":material/tune:")
-        st.page_link("app_pages/report.py", label="Download tables, figures and an HTML report",
-                     icon=":material/download:")
+        for page, text, icon in (
+            ("retrieval", "Score_IR curves, distributions, breakdowns", "show_chart"),
+            ("browser", "Read one question's evidence per retriever", "manage_search"),
+            ("compare", "Compare two retrievers question by question", "compare_arrows"),
+            ("thresholds", "Predict answer quality from retrieval (h, k)", "tune"),
+            ("report", "Download tables, figures and an HTML report", "download"),
+        ):
+            st.page_link(f"app_pages/{page}.py", label=text, icon=f":material/{icon}:")
 
 # --- stages and issues -------------------------------------------------------------------------
 with st.expander("Pipeline stages and input issues"):

@@ -14,10 +14,7 @@ st.title("Retrieval scores")
 st.caption("Score_IR(Q, N) = mean over the relevant parts of the longest common substring with "
            "C_N (the first N tokens of the retrieved context) divided by the part's length: "
            "1 means every part is inside C_N word for word.")
-ir = state.table(run, "ir_scores")
-if ir is None:
-    widgets.missing("No retrieval scores in this run", "its score stage has not run yet.")
-    st.stop()
+ir = state.ir_scores_or_stop(run)
 
 all_rets = state.retrievers(run)
 budgets = state.budgets(run)

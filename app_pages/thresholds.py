@@ -19,10 +19,7 @@ st.caption("Rule of the paper: Score_IR > k → the answer will be **correct** (
            "Score_IR < h → it will **lack information** (judge 1); in between → **risk of "
            "hallucination** (judge 2–4). k and h are fitted to agree best with the judge; once "
            "fitted, new retrievers can be ranked without generating or judging anything.")
-ir = state.table(run, "ir_scores")
-if ir is None:
-    widgets.missing("No retrieval scores in this run", "its score stage has not run yet.")
-    st.stop()
+ir = state.ir_scores_or_stop(run)
 budgets = state.budgets(run)
 cal = state.calibration(run)
 n0 = int(cal["budget"]) if cal and int(cal["budget"]) in budgets else \

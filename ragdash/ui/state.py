@@ -112,6 +112,17 @@ def table(run: Run, name: str) -> pd.DataFrame | None:
     return _read(str(f), stamp(f))
 
 
+def ir_scores_or_stop(run: Run) -> pd.DataFrame:
+    """The run's Score_IR table; without one, an informative notice and the page stops."""
+    from ragdash.ui import widgets
+
+    ir = table(run, "ir_scores")
+    if ir is None:
+        widgets.missing("No retrieval scores in this run", "its score stage has not run yet.")
+        st.stop()
+    return ir
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def _json(path: str, mtime_ns: int) -> dict:
     return json.loads(Path(path).read_text())
