@@ -46,6 +46,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge-model", help="judge model name")
     p.add_argument("--gen-budget", type=int, help="token budget N of the generation contexts")
     p.add_argument("--force", action="store_true", help="redo stages even if up to date")
+    p.add_argument("--dry-run", action="store_true",
+                   help="run the retrieval stages, then only estimate the LLM stages' calls, "
+                        "tokens, cost and time (no LLM call)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
 
@@ -181,6 +184,8 @@ def _run_stages(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir) if args.run_dir else Path(cfg["runs_root"]) / cfg["name"]
     bars = _Bars(args.quiet)
     stages = STAGE_COMMANDS[args.command][0] or configured_stages(cfg)
+    if args.dry_run:
+        return _dry_run(cfg, run_dir, stages, args, bars)
     try:
         run = run_stages(cfg, run_dir, stages, force=args.force, progress=bars)
     finally:
@@ -189,6 +194,24 @@ def _run_stages(args: argparse.Namespace) -> int:
     for issue in run.manifest.get("issues", {}).get("first", [])[:10]:
         print(f"warning: {issue}", file=sys.stderr)
     _print_summary(run)
+    return 0
+
+
+def _dry_run(cfg: dict, run_dir: Path, stages, args, bars) -> int:
+    from ragdash.llm_stages import dry_run
+    from ragdash.pipeline import LLM_STAGES, run_stages
+
+    try:
+        run = run_stages(cfg, run_dir, [s for s in stages if s not in LLM_STAGES],
+                         force=args.force, progress=bars)
+    finally:
+        bars.close()
+    est = dry_run(run, cfg)
+    print("Dry run, no LLM call made. The LLM stages would cost:")
+    for stage, e in est.items():
+        print(f"  {stage:>10}: {e}")
+    print("(time is shown when a rate was measured in the LLM cache; prices: ragdash.llm.cost, "
+          "override with RAGDASH_PRICES=prices.yaml)")
     return 0
 
 

@@ -142,3 +142,52 @@ def estimate_run(run: Run, calibration: dict, budget: int | None = None,
     }
     write_json(run.path / "estimate.json", data)
     return data
+
+
+def measured_rate(cfg: dict, model: str) -> float | None:
+    """Calls per minute of `model` measured from the latencies in the LLM cache, if any."""
+    import sqlite3
+
+    path = cache_path(cfg)
+    if not path.exists():
+        return None
+    with sqlite3.connect(path) as db:
+        row = db.execute("SELECT AVG(latency_s), COUNT(*) FROM replies WHERE model = ?",
+                         (model,)).fetchone()
+    return 60.0 / row[0] if row and row[1] and row[0] else None
+
+
+def model_name(settings) -> str:
+    """The model name calls are recorded under (the alias of a local GGUF)."""
+    if settings.backend == "local":
+        from ragdash.llm.local import model_alias
+
+        return model_alias(settings.model)
+    return settings.model
+
+
+def dry_run(run: Run, cfg: dict) -> dict:
+    """What the LLM stages would cost, before any call: calls, tokens, money, time."""
+    from ragdash.llm import LLMSettings, estimate_prompts
+    from ragdash.llm.prompts import generation_messages, judge_messages
+
+    gen = LLMSettings.from_config(cfg["llm"])
+    requests = generation_requests(run, cfg)
+    ref = cfg["generation"].get("reference_prompts", False)
+    gen_est = estimate_prompts([generation_messages(q, c, reference=ref)
+                                for _, _, _, q, c in requests], model_name(gen),
+                               tokens_out=40, rate=measured_rate(cfg, model_name(gen)),
+                               backend=gen.backend)
+    judge = judge_settings(cfg)
+    examples = run.read("examples")
+    systems = 1 + len(cfg["retrievers"]["use"]) if cfg["generation"]["llm_only"] else len(
+        cfg["retrievers"]["use"])
+    answer = "a one-sentence answer of about thirty tokens written by the generator model " * 2
+    single = cfg["judge"]["mode"] == "single"
+    prompts = [judge_messages(r.question, r.answer, list(r.parts),
+                              [answer] * (1 if single else systems), json_output=True)
+               for r in examples.itertuples(index=False)] * (systems if single else 1)
+    judge_est = estimate_prompts(prompts, model_name(judge), tokens_out=8 if single else 25,
+                                 rate=measured_rate(cfg, model_name(judge)),
+                                 backend=judge.backend)
+    return {"generation": gen_est, "judge": judge_est}

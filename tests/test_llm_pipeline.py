@@ -160,3 +160,15 @@ def test_killed_generation_resumes_without_repeating_finished_calls(generic, tmp
     assert len(again) == len(set(again)) == len(set(again) | sent_before) - finished
     answers = Run(tmp_path / "r").read("answers")
     assert len(answers) == 12 and answers["error"].isna().all()
+
+
+def test_dry_run_estimates_without_calling(generic, tmp_path, env_key, capsys):
+    ds, corpus = generic
+    with FakeLLMServer(default=responder) as srv:
+        assert main(["judge", "--dataset", str(ds), "--corpus", str(corpus), "--dry-run",
+                     "--judge-model", "gpt-4o", *llm_args(srv.openai_url, tmp_path / "r")]) == 0
+        assert srv.chat_requests() == []
+    out = capsys.readouterr().out
+    assert "Dry run" in out and "12 calls" in out  # 4 LLM-only + 2 x 4 RAG answers
+    assert re.search(r"gpt-4o: 4 calls, [\d,]+ tokens in, 100 out, \$0\.0\d", out)
+    assert not Run(tmp_path / "r").has("answers")
