@@ -55,6 +55,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600 files; run files are meant to be shared
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
