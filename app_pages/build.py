@@ -5,11 +5,7 @@ this page polls its progress, and stays usable. Earlier runs are listed below.""
 from __future__ import annotations
 
 import re
-import threading
-import time
-from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -18,11 +14,11 @@ from ragdash import chunking, retrieval
 from ragdash.budget import TOKENIZERS, parse_budgets
 from ragdash.config import SAMPLE_DATASET, ConfigError, load_config
 from ragdash.llm.settings import BACKENDS
-from ragdash.pipeline import STAGES, configured_stages, run_stages
+from ragdash.pipeline import configured_stages
 from ragdash.retrieval.bm25 import STEMMERS, STOPWORDS
 from ragdash.runs import Run, list_runs
 from ragdash.scoring import METHODS
-from ragdash.ui import state
+from ragdash.ui import jobs, state
 from ragdash.ui.colors import label
 
 MARKS = {"done": "✓", "failed": "✗", "running": "…"}
@@ -30,49 +26,6 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 CHOICES = {("bm25", "stemmer"): STEMMERS, ("bm25", "stopwords"): STOPWORDS,
            ("bm25", "backend"): ("pisa", "terrier"), ("mlq", "mode"): ("default", "reference"),
            ("semantic", "spacing"): ("exact", "reference")}
-
-
-@dataclass
-class Job:
-    """A pipeline run in a background thread; the page reads its fields, the thread writes."""
-
-    run_dir: Path
-    stages: tuple[str, ...] = STAGES
-    started: float = field(default_factory=time.time)
-    status: str = "running"  # running | done | failed
-    message: str = "starting"
-    done: int = 0
-    total: int = 0
-    error: str | None = None
-    log: list[str] = field(default_factory=list)
-    finished: float | None = None
-
-    def progress(self, message: str, done: int, total: int) -> None:
-        if message != self.message:
-            self.log.append(f"{time.time() - self.started:6.1f}s  {message}")
-        self.message, self.done, self.total = message, done, total
-
-
-@st.cache_resource
-def jobs() -> dict[str, Job]:
-    """Every build started by this server process, by run directory (shared across reruns)."""
-    return {}
-
-
-def start(cfg: dict, run_dir: Path) -> Job:
-    job = Job(run_dir, configured_stages(cfg))
-
-    def work() -> None:
-        try:
-            run_stages(cfg, run_dir, stages=job.stages, progress=job.progress)
-            job.status = "done"
-        except BaseException as exc:  # shown on the page; the manifest records the stage
-            job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
-        job.finished = time.time()
-
-    threading.Thread(target=work, name=f"ragdash-build-{run_dir.name}", daemon=True).start()
-    jobs()[str(run_dir)] = job
-    return job
 
 
 def param_inputs(owner: str, defaults: dict, prefix: str) -> dict:
@@ -220,7 +173,7 @@ if Run(run_dir).exists() and not problems:
 for p in problems:
     st.warning(p)
 
-job = jobs().get(str(run_dir))
+job = jobs.jobs().get(str(run_dir))
 busy = job is not None and job.status == "running"
 if st.button("▶ Start the run", type="primary", disabled=bool(problems) or busy,
              key="build_start"):
@@ -241,48 +194,13 @@ if st.button("▶ Start the run", type="primary", disabled=bool(problems) or bus
     except (ConfigError, ValueError) as exc:
         st.error(f"The settings are not valid: {exc}")
     else:
-        job = start(cfg, run_dir)
+        job = jobs.start(cfg, run_dir, configured_stages(cfg))
         st.session_state["build_job"] = str(run_dir)
 
 # --- progress ------------------------------------------------------------------------------------
-current = jobs().get(st.session_state.get("build_job", ""))
-
-
-def show(job: Job) -> None:
-    run = Run(job.run_dir)
-    stages = run.manifest.get("stages", {}) if run.exists() else {}
-    elapsed = (job.finished or time.time()) - job.started
-    state_ = {"running": "running", "done": "complete", "failed": "error"}[job.status]
-    title = {"running": f"Building {job.run_dir.name}… ({elapsed:.0f} s)",
-             "done": f"Run {job.run_dir.name} finished in {elapsed:.0f} s",
-             "failed": f"Run {job.run_dir.name} failed after {elapsed:.0f} s"}[job.status]
-    with st.status(title, state=state_, expanded=True):
-        rows = [{"stage": s, "status": stages.get(s, {}).get("status", "waiting"),
-                 "seconds": stages.get(s, {}).get("seconds")} for s in job.stages]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-        frac = job.done / job.total if job.total else 0.0
-        st.progress(min(max(frac, 0.0), 1.0), text=f"{job.message} ({job.done}/{job.total})"
-                    if job.total else job.message)
-        if job.log:
-            st.code("\n".join(job.log[-12:]), language=None)
-        if job.error:
-            st.error(job.error)
-    if job.status == "done":
-        st.button(f"Open run {job.run_dir.name}", on_click=_open,
-                  args=(state.run_key(job.run_dir),), key="build_open_new", type="primary")
-
-
+current = jobs.jobs().get(st.session_state.get("build_job", ""))
 if current is not None:
-    if current.status == "running":
-        @st.fragment(run_every=1.0)
-        def poll() -> None:
-            show(current)
-            if current.status != "running":
-                st.rerun()
-
-        poll()
-    else:
-        show(current)
+    jobs.follow(current, on_open=lambda: _open(state.run_key(current.run_dir)), key="build")
 
 # --- earlier runs ------------------------------------------------------------------------------
 st.subheader("Earlier runs")

@@ -3,10 +3,15 @@ errors shown apart, latency, tokens and cost."""
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
 from ragdash import analysis
-from ragdash.ui import charts, state, widgets
+from ragdash.config import ConfigError, load_config
+from ragdash.llm.settings import BACKENDS
+from ragdash.llm_stages import dry_run
+from ragdash.ui import charts, jobs, state, widgets
 from ragdash.ui.colors import label
 
 run = state.require_run()
@@ -14,14 +19,72 @@ st.title("LLM results")
 all_answers = state.table(run, "answers")  # every call: errors, latency, tokens, cost
 all_judgments = state.table(run, "judgments")
 answers, judgments = state.answers(run), state.judgments(run)  # one per (question, system)
+
+
+def launcher(expanded: bool) -> None:
+    """Generate and judge this run's answers: the cost estimate first, then a background job."""
+    base = {k: v for k, v in run.manifest.get("config", {}).items() if not k.startswith("_")}
+    with st.expander("Generate and judge answers for this run", expanded=expanded):
+        st.caption("Answers come from each retriever's C_N and once without context (LLM "
+                   "only); a judge scores them 1–5. The estimate below is computed first, "
+                   "without any LLM call.")
+        c1, c2, c3 = st.columns(3)
+        gen_backend = c1.selectbox("Generator backend", BACKENDS, key="llm_gen_backend")
+        gen_model = c1.text_input("Generator model", key="llm_gen_model",
+                                  placeholder="default of the backend (local: Qwen2.5 0.5B)")
+        judge_backend = c2.selectbox("Judge backend", BACKENDS, key="llm_judge_backend")
+        judge_model = c2.text_input("Judge model", key="llm_judge_model",
+                                    placeholder="e.g. gpt-4o (the paper's judge)")
+        base_url = c3.text_input("Server URL (optional)", key="llm_base_url",
+                                 placeholder="OpenAI-compatible URL or Ollama host")
+        mode = c3.selectbox("Judge mode", ["grouped", "single"], key="llm_judge_mode",
+                            help="grouped: all answers of a question in one call (the paper); "
+                                 "single: one call per answer")
+        budget = st.number_input("Token budget N of the contexts", 1, 100_000, 1000, 100,
+                                 key="llm_budget")
+        key = st.text_input("OpenAI API key (kept in this server's memory only, never written)",
+                            type="password", key="llm_api_key")
+        if key:
+            os.environ["OPENAI_API_KEY"] = key
+        url = base_url or None
+        gen = {"backend": gen_backend, "model": gen_model or None, "base_url": url}
+        jud = {"backend": judge_backend, "model": judge_model or None, "base_url": url}
+        try:
+            cfg = load_config(None, {
+                **base, "generation": {**base.get("generation", {}), "enabled": True,
+                                       "budget": int(budget), "llm": gen},
+                "judge": {**base.get("judge", {}), "enabled": True, "mode": mode, "llm": jud},
+                "calibration": {**base.get("calibration", {}), "enabled": True,
+                                "budget": int(budget)}})
+        except (ConfigError, ValueError) as exc:
+            st.error(f"The settings are not valid: {exc}")
+            return
+        if st.button("Estimate calls, tokens, cost and time", key="llm_estimate"):
+            try:
+                est = dry_run(run, cfg)
+                st.session_state["llm_estimate_text"] = [f"**{k}**: {v}" for k, v in est.items()]
+            except (ValueError, FileNotFoundError) as exc:
+                st.error(f"No estimate: {exc}")
+        shown = st.session_state.get("llm_estimate_text")
+        for line in shown or []:
+            st.markdown(line)
+        job = jobs.jobs().get(str(run.path))
+        busy = job is not None and job.status == "running"
+        if st.button("▶ Start generation and judging", type="primary", key="llm_start",
+                     disabled=not shown or busy, help="estimate first"):
+            jobs.start(cfg, run.path, ("generate", "judge", "calibrate"))
+            st.session_state.pop("llm_estimate_text", None)
+        jobs.follow(jobs.jobs().get(str(run.path)), key="llm")
+
+
 if answers is None and judgments is None:
     st.info(
         "**This run has no LLM stage yet.** Once answers are generated from C_N for each "
         "retriever (and once without context, *LLM only*) and judged 1–5, this page shows the "
         "judge-score distribution per system (the paper's Table 3.3), what retrieval adds over "
-        "the LLM alone, the failed calls, latency, tokens and cost. Starting generation and "
-        "judging from here comes with the LLM pipeline; meanwhile the **Thresholds** page "
-        "already estimates answer outcomes from retrieval alone.", icon="🤖")
+        "the LLM alone, the failed calls, latency, tokens and cost. Start below; meanwhile the "
+        "**Thresholds** page already estimates answer outcomes from retrieval alone.", icon="🤖")
+    launcher(expanded=True)
     st.stop()
 order = state.order(run)
 st.caption("Judge scale (categorical, not ordinal): 1 not enough information · 2 partly "
@@ -105,3 +168,5 @@ if not cost.empty:
     st.dataframe(cost.style.format({"usd": "${:,.4f}", "latency_s": "{:,.1f}",
                                     "tokens_in": "{:,}", "tokens_out": "{:,}"}, na_rep="unknown"),
                  hide_index=True, width="stretch")
+
+launcher(expanded=False)

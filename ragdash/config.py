@@ -25,7 +25,7 @@ DEFAULTS: dict = {
     "scoring": {"method": "substring", "mode": "corrected", "relevance_share": 1.0},
     "llm": {"backend": "local", "model": None},
     "generation": {"enabled": False, "budget": 1000, "llm_only": True, "sweep": None,
-                   "reference_prompts": False},
+                   "reference_prompts": False, "llm": None},
     "judge": {"enabled": False, "llm": None, "mode": "grouped", "shuffle": True, "seed": 0,
               "reference_prompts": False},
     "calibration": {"enabled": False, "budget": None, "per_retriever": False,
@@ -117,8 +117,8 @@ def validate(cfg: dict) -> dict:
         raise ConfigError("judge.mode must be 'grouped' or 'single'")
     if cfg["calibration"]["method"] not in ("sweep", "de"):
         raise ConfigError("calibration.method must be 'sweep' or 'de'")
-    for section in ("llm", "judge"):
-        llm = cfg[section] if section == "llm" else (cfg["judge"].get("llm") or {})
+    for section in ("llm", "generation", "judge"):
+        llm = cfg[section] if section == "llm" else (cfg[section].get("llm") or {})
         if any("key" in k.lower() and k != "api_key_env" for k in llm):
             raise ConfigError(f"{section}: API keys must come from the environment "
                               "(OPENAI_API_KEY) or the dashboard's password field, never a file")

@@ -54,10 +54,17 @@ def generation_requests(run: Run, cfg: dict) -> list[tuple]:
     return requests
 
 
-def generate_stage(run: Run, cfg: dict, key: str, progress=None) -> dict:
-    from ragdash.llm import LLMSettings, generate
+def generator_settings(cfg: dict):
+    """The generator: `generation.llm` when set, else the run's `llm` (which MLQ uses too)."""
+    from ragdash.llm import LLMSettings
 
-    settings = LLMSettings.from_config(cfg["llm"])
+    return LLMSettings.from_config(cfg["generation"].get("llm") or cfg["llm"])
+
+
+def generate_stage(run: Run, cfg: dict, key: str, progress=None) -> dict:
+    from ragdash.llm import generate
+
+    settings = generator_settings(cfg)
     requests = generation_requests(run, cfg)
     answers = generate(requests, settings, cache=cache_path(cfg),
                        reference_prompts=cfg["generation"].get("reference_prompts", False),
@@ -168,10 +175,10 @@ def model_name(settings) -> str:
 
 def dry_run(run: Run, cfg: dict) -> dict:
     """What the LLM stages would cost, before any call: calls, tokens, money, time."""
-    from ragdash.llm import LLMSettings, estimate_prompts
+    from ragdash.llm import estimate_prompts
     from ragdash.llm.prompts import generation_messages, judge_messages
 
-    gen = LLMSettings.from_config(cfg["llm"])
+    gen = generator_settings(cfg)
     requests = generation_requests(run, cfg)
     ref = cfg["generation"].get("reference_prompts", False)
     gen_est = estimate_prompts([generation_messages(q, c, reference=ref)

@@ -260,3 +260,20 @@ def test_build_page_validates_inputs(runs):
     assert any("at least one retriever" in w.value for w in at.warning)
     earlier = at.dataframe[-1].value
     assert "no-llm" in set(earlier["run"])
+
+
+def test_llm_page_estimates_cost_before_it_can_start(runs):
+    at = open_page()
+    box = at.selectbox(key="run")
+    box.select_index(box.options.index("no-llm")).run()
+    at.switch_page("app_pages/llm.py").run()
+    assert not at.exception, at.exception
+    assert at.button(key="llm_start").disabled  # no estimate yet
+    at.selectbox(key="llm_judge_backend").set_value("openai")
+    at.text_input(key="llm_judge_model").set_value("gpt-4o")
+    at.button(key="llm_estimate").click().run()
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "**judge**: gpt-4o: 12 calls" in shown, shown[-600:]
+    assert "**generation**:" in shown and "$" in shown
+    assert not at.button(key="llm_start").disabled

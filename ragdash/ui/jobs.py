@@ -1,0 +1,103 @@
+"""Pipeline runs in background threads, and their progress panel (the Build and LLM pages)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from ragdash.pipeline import STAGES, run_stages
+from ragdash.runs import Run
+
+
+@dataclass
+class Job:
+    """A pipeline run in a background thread; the page reads its fields, the thread writes."""
+
+    run_dir: Path
+    stages: tuple[str, ...] = STAGES
+    started: float = field(default_factory=time.time)
+    status: str = "running"  # running | done | failed
+    message: str = "starting"
+    done: int = 0
+    total: int = 0
+    error: str | None = None
+    log: list[str] = field(default_factory=list)
+    finished: float | None = None
+
+    def progress(self, message: str, done: int, total: int) -> None:
+        if message != self.message:
+            self.log.append(f"{time.time() - self.started:6.1f}s  {message}")
+        self.message, self.done, self.total = message, done, total
+
+
+@st.cache_resource
+def jobs() -> dict[str, Job]:
+    """Every build started by this server process, by run directory (shared across reruns)."""
+    return {}
+
+
+def start(cfg: dict, run_dir: Path, stages: tuple[str, ...]) -> Job:
+    """Run `stages` of `cfg` into run_dir in a background thread; the job is shared by reruns."""
+    job = Job(run_dir, tuple(stages))
+
+    def work() -> None:
+        try:
+            run_stages(cfg, run_dir, stages=job.stages, progress=job.progress)
+            job.status = "done"
+        except BaseException as exc:  # shown on the page; the manifest records the stage
+            job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
+        job.finished = time.time()
+
+    threading.Thread(target=work, name=f"ragdash-build-{run_dir.name}", daemon=True).start()
+    jobs()[str(run_dir)] = job
+    return job
+
+
+def show(job: Job, on_open: Callable | None = None, key: str = "job") -> None:
+    """The status panel of a job: stage table, progress bar, log, errors."""
+    run = Run(job.run_dir)
+    stages = run.manifest.get("stages", {}) if run.exists() else {}
+    elapsed = (job.finished or time.time()) - job.started
+    state_ = {"running": "running", "done": "complete", "failed": "error"}[job.status]
+    title = {"running": f"Building {job.run_dir.name}… ({elapsed:.0f} s)",
+             "done": f"Run {job.run_dir.name} finished in {elapsed:.0f} s",
+             "failed": f"Run {job.run_dir.name} failed after {elapsed:.0f} s"}[job.status]
+    with st.status(title, state=state_, expanded=True):
+        rows = [{"stage": s, "status": stages.get(s, {}).get("status", "waiting"),
+                 "seconds": stages.get(s, {}).get("seconds")} for s in job.stages]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        frac = job.done / job.total if job.total else 0.0
+        st.progress(min(max(frac, 0.0), 1.0), text=f"{job.message} ({job.done}/{job.total})"
+                    if job.total else job.message)
+        if job.log:
+            st.code("\n".join(job.log[-12:]), language=None)
+        if job.error:
+            st.error(job.error)
+    if job.status == "done" and on_open is not None:
+        st.button(f"Open run {job.run_dir.name}", on_click=on_open, key=f"{key}_open",
+                  type="primary")
+
+
+
+
+def follow(job: Job | None, on_open: Callable | None = None, key: str = "job") -> None:
+    """Show a job; while it runs, a fragment refreshes the panel every second."""
+    if job is None:
+        return
+    if job.status != "running":
+        show(job, on_open, key)
+        return
+
+    @st.fragment(run_every=1.0)
+    def poll() -> None:
+        show(job, on_open, key)
+        if job.status != "running":
+            st.rerun()
+
+    poll()
