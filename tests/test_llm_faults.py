@@ -25,18 +25,19 @@ def _by_question(replies: dict[str, Reply | str], default: str = "A fine answer.
 
 
 def test_timeout_is_retried_then_succeeds():
-    with FakeLLMServer([Reply(text="late", delay_s=0.6)], default="Paris.") as srv:
-        out = generate([("q", "llm_only", None, "Capital of France?", None)], fast_settings(srv))
+    with FakeLLMServer([Reply(text="late", delay_s=1.5)], default="Paris.") as srv:
+        out = generate([("q", "llm_only", None, "Capital of France?", None)],
+                       fast_settings(srv, timeout_s=0.5))
         assert len(srv.chat_requests()) == 2
     assert out["answer"][0] == "Paris." and out["error"].isna().all()
 
 
 def test_timeout_every_time_is_recorded_and_other_calls_go_on():
-    respond = _by_question({"slow question": Reply(text="late", delay_s=0.6)})
+    respond = _by_question({"slow question": Reply(text="late", delay_s=1.5)})
     with FakeLLMServer(default=respond) as srv:
         out = generate([("q1", "bm25", 1, "slow question", "d"),
                         ("q2", "bm25", 1, "quick question", "d")],
-                       fast_settings(srv, retries=1))
+                       fast_settings(srv, retries=1, timeout_s=0.5))
         slow = [r for r in srv.chat_requests() if "slow question" in prompt_of(r)]
     assert len(slow) == 2
     assert out["answer"].isna().tolist() == [True, False]

@@ -175,7 +175,7 @@ def fast_settings(server: FakeLLMServer, backend: str = "openai", **overrides: A
     values: dict[str, Any] = {
         "backend": backend, "model": "fake-model",
         "base_url": server.url if backend == "ollama" else server.openai_url,
-        "timeout_s": 0.3, "retries": 2, "backoff_base_s": 0.01, "backoff_max_s": 0.05,
+        "timeout_s": 2.0, "retries": 2, "backoff_base_s": 0.01, "backoff_max_s": 0.05,
         "concurrency": 1}
     values.update(overrides)
     return LLMSettings(**values)
