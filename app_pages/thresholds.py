@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ragdash import analysis
+from ragdash.runs import Run
 from ragdash.ui import charts, state, widgets
 from ragdash.ui.colors import label
 
@@ -122,3 +123,46 @@ def panel() -> None:
                     "knew the answer without the facts in its context.")
 
 panel()
+
+
+def _verdict(r: Run) -> str:
+    """The verdict the calibrate stage stored in calibration.json, if any."""
+    import json
+
+    f = r.path / "calibration.json"
+    return json.loads(f.read_text()).get("estimators", {}).get("verdict", "") if f.exists() else ""
+
+
+@st.cache_data(show_spinner="Cross-validating the estimators…")
+def _cross_validate(path: str, stamp: float, budget: int):
+    from ragdash.calibrate import cross_validate
+
+    r = Run(path)
+    return cross_validate(r.read("ir_scores"), r.read("judgments"), budget=budget)
+
+
+st.header("Beyond the paper: a probabilistic estimator")
+st.caption("The h/k rule underestimates correct answers because the LLM often knows the answer "
+           "without the facts in its context. A multinomial logistic model of the judge class "
+           "on Score_IR at every budget (and, when available, the LLM-only judgment of the same "
+           "question) predicts each retriever's shares instead. Both are scored on data they "
+           "were not fitted on: held-out questions (5-fold) and held-out retrievers.")
+saved = state.table(run, "estimator_cv.csv")
+can_cv = saved is None and state.table(run, "judgments") is not None
+if can_cv and st.button("Cross-validate the estimators", key="thr_cv"):
+    try:
+        budget = analysis.default_budget(state.budgets(run))
+        saved, verdict = _cross_validate(str(run.path), run.file("ir_scores").stat().st_mtime,
+                                         budget)
+        st.session_state["thr_cv_verdict"] = verdict
+    except ValueError as exc:
+        st.warning(f"Cannot cross-validate this run: {exc}")
+if saved is None:
+    st.info("No cross-validation yet: the calibrate stage writes it (estimator_cv.csv), or use "
+            "the button above on a run with judgments.", icon="ℹ️")
+else:
+    summary = analysis.estimator_summary(saved)
+    widgets.chart(charts.estimator_bars(summary), key="thr_estimators")
+    verdict = _verdict(run) or st.session_state.get("thr_cv_verdict", "")
+    if verdict:
+        st.markdown(f"**Verdict.** {verdict}")

@@ -609,3 +609,12 @@ def correct_share_summary(calibration: dict) -> dict:
     w = t["n"] / t["n"].sum()
     return {"estimated_pct": float((t["est_5"] * w).sum()), "actual_pct": float(
         (t["act_5"] * w).sum()), "mae_pp": float(t["mae"].mean())}
+
+
+def estimator_summary(cv: pd.DataFrame) -> pd.DataFrame:
+    """Mean per-retriever share error (pp) of each estimator under each validation scheme.
+
+    `cv` is `ragdash.calibrate.cross_validate`'s table (or the run's estimator_cv.csv).
+    """
+    return (cv.groupby(["scheme", "method"], sort=False)["mae"].mean()
+            .rename("mae").reset_index())

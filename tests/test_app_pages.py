@@ -47,7 +47,7 @@ def open_page(page: str | None = None, **params) -> AppTest:
 
 def texts(at: AppTest) -> str:
     parts = [e.value for kind in ("markdown", "caption", "info", "warning", "success", "title",
-                                  "subheader", "html") for e in getattr(at, kind)]
+                                  "header", "subheader", "html") for e in getattr(at, kind)]
     return "\n".join(str(p) for p in parts)
 
 
@@ -277,3 +277,12 @@ def test_llm_page_estimates_cost_before_it_can_start(runs):
     assert "**judge**: gpt-4o: 12 calls" in shown, shown[-600:]
     assert "**generation**:" in shown and "$" in shown
     assert not at.button(key="llm_start").disabled
+
+
+def test_thresholds_page_compares_the_estimators(runs):
+    at = open_page("thresholds")
+    assert "Beyond the paper" in texts(at)
+    at.button(key="thr_cv").click().run()
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "Verdict." in shown and "h/k rule" in shown

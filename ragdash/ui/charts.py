@@ -560,3 +560,17 @@ def metadata_counts(examples: pd.DataFrame, column: str) -> go.Figure:
     style(fig, f"Questions by {column}", column.capitalize(), "Questions", height=340)
     fig.update_yaxes(range=[0, counts.max() * 1.18])
     return fig
+
+
+def estimator_bars(summary: pd.DataFrame) -> go.Figure:
+    """Cross-validated share error of the h/k rule and the logistic estimators (lower is better)."""
+    fig = go.Figure()
+    palette = ["#868e96", "#4c6ef5", "#12b886", "#fab005"]
+    for i, (method, g) in enumerate(summary.groupby("method", sort=False)):
+        fig.add_bar(x=g["scheme"], y=g["mae"], name=method, marker_color=palette[i % 4],
+                    text=[f"{v:.1f}" for v in g["mae"]], textposition="outside")
+    fig.update_layout(barmode="group")
+    return style(fig, _subtitle("Predicting the per-retriever shares: which estimator is closer?",
+                                "mean absolute error of the estimated shares (1 / 2–4 / 5) on "
+                                "held-out data; lower is better"),
+                 x="validation", y="share error (percentage points)", legend="estimator")
