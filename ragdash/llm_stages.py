@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ragdash.budget import cuts, reference_prefixes
+from ragdash.budget import cuts_from_ends, get_tokenizer, reference_prefixes
 from ragdash.runs import Run, write_json, write_table
 
 LLM_ONLY = "llm_only"
@@ -28,8 +28,11 @@ def budget_contexts(run: Run, cfg: dict, budget: int) -> pd.DataFrame:
     tok = cfg["tokenizer"]
     if cfg["scoring"]["mode"] == "reference":
         texts = [reference_prefixes(c, [budget], tok)[0][0] for c in ctx["context"]]
-    else:
-        texts = [c[: cuts(c, [budget], tok)[0]] for c in ctx["context"]]
+    else:  # one batched tokenisation, cut as the score stage does
+        contexts_ = ctx["context"].tolist()
+        ends = get_tokenizer(tok).token_ends(contexts_)
+        texts = [c[: cuts_from_ends(e, [budget], len(c))[0]]
+                 for c, e in zip(contexts_, ends, strict=True)]
     return ctx.assign(text=texts)[["qid", "retriever", "text"]]
 
 
