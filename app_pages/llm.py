@@ -9,7 +9,7 @@ import streamlit as st
 
 from ragdash import analysis
 from ragdash.config import ConfigError, load_config
-from ragdash.llm.settings import BACKENDS
+from ragdash.llm.settings import BACKENDS, JUDGE_MODES
 from ragdash.llm_stages import dry_run
 from ragdash.ui import charts, jobs, state, widgets
 from ragdash.ui.colors import label
@@ -37,9 +37,10 @@ def launcher(expanded: bool) -> None:
                                     placeholder="e.g. gpt-4o (the paper's judge)")
         base_url = c3.text_input("Server URL (optional)", key="llm_base_url",
                                  placeholder="OpenAI-compatible URL or Ollama host")
-        mode = c3.selectbox("Judge mode", ["grouped", "single"], key="llm_judge_mode",
+        mode = c3.selectbox("Judge mode", JUDGE_MODES, key="llm_judge_mode",
                             help="grouped: all answers of a question in one call (the paper); "
-                                 "single: one call per answer")
+                                 "single: one call per answer; stepwise: one or two short "
+                                 "questions per answer (for small local judges)")
         budget = st.number_input("Token budget N of the contexts", 1, 100_000, 1000, 100,
                                  key="llm_budget")
         key = st.text_input("OpenAI API key (kept in this server's memory only, never written)",
@@ -92,6 +93,9 @@ st.caption("Judge scale (categorical, not ordinal): 1 not enough information · 
            "5 fully correct. Failed calls and unparseable judge replies are errors: listed "
            "apart, never averaged in.")
 
+checks = state.audit(run)
+widgets.judge_audit_banner(checks, "the score distributions below")
+
 # --- Table 3.3 ------------------------------------------------------------------------------------
 if judgments is not None:
     dist = analysis.judge_distribution(judgments, order)
@@ -102,6 +106,14 @@ if judgments is not None:
     st.dataframe(t.rename(index=label).rename(columns={"n": "judged", "errors": "errors"})
                  .style.format({str(s): "{:.1%}" for s in analysis.SCORES}, na_rep="—"),
                  width="stretch")
+
+    # --- judge audit --------------------------------------------------------------------------
+    st.subheader("Can the judge be trusted?")
+    st.caption("Four checks that need no second judge. A judge that gives every answer the "
+               "same score, scores identical answers differently, scores by the answer's place "
+               "in the prompt, or ignores whether an answer states the true answer makes every "
+               "distribution and threshold on these pages meaningless.")
+    widgets.judge_audit_table(checks)
 
     # --- LLM only vs RAG ----------------------------------------------------------------------
     st.subheader("What retrieval adds over the LLM alone")

@@ -23,6 +23,7 @@ st.caption("Rule of the paper: Score_IR > k → the answer will be **correct** (
 ir = state.ir_scores_or_stop(run)
 budgets = state.budgets(run)
 cal = state.calibration(run)
+widgets.judge_audit_banner(state.audit(run), "thresholds fitted to its scores")
 n0 = int(cal["budget"]) if cal and int(cal["budget"]) in budgets else \
     analysis.default_budget(budgets)
 first = state.thresholds(run, n0)

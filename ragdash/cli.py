@@ -160,6 +160,12 @@ def _print_summary(run) -> None:
         errors = j.groupby("system")["score"].apply(lambda s: int(s.isna().sum()))
         print("\nJudge scores per system (share of judged answers; errors kept apart):")
         print(dist.assign(errors=errors).to_string(float_format=lambda v: f"{v:.2f}"))
+        audit = run.manifest.get("judge_audit", {})
+        for check in audit.get("checks", []):
+            if check["status"] == "warn":
+                print(f"warning: judge audit, {check['title'].lower()}: {check['finding']}")
+        if audit and not audit.get("warnings"):
+            print("Judge audit: no warning (spread, consistency, position, true-answer match)")
     calibration = run.path / "calibration.json"
     if calibration.exists():
         import json

@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from ragdash.budget import DEFAULT_BUDGETS, parse_budgets
+from ragdash.llm.settings import JUDGE_MODES
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DATASET = PROJECT_ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"
@@ -113,8 +114,8 @@ def validate(cfg: dict) -> dict:
             sweep["budgets"] = parse_budgets(sweep.get("budgets", "100:1000:100"))
         except ValueError as exc:
             raise ConfigError(f"generation.sweep.budgets: {exc}") from exc
-    if cfg["judge"]["mode"] not in ("grouped", "single"):
-        raise ConfigError("judge.mode must be 'grouped' or 'single'")
+    if cfg["judge"]["mode"] not in JUDGE_MODES:
+        raise ConfigError(f"judge.mode must be one of {', '.join(JUDGE_MODES)}")
     if cfg["calibration"]["method"] not in ("sweep", "de"):
         raise ConfigError("calibration.method must be 'sweep' or 'de'")
     for section in ("llm", "generation", "judge"):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ragdash import judge_audit
 from ragdash.budget import cuts_from_ends, get_tokenizer, reference_prefixes
 from ragdash.runs import Run, write_json, write_table
 
@@ -98,11 +99,14 @@ def judge_stage(run: Run, cfg: dict, key: str, progress=None) -> dict:
         reference_prompts=j.get("reference_prompts", False),
         progress=(lambda d, t: progress("judging answers", d, t)) if progress else None)
     run.write("judgments", judgments)
-    run.update(llm={**run.manifest.get("llm", {}), "judge": settings.to_manifest()})
+    checks = judge_audit.audit(judgments, answers, run.read("examples"))
+    run.update(llm={**run.manifest.get("llm", {}), "judge": settings.to_manifest()},
+               judge_audit=judge_audit.summary(checks))
     scored = judgments["score"].dropna()
     return {"judgments": len(judgments), "errors": int(judgments["score"].isna().sum()),
             "distribution": {str(int(s)): int(n) for s, n in scored.value_counts()
-                             .sort_index().items()}}
+                             .sort_index().items()},
+            "audit_warnings": [f"{c.title}: {c.finding}" for c in checks if c.status == "warn"]}
 
 
 def calibrate_stage(run: Run, cfg: dict, key: str, progress=None) -> dict:
@@ -179,7 +183,7 @@ def model_name(settings) -> str:
 def dry_run(run: Run, cfg: dict) -> dict:
     """What the LLM stages would cost, before any call: calls, tokens, money, time."""
     from ragdash.llm import estimate_prompts
-    from ragdash.llm.prompts import generation_messages, judge_messages
+    from ragdash.llm.prompts import generation_messages, judge_messages, verdict_prompt
 
     gen = generator_settings(cfg)
     requests = generation_requests(run, cfg)
@@ -193,11 +197,20 @@ def dry_run(run: Run, cfg: dict) -> dict:
     systems = 1 + len(cfg["retrievers"]["use"]) if cfg["generation"]["llm_only"] else len(
         cfg["retrievers"]["use"])
     answer = "a one-sentence answer of about thirty tokens written by the generator model " * 2
-    single = cfg["judge"]["mode"] == "single"
-    prompts = [judge_messages(r.question, r.answer, list(r.parts),
-                              [answer] * (1 if single else systems), json_output=True)
-               for r in examples.itertuples(index=False)] * (systems if single else 1)
-    judge_est = estimate_prompts(prompts, model_name(judge), tokens_out=8 if single else 25,
+    mode = cfg["judge"]["mode"]
+    if mode == "stepwise":  # the verdict question per answer; a partial answer asks one more
+        prompts = [[{"role": "user", "content": verdict_prompt(r.question, r.answer, answer)}]
+                   for r in examples.itertuples(index=False)] * systems
+    else:
+        per_call = 1 if mode == "single" else systems
+        prompts = [judge_messages(r.question, r.answer, list(r.parts), [answer] * per_call,
+                                  json_output=True)
+                   for r in examples.itertuples(index=False)] * (systems // per_call)
+    judge_est = estimate_prompts(prompts, model_name(judge),
+                                 tokens_out=25 if mode == "grouped" else 8,
                                  rate=measured_rate(cfg, model_name(judge)),
                                  backend=judge.backend)
-    return {"generation": gen_est, "judge": judge_est}
+    out: dict = {"generation": gen_est, "judge": judge_est}
+    if mode == "stepwise":
+        out["note"] = "stepwise judging: a lower bound, each partially correct answer asks twice"
+    return out

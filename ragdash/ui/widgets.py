@@ -115,3 +115,26 @@ def retriever_picker(key: str, options: Sequence[str], default: Sequence[str] | 
 
 def fmt_pct(x: float | None, digits: int = 1) -> str:
     return "—" if x is None else f"{x:.{digits}%}"
+
+
+_AUDIT_ICONS = {"ok": "✅", "warn": "⚠️", "n/a": "➖"}
+
+
+def judge_audit_banner(checks: Sequence, where: str) -> None:
+    """A warning naming the failed judge checks (nothing when all pass)."""
+    failed = [c for c in checks if c.status == "warn"]
+    if failed:
+        st.warning(f"**The judge's scores look unreliable** ({len(failed)} of {len(checks)} "
+                   f"checks failed: {', '.join(c.title.lower() for c in failed)}), so {where} "
+                   "may mean little. See *Can the judge be trusted?* on the LLM results page.",
+                   icon="⚠️")
+
+
+def judge_audit_table(checks: Sequence) -> None:
+    """The judge checks: status, what was measured, the limit."""
+    import pandas as pd
+
+    st.dataframe(pd.DataFrame({
+        "": [_AUDIT_ICONS[c.status] for c in checks], "check": [c.title for c in checks],
+        "finding": [c.finding for c in checks], "passes when": [c.limit for c in checks]}),
+        hide_index=True, width="stretch")

@@ -1,0 +1,159 @@
+"""Can the judge's scores be trusted? Four checks that need no second judge.
+
+A judge that gives every answer the same score, scores by candidate position, scores the same
+answer differently, or ignores whether an answer states the true answer produces thresholds and
+estimates that mean nothing (Qwen2.5 0.5B and 1.5B with the paper's one-call rubric fail all of
+these). Each check returns a value, a limit and a plain-language finding:
+
+- `spread`: the share of the most frequent score (fails at or above 90 %).
+- `consistency`: among the questions where two or more systems gave the very same answer text,
+  the share whose copies got one score (fails below 80 %).
+- `position`: in grouped judging, whether the score depends on the candidate's place in the
+  prompt (chi-square test of independence; fails when p < 0.01 and Cramér's V > 0.2).
+- `reference_match`: whether answers that contain the true answer (normalised as SQuAD does:
+  lower case, no punctuation or articles; yes/no answers left out) are judged 5 more often than
+  answers that do not (Cohen's kappa between the two; fails below 0.2).
+
+A check without enough data is reported as not applicable, never as passed.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+SPREAD_MAX = 0.9
+CONSISTENCY_MIN = 0.8
+POSITION_P, POSITION_V = 0.01, 0.2
+KAPPA_MIN = 0.2
+MIN_PAIRS = 10
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+@dataclass
+class Check:
+    name: str
+    title: str
+    status: str  # "ok", "warn" or "n/a"
+    value: float | None
+    limit: str
+    finding: str
+
+
+def normalize(text: str) -> str:
+    """SQuAD's answer normalisation: lower case, no punctuation, no articles, single spaces."""
+    return " ".join(_ARTICLES.sub(" ", str(text).lower().translate(_PUNCT)).split())
+
+
+def _valid(judgments: pd.DataFrame) -> pd.DataFrame:
+    j = judgments[judgments["score"].notna()]
+    return j.assign(qid=j["qid"].astype(str), score=j["score"].astype(int))
+
+
+def spread(judgments: pd.DataFrame) -> Check:
+    j = _valid(judgments)
+    title = "Scores vary"
+    if len(j) < MIN_PAIRS:
+        return Check("spread", title, "n/a", None, f"< {SPREAD_MAX:.0%}",
+                     f"only {len(j)} scored answers")
+    counts = j["score"].value_counts()
+    share = float(counts.iloc[0] / len(j))
+    ok = share < SPREAD_MAX
+    finding = (f"the most frequent score, {counts.index[0]}, goes to {share:.0%} of "
+               f"{len(j):,} answers" + ("" if ok else ": the scores carry little information"))
+    return Check("spread", title, "ok" if ok else "warn", share, f"< {SPREAD_MAX:.0%}", finding)
+
+
+def consistency(judgments: pd.DataFrame, answers: pd.DataFrame) -> Check:
+    title = "Same answer, same score"
+    keys = ["qid", "system"]
+    a = answers[answers["answer"].notna()].astype({"qid": str})
+    if "budget" in a.columns and "budget" in judgments.columns:
+        keys.append("budget")
+    j = _valid(judgments).merge(a[[*keys, "answer"]], on=keys, how="inner")
+    j = j.assign(text=j["answer"].map(normalize))
+    groups = j.groupby(["qid", "text"])["score"].agg(["size", "nunique"])
+    groups = groups[groups["size"] > 1]
+    if len(groups) < MIN_PAIRS // 2:
+        return Check("consistency", title, "n/a", None, f">= {CONSISTENCY_MIN:.0%}",
+                     f"only {len(groups)} questions with a repeated answer")
+    share = float((groups["nunique"] == 1).mean())
+    ok = share >= CONSISTENCY_MIN
+    finding = (f"{share:.0%} of {len(groups):,} answers given by several systems got one score"
+               + ("" if ok else ": identical answers are scored differently"))
+    return Check("consistency", title, "ok" if ok else "warn", share,
+                 f">= {CONSISTENCY_MIN:.0%}", finding)
+
+
+def position(judgments: pd.DataFrame) -> Check:
+    from scipy.stats import chi2_contingency
+
+    title = "No position bias"
+    limit = f"p >= {POSITION_P} or V <= {POSITION_V}"
+    j = _valid(judgments)
+    j = j[j["position"].notna()] if "position" in j.columns else j.iloc[:0]
+    if j.empty or j["position"].nunique() < 2:
+        return Check("position", title, "n/a", None, limit,
+                     "one answer per call: no position to be biased by")
+    table = pd.crosstab(j["position"], j["score"])
+    table = table.loc[table.sum(axis=1) > 0, table.sum(axis=0) > 0]
+    if min(table.shape) < 2:
+        return Check("position", title, "n/a", None, limit, "a single score in every position")
+    chi2, p, _, _ = chi2_contingency(table)
+    v = float(np.sqrt(chi2 / (table.to_numpy().sum() * (min(table.shape) - 1))))
+    ok = not (p < POSITION_P and v > POSITION_V)
+    means = j.groupby("position")["score"].mean()
+    finding = (f"Cramér's V = {v:.2f}, p = {p:.2g}; mean score by position "
+               + ", ".join(f"{int(k)}: {m:.1f}" for k, m in means.items())
+               + ("" if ok else ": the score depends on where the answer sits in the prompt"))
+    return Check("position", title, "ok" if ok else "warn", v, limit, finding)
+
+
+def reference_match(judgments: pd.DataFrame, answers: pd.DataFrame,
+                    examples: pd.DataFrame) -> Check:
+    title = "Agrees with the true answer"
+    keys = ["qid", "system"] + (["budget"] if "budget" in answers.columns
+                                and "budget" in judgments.columns else [])
+    gold = examples.astype({"qid": str}).set_index("qid")["answer"].map(normalize)
+    a = answers[answers["answer"].notna()].astype({"qid": str})
+    j = _valid(judgments).merge(a[[*keys, "answer"]], on=keys, how="inner")
+    j = j.assign(gold=j["qid"].map(gold))
+    j = j[j["gold"].notna() & (j["gold"] != "") & ~j["gold"].isin(("yes", "no"))]
+    if len(j) < MIN_PAIRS:
+        return Check("reference_match", title, "n/a", None, f"kappa >= {KAPPA_MIN}",
+                     f"only {len(j)} judged answers with a short, non yes/no true answer")
+    contains = np.array([g in normalize(t) for g, t in zip(j["gold"], j["answer"], strict=True)])
+    five = (j["score"] == 5).to_numpy()
+    observed = float((contains == five).mean())
+    expected = float(contains.mean() * five.mean() + (1 - contains.mean()) * (1 - five.mean()))
+    kappa = 0.0 if expected >= 1 else (observed - expected) / (1 - expected)
+    ok = kappa >= KAPPA_MIN
+    rate_in = float(five[contains].mean()) if contains.any() else float("nan")
+    rate_out = float(five[~contains].mean()) if (~contains).any() else float("nan")
+    finding = (f"judged 5: {rate_in:.0%} of the {int(contains.sum())} answers that contain the "
+               f"true answer, {rate_out:.0%} of the {int((~contains).sum())} that do not "
+               f"(kappa {kappa:.2f})" + ("" if ok else ": the scores ignore the true answer"))
+    return Check("reference_match", title, "ok" if ok else "warn", kappa,
+                 f"kappa >= {KAPPA_MIN}", finding)
+
+
+def audit(judgments: pd.DataFrame, answers: pd.DataFrame | None = None,
+          examples: pd.DataFrame | None = None) -> list[Check]:
+    """All checks that the given tables allow (answers and examples add two)."""
+    checks = [spread(judgments), position(judgments)]
+    if answers is not None:
+        checks.insert(1, consistency(judgments, answers))
+        if examples is not None:
+            checks.append(reference_match(judgments, answers, examples))
+    return checks
+
+
+def summary(checks: list[Check]) -> dict:
+    """JSON-able: {"warnings": n, "checks": [...]} (what run.json and calibration.json keep)."""
+    return {"warnings": sum(c.status == "warn" for c in checks),
+            "checks": [asdict(c) for c in checks]}
