@@ -34,7 +34,7 @@ def launcher(expanded: bool) -> None:
                                   placeholder="default of the backend (local: Qwen2.5 0.5B)")
         judge_backend = c2.selectbox("Judge backend", BACKENDS, key="llm_judge_backend")
         judge_model = c2.text_input("Judge model", key="llm_judge_model",
-                                    placeholder="e.g. gpt-4o (the paper's judge)")
+                                    placeholder="gpt-4o (the paper's), local: qwen-1.5b")
         base_url = c3.text_input("Server URL (optional)", key="llm_base_url",
                                  placeholder="OpenAI-compatible URL or Ollama host")
         mode = c3.selectbox("Judge mode", JUDGE_MODES, key="llm_judge_mode",

@@ -55,6 +55,14 @@ def _valid(judgments: pd.DataFrame) -> pd.DataFrame:
     return j.assign(qid=j["qid"].astype(str), score=j["score"].astype(int))
 
 
+def _with_answers(judgments: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
+    """Scored judgments with the text of the answer they judged."""
+    keys = ["qid", "system"] + (["budget"] if "budget" in answers.columns
+                                and "budget" in judgments.columns else [])
+    a = answers[answers["answer"].notna()].astype({"qid": str})
+    return _valid(judgments).merge(a[[*keys, "answer"]], on=keys, how="inner")
+
+
 def spread(judgments: pd.DataFrame) -> Check:
     j = _valid(judgments)
     title = "Scores vary"
@@ -71,11 +79,7 @@ def spread(judgments: pd.DataFrame) -> Check:
 
 def consistency(judgments: pd.DataFrame, answers: pd.DataFrame) -> Check:
     title = "Same answer, same score"
-    keys = ["qid", "system"]
-    a = answers[answers["answer"].notna()].astype({"qid": str})
-    if "budget" in a.columns and "budget" in judgments.columns:
-        keys.append("budget")
-    j = _valid(judgments).merge(a[[*keys, "answer"]], on=keys, how="inner")
+    j = _with_answers(judgments, answers)
     j = j.assign(text=j["answer"].map(normalize))
     groups = j.groupby(["qid", "text"])["score"].agg(["size", "nunique"])
     groups = groups[groups["size"] > 1]
@@ -117,11 +121,8 @@ def position(judgments: pd.DataFrame) -> Check:
 def reference_match(judgments: pd.DataFrame, answers: pd.DataFrame,
                     examples: pd.DataFrame) -> Check:
     title = "Agrees with the true answer"
-    keys = ["qid", "system"] + (["budget"] if "budget" in answers.columns
-                                and "budget" in judgments.columns else [])
     gold = examples.astype({"qid": str}).set_index("qid")["answer"].map(normalize)
-    a = answers[answers["answer"].notna()].astype({"qid": str})
-    j = _valid(judgments).merge(a[[*keys, "answer"]], on=keys, how="inner")
+    j = _with_answers(judgments, answers)
     j = j.assign(gold=j["qid"].map(gold))
     j = j[j["gold"].notna() & (j["gold"] != "") & ~j["gold"].isin(("yes", "no"))]
     if len(j) < MIN_PAIRS:

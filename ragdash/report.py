@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from ragdash import analysis
+from ragdash import analysis, judge_audit
 from ragdash.runs import Run
 from ragdash.ui import charts
 from ragdash.ui.colors import label
@@ -188,9 +188,17 @@ def build_report(run: Run | str | Path) -> str:
         parts.append("<h3>Judge-score shares per system (Table 3.3)</h3>")
         parts.append(_table(t33.rename(index=label), fmt="{:.1%}"))
         parts.append(fig("rag_vs_llm_only"))
-        errs = analysis.errors_table(_read(run, "answers"), judgments)
+        answers = _read(run, "answers")
+        errs = analysis.errors_table(answers, judgments)
         parts.append(f'<p class="note">{len(errs):,} failed generation or judge calls are '
                      "counted apart and never averaged in.</p>")
+        checks = judge_audit.audit(judgments, analysis.primary(
+            answers, cfg.get("generation", {}).get("budget")), examples)
+        parts.append("<h3>Can the judge be trusted?</h3>")
+        parts.append(_table(pd.DataFrame({
+            "check": [c.title for c in checks], "status": [c.status for c in checks],
+            "finding": [c.finding for c in checks], "passes when": [c.limit for c in checks]}),
+            index=False))
     if "thresholds_sorted_scores" in figs:
         parts.append("<h2>Thresholds: outcomes estimated from retrieval alone</h2>")
         parts.append(fig("thresholds_sorted_scores"))

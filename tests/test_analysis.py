@@ -230,7 +230,8 @@ def test_report_is_self_contained_and_escaped(run, tmp_path):
     assert out.count("plotly.js v") <= 2  # the library is inlined once
     assert "<script src=" not in out and '<link rel="stylesheet" href="http' not in out
     assert "<script>alert" not in out and "<img src=x" not in out
-    assert "Table 3.1" in out and "Table 3.3" in out
+    assert "Table 3.1" in out and "Table 3.3" in out and "Can the judge be trusted?" in out
+    assert "Agrees with the true answer" in out
     figs = figures(run)
     assert {"score_ir_curves", "thresholds_sorted_scores", "judge_scores"} <= set(figs)
     assert "<html>" in figure_html(figs["ir_metrics"], "<x>") and "&lt;x&gt;" in figure_html(

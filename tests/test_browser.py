@@ -122,6 +122,8 @@ def test_every_page(server, page):
     for i, name in enumerate(PAGES):
         goto(page, server, "" if name == "overview" else name)  # the default page lives at /
         shot(page, f"{i + 1:02d}-{name}")
+    goto(page, server, "llm")
+    assert page.get_by_role("heading", name="Can the judge be trusted?").count() == 1
     # the sidebar navigation works too
     page.get_by_test_id("stSidebarNav").get_by_text("Retrieval scores").click()
     settle(page)

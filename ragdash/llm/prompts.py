@@ -107,9 +107,9 @@ def correction_message(n: int, problem: str, *, json_output: bool = False) -> di
 # --- stepwise judging: the rubric as two short questions (for small local judges) -------------
 
 VERDICTS: dict[str, str] = {
-    "correct": "it gives the true answer",
-    "partially correct": "it gives only part of the true answer",
-    "incorrect": "it gives a different answer",
+    "correct": "it states the true answer, in any wording; extra details are fine",
+    "partially correct": "it states only part of the true answer",
+    "incorrect": "it states a different answer, or contradicts the true answer",
     "no answer": "it says it cannot find enough information to answer",
 }
 """Step 1 verdicts; "correct" -> 5, "incorrect" -> 4, "no answer" -> 1, "partially correct" ->
