@@ -113,7 +113,7 @@ if judgments is not None:
                "same score, scores identical answers differently, scores by the answer's place "
                "in the prompt, or ignores whether an answer states the true answer makes every "
                "distribution and threshold on these pages meaningless.")
-    widgets.judge_audit_table(checks)
+    widgets.judge_audit_list(checks)
 
     # --- LLM only vs RAG ----------------------------------------------------------------------
     st.subheader("What retrieval adds over the LLM alone")

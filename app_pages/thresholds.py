@@ -61,6 +61,8 @@ def panel() -> None:
                    f"{data.n_excluded} judge errors excluded). Sliders now: h = {h:.3f}, "
                    f"k = {k:.3f}." + (" **h ≥ k: the bands overlap; above k counts as correct "
                                       "first.**" if h >= k else ""))
+        for note in analysis.fit_diagnosis(data):
+            st.info(note, icon="🔎")
     else:
         st.caption(f"No judgments in this run: h and k start at the paper's values "
                    f"(h = {PAPER_H}, k = {PAPER_K}); the estimates below need no LLM.")

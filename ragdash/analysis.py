@@ -530,6 +530,31 @@ def threshold_data(ir: pd.DataFrame, judgments: pd.DataFrame | None, budget: int
     return data
 
 
+def fit_diagnosis(data: ThresholdData) -> list[str]:
+    """Plain-language notes on fits that carry no information: no answer in the class, or a
+    threshold that only reproduces "never" (Score_IR does not separate the class)."""
+    if not data.has_judgments or data.fit_h is None or data.fit_k is None:
+        return []
+    x, judge = data.pairs["ir"].to_numpy(float), data.pairs["judge"].to_numpy()
+    notes = []
+    for name, cls, thr, never in (("k", 5, data.fit_k, data.fit_k >= x.max()),
+                                  ("h", 1, data.fit_h, data.fit_h <= x.min())):
+        hit = judge == cls
+        what = "fully correct (5)" if cls == 5 else "lacking information (1)"
+        if not hit.any():
+            notes.append(f"No answer was judged {what}, so {name} = {thr:.3f} is arbitrary: "
+                         f"any {name} that puts every answer outside the class fits.")
+        elif never:
+            notes.append(
+                f"No {name} beats predicting that no answer is {what} (agreement "
+                f"{1 - hit.mean():.1%}, the share of the other answers): Score_IR does not "
+                f"separate these answers here (mean Score_IR {x[hit].mean():.2f} for the "
+                f"{int(hit.sum())} judged {cls}, {x[~hit].mean():.2f} for the others). The LLM "
+                "may answer without the retrieved facts, or fail despite them: compare with "
+                "the logistic estimator below.")
+    return notes
+
+
 def estimated_shares(data: ThresholdData, h: float, k: float) -> pd.DataFrame:
     """Per retriever: n and estimated shares (fractions) below h, between, above k (strict at
     both ends, as `ragdash.calibrate.rule_class`; above k wins when h > k)."""

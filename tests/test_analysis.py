@@ -238,3 +238,27 @@ def test_report_is_self_contained_and_escaped(run, tmp_path):
         figs["ir_metrics"], "<x>")
     path = write_report(run, tmp_path / "r.html")
     assert path.stat().st_size > 100_000
+
+
+def _pairs_data(ir, judge) -> analysis.ThresholdData:
+    ir_scores = pd.DataFrame({"qid": [f"q{i}" for i in range(len(ir))], "retriever": "bm25",
+                              "budget": 1000, "score": ir})
+    judgments = pd.DataFrame({"qid": [f"q{i}" for i in range(len(ir))], "system": "bm25",
+                              "score": pd.array(judge, dtype="Int64")})
+    return analysis.threshold_data(ir_scores, judgments, 1000)
+
+
+def test_fit_diagnosis_explains_fits_that_carry_no_information():
+    rng = np.random.default_rng(0)
+    ir = rng.uniform(0.3, 1.0, 60)
+    # correct answers at the lowest Score_IR, no judge 1 at all: both fits are empty
+    flat = _pairs_data(ir, np.where(ir < np.quantile(ir, 0.25), 5, 4))
+    notes = analysis.fit_diagnosis(flat)
+    assert len(notes) == 2
+    assert notes[0].startswith("No k beats predicting") and "does not separate" in notes[0]
+    assert notes[1].startswith("No answer was judged lacking information (1)")
+    # a judge that follows IR: nothing to explain
+    clear = _pairs_data(ir, np.where(ir > 0.8, 5, np.where(ir < 0.4, 1, 4)))
+    assert 0.75 < clear.fit_k < 0.85 and analysis.fit_diagnosis(clear) == []
+    assert analysis.fit_diagnosis(analysis.ThresholdData(1000, [], {}, None, None, None, None,
+                                                         None)) == []

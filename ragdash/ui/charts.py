@@ -464,7 +464,7 @@ def confusion(conf: pd.DataFrame) -> go.Figure:
     z = conf.to_numpy()
     row_share = z / np.maximum(z.sum(axis=1, keepdims=True), 1)
     text = [[f"{z[i, j]:,}<br>{row_share[i, j]:.0%} of row" for j in range(3)] for i in range(3)]
-    names = [f"{c}<br>{CLASS_LABELS[c]}" for c in CLASSES]
+    names = [f"{c}<br>{CLASS_LABELS[c].replace(' ', '<br>', 1)}" for c in CLASSES]
     fig = go.Figure(go.Heatmap(
         z=z, x=names, y=names, colorscale="Blues", text=text, texttemplate="%{text}",
         textfont={"size": 13}, showscale=False,

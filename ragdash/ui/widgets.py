@@ -117,7 +117,8 @@ def fmt_pct(x: float | None, digits: int = 1) -> str:
     return "—" if x is None else f"{x:.{digits}%}"
 
 
-_AUDIT_ICONS = {"ok": "✅", "warn": "⚠️", "n/a": "➖"}
+_AUDIT_BADGES = {"ok": ":green-badge[passed]", "warn": ":orange-badge[warning]",
+                 "n/a": ":gray-badge[not applicable]"}
 
 
 def judge_audit_banner(checks: Sequence, where: str) -> None:
@@ -130,11 +131,8 @@ def judge_audit_banner(checks: Sequence, where: str) -> None:
                    icon="⚠️")
 
 
-def judge_audit_table(checks: Sequence) -> None:
-    """The judge checks: status, what was measured, the limit."""
-    import pandas as pd
-
-    st.dataframe(pd.DataFrame({
-        "": [_AUDIT_ICONS[c.status] for c in checks], "check": [c.title for c in checks],
-        "finding": [c.finding for c in checks], "passes when": [c.limit for c in checks]}),
-        hide_index=True, width="stretch")
+def judge_audit_list(checks: Sequence) -> None:
+    """The judge checks, one line each: badge, check, finding and when it passes."""
+    st.markdown("\n".join(f"- {_AUDIT_BADGES[c.status]} **{c.title}**: {c.finding} "
+                          f"<span class='rd-note'>(passes when {c.limit})</span>"
+                          for c in checks), unsafe_allow_html=True)
