@@ -541,9 +541,10 @@ def fit_diagnosis(data: ThresholdData) -> list[str]:
                                   ("h", 1, data.fit_h, data.fit_h <= x.min())):
         hit = judge == cls
         what = "fully correct (5)" if cls == 5 else "lacking information (1)"
-        if not hit.any():
-            notes.append(f"No answer was judged {what}, so {name} = {thr:.3f} is arbitrary: "
-                         f"any {name} that puts every answer outside the class fits.")
+        if not hit.any() or hit.all():
+            notes.append(f"{'No' if not hit.any() else 'Every'} answer was judged {what}, so "
+                         f"{name} = {thr:.3f} is arbitrary: any {name} that puts every answer "
+                         f"{'outside' if not hit.any() else 'inside'} the class fits.")
         elif never:
             notes.append(
                 f"No {name} beats predicting that no answer is {what} (agreement "

