@@ -6,7 +6,7 @@ with a per-question seeded RNG (recorded in `position`); `shuffle=False` keeps t
 questions per answer (a verdict against the true answer, then, for a partially correct answer,
 whether it states wrong details), which small local judges answer far better than the 1–5
 rubric (Qwen2.5 0.5B and 1.5B give every answer the same score, or score by position). The
-1.5B still calls refusals "incorrect" rather than "no answer"; a large judge does not.
+1.5B still calls refusals "incorrect" rather than "no answer" (large judges: untested here).
 
 Replies are read as JSON (`{"scores": [...]}`, with the schema sent as structured output where
 the backend takes it) or, failing that, as the integers found in the text (stepwise: the one
