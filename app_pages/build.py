@@ -13,7 +13,8 @@ import streamlit as st
 from ragdash import chunking, retrieval
 from ragdash.budget import TOKENIZERS, parse_budgets
 from ragdash.config import SAMPLE_DATASET, ConfigError, load_config
-from ragdash.llm.settings import BACKENDS
+from ragdash.llm.prompts import GENERATION_PROMPTS
+from ragdash.llm.settings import BACKENDS, JUDGE_MODES
 from ragdash.pipeline import configured_stages
 from ragdash.retrieval.bm25 import STEMMERS, STOPWORDS
 from ragdash.runs import Run, list_runs
@@ -150,6 +151,25 @@ with st.container(border=True):
         model = c[1].text_input("Model (empty: the backend's default)", key="build_llm_model")
         base_url = c[2].text_input("Base URL (empty: default)", key="build_llm_url")
         llm_cfg = {"backend": backend, "model": model or None, "base_url": base_url or None}
+        c = st.columns(3)
+        judge_backend = c[0].selectbox("Judge backend", BACKENDS, key="build_judge_backend")
+        judge_model = c[1].text_input(
+            "Judge model", key="build_judge_model",
+            placeholder="local: qwen-1.5b (Qwen2.5-Coder 1.5B); openai: gpt-4o",
+            help="Empty: Qwen2.5-Coder 1.5B for the local backend, else the backend's default. "
+                 "The 0.5B generator cannot judge (it scores by position).")
+        judge_mode = c[2].selectbox(
+            "Judge mode", JUDGE_MODES, index=JUDGE_MODES.index("stepwise"), key="build_judge_mode",
+            help="stepwise: one or two short questions per answer, for small local judges; "
+                 "grouped: the paper's one call per question, for large judges such as GPT-4o")
+        prompt = st.radio(
+            "Generation prompt", GENERATION_PROMPTS, index=GENERATION_PROMPTS.index("abstain"),
+            horizontal=True, key="build_prompt",
+            help="abstain: the paper's prompt plus one instruction to reply 'I cannot find "
+                 "enough information in the documents.' when they lack the answer, so the "
+                 "'lacks information' class (judge 1) occurs; paper: the paper's text unchanged")
+        judge_cfg = {"backend": judge_backend, "base_url": base_url or None,
+                     "model": judge_model or ("qwen-1.5b" if judge_backend == "local" else None)}
         st.caption("API keys come from the environment (OPENAI_API_KEY); they are never "
                    "written to the run.")
 
@@ -187,7 +207,9 @@ if st.button("▶ Start the run", type="primary", disabled=bool(problems) or bus
     }
     if use_llm:
         overrides.update(llm={k: v for k, v in llm_cfg.items() if v is not None},
-                         generation={"enabled": True}, judge={"enabled": True},
+                         generation={"enabled": True, "prompt": prompt},
+                         judge={"enabled": True, "mode": judge_mode,
+                                "llm": {k: v for k, v in judge_cfg.items() if v is not None}},
                          calibration={"enabled": True})
     try:
         cfg = load_config(None, overrides)
@@ -225,4 +247,4 @@ else:
     c1, c2 = st.columns([3, 1])
     pick = c1.selectbox("Open an earlier run", list(keys), key="build_pick",
                         format_func=lambda k: keys[k].id, label_visibility="collapsed")
-    c2.button("Open", on_click=_open, args=(pick,), key="build_open", width="stretch")
+    c2.button("Open", on_click=_open, args=(pick,), key="build_open_earlier", width="stretch")

@@ -9,6 +9,8 @@ import streamlit as st
 
 from ragdash import analysis
 from ragdash.config import ConfigError, load_config
+from ragdash.llm.prompts import GENERATION_PROMPTS
+from ragdash.llm.refusal import RefusalPatternError, RefusalRule
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES
 from ragdash.llm_stages import dry_run
 from ragdash.ui import charts, jobs, state, widgets
@@ -19,6 +21,57 @@ st.title("LLM results")
 all_answers = state.table(run, "answers")  # every call: errors, latency, tokens, cost
 all_judgments = state.table(run, "judgments")
 answers, judgments = state.answers(run), state.judgments(run)  # one per (question, system)
+
+
+def _rule_defaults() -> None:
+    """Start the rule's widgets from the run's own rule."""
+    saved = RefusalRule.from_config(run.manifest.get("config", {}).get("judge", {})
+                                    .get("refusal"))
+    st.session_state.setdefault("llm_refusal_patterns", "\n".join(saved.patterns))
+    st.session_state.setdefault("llm_refusal_on", saved.enabled)
+
+
+def refusal_rule() -> RefusalRule | None:
+    """The refusal rule as edited on this page (the run's own rule to start with); None and an
+    error box when a pattern is not a valid regular expression."""
+    _rule_defaults()
+    try:
+        return RefusalRule([p for p in st.session_state["llm_refusal_patterns"].splitlines()],
+                           bool(st.session_state["llm_refusal_on"]))
+    except RefusalPatternError as exc:
+        st.error(str(exc))
+        return None
+
+
+def refusals() -> None:
+    """The refusal rule, editable, and the answers it matches, beside what the run recorded."""
+    st.subheader("Refusals: the rule that runs before the judge")
+    st.caption("An answer matched by one of these case-insensitive regular expressions is "
+               "scored 1 (*lacks information*, reason \"refusal (rule)\") and never sent to "
+               "the judge: small judges do not recognise a refusal. Edit the patterns to check "
+               "what they catch; the launcher below judges with the rule as shown here.")
+    _rule_defaults()
+    left, right = st.columns([2, 3])
+    with left:
+        st.toggle("Refusal rule on", key="llm_refusal_on")
+        st.text_area("Patterns, one per line", key="llm_refusal_patterns", height=220)
+    rule = refusal_rule()
+    if rule is None or answers is None:
+        return
+    a = answers.dropna(subset=["answer"])
+    hits = a.assign(pattern=[rule.match(x) for x in a["answer"]]).dropna(subset=["pattern"])
+    recorded = 0
+    if judgments is not None and "rule" in judgments.columns:
+        recorded = int(judgments["rule"].notna().sum())
+        hits = hits.merge(judgments[["qid", "system", "score"]], on=["qid", "system"],
+                          how="left")
+    with right:
+        share = len(hits) / len(a) if len(a) else 0.0
+        st.markdown(f"**{len(hits):,} of {len(a):,} answers ({share:.1%}) match the rule as "
+                    f"shown**; the run's judge stage scored {recorded:,} by the rule.")
+        cols = [c for c in ("qid", "system", "answer", "pattern", "score") if c in hits]
+        st.dataframe(hits[cols].assign(system=hits["system"].map(label)), hide_index=True,
+                     width="stretch", height=260)
 
 
 def launcher(expanded: bool) -> None:
@@ -34,13 +87,23 @@ def launcher(expanded: bool) -> None:
                                   placeholder="default of the backend (local: Qwen2.5 0.5B)")
         judge_backend = c2.selectbox("Judge backend", BACKENDS, key="llm_judge_backend")
         judge_model = c2.text_input("Judge model", key="llm_judge_model",
-                                    placeholder="gpt-4o (the paper's), local: qwen-1.5b")
+                                    placeholder="empty: qwen-1.5b (local); gpt-4o is the paper's")
         base_url = c3.text_input("Server URL (optional)", key="llm_base_url",
                                  placeholder="OpenAI-compatible URL or Ollama host")
-        mode = c3.selectbox("Judge mode", JUDGE_MODES, key="llm_judge_mode",
+        ran = base.get("judge", {}).get("enabled")
+        mode0 = base.get("judge", {}).get("mode", "stepwise") if ran else "stepwise"
+        mode = c3.selectbox("Judge mode", JUDGE_MODES, index=JUDGE_MODES.index(mode0),
+                            key="llm_judge_mode",
                             help="grouped: all answers of a question in one call (the paper); "
                                  "single: one call per answer; stepwise: one or two short "
                                  "questions per answer (for small local judges)")
+        prompt0 = base.get("generation", {}).get("prompt", "abstain") if ran else "abstain"
+        prompt = st.radio("Generation prompt", GENERATION_PROMPTS,
+                          index=GENERATION_PROMPTS.index(prompt0), horizontal=True,
+                          key="llm_prompt",
+                          help="abstain: the paper's prompt plus an instruction to reply with "
+                               "a fixed sentence when the documents lack the answer (judge 1); "
+                               "paper: the paper's text unchanged")
         budget = st.number_input("Token budget N of the contexts", 1, 100_000, 1000, 100,
                                  key="llm_budget")
         key = st.text_input("OpenAI API key (kept in this server's memory only, never written)",
@@ -48,13 +111,18 @@ def launcher(expanded: bool) -> None:
         if key:
             os.environ["OPENAI_API_KEY"] = key
         url = base_url or None
+        rule = refusal_rule()
+        if rule is None:
+            return
         gen = {"backend": gen_backend, "model": gen_model or None, "base_url": url}
-        jud = {"backend": judge_backend, "model": judge_model or None, "base_url": url}
+        jud = {"backend": judge_backend, "base_url": url,
+               "model": judge_model or ("qwen-1.5b" if judge_backend == "local" else None)}
         try:
             cfg = load_config(None, {
                 **base, "generation": {**base.get("generation", {}), "enabled": True,
-                                       "budget": int(budget), "llm": gen},
-                "judge": {**base.get("judge", {}), "enabled": True, "mode": mode, "llm": jud},
+                                       "budget": int(budget), "llm": gen, "prompt": prompt},
+                "judge": {**base.get("judge", {}), "enabled": True, "mode": mode, "llm": jud,
+                          "refusal": rule.to_config()},
                 "calibration": {**base.get("calibration", {}), "enabled": True,
                                 "budget": int(budget)}})
         except (ConfigError, ValueError) as exc:
@@ -142,6 +210,8 @@ if judgments is not None:
                           key=f"llm_sweep_{sys_}")
 else:
     widgets.missing("No judgments yet", "answers exist but have not been judged.")
+
+refusals()
 
 # --- errors ---------------------------------------------------------------------------------------
 st.subheader("Errors (kept apart)")

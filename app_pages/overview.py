@@ -10,6 +10,7 @@ import streamlit as st
 
 from ragdash import analysis
 from ragdash.calibrate import calls_avoided
+from ragdash.calibration.predictive import degenerate
 from ragdash.ui import charts, state, widgets
 from ragdash.ui.colors import label
 
@@ -58,19 +59,39 @@ else:
     c[3].metric("Best retriever", "—", help="The run has no IR scores yet.")
 
 if cal:
-    share = analysis.correct_share_summary(cal)
     n_q = len(examples) if examples is not None else 0
     calls = calls_avoided(n_q, len(order))
+    ev, shares = cal.get("evidence"), cal.get("shares")
+    flat = degenerate(cal)
+    st.subheader(f"Answer quality predicted from retrieval alone (N = {cal['budget']})")
+    if ev:
+        widgets.verdict(ev)
     c2 = st.columns(4)
-    c2[0].metric("Estimated correct answers", f"{share['estimated_pct']:.1f}%",
-                 help=f"Share of answers with Score_IR > k = {cal['k']:.3f} at N = "
-                      f"{cal['budget']} (all retrievers), predicted without any LLM call.")
-    c2[1].metric("Actual correct answers (judge = 5)", f"{share['actual_pct']:.1f}%",
-                 delta=f"{share['estimated_pct'] - share['actual_pct']:+.1f} pp estimate error",
-                 delta_color="off", delta_arrow="off")
-    c2[2].metric("LLM calls avoided by estimating", f"{calls['total_calls']:,}",
-                 help=f"{calls['generation_calls']:,} generations (each retriever + LLM only) "
-                      f"and {calls['judge_calls']:,} judge calls for {n_q:,} questions.")
+    if shares:
+        c2[0].metric("Actual correct answers (judge = 5)", widgets.share_text(shares["actual"]),
+                     help="Share of RAG answers the judge scored 5, with a 95 % bootstrap "
+                          "interval over questions.")
+        for col, (name, est) in zip(c2[1:3], shares["estimates"].items(), strict=False):
+            err = est["pct"] - shares["actual"]["pct"]
+            if flat and name == "h/k rule":
+                col.metric("Estimated by the h/k rule", "no estimate",
+                           delta="degenerate fit", delta_color="off", delta_arrow="off",
+                           help=f"No estimate: {flat}")
+                continue
+            col.metric(f"Estimated by the {name}", widgets.share_text(est),
+                       delta=f"{err:+.1f} pp vs actual", delta_color="off", delta_arrow="off",
+                       help=("Share of answers with Score_IR > k = "
+                             f"{cal['k']:.3f}, without any LLM call." if name == "h/k rule" else
+                             "Mean out-of-fold probability of a correct answer from a logistic "
+                             "model of Score_IR at every budget (5 folds over questions)."))
+    else:  # a calibration.json written before the evidence was stored
+        share = analysis.correct_share_summary(cal)
+        c2[0].metric("Actual correct answers (judge = 5)", f"{share['actual_pct']:.1f}%")
+        c2[1].metric("Estimated correct answers",
+                     "no estimate" if flat else f"{share['estimated_pct']:.1f}%",
+                     help=flat or f"Share of answers with Score_IR > k = {cal['k']:.3f}.")
+    if flat:
+        st.caption(f"The h/k rule gives no estimate here: {flat}.")
     cost = analysis.costs(answers, judgments)
     spent = cost["usd"].dropna().sum() if not cost.empty else 0.0
     gpt = None
@@ -86,11 +107,13 @@ if cal:
             gpt += estimate(calls["judge_calls"], float(calls_j["tokens_in"].astype(float).mean()),
                             float(calls_j["tokens_out"].astype(float).mean()), "gpt-4o").usd
     gpt = gpt if gpt is not None and math.isfinite(gpt) else None
-    c2[3].metric("Cost avoided", f"${spent:,.2f}" if spent else "$0 (local models)",
-                 delta=f"≈ ${gpt:,.2f} at GPT-4o list prices" if gpt else None,
+    c2[3].metric("LLM calls avoided next time", f"{calls['total_calls']:,}",
+                 delta=(f"${spent:,.2f} spent here" if spent else "$0 here: local models")
+                 + (f"; ≈ ${gpt:,.2f} at GPT-4o prices" if gpt else ""),
                  delta_color="off", delta_arrow="off",
-                 help="What this run's generation and judging cost (from recorded tokens and the "
-                      "price table), i.e. what estimating from Score_IR saves next time.")
+                 help=f"{calls['generation_calls']:,} generations (each retriever + LLM only) "
+                      f"and {calls['judge_calls']:,} judge calls for {n_q:,} questions, priced "
+                      "from this run's recorded tokens: what estimating from Score_IR saves.")
 elif ir is not None:
     st.info("This run has no calibration yet (no LLM answers and judgments): the estimated vs "
             "actual share of correct answers appears once the LLM stage has run. The "

@@ -36,6 +36,24 @@ def _to_fit(h: float | None, k: float | None) -> None:
     st.session_state["thr_k"] = round(k if k is not None else PAPER_K, 3)
 
 
+def evidence_panel(n: int) -> None:
+    """Does retrieval predict answer quality here? The verdict, ROC and reliability at N."""
+    ev = state.predictiveness(run, n)
+    if ev is None:
+        return
+    st.subheader(f"Does retrieval predict answer quality here? (N = {n})")
+    widgets.verdict(ev)
+    st.caption(ev["refusal_verdict"] + " AUC: the chance that a random correct answer has a "
+               "higher Score_IR than a random other one (0.5 = no better than chance).")
+    cols = st.columns(3)
+    with cols[0]:
+        widgets.chart(charts.roc(ev), key="thr_roc")
+    with cols[1]:
+        widgets.chart(charts.reliability(ev, "correct"), key="thr_rel5")
+    with cols[2]:
+        widgets.chart(charts.reliability(ev, "refusal"), key="thr_rel1")
+
+
 @st.fragment
 def panel() -> None:
     c = st.columns([2, 2, 2, 1.2])
@@ -66,6 +84,7 @@ def panel() -> None:
     else:
         st.caption(f"No judgments in this run: h and k start at the paper's values "
                    f"(h = {PAPER_H}, k = {PAPER_K}); the estimates below need no LLM.")
+    evidence_panel(n)
     res = analysis.panel(data, h, k)
     if data.has_judgments:
         m = st.columns(4)

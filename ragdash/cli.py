@@ -173,6 +173,18 @@ def _print_summary(run) -> None:
         c = json.loads(calibration.read_text())
         print(f"\nThresholds at N = {c['budget']}: h = {c['h']:.3f}, k = {c['k']:.3f}"
               + (f"  ({c['message']})" if c.get("h_ge_k") else ""))
+        ev = c.get("evidence") or {}
+        if ev:
+            print(f"Does retrieval predict answer quality here? {ev['verdict']}")
+            print(ev.get("refusal_verdict", ""))
+        shares = c.get("shares") or {}
+        if shares:
+            def pct(d: dict) -> str:
+                ci = d.get("ci")
+                return f"{d['pct']:.1f} %" + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+
+            print(f"Share judged correct: actual {pct(shares['actual'])}; estimated "
+                  + "; ".join(f"{name} {pct(v)}" for name, v in shares["estimates"].items()))
         print(c.get("estimators", {}).get("verdict", ""))
     m = run.manifest
     issues = m.get("issues", {})

@@ -10,6 +10,9 @@ from pathlib import Path
 import yaml
 
 from ragdash.budget import DEFAULT_BUDGETS, parse_budgets
+from ragdash.data.sample import check_rule
+from ragdash.llm.prompts import GENERATION_PROMPTS
+from ragdash.llm.refusal import RefusalPatternError, RefusalRule
 from ragdash.llm.settings import JUDGE_MODES
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -17,8 +20,10 @@ SAMPLE_DATASET = PROJECT_ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.js
 
 DEFAULTS: dict = {
     "name": "run",
+    "description": "",  # one line shown beside the run in the dashboard's run picker
     "dataset": {"path": str(SAMPLE_DATASET), "format": "auto", "corpus": None,
-                "corpus_format": "auto", "limit": None, "include_unanswerable": False},
+                "corpus_format": "auto", "limit": None, "include_unanswerable": False,
+                "sample": None},
     "chunker": {"method": "semantic", "params": {}, "max_chars": None},
     "retrievers": {"preset": "paper", "use": ["bm25", "sim", "mmr", "reo", "mlq"], "params": {}},
     "tokenizer": "llama3",
@@ -26,9 +31,9 @@ DEFAULTS: dict = {
     "scoring": {"method": "substring", "mode": "corrected", "relevance_share": 1.0},
     "llm": {"backend": "local", "model": None},
     "generation": {"enabled": False, "budget": 1000, "llm_only": True, "sweep": None,
-                   "reference_prompts": False, "llm": None},
+                   "prompt": "paper", "reference_prompts": False, "llm": None},
     "judge": {"enabled": False, "llm": None, "mode": "grouped", "shuffle": True, "seed": 0,
-              "reference_prompts": False},
+              "reference_prompts": False, "refusal": {"enabled": True, "patterns": None}},
     "calibration": {"enabled": False, "budget": None, "per_retriever": False,
                     "method": "sweep", "n_boot": 200, "seed": 0},
     "runs_root": "runs",
@@ -114,6 +119,19 @@ def validate(cfg: dict) -> dict:
             sweep["budgets"] = parse_budgets(sweep.get("budgets", "100:1000:100"))
         except ValueError as exc:
             raise ConfigError(f"generation.sweep.budgets: {exc}") from exc
+    if g.get("prompt", "paper") not in GENERATION_PROMPTS:
+        raise ConfigError(f"generation.prompt must be one of {', '.join(GENERATION_PROMPTS)}, "
+                          f"not {g.get('prompt')!r}")
+    refusal = cfg["judge"].get("refusal") or {}
+    if not isinstance(refusal, dict):
+        raise ConfigError("judge.refusal must be a mapping {enabled, patterns}")
+    patterns = refusal.get("patterns")
+    if patterns is not None and (isinstance(patterns, str) or not isinstance(patterns, list)):
+        raise ConfigError("judge.refusal.patterns must be a list of regular expressions")
+    try:  # resolved, so a change of the default patterns changes the judge stage key
+        cfg["judge"]["refusal"] = RefusalRule.from_config(refusal).to_config()
+    except RefusalPatternError as exc:
+        raise ConfigError(f"judge.refusal.patterns: {exc}") from exc
     if cfg["judge"]["mode"] not in JUDGE_MODES:
         raise ConfigError(f"judge.mode must be one of {', '.join(JUDGE_MODES)}")
     if cfg["calibration"]["method"] not in ("sweep", "de"):
@@ -125,6 +143,10 @@ def validate(cfg: dict) -> dict:
                               "(OPENAI_API_KEY) or the dashboard's password field, never a file")
     for key in ("path", "corpus"):
         cfg["dataset"][key] = resolve_path(cfg["dataset"].get(key))
+    try:
+        cfg["dataset"]["sample"] = check_rule(cfg["dataset"].get("sample"))
+    except ValueError as exc:
+        raise ConfigError(f"dataset.{exc}") from exc
     limit = cfg["dataset"].get("limit")
     if limit is not None and int(limit) <= 0:
         raise ConfigError("dataset.limit must be a positive integer")

@@ -72,6 +72,7 @@ def generate_stage(run: Run, cfg: dict, key: str, progress=None) -> dict:
     requests = generation_requests(run, cfg)
     answers = generate(requests, settings, cache=cache_path(cfg),
                        reference_prompts=cfg["generation"].get("reference_prompts", False),
+                       prompt=cfg["generation"].get("prompt", "paper"),
                        progress=(lambda d, t: progress("generating answers", d, t))
                        if progress else None)
     run.write("answers", answers)
@@ -89,6 +90,7 @@ def judge_settings(cfg: dict):
 
 def judge_stage(run: Run, cfg: dict, key: str, progress=None) -> dict:
     from ragdash.llm import judge_answers
+    from ragdash.llm.refusal import RefusalRule
 
     j = cfg["judge"]
     settings = judge_settings(cfg)
@@ -97,6 +99,7 @@ def judge_stage(run: Run, cfg: dict, key: str, progress=None) -> dict:
         answers, run.read("examples"), settings, cache=cache_path(cfg), mode=j["mode"],
         shuffle=j["shuffle"], seed=j["seed"],
         reference_prompts=j.get("reference_prompts", False),
+        refusal=RefusalRule.from_config(j.get("refusal")),
         progress=(lambda d, t: progress("judging answers", d, t)) if progress else None)
     run.write("judgments", judgments)
     checks = judge_audit.audit(judgments, answers, run.read("examples"))
@@ -104,6 +107,7 @@ def judge_stage(run: Run, cfg: dict, key: str, progress=None) -> dict:
                judge_audit=judge_audit.summary(checks))
     scored = judgments["score"].dropna()
     return {"judgments": len(judgments), "errors": int(judgments["score"].isna().sum()),
+            "refusals_by_rule": int(judgments["rule"].notna().sum()),
             "distribution": {str(int(s)): int(n) for s, n in scored.value_counts()
                              .sort_index().items()},
             "audit_warnings": [f"{c.title}: {c.finding}" for c in checks if c.status == "warn"]}
@@ -188,7 +192,8 @@ def dry_run(run: Run, cfg: dict) -> dict:
     gen = generator_settings(cfg)
     requests = generation_requests(run, cfg)
     ref = cfg["generation"].get("reference_prompts", False)
-    gen_est = estimate_prompts([generation_messages(q, c, reference=ref)
+    prompt = cfg["generation"].get("prompt", "paper")
+    gen_est = estimate_prompts([generation_messages(q, c, reference=ref, prompt=prompt)
                                 for _, _, _, q, c in requests], model_name(gen),
                                tokens_out=40, rate=measured_rate(cfg, model_name(gen)),
                                backend=gen.backend)

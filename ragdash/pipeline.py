@@ -20,6 +20,7 @@ import pandas as pd
 
 from ragdash.budget import cuts_from_ends, get_tokenizer, join_chunks, reference_prefixes
 from ragdash.config import fingerprint
+from ragdash.llm.prompts import generation_prompt_version, judge_prompt_version
 from ragdash.runs import Run, write_table
 from ragdash.scoring import part_scores
 
@@ -61,8 +62,9 @@ def stage_keys(cfg: dict) -> dict[str, str]:
                            cfg["llm"] if "mlq" in cfg["retrievers"]["use"] else None)
     score = fingerprint(retrieve, cfg["tokenizer"], cfg["budgets"], cfg["scoring"])
     generate = fingerprint(retrieve, cfg["tokenizer"], cfg["scoring"]["mode"], cfg["llm"],
-                           cfg["generation"])
-    judge = fingerprint(generate, cfg["judge"], None if cfg["judge"].get("llm") else cfg["llm"])
+                           cfg["generation"], generation_prompt_version())
+    judge = fingerprint(generate, cfg["judge"], None if cfg["judge"].get("llm") else cfg["llm"],
+                        judge_prompt_version())
     calibrate = fingerprint(judge, score, cfg["calibration"])
     return {"ingest": ingest, "chunk": chunk, "retrieve": retrieve, "score": score,
             "generate": generate, "judge": judge, "calibrate": calibrate}
@@ -86,7 +88,7 @@ def ingest(run: Run, cfg: dict, key: str) -> dict:
     dataset = load_dataset(ds["path"], ds.get("format", "auto"), corpus=ds.get("corpus"),
                            corpus_fmt=ds.get("corpus_format", "auto"),
                            include_unanswerable=ds.get("include_unanswerable", False),
-                           limit=ds.get("limit"))
+                           limit=ds.get("limit"), sample=ds.get("sample"))
     if not dataset.examples:
         raise ValueError(f"{ds['path']}: no valid example could be loaded "
                          f"({dataset.skipped} record(s) skipped; see the issues above)")

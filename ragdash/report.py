@@ -99,6 +99,11 @@ def figures(run: Run | str | Path) -> dict[str, go.Figure]:
     res = analysis.panel(data, h, k)
     out["thresholds_sorted_scores"] = charts.threshold_curves(data, res["estimated"], h, k)
     if data.has_judgments:
+        from ragdash.calibration.predictive import predictiveness
+
+        evidence = predictiveness(data.pairs)
+        out["prediction_roc"] = charts.roc(evidence)
+        out["prediction_reliability"] = charts.reliability(evidence, "correct")
         out["thresholds_estimated_vs_actual"] = charts.estimated_vs_actual(res["compare"])
         out["thresholds_confusion"] = charts.confusion(res["confusion"])
         out["thresholds_by_judge"] = charts.ir_by_judge(data, h, k)
@@ -157,9 +162,13 @@ def build_report(run: Run | str | Path) -> str:
     cal_file = run.path / "calibration.json"
     cal = json.loads(cal_file.read_text()) if cal_file.exists() else None
     if cal:
+        from ragdash.calibration.predictive import degenerate
+
         s = analysis.correct_share_summary(cal)
-        cards.append(_card(f"{s['estimated_pct']:.1f}% vs {s['actual_pct']:.1f}%",
-                           "estimated vs actual correct answers"))
+        flat = degenerate(cal)
+        cards.append(_card("no estimate" if flat else
+                           f"{s['estimated_pct']:.1f}% vs {s['actual_pct']:.1f}%",
+                           "estimated (h/k rule) vs actual correct answers"))
         cards.append(_card(f"h = {cal['h']:.3f} · k = {cal['k']:.3f}",
                            f"thresholds fitted at N = {cal['budget']}"))
     parts.append(f'<div class="cards">{"".join(cards)}</div>')
@@ -199,6 +208,22 @@ def build_report(run: Run | str | Path) -> str:
             "check": [c.title for c in checks], "status": [c.status for c in checks],
             "finding": [c.finding for c in checks], "passes when": [c.limit for c in checks]}),
             index=False))
+    if "prediction_roc" in figs:
+        parts.append("<h2>Does retrieval predict answer quality here?</h2>")
+        ev = (cal or {}).get("evidence")
+        if ev:
+            parts.append(f"<p><b>{html.escape(ev['verdict'])}</b> "
+                         f"{html.escape(ev.get('refusal_verdict', ''))}</p>")
+        shares = (cal or {}).get("shares")
+        if shares:
+            rows = [("actual (judge = 5)", shares["actual"]), *shares["estimates"].items()]
+            parts.append(_table(pd.DataFrame({
+                "share judged correct": [n for n, _ in rows],
+                "%": [v["pct"] for _, v in rows],
+                "95 % CI": ["—" if not v.get("ci") else f"{v['ci'][0]:.1f}–{v['ci'][1]:.1f}"
+                            for _, v in rows]}), fmt="{:.1f}", index=False))
+        parts.append(fig("prediction_roc"))
+        parts.append(fig("prediction_reliability"))
     if "thresholds_sorted_scores" in figs:
         parts.append("<h2>Thresholds: outcomes estimated from retrieval alone</h2>")
         parts.append(fig("thresholds_sorted_scores"))

@@ -5,6 +5,7 @@ RAGDASH_DEMO_RUN / RAGDASH_RUNS_ROOT."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -67,8 +68,12 @@ def test_overview_headline_figures(runs):
     assert metric(at, "Questions") == "30"
     assert metric(at, "Retrievers") == "5"
     assert metric(at, "Best retriever") in {"BM25", "SIM", "MMR", "REO", "MLQ"}
-    assert metric(at, "Estimated correct").endswith("%")
-    assert metric(at, "Actual correct").endswith("%")
+    share = re.compile(r"^\d+\.\d % \[\d+\.\d, \d+\.\d\]$")  # "41.2 % [35.0, 47.5]"
+    assert share.match(metric(at, "Actual correct")), metric(at, "Actual correct")
+    assert share.match(metric(at, "Estimated by the logistic estimator"))
+    hk = metric(at, "Estimated by the h/k rule")
+    assert share.match(hk) or hk == "no estimate"
+    assert "Does retrieval predict answer quality here?" in texts(at)
     assert metric(at, "LLM calls avoided") == f"{30 * 6 + 30:,}"
     assert at.selectbox(key="run").value.endswith("demo")
 
@@ -274,9 +279,45 @@ def test_llm_page_estimates_cost_before_it_can_start(runs):
     at.button(key="llm_estimate").click().run()
     assert not at.exception, at.exception
     shown = texts(at)
-    assert "**judge**: gpt-4o: 12 calls" in shown, shown[-600:]
+    # stepwise by default (a small local judge scores the paper's rubric by position):
+    # one call per answer, 12 questions x (5 retrievers + LLM only)
+    assert at.selectbox(key="llm_judge_mode").value == "stepwise"
+    assert at.radio(key="llm_prompt").value == "abstain"
+    assert "**judge**: gpt-4o: 72 calls" in shown, shown[-600:]
     assert "**generation**:" in shown and "$" in shown
     assert not at.button(key="llm_start").disabled
+
+
+def test_llm_page_lists_and_edits_the_refusal_rule(runs):
+    at = open_page("llm")
+    shown = texts(at)
+    found = re.search(r"\*\*(\d+) of (\d+) answers \(([\d.]+)%\) match the rule as shown\*\*; "
+                      r"the run's judge stage scored (\d+) by the rule", shown)
+    assert found, shown[-2000:]
+    matched, recorded = int(found.group(1)), int(found.group(4))
+    assert matched > 0 and recorded > 0
+    table = next(d.value for d in at.dataframe if "pattern" in d.value.columns)
+    assert len(table) == matched and set(table["pattern"]) == {"cannot find enough information"}
+    at.text_area(key="llm_refusal_patterns").set_value("^Probably").run()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "pattern" in d.value.columns)
+    assert set(table["pattern"]) == {"^Probably"} and table["answer"].str.startswith(
+        "Probably").all()
+    at.text_area(key="llm_refusal_patterns").set_value("(unclosed").run()
+    assert not at.exception, at.exception
+    assert any("not a valid regular expression" in e.value for e in at.error)
+    at.toggle(key="llm_refusal_on").set_value(False)
+    at.text_area(key="llm_refusal_patterns").set_value("cannot").run()
+    assert "**0 of" in texts(at)
+
+
+def test_build_page_judges_stepwise_with_the_1_5b_by_default(runs):
+    at = open_page("build")
+    at.toggle(key="build_llm").set_value(True).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="build_judge_mode").value == "stepwise"
+    assert at.radio(key="build_prompt").value == "abstain"
+    assert "qwen-1.5b" in at.text_input(key="build_judge_model").placeholder
 
 
 def test_thresholds_page_compares_the_estimators(runs):

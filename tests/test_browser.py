@@ -25,6 +25,7 @@ SHOTS = ROOT / "test-artifacts" / "screenshots"
 CHROMIUM = shutil.which("chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
+BUNDLED = ("data/demo_squad", "data/demo_run")
 PAGES = ("overview", "retrieval", "browser", "compare", "llm", "thresholds", "report", "data",
          "build")
 
@@ -43,7 +44,9 @@ def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser")
     demo = make_run(root / "demo", n_questions=40, seed=0)
     port = _free_port()
-    env = {**os.environ, "RAGDASH_DEMO_RUN": str(demo), "RAGDASH_RUNS_ROOT": str(root / "runs")}
+    # the synthetic run first, then the two bundled demos (as the app lists them by default)
+    demos = os.pathsep.join([str(demo), *(str(ROOT / d) for d in BUNDLED)])
+    env = {**os.environ, "RAGDASH_DEMO_RUN": demos, "RAGDASH_RUNS_ROOT": str(root / "runs")}
     streamlit = Path(sys.executable).with_name("streamlit")
     log = open(root / "streamlit.log", "w")  # noqa: SIM115 (closed below)
     proc = subprocess.Popen(
@@ -133,6 +136,26 @@ def test_every_page(server, page):
 def _slider_thumb(pg, label: str):
     box = pg.locator('[data-testid="stSlider"]').filter(has_text=label)
     return box.locator('input[type="range"]').first.locator("xpath=../..")
+
+
+@pytest.mark.parametrize("demo", BUNDLED)
+def test_bundled_demos_show_what_retrieval_predicts(server, page, demo):
+    """Each bundled demo: the headline says how sure the prediction is, and the Thresholds
+    page shows the evidence (verdict, ROC, reliability) with no exception."""
+    if not (ROOT / demo / "calibration.json").exists():
+        pytest.fail(f"{demo} has no calibration.json: rebuild it (see README)")
+    name = demo.split("/")[-1]
+    goto(page, server, f"?run={demo}")
+    assert page.get_by_role("heading", name=f"Run {name}").count() == 1
+    assert page.get_by_text("Does retrieval predict answer quality here?").count() >= 1
+    assert page.get_by_text(re.compile(r"AUC \d\.\d\d")).count() >= 1
+    assert page.get_by_text("Actual correct answers (judge = 5)").count() == 1
+    shot(page, f"20-{name}-overview")
+    goto(page, server, f"thresholds?run={demo}")
+    assert page.get_by_role("heading", name=re.compile("Does retrieval predict answer "
+                                                      "quality here")).count() == 1
+    assert page.locator(".js-plotly-plot").count() >= 5
+    shot(page, f"21-{name}-thresholds")
 
 
 def test_drag_k_slider_redraws(server, page):
@@ -239,6 +262,7 @@ def test_upload_and_build_a_run(server, page, tmp_path):
         timeout=240_000)
     settle(page)
     shot(page, "15-build-finished")
+    no_exception(page, "build page after the run finished")  # one key per Open button
     assert page.get_by_text("Run browser-built finished").count() == 1, \
         page.locator('[data-testid="stAlert"]').all_inner_texts()
     run_dir = server["root"] / "runs" / "browser-built"

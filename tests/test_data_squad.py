@@ -41,7 +41,9 @@ def test_real_dev_file():
     assert sum(e.answer in e.parts[0] for e in ds.examples) >= 0.99 * len(ds.examples)
     doc = ds.documents[0]
     assert doc.doc_id == f"{doc.title}#0"
-    assert all(e.meta == {"title": e.meta["title"]} for e in ds.examples)
+    assert all(e.meta == {"title": e.meta["title"], "paragraph": e.meta["paragraph"]}
+               for e in ds.examples)
+    assert all(e.meta["paragraph"].startswith(e.meta["title"] + "#") for e in ds.examples)
     assert not [i for i in ds.issues if i.field == "relevant_parts"]
 
 
@@ -50,7 +52,7 @@ def test_part_is_the_sentence_holding_the_answer(tmp_path):
     ds = load_dataset(write(tmp_path, [qa("a", start, "capital")]))
     (ex,) = ds.examples
     assert ex.parts == ["It is the capital of France."]
-    assert ex.answer == "capital" and ex.meta == {"title": "France"}
+    assert ex.answer == "capital" and ex.meta == {"title": "France", "paragraph": "France#0"}
     assert [(d.doc_id, d.title, d.text) for d in ds.documents] == [("France#0", "France", CONTEXT)]
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ragdash.calibration.estimates import CLASSES, compare, confusion, pairs, share_errors
+from ragdash.calibration.predictive import predictiveness, share_estimates
 from ragdash.calibration.thresholds import ThresholdFit, Tie, bootstrap_ci, fit_threshold
 
 POOLED = "pooled"
@@ -39,6 +40,8 @@ class Calibration:
     confusion: dict[str, list[list[int]]]
     h_ge_k: bool = False
     message: str = ""
+    evidence: dict | None = None  # `predictiveness()`: does Score_IR predict the judge here?
+    shares: dict | None = None  # `share_estimates()`: estimated vs actual share correct
 
     def thresholds(self, retriever: str | None = None) -> tuple[float, float]:
         """(h, k) used for `retriever` (its own when fitted per retriever, else pooled)."""
@@ -61,6 +64,7 @@ class Calibration:
             "confusion": {"labels": list(CLASSES),
                           **{s: [[int(v) for v in row] for row in m]
                              for s, m in self.confusion.items()}},
+            "evidence": _native(self.evidence), "shares": _native(self.shares),
         }
 
     @classmethod
@@ -72,7 +76,8 @@ class Calibration:
                    fits={s: {r: ThresholdFit.from_dict(f) for r, f in v.items()}
                          for s, v in d["fits"].items()},
                    per_retriever=pd.DataFrame(d["per_retriever"]), errors=d["errors"],
-                   confusion=conf, h_ge_k=bool(d["h_ge_k"]), message=d.get("message", ""))
+                   confusion=conf, h_ge_k=bool(d["h_ge_k"]), message=d.get("message", ""),
+                   evidence=d.get("evidence"), shares=d.get("shares"))
 
 
 def _native(v):
@@ -111,7 +116,9 @@ def calibrate(ir_scores: pd.DataFrame, judgments: pd.DataFrame, budget: int = 10
 
     Null judge scores are errors: excluded and counted (`n_excluded`). h ≥ k is flagged, not
     hidden. `method="de"` reproduces the paper's optimiser (seeded, rounded to 2 decimals);
-    bootstrap intervals always come from the exact sweep.
+    bootstrap intervals always come from the exact sweep. `evidence` says how well Score_IR
+    separates the judge classes (AUC with CI, reliability, verdict) and `shares` gives the
+    estimated vs actual share judged correct for the h/k rule and the logistic estimator.
     """
     df, info = pairs(ir_scores, judgments, budget)
     fits = {POOLED: _fit_pair(df, method, n_boot, seed, level, tie, bounds)}
@@ -139,4 +146,8 @@ def calibrate(ir_scores: pd.DataFrame, judgments: pd.DataFrame, budget: int = 10
                        scope="per_retriever" if per_retriever else POOLED, n=len(df),
                        n_excluded=info["n_excluded"], n_missing=info["n_missing"], fits=fits,
                        per_retriever=table, errors=share_errors(table), confusion=conf,
-                       h_ge_k=bool(bad), message=message)
+                       h_ge_k=bool(bad), message=message,
+                       evidence=predictiveness(df, n_boot=n_boot, seed=seed, level=level),
+                       shares=share_estimates(df, ir_scores, judgments, fits[POOLED]["h"]
+                                              .threshold, fits[POOLED]["k"].threshold, budget,
+                                              n_boot=n_boot, seed=seed, level=level))

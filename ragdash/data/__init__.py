@@ -12,6 +12,7 @@ import re
 from pathlib import Path, PurePath
 
 from ragdash.data import generic, hotpotqa, squad, textfiles
+from ragdash.data import sample as sampling
 from ragdash.data.common import IssueLog
 from ragdash.data.reading import fatal, parse_json, read_file
 from ragdash.data.schema import DataError, Dataset, Document, Example, Issue
@@ -111,18 +112,21 @@ def load_corpus(path: str | Path, fmt: str = "auto") -> tuple[list[Document], li
 
 def load_dataset(path: str | Path, fmt: str = "auto", *, corpus: str | Path | None = None,
                  corpus_fmt: str = "auto", include_unanswerable: bool = False,
-                 limit: int | None = None) -> Dataset:
+                 limit: int | None = None, sample: dict | None = None) -> Dataset:
     """Examples and corpus of a dataset file.
 
     HotpotQA and SQuAD files carry their corpus (used unless `corpus` is given); JSONL, CSV and
     Parquet datasets need `corpus`. `limit` keeps the first N valid examples (and, for a corpus
     built from the dataset file, only their documents). Relevant parts found in no document are
-    reported as warnings.
+    reported as warnings. `sample` ({per_context, every, n}, `ragdash.data.sample`) keeps
+    questions by a fixed rule and the whole corpus; `limit` then applies to the sampled ones.
     """
     if fmt not in ("auto", *FORMATS):
         raise ValueError(f"unknown dataset format {fmt!r}; expected 'auto' or one of {FORMATS}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
+    rule = sampling.check_rule(sample)
+    load_limit = None if rule else limit
     raw = read_file(path)
     if fmt == "auto":
         fmt = _by_extension(raw.path)
@@ -131,15 +135,21 @@ def load_dataset(path: str | Path, fmt: str = "auto", *, corpus: str | Path | No
         obj, text = parse_json(raw)
         fmt = _json_format(obj, raw.path) if fmt == "json" else fmt
         if fmt == "hotpotqa":
-            loaded = hotpotqa.load(obj, text, log, limit=limit, build_corpus=corpus is None)
+            loaded = hotpotqa.load(obj, text, log, limit=load_limit,
+                                   build_corpus=corpus is None)
         else:
-            loaded = squad.load(obj, text, log, limit=limit, build_corpus=corpus is None,
+            loaded = squad.load(obj, text, log, limit=load_limit, build_corpus=corpus is None,
                                 include_unanswerable=include_unanswerable)
     elif corpus is None:
         raise fatal(raw.path, f"a {fmt} dataset needs a corpus: pass corpus=<a JSONL/CSV/Parquet "
                               "file, a folder or a .zip of .txt/.md files>")
     else:
-        loaded = generic.load_examples(raw, fmt, log, limit=limit)
+        loaded = generic.load_examples(raw, fmt, log, limit=load_limit)
+    if rule:
+        loaded.examples, loaded.labels = sampling.sample(
+            loaded.examples, loaded.labels, {**rule, "n": min(filter(None, (rule["n"], limit)),
+                                                              default=None)})
+        loaded.extra["sample"] = {**rule, "limit": limit, "rule": sampling.describe(rule)}
     documents, issues, corpus_sha = loaded.documents, list(log.issues), None
     if corpus is not None:
         documents, corpus_issues, corpus_sha = _corpus(corpus, corpus_fmt)

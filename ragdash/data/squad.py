@@ -2,7 +2,8 @@
 
 The relevant part of a question is the sentence of its paragraph holding the first answer's span
 (or the run of sentences the span touches, sliced from the paragraph as one string). The corpus
-is the paragraphs: doc_id = '<article title>#<0-based paragraph index>', title = article title.
+is the paragraphs: doc_id = '<article title>#<0-based paragraph index>', title = article title;
+each example keeps its paragraph's doc_id in meta `paragraph`.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def load(obj: object, text: Text, log: IssueLog, *, limit: int | None = None,
                 if impossible and not include_unanswerable:
                     excluded += 1
                     continue
-                meta = {"title": title}
+                meta = {"title": title, "paragraph": doc.doc_id}
                 if include_unanswerable:
                     meta["is_impossible"] = impossible
                 try:

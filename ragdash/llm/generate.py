@@ -21,8 +21,8 @@ from ragdash.llm.prompts import generation_messages
 from ragdash.llm.runner import CallOutcome, Progress, run_calls
 from ragdash.llm.settings import LLMSettings
 
-ANSWER_COLUMNS = ["qid", "system", "budget", "model", "answer", "latency_s", "tokens_in",
-                  "tokens_out", "error"]
+ANSWER_COLUMNS = ["qid", "system", "budget", "model", "prompt", "answer", "latency_s",
+                  "tokens_in", "tokens_out", "error"]
 LLM_ONLY = "llm_only"
 
 
@@ -60,17 +60,18 @@ def _generation_call(messages: list[dict[str, str]]) -> Callable[[Any], CallOutc
 def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str, Any]],
              settings: LLMSettings, *, cache: LLMCache | str | Path | None = None,
              progress: Progress | None = None, reference_prompts: bool = False,
-             backend: Any = None) -> pd.DataFrame:
+             prompt: str = "paper", backend: Any = None) -> pd.DataFrame:
     """Answers for (qid, system, budget, question, context-or-None) requests.
 
-    Columns: qid, system, budget, model, answer, latency_s, tokens_in, tokens_out, error; one row
-    per request, in request order. Identical prompts are sent once. `progress(done, total)` is
+    Columns: qid, system, budget, model, prompt, answer, latency_s, tokens_in, tokens_out, error;
+    one row per request, in request order. `prompt` names the generation prompt
+    (`GENERATION_PROMPTS`). Identical prompts are sent once. `progress(done, total)` is
     called as calls finish (total = distinct prompts). `backend`
     replaces the one built from `settings` (already wrapped with retries and cache).
     """
     reqs = [as_request(r) for r in requests]
-    messages = [generation_messages(r.question, r.context, reference=reference_prompts)
-                for r in reqs]
+    messages = [generation_messages(r.question, r.context, reference=reference_prompts,
+                                    prompt=prompt) for r in reqs]
     # identical prompts (e.g. two retrievers giving the same context) are sent once
     keys = [json.dumps(m, sort_keys=True) for m in messages]
     first: dict[str, int] = {}
@@ -93,7 +94,8 @@ def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str,
     for req, o in zip(reqs, outcomes, strict=True):
         r = o.result
         rows.append({"qid": str(req.qid), "system": req.system, "budget": req.budget,
-                     "model": r.model if r else model, "answer": r.text.strip() if r else None,
+                     "model": r.model if r else model, "prompt": prompt,
+                     "answer": r.text.strip() if r else None,
                      "latency_s": r.latency_s if r else None,
                      "tokens_in": r.tokens_in if r else None,
                      "tokens_out": r.tokens_out if r else None, "error": o.error})
@@ -105,6 +107,6 @@ def answers_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     for col in ("budget", "tokens_in", "tokens_out"):
         df[col] = df[col].astype("Int64")
     df["latency_s"] = df["latency_s"].astype("float64")
-    for col in ("qid", "system", "model", "answer", "error"):
+    for col in ("qid", "system", "model", "prompt", "answer", "error"):
         df[col] = df[col].astype("object").where(df[col].notna(), None)
     return df

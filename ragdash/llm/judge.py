@@ -41,11 +41,12 @@ from ragdash.llm.prompts import (
     judge_schema,
     verdict_prompt,
 )
+from ragdash.llm.refusal import REASON, RefusalRule
 from ragdash.llm.runner import Progress, run_calls
 from ragdash.llm.settings import JUDGE_MODES, LLMSettings
 
 JUDGMENT_COLUMNS = ["qid", "system", "budget", "judge_model", "score", "raw", "error", "position",
-                    "call_id", "tokens_in", "tokens_out", "latency_s"]
+                    "call_id", "tokens_in", "tokens_out", "latency_s", "rule"]
 PAPER_ORDER = ("llm_only", "bm25", "sim", "mmr", "reo", "mlq")
 """The reference's fixed candidate order (REO before MLQ)."""
 NO_ANSWER = "no answer"
@@ -267,7 +268,7 @@ def _order(item: JudgeItem, answered: list[Candidate], shuffle: bool, seed: int)
 def _row(item: JudgeItem, c: Candidate, **values: Any) -> dict[str, Any]:
     base = {"qid": str(item.qid), "system": c.system, "budget": c.budget, "judge_model": None,
             "score": None, "raw": None, "error": None, "position": None, "call_id": None,
-            "tokens_in": None, "tokens_out": None, "latency_s": None}
+            "tokens_in": None, "tokens_out": None, "latency_s": None, "rule": None}
     base.update(values)
     return base
 
@@ -276,12 +277,13 @@ def judge(items: Iterable[JudgeItem], settings: LLMSettings, *,
           cache: LLMCache | str | Path | None = None, mode: str = "grouped",
           shuffle: bool = True, seed: int = 0, progress: Progress | None = None,
           reference_prompts: bool = False, max_corrections: int | None = None,
-          backend: Any = None) -> pd.DataFrame:
+          refusal: RefusalRule | None = None, backend: Any = None) -> pd.DataFrame:
     """Judge every candidate of every item; one row per candidate (JUDGMENT_COLUMNS).
 
     `mode`: "grouped" (one call per question, the paper's design), "single" (one call per
     answer) or "stepwise" (one or two short questions per answer). Candidates without an
-    answer get error "no answer" and are not shown to the judge.
+    answer get error "no answer" and are not shown to the judge. With `refusal`, answers the
+    rule matches get score 1 (raw "refusal (rule)", `rule` the pattern) without an LLM call.
     `position` is the 1-based place of the candidate in its prompt. Token counts and latency are
     those of the whole call (all correction rounds), repeated on each row of the call: sum them
     once per `call_id`.
@@ -299,6 +301,9 @@ def judge(items: Iterable[JudgeItem], settings: LLMSettings, *,
         for c in item.candidates:
             if c.error is not None or c.answer is None or not str(c.answer).strip():
                 rows.append(_row(item, c, error=NO_ANSWER))
+            elif refusal is not None and (pattern := refusal.match(str(c.answer))):
+                rows.append(_row(item, c, score=1, raw=REASON,
+                                 rule=pattern))
             else:
                 answered.append(c)
         shown = _order(item, answered, shuffle and mode == "grouped", seed)
@@ -349,7 +354,7 @@ def judgments_frame(rows: list[dict[str, Any]], qid_order: Sequence[str] | None 
     for col in ("budget", "score", "position", "tokens_in", "tokens_out"):
         df[col] = df[col].astype("Int64")
     df["latency_s"] = df["latency_s"].astype("float64")
-    for col in ("judge_model", "raw", "error", "call_id"):
+    for col in ("judge_model", "raw", "error", "call_id", "rule"):
         df[col] = df[col].astype("object").where(df[col].notna(), None)
     return df
 

@@ -9,7 +9,10 @@ candidates "Candidate's Answers:".
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+
+from ragdash.llm.refusal import ABSTAIN_SENTENCE
 
 RAG_INSTRUCTION = ("Given the documents below, your role is to answer the query using only "
                    "these documents. Respond with a precise, one-sentence explanation.")
@@ -19,6 +22,14 @@ RAG_INSTRUCTION_REFERENCE = ("Given the documents below, your role is to answer 
 LLM_ONLY_INSTRUCTION = "Respond to the query with a precise, one-sentence explanation."
 LLM_ONLY_INSTRUCTION_REFERENCE = "Responde with a one sentence precise explanation to the query."
 REFERENCE_INDENT = " " * 8
+
+GENERATION_PROMPTS = ("paper", "abstain")
+"""`paper`: the paper's text; `abstain`: plus one instruction to reply with a fixed sentence
+when the documents (LLM only: the model) cannot answer, so the rubric's class 1 occurs."""
+ABSTAIN_INSTRUCTION = ("If the documents do not contain the answer, reply exactly: "
+                       f'"{ABSTAIN_SENTENCE}"')
+ABSTAIN_INSTRUCTION_LLM_ONLY = ("If you do not know the answer, reply exactly: "
+                                f'"{ABSTAIN_SENTENCE}"')
 
 RUBRIC: dict[int, str] = {
     1: "The candidate says it cannot find enough information in the documents to answer.",
@@ -43,13 +54,21 @@ def _indent_after_first(text: str, indent: str = REFERENCE_INDENT) -> str:
 
 
 def generation_prompt(question: str, context: str | None = None, *,
-                      reference: bool = False) -> str:
-    """The RAG prompt (context given) or the LLM-only prompt (context None)."""
+                      reference: bool = False, prompt: str = "paper") -> str:
+    """The RAG prompt (context given) or the LLM-only prompt (context None); `prompt` is one of
+    GENERATION_PROMPTS."""
+    if prompt not in GENERATION_PROMPTS:
+        raise ValueError(f"generation prompt must be one of {', '.join(GENERATION_PROMPTS)}, "
+                         f"not {prompt!r}")
     if context is None:
         instruction = LLM_ONLY_INSTRUCTION_REFERENCE if reference else LLM_ONLY_INSTRUCTION
+        if prompt == "abstain":
+            instruction = f"{instruction} {ABSTAIN_INSTRUCTION_LLM_ONLY}"
         template = f"{instruction}\nQuery: {{question}}"
     else:
         instruction = RAG_INSTRUCTION_REFERENCE if reference else RAG_INSTRUCTION
+        if prompt == "abstain":
+            instruction = f"{instruction} {ABSTAIN_INSTRUCTION}"
         template = f"{instruction}\n\nQuery:\n{{question}}\n\nDocuments:\n{{context}}\n\nAnswer:"
     if reference:  # only the template's own lines are indented, not the inserted text
         template = _indent_after_first(template)
@@ -57,9 +76,9 @@ def generation_prompt(question: str, context: str | None = None, *,
 
 
 def generation_messages(question: str, context: str | None = None, *,
-                        reference: bool = False) -> list[dict[str, str]]:
+                        reference: bool = False, prompt: str = "paper") -> list[dict[str, str]]:
     return [{"role": "user", "content": generation_prompt(question, context,
-                                                          reference=reference)}]
+                                                          reference=reference, prompt=prompt)}]
 
 
 def judge_prompt(question: str, true_answer: str, references: Sequence[str],
@@ -158,3 +177,26 @@ def choice_correction(key: str, options: Sequence[str], problem: str) -> dict[st
     return {"role": "user",
             "content": f"Your reply could not be used: {problem}. Reply again with only a JSON "
                        f'object {{"{key}": ...}} whose value is {shown}.'}
+
+
+# --- prompt versions: part of the stage keys, so a change of prompt text re-runs the stage -----
+
+
+def _digest(*texts: str) -> str:
+    return hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:12]
+
+
+def generation_prompt_version() -> str:
+    """A hash of every generation prompt's rendered text (both prompts, both modes)."""
+    return _digest(*(generation_prompt("{q}", ctx, reference=ref, prompt=p)
+                     for p in GENERATION_PROMPTS for ref in (False, True)
+                     for ctx in (None, "{c}")))
+
+
+def judge_prompt_version() -> str:
+    """A hash of every judge prompt's rendered text (rubric, stepwise questions, corrections)."""
+    return _digest(*(judge_prompt("{q}", "{a}", ["{r}"], ["{c}"], reference=ref, json_output=j)
+                     for ref in (False, True) for j in (False, True)),
+                   verdict_prompt("{q}", "{a}", "{c}"), details_prompt("{q}", "{a}", ["{r}"],
+                                                                       "{c}"),
+                   str(correction_message(2, "{p}")), str(choice_correction("k", ["a"], "{p}")))

@@ -1,9 +1,10 @@
 """Streamlit state shared by pages: which runs exist, the selected run, cached tables.
 
-Runs: the bundled demo run (`RAGDASH_DEMO_RUN`, default `data/demo_run`) first, then every run
-under the runs root (`RAGDASH_RUNS_ROOT`, default `runs/`). The selected run lives in the
-sidebar selectbox `run`, bound to the URL (`?run=...`). Tables are cached with
-`st.cache_data`, keyed by file path and modification time, so a rewritten file is re-read.
+Runs: the bundled demo runs (`RAGDASH_DEMO_RUN`, one path or several joined by `os.pathsep`;
+default `data/demo_squad` then `data/demo_run`) first, then every run under the runs root
+(`RAGDASH_RUNS_ROOT`, default `runs/`). The selected run lives in the sidebar selectbox `run`,
+bound to the URL (`?run=...`). Tables are cached with `st.cache_data`, keyed by file path and
+modification time, so a rewritten file is re-read.
 """
 
 from __future__ import annotations
@@ -22,8 +23,24 @@ from ragdash.runs import Run, list_runs
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def demo_path() -> Path:
-    return Path(os.environ.get("RAGDASH_DEMO_RUN") or ROOT / "data" / "demo_run")
+DEMOS = ("data/demo_squad", "data/demo_run")
+"""The bundled demos, the one the dashboard opens on first: its fit is informative."""
+
+
+def demo_paths() -> list[Path]:
+    env = os.environ.get("RAGDASH_DEMO_RUN")
+    if env:
+        return [Path(p) for p in env.split(os.pathsep) if p]
+    return [ROOT / d for d in DEMOS]
+
+
+def is_demo(run: Run) -> bool:
+    return any(run.path.resolve() == p.resolve() for p in demo_paths())
+
+
+def description(run: Run) -> str:
+    """The run's one-line description (config `description`), if any."""
+    return str(run.manifest.get("config", {}).get("description") or "")
 
 
 def runs_root() -> Path:
@@ -40,11 +57,12 @@ def run_key(path: Path) -> str:
 
 
 def available_runs() -> dict[str, Run]:
-    """{url key: Run}, the demo run first, then runs under the runs root (newest first)."""
+    """{url key: Run}, the demo runs first, then runs under the runs root (newest first)."""
     out: dict[str, Run] = {}
-    demo = Run(demo_path())
-    if demo.exists():
-        out[run_key(demo.path)] = demo
+    for path in demo_paths():
+        demo = Run(path)
+        if demo.exists():
+            out[run_key(demo.path)] = demo
     for r in list_runs(runs_root()):
         out.setdefault(run_key(r.path), r)
     return out
@@ -61,12 +79,13 @@ def select_run(container=None) -> Run | None:
 
     def fmt(k: str) -> str:
         r = runs[k]
-        tag = " (demo)" if r.path.resolve() == demo_path().resolve() else ""
-        return f"{r.id}{tag}"
+        return f"{r.id} (demo)" if is_demo(r) else r.id
 
     key = url_select("Run", list(runs), "run", container=box, format_func=fmt,
-                     help="The run directory every page shows: the demo first, then the runs "
+                     help="The run directory every page shows: the demos first, then the runs "
                           f"under `{run_key(runs_root())}`.")
+    if text := description(runs[key]):
+        box.caption(text)
     return runs[key]
 
 
@@ -212,6 +231,21 @@ def _thresholds(path: str, stamps: tuple, budget: int) -> analysis.ThresholdData
 def thresholds(run: Run, budget: int) -> analysis.ThresholdData:
     stamps = (*_stamps(run, "ir_scores", "judgments"), stamp(run.path / "calibration.json"))
     return _thresholds(str(run.path), stamps, int(budget))
+
+
+@st.cache_data(show_spinner="Measuring how well retrieval predicts the judge…", max_entries=16)
+def _predictiveness(path: str, stamps: tuple, budget: int) -> dict | None:
+    from ragdash.calibration.predictive import predictiveness as measure
+
+    data = _thresholds(path, stamps, budget)
+    return measure(data.pairs) if data.has_judgments else None
+
+
+def predictiveness(run: Run, budget: int) -> dict | None:
+    """`ragdash.calibration.predictive.predictiveness` at `budget` (None without judgments):
+    the same pairs, bootstrap and seed as the calibrate stage."""
+    stamps = (*_stamps(run, "ir_scores", "judgments"), stamp(run.path / "calibration.json"))
+    return _predictiveness(str(run.path), stamps, int(budget))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -136,3 +136,15 @@ def judge_audit_list(checks: Sequence) -> None:
     st.markdown("\n".join(f"- {_AUDIT_BADGES[c.status]} **{c.title}**: {c.finding} "
                           f"<span class='rd-note'>(passes when {c.limit})</span>"
                           for c in checks), unsafe_allow_html=True)
+
+
+def verdict(evidence: dict) -> None:
+    """The one-line verdict of `predictiveness()` in a box coloured by its strength."""
+    box = {"strong": st.success, "moderate": st.info}.get(evidence.get("strength"), st.warning)
+    box(f"**Does retrieval predict answer quality here?** {evidence['verdict']}")
+
+
+def share_text(d: dict) -> str:
+    """'41.2 % [35.0, 47.5]' from {pct, ci}."""
+    ci = d.get("ci")
+    return f"{d['pct']:.1f} %" + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
