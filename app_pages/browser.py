@@ -169,7 +169,8 @@ for col, ret in zip(columns, chosen, strict=True):
         chunks = by_ret.get(ret)
         st.markdown(widgets.chip(ret), unsafe_allow_html=True)
         if chunks is None or chunks.empty:
-            st.info(f"{label(ret)} retrieved nothing for this question.")
+            st.info(f"No chunk retrieved: {label(ret)} found nothing for this question, so its "
+                    "Score_IR is 0 at every budget.")
             continue
         context = join_chunks(chunks["text"].tolist())
         mine = stored.xs(ret, level="retriever") if ret in stored.index.get_level_values(0) \

@@ -8,6 +8,7 @@ import os
 import streamlit as st
 
 from ragdash import analysis
+from ragdash.calibration.predictive import abstention_by_evidence
 from ragdash.config import ConfigError, load_config
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
@@ -72,6 +73,15 @@ def refusals() -> None:
         cols = [c for c in ("qid", "system", "answer", "pattern", "score") if c in hits]
         st.dataframe(hits[cols].assign(system=hits["system"].map(label)), hide_index=True,
                      width="stretch", height=260)
+    ir = state.table(run, "ir_scores")
+    gen_budget = state.generation_budget(run)
+    if ir is not None and gen_budget in set(ir["budget"]):
+        table = abstention_by_evidence(answers, ir, gen_budget, rule.match)
+        st.markdown(f"**Does the generator abstain when the evidence is missing?** RAG answers "
+                    f"matched by the rule, by how much of the relevant parts C_{gen_budget} "
+                    "held (a generator that uses its context abstains more when it is missing).")
+        st.dataframe(table.set_index("band").style.format({"share": "{:.1%}"}, na_rep="—"),
+                     width="stretch")
 
 
 def launcher(expanded: bool) -> None:

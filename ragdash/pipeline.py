@@ -195,13 +195,21 @@ def retrieve(run: Run, cfg: dict, key: str, progress: Progress = _noop) -> dict:
 
 
 def contexts(run: Run) -> pd.DataFrame:
-    """One row per (qid, retriever): the retrieved context (chunk texts joined in rank order)."""
+    """One row per (qid, retriever): the retrieved context (chunk texts joined in rank order).
+
+    Every question of the run gets a row for every retriever of its config: a question that
+    retrieved nothing has the empty context, which scores 0 at every budget."""
     retrieved = run.read("retrieved")
     texts = run.read("chunks").set_index("chunk_id")["text"]
     retrieved = retrieved.sort_values(["retriever", "qid", "rank"])
     retrieved["text"] = texts.reindex(retrieved["chunk_id"]).to_numpy()
-    out = retrieved.groupby(["qid", "retriever"], sort=False)["text"].agg(join_chunks)
-    return out.rename("context").reset_index()
+    out = retrieved.groupby(["retriever", "qid"], sort=False)["text"].agg(join_chunks)
+    used = run.manifest.get("config", {}).get("retrievers", {}).get("use") or []
+    names = list(dict.fromkeys([*retrieved["retriever"], *used]))
+    qids = sorted(run.read("examples")["qid"].astype(str))
+    full = pd.MultiIndex.from_product([names, qids], names=["retriever", "qid"])
+    out = out.reindex(full, fill_value="")
+    return out.rename("context").reset_index()[["qid", "retriever", "context"]]
 
 
 def score_contexts(ctx: pd.DataFrame, parts: dict[str, list[str]], budgets: list[int],
@@ -255,7 +263,8 @@ def score(run: Run, cfg: dict, key: str, progress: Progress = _noop) -> dict:
     table = summary_table(ir, s["mode"])
     write_table(run.path / "ir_summary.csv", table.reset_index())
     metrics = chunk_metrics(run.read("retrieved"), run.read("chunks"), parts,
-                            share=float(s.get("relevance_share", 1.0)))
+                            share=float(s.get("relevance_share", 1.0)),
+                            retrievers=list(cfg["retrievers"]["use"]))
     write_table(run.path / "ir_metrics.csv", metrics)
     progress("scoring done", len(ctx), len(ctx))
     top = table.loc[table.index.max()]

@@ -144,3 +144,44 @@ def test_every_command_has_help(command, capsys):
         main([command, "--help"])
     assert exc.value.code == 0
     assert "--run-dir" in capsys.readouterr().out
+
+
+def _two_doc_corpus(tmp_path, questions):
+    ds, corpus = tmp_path / "qa.jsonl", tmp_path / "docs.jsonl"
+    write_jsonl(ds, questions)
+    write_jsonl(corpus, [
+        {"doc_id": "d1", "title": "Tower", "text": "Ann built the tower in 1901. It still stands."},
+        {"doc_id": "d2", "title": "River", "text": "The river floods every spring."}])
+    return ds, corpus
+
+
+FOUND = {"id": "q1", "question": "Who built the tower?", "answer": "Ann",
+         "relevant_parts": ["Ann built the tower in 1901."]}
+NOTHING = {"id": "q2", "question": "Unrelated words here?", "answer": "x",
+           "relevant_parts": ["It still stands."]}
+
+
+def test_a_question_that_retrieves_nothing_counts_as_zero(tmp_path, capsys):
+    ds, corpus = _two_doc_corpus(tmp_path, [FOUND, NOTHING])
+    run_dir = tmp_path / "run"
+    assert run_cli("--dataset", str(ds), "--corpus", str(corpus), "--retrievers", "bm25",
+                   "--chunker", "none", "--budgets", "50,100", "--run-dir", str(run_dir)) == 0
+    run = Run(run_dir)
+    assert len(run.read("retrieved")[lambda d: d["qid"] == "q2"]) == 0  # BM25 found nothing
+    ir = run.read("ir_scores")
+    q2 = ir[ir["qid"] == "q2"]
+    assert len(q2) == 2 and (q2["score"] == 0).all() and (q2["context_tokens"] == 0).all()
+    table = pd.read_csv(run_dir / "ir_summary.csv").set_index("budget")
+    assert table.loc[100, "bm25"] == pytest.approx(0.5)  # over both questions, not 1.0 over one
+
+
+def test_a_run_where_nothing_is_retrieved_scores_zero(tmp_path, capsys):
+    ds, corpus = _two_doc_corpus(tmp_path, [NOTHING])
+    run_dir = tmp_path / "run"
+    assert run_cli("--dataset", str(ds), "--corpus", str(corpus), "--retrievers", "bm25",
+                   "--chunker", "none", "--budgets", "50,100", "--run-dir", str(run_dir)) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    run = Run(run_dir)
+    assert (run.read("ir_scores")["score"] == 0).all()
+    metrics = pd.read_csv(run_dir / "ir_metrics.csv")
+    assert metrics["retriever"].tolist() == ["bm25"] and metrics["R@10"].tolist() == [0.0]

@@ -129,3 +129,19 @@ def test_share_estimates_logistic_is_out_of_fold():
     rule = (df["ir"] > 0.5).mean() * 100
     assert out["estimates"]["h/k rule"]["pct"] == pytest.approx(rule)
     assert abs(out["estimates"]["logistic estimator"]["pct"] - out["actual"]["pct"]) < 10
+
+
+def test_abstention_by_evidence_bands():
+    from ragdash.calibration.predictive import abstention_by_evidence
+    from ragdash.llm.refusal import ABSTAIN_SENTENCE, RefusalRule
+
+    ir = pd.DataFrame({"qid": ["a", "b", "c", "d"], "retriever": "bm25", "budget": 500,
+                       "score": [1.0, 0.95, 0.5, 0.1]})
+    answers = pd.DataFrame({
+        "qid": ["a", "b", "c", "d", "d"], "system": ["bm25"] * 4 + ["llm_only"],
+        "budget": pd.array([500, 500, 500, 500, None], dtype="Int64"),
+        "answer": ["Paris.", ABSTAIN_SENTENCE, "Lyon.", ABSTAIN_SENTENCE, ABSTAIN_SENTENCE]})
+    t = abstention_by_evidence(answers, ir, 500, lambda a: RefusalRule().match(a) is not None)
+    assert t["answers"].tolist() == [2, 1, 1]  # LLM-only answers are left out
+    assert t["abstained"].tolist() == [1, 0, 1]
+    assert t["share"].tolist() == [0.5, 0.0, 1.0]

@@ -213,3 +213,28 @@ def degenerate(calibration: dict) -> str | None:
                 "Score_IR beats predicting the same class for every answer"
                 + (f". {ev['verdict']}" if ev.get("verdict") else ""))
     return None
+
+
+EVIDENCE_BANDS = (("evidence in C_N (Score_IR ≥ 0.9)", 0.9, 1.01),
+                  ("partly (0.3 ≤ Score_IR < 0.9)", 0.3, 0.9),
+                  ("evidence missing (Score_IR < 0.3)", -0.01, 0.3))
+
+
+def abstention_by_evidence(answers: pd.DataFrame, ir_scores: pd.DataFrame, budget: int,
+                           matches) -> pd.DataFrame:
+    """Share of RAG answers that abstain (refuse), by how much of the evidence their context
+    held at `budget`. `matches(answer) -> bool` says what abstains (e.g. the refusal rule).
+    Columns: band, answers, abstained, share."""
+    rag = answers[answers["system"] != "llm_only"].dropna(subset=["answer"])
+    rag = rag[rag["budget"].astype("Int64") == int(budget)] if "budget" in rag else rag
+    at = ir_scores[ir_scores["budget"] == int(budget)][["qid", "retriever", "score"]]
+    df = rag.astype({"qid": str}).merge(at.astype({"qid": str}),
+                                        left_on=["qid", "system"],
+                                        right_on=["qid", "retriever"], how="inner")
+    refused = np.array([bool(matches(a)) for a in df["answer"]], bool)
+    rows = []
+    for band, lo, hi in EVIDENCE_BANDS:
+        m = ((df["score"] >= lo) & (df["score"] < hi)).to_numpy()
+        n, k = int(m.sum()), int(refused[m].sum())
+        rows.append((band, n, k, k / n if n else float("nan")))
+    return pd.DataFrame(rows, columns=["band", "answers", "abstained", "share"])

@@ -50,21 +50,26 @@ def _docs_containing(probe: str, joined: str, starts: np.ndarray, doc_ids: list)
 
 
 def chunk_metrics(retrieved: pd.DataFrame, chunks: pd.DataFrame, parts: dict[str, list[str]],
-                  share: float = 1.0, per_query: bool = False) -> pd.DataFrame:
-    """Recall@k, P@k, MRR and nDCG@k per retriever (or per query with `per_query`)."""
+                  share: float = 1.0, per_query: bool = False,
+                  retrievers: list[str] | None = None) -> pd.DataFrame:
+    """Recall@k, P@k, MRR and nDCG@k per retriever (or per query with `per_query`), columns in
+    a fixed order. `retrievers` lists every retriever of the run: one that retrieved nothing for
+    any question scores 0 (a question with no chunk already counts 0 in the mean)."""
     qrels = relevant_chunks(chunks, parts, share)
     measures = [m @ k for k in CUTOFFS for m in (R, P, nDCG)] + [RR]
+    names = list(dict.fromkeys([*(retrievers or []), *retrieved["retriever"]]))
     out = []
-    for name, res in retrieved.groupby("retriever", sort=False):
+    for name in names:
+        res = retrieved[retrieved["retriever"] == name]
         run = pd.DataFrame({"query_id": res["qid"].astype(str),
                             "doc_id": res["chunk_id"].astype(str),
                             "score": -res["rank"].astype(float)})  # keep the retriever's order
         if per_query:
-            for m in ir_measures.iter_calc(measures, qrels, run):
-                out.append({"retriever": name, "qid": m.query_id, "measure": str(m.measure),
-                            "value": m.value})
-        else:
-            agg = ir_measures.calc_aggregate(measures, qrels, run)
-            out.append({"retriever": name, **{str(m): float(v) for m, v in agg.items()},
-                        "questions_with_relevant": int(qrels["query_id"].nunique())})
+            out += [{"retriever": name, "qid": m.query_id, "measure": str(m.measure),
+                     "value": m.value} for m in ir_measures.iter_calc(measures, qrels, run)]
+            continue
+        agg = ({str(m): float(v) for m, v in ir_measures.calc_aggregate(measures, qrels, run)
+                .items()} if len(run) and len(qrels) else {})
+        out.append({"retriever": name, **{str(m): agg.get(str(m), 0.0) for m in measures},
+                    "questions_with_relevant": int(qrels["query_id"].nunique())})
     return pd.DataFrame(out)
