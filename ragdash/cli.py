@@ -81,6 +81,8 @@ def overrides_from(args: argparse.Namespace) -> dict:
     o: dict = {}
     ds = {k: v for k, v in {"path": args.dataset, "corpus": args.corpus, "format": args.format,
                             "limit": args.limit}.items() if v is not None}
+    if args.dataset and not args.format:  # a new file: detect its format, not the config's
+        ds["format"] = "auto"
     if ds:
         o["dataset"] = ds
     if args.chunker:

@@ -72,6 +72,9 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
             raise ConfigError(f"config file {path}: unknown key(s) {sorted(unknown)}")
         cfg = deep_merge(cfg, data)
         cfg["_file"] = str(path)
+    chunker = (overrides or {}).get("chunker") or {}
+    if chunker.get("method") not in (None, cfg["chunker"]["method"]) and "params" not in chunker:
+        cfg["chunker"]["params"] = {}  # another method: the file's parameters are not its own
     cfg = deep_merge(cfg, overrides or {})
     return validate(cfg)
 

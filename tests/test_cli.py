@@ -185,3 +185,19 @@ def test_a_run_where_nothing_is_retrieved_scores_zero(tmp_path, capsys):
     assert (run.read("ir_scores")["score"] == 0).all()
     metrics = pd.read_csv(run_dir / "ir_metrics.csv")
     assert metrics["retriever"].tolist() == ["bm25"] and metrics["R@10"].tolist() == [0.0]
+
+
+def test_config_plus_a_new_dataset_detects_its_format(tmp_path, capsys):
+    """configs/paper.yaml says hotpotqa; --dataset my.jsonl without --format is read as JSONL,
+    and --chunker none drops the semantic chunker's parameters."""
+    from ragdash.config import PROJECT_ROOT
+
+    paper = str(PROJECT_ROOT / "configs" / "paper.yaml")
+    ds, corpus = _two_doc_corpus(tmp_path, [FOUND, NOTHING])
+    args = ["--config", paper, "--dataset", str(ds), "--corpus", str(corpus), "--retrievers",
+            "bm25", "--chunker", "none", "--budgets", "50,100"]
+    assert run_cli(*args, "--run-dir", str(tmp_path / "ok")) == 0
+    assert Run(tmp_path / "ok").manifest["source"]["format"] == "jsonl"
+    assert run_cli(*args, "--format", "hotpotqa", "--run-dir", str(tmp_path / "bad")) != 0
+    err = capsys.readouterr().err
+    assert "read as 'hotpotqa' because the format was given" in err and "Traceback" not in err

@@ -13,7 +13,7 @@ from pathlib import Path, PurePath
 
 from ragdash.data import generic, hotpotqa, squad, textfiles
 from ragdash.data import sample as sampling
-from ragdash.data.common import IssueLog
+from ragdash.data.common import IssueLog, Loaded
 from ragdash.data.reading import fatal, parse_json, read_file
 from ragdash.data.schema import DataError, Dataset, Document, Example, Issue
 from ragdash.data.validate import check_parts_found
@@ -110,6 +110,28 @@ def load_corpus(path: str | Path, fmt: str = "auto") -> tuple[list[Document], li
     return docs, issues
 
 
+def _examples(raw, fmt: str, path: str | Path, corpus, limit: int | None,
+              include_unanswerable: bool) -> tuple[Loaded, IssueLog, str]:
+    """(examples, their issue log, the format read) of a dataset file."""
+    if fmt == "auto":
+        fmt = _by_extension(raw.path)
+    log = IssueLog(path)
+    if fmt in ("json", "hotpotqa", "squad"):
+        obj, text = parse_json(raw)
+        fmt = _json_format(obj, raw.path) if fmt == "json" else fmt
+        if fmt == "hotpotqa":
+            loaded = hotpotqa.load(obj, text, log, limit=limit, build_corpus=corpus is None)
+        else:
+            loaded = squad.load(obj, text, log, limit=limit, build_corpus=corpus is None,
+                                include_unanswerable=include_unanswerable)
+    elif corpus is None:
+        raise fatal(raw.path, f"a {fmt} dataset needs a corpus: pass corpus=<a JSONL/CSV/Parquet "
+                              "file, a folder or a .zip of .txt/.md files>")
+    else:
+        loaded = generic.load_examples(raw, fmt, log, limit=limit)
+    return loaded, log, fmt
+
+
 def load_dataset(path: str | Path, fmt: str = "auto", *, corpus: str | Path | None = None,
                  corpus_fmt: str = "auto", include_unanswerable: bool = False,
                  limit: int | None = None, sample: dict | None = None) -> Dataset:
@@ -128,23 +150,16 @@ def load_dataset(path: str | Path, fmt: str = "auto", *, corpus: str | Path | No
     rule = sampling.check_rule(sample)
     load_limit = None if rule else limit
     raw = read_file(path)
-    if fmt == "auto":
-        fmt = _by_extension(raw.path)
-    log = IssueLog(path)
-    if fmt in ("json", "hotpotqa", "squad"):
-        obj, text = parse_json(raw)
-        fmt = _json_format(obj, raw.path) if fmt == "json" else fmt
-        if fmt == "hotpotqa":
-            loaded = hotpotqa.load(obj, text, log, limit=load_limit,
-                                   build_corpus=corpus is None)
-        else:
-            loaded = squad.load(obj, text, log, limit=load_limit, build_corpus=corpus is None,
-                                include_unanswerable=include_unanswerable)
-    elif corpus is None:
-        raise fatal(raw.path, f"a {fmt} dataset needs a corpus: pass corpus=<a JSONL/CSV/Parquet "
-                              "file, a folder or a .zip of .txt/.md files>")
-    else:
-        loaded = generic.load_examples(raw, fmt, log, limit=load_limit)
+    try:
+        loaded, log, fmt = _examples(raw, fmt, path, corpus, load_limit, include_unanswerable)
+    except DataError as exc:
+        if fmt == "auto":
+            raise
+        i = exc.issue
+        raise DataError(Issue(i.file, i.record, i.field, f"{i.message} (read as '{fmt}' because "
+                              "the format was given, e.g. by the config's dataset.format; "
+                              "use --format auto or dataset.format: auto to detect it from "
+                              "the file)", i.severity)) from None
     if rule:
         loaded.examples, loaded.labels = sampling.sample(
             loaded.examples, loaded.labels, {**rule, "n": min(filter(None, (rule["n"], limit)),
