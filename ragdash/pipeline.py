@@ -55,7 +55,8 @@ def file_sha256(path: str | Path | None) -> str | None:
 
 def stage_keys(cfg: dict) -> dict[str, str]:
     """The key of every stage: its own settings plus the keys of the stages it reads."""
-    ds = cfg["dataset"]
+    ds = {k: v for k, v in cfg["dataset"].items() if not (k == "sample" and v is None)}
+    # (a later key left out at its default, so runs made before it keep their retrieval)
     ingest = fingerprint(ds, file_sha256(ds["path"]), file_sha256(ds.get("corpus")))
     chunk = fingerprint(ingest, cfg["chunker"])
     retrieve = fingerprint(chunk, cfg["retrievers"]["resolved"],
