@@ -42,16 +42,14 @@ def evidence_panel(n: int) -> None:
     if ev is None:
         return
     st.subheader(f"Does retrieval predict answer quality here? (N = {n})")
-    widgets.verdict(ev)
+    widgets.verdict(ev, question=False)
     st.caption(ev["refusal_verdict"] + " AUC: the chance that a random correct answer has a "
                "higher Score_IR than a random other one (0.5 = no better than chance).")
-    cols = st.columns(3)
+    cols = st.columns([2, 3])
     with cols[0]:
         widgets.chart(charts.roc(ev), key="thr_roc")
     with cols[1]:
-        widgets.chart(charts.reliability(ev, "correct"), key="thr_rel5")
-    with cols[2]:
-        widgets.chart(charts.reliability(ev, "refusal"), key="thr_rel1")
+        widgets.chart(charts.reliability(ev), key="thr_reliability")
 
 
 @st.fragment
@@ -73,6 +71,7 @@ def panel() -> None:
                 key="thr_reset", width="stretch",
                 help="Set h and k to the values fitted at this N (the paper's 0.105 / 0.67 "
                      "when the run has no judgments)")
+    evidence_panel(n)
     if data.fit_h is not None:
         st.caption(f"Fitted at N = {n} on {len(data.pairs):,} judged answers: **h = "
                    f"{data.fit_h:.3f}**, **k = {data.fit_k:.3f}** (exact sweep; "
@@ -84,7 +83,6 @@ def panel() -> None:
     else:
         st.caption(f"No judgments in this run: h and k start at the paper's values "
                    f"(h = {PAPER_H}, k = {PAPER_K}); the estimates below need no LLM.")
-    evidence_panel(n)
     res = analysis.panel(data, h, k)
     if data.has_judgments:
         m = st.columns(4)

@@ -103,7 +103,7 @@ def figures(run: Run | str | Path) -> dict[str, go.Figure]:
 
         evidence = predictiveness(data.pairs)
         out["prediction_roc"] = charts.roc(evidence)
-        out["prediction_reliability"] = charts.reliability(evidence, "correct")
+        out["prediction_reliability"] = charts.reliability(evidence)
         out["thresholds_estimated_vs_actual"] = charts.estimated_vs_actual(res["compare"])
         out["thresholds_confusion"] = charts.confusion(res["confusion"])
         out["thresholds_by_judge"] = charts.ir_by_judge(data, h, k)

@@ -74,7 +74,9 @@ def test_overview_headline_figures(runs):
     hk = metric(at, "Estimated by the h/k rule")
     assert share.match(hk) or hk == "no estimate"
     assert "Does retrieval predict answer quality here?" in texts(at)
-    assert metric(at, "LLM calls avoided") == f"{30 * 6 + 30:,}"
+    assert metric(at, "LLM cost avoided").startswith("$")
+    cost = next(m for m in at.metric if m.label.startswith("LLM cost avoided"))
+    assert cost.delta == f"{30 * 6 + 30:,} LLM calls"
     assert at.selectbox(key="run").value.endswith("demo")
 
 

@@ -578,15 +578,15 @@ def estimator_bars(summary: pd.DataFrame) -> go.Figure:
 
 # --- does retrieval predict answer quality? ---------------------------------------------------
 
-EVIDENCE_SIDES = {"correct": ("judged 5 (correct) vs the rest", "#2b8a3e"),
-                  "refusal": ("judged 1 (lacks information) vs low Score_IR", "#e8590c")}
+EVIDENCE_SIDES = {"correct": ("judged 5 (correct)", "#2b8a3e"),
+                  "refusal": ("judged 1 (lacks information)", "#e8590c")}
 
 
 def roc(evidence: dict) -> go.Figure:
     """ROC curves of Score_IR for judge = 5 and (low Score_IR) for judge = 1, with the AUCs
     and their bootstrap CIs (`ragdash.calibration.predictive.predictiveness`)."""
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance (AUC 0.5)",
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance: AUC 0.5",
                              line={"color": "#adb5bd", "dash": "dot"}, hoverinfo="skip"))
     for side, (text, color) in EVIDENCE_SIDES.items():
         s = evidence.get(side) or {}
@@ -595,35 +595,36 @@ def roc(evidence: dict) -> go.Figure:
         ci = s.get("ci")
         name = f"{text}: AUC {s['auc']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
         fig.add_trace(go.Scatter(x=s["roc"]["fpr"], y=s["roc"]["tpr"], mode="lines",
-                                 name=name, line={"color": color, "width": 3, "shape": "hv"}))
-    style(fig, _subtitle("ROC of Score_IR", f"{evidence.get('n', 0):,} judged answers, "
-                         f"{evidence.get('questions', 0):,} questions; CIs by bootstrap over "
-                         "questions"), "false positive rate", "true positive rate", height=420)
-    fig.update_layout(legend={"orientation": "h", "y": -0.22, "x": 0})
+                                 name=name, line={"color": color, "width": 3}))
+    style(fig, _subtitle("ROC of Score_IR", f"{evidence.get('n', 0):,} answers, "
+                         f"{evidence.get('questions', 0):,} questions; 95 % CI by bootstrap"),
+          "false positive rate", "true positive rate", height=460)
+    fig.update_layout(legend={"orientation": "h", "y": -0.2, "x": 0})
     fig.update_xaxes(range=[0, 1], constrain="domain")
     fig.update_yaxes(range=[0, 1.02], scaleanchor="x", scaleratio=1)
     return fig
 
 
-def reliability(evidence: dict, side: str = "correct") -> go.Figure:
-    """Share of answers judged 5 (side "correct") or 1 ("refusal") per Score_IR bin, with
-    Wilson 95 % intervals and the count of answers in each bin."""
-    text, color = EVIDENCE_SIDES[side]
-    rows = (evidence.get(side) or {}).get("reliability") or []
-    names = [r["bin"] for r in rows]
-    share = [None if r["share"] is None else r["share"] * 100 for r in rows]
-    lo = [0 if r["ci"] is None else (r["share"] - r["ci"][0]) * 100 for r in rows]
-    hi = [0 if r["ci"] is None else (r["ci"][1] - r["share"]) * 100 for r in rows]
-    fig = go.Figure(go.Bar(
-        x=names, y=share, marker_color=color, name=text,
-        error_y={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo,
-                 "color": "#495057"},
-        text=[f"n={r['n']}" for r in rows], textposition="outside", cliponaxis=False,
-        hovertemplate="Score_IR %{x}: %{y:.1f}% of %{text}<extra></extra>"))
-    what = "judged correct (5)" if side == "correct" else "judged 1 (lacks information)"
-    style(fig, _subtitle(f"Share {what} per Score_IR bin", "bars: share with a 95 % Wilson "
-                         "interval; n = answers in the bin"), "Score_IR at N",
-          f"% {what}", height=420)
-    fig.update_yaxes(range=[0, 110])
-    fig.update_layout(showlegend=False)
+def reliability(evidence: dict) -> go.Figure:
+    """Share of answers judged 5 and judged 1 per Score_IR bin, with Wilson 95 % intervals and
+    the count of answers in each bin under its name (a reliability diagram)."""
+    fig = go.Figure()
+    names: list[str] = []
+    for side, (text, color) in EVIDENCE_SIDES.items():
+        rows = (evidence.get(side) or {}).get("reliability") or []
+        names = [f"{r['bin']}<br>n={r['n']}" for r in rows]
+        share = [None if r["share"] is None else r["share"] * 100 for r in rows]
+        lo = [0 if r["ci"] is None else (r["share"] - r["ci"][0]) * 100 for r in rows]
+        hi = [0 if r["ci"] is None else (r["ci"][1] - r["share"]) * 100 for r in rows]
+        fig.add_trace(go.Bar(
+            x=names, y=share, marker_color=color, name=text,
+            error_y={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo,
+                     "color": "#495057", "thickness": 1},
+            hovertemplate="Score_IR %{x}: %{y:.1f}%<extra>" + text + "</extra>"))
+    style(fig, _subtitle("Judge outcome per Score_IR bin", "share of the answers in each bin, "
+                         "95 % Wilson interval; n = answers"), "Score_IR at N",
+          "% of the answers", height=460)
+    fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.25, "x": 0})
+    fig.update_yaxes(range=[0, 105])
+    fig.update_xaxes(tickangle=0)
     return fig

@@ -138,10 +138,12 @@ def judge_audit_list(checks: Sequence) -> None:
                           for c in checks), unsafe_allow_html=True)
 
 
-def verdict(evidence: dict) -> None:
-    """The one-line verdict of `predictiveness()` in a box coloured by its strength."""
+def verdict(evidence: dict, question: bool = True) -> None:
+    """The one-line verdict of `predictiveness()` in a box coloured by its strength, after the
+    question it answers (`question=False` under a heading that already asks it)."""
     box = {"strong": st.success, "moderate": st.info}.get(evidence.get("strength"), st.warning)
-    box(f"**Does retrieval predict answer quality here?** {evidence['verdict']}")
+    ask = "**Does retrieval predict answer quality here?** " if question else ""
+    box(ask + evidence["verdict"])
 
 
 def share_text(d: dict) -> str:
