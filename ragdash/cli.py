@@ -44,6 +44,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--llm-url", help="base URL of an OpenAI-compatible server or Ollama host")
     p.add_argument("--judge-backend", help="judge LLM backend (default: the generator's)")
     p.add_argument("--judge-model", help="judge model name")
+    p.add_argument("--judge-url", help="judge server URL (default: --llm-url when the judge "
+                                       "uses the generator's backend)")
     p.add_argument("--gen-budget", type=int, help="token budget N of the generation contexts")
     p.add_argument("--force", action="store_true", help="redo stages even if up to date")
     p.add_argument("--dry-run", action="store_true",
@@ -101,8 +103,8 @@ def overrides_from(args: argparse.Namespace) -> dict:
                              "base_url": args.llm_url}.items() if v}
     if llm:
         o["llm"] = llm
-    judge = {k: v for k, v in {"backend": args.judge_backend, "model": args.judge_model}.items()
-             if v}
+    judge = {k: v for k, v in {"backend": args.judge_backend, "model": args.judge_model,
+                               "base_url": args.judge_url}.items() if v}
     if judge:
         o["judge"] = {"llm": judge}
     if args.gen_budget:
@@ -196,6 +198,32 @@ def _print_summary(run) -> None:
     print(f"\nRun directory: {run.path}")
 
 
+def _endpoint(settings) -> str:
+    if settings.base_url:
+        return settings.base_url
+    return {"local": "a local llama.cpp server started by ragdash",
+            "ollama": os.environ.get("OLLAMA_HOST") or "Ollama's default http://127.0.0.1:11434",
+            "openai": os.environ.get("OPENAI_BASE_URL") or "OpenAI's default "
+                      "https://api.openai.com/v1"}[settings.backend]
+
+
+def _print_endpoints(cfg: dict, stages) -> None:
+    """Where LLM calls (and an API key) will go, said before the first call."""
+    from ragdash.llm import LLMSettings
+    from ragdash.llm_stages import generator_settings, judge_settings
+
+    uses = []
+    if "retrieve" in stages and "mlq" in cfg["retrievers"]["use"]:
+        uses.append(("MLQ sub-questions", LLMSettings.from_config(cfg["llm"])))
+    if "generate" in stages:
+        uses.append(("generation", generator_settings(cfg)))
+    if "judge" in stages:
+        uses.append(("judging", judge_settings(cfg)))
+    for what, settings in uses:
+        print(f"[llm] {what}: {settings.backend} model {settings.model or '(default)'} at "
+              f"{_endpoint(settings)}", file=sys.stderr)
+
+
 def _run_stages(args: argparse.Namespace) -> int:
     from ragdash.config import load_config
     from ragdash.pipeline import configured_stages, run_stages
@@ -207,6 +235,7 @@ def _run_stages(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(cfg, run_dir, stages, args, bars)
     try:
+        _print_endpoints(cfg, stages)
         run = run_stages(cfg, run_dir, stages, force=args.force, progress=bars)
     finally:
         bars.close()

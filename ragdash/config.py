@@ -139,6 +139,7 @@ def validate(cfg: dict) -> dict:
         raise ConfigError(f"judge.mode must be one of {', '.join(JUDGE_MODES)}")
     if cfg["calibration"]["method"] not in ("sweep", "de"):
         raise ConfigError("calibration.method must be 'sweep' or 'de'")
+    inherit_url(cfg)
     for section in ("llm", "generation", "judge"):
         llm = cfg[section] if section == "llm" else (cfg[section].get("llm") or {})
         if any("key" in k.lower() and k != "api_key_env" for k in llm):
@@ -154,6 +155,17 @@ def validate(cfg: dict) -> dict:
     if limit is not None and int(limit) <= 0:
         raise ConfigError("dataset.limit must be a positive integer")
     return cfg
+
+
+def inherit_url(cfg: dict) -> None:
+    """`generation.llm` and `judge.llm` without a base_url take the run's `llm.base_url` when
+    they use the same backend: a server (and an API key) only ever goes where the user said."""
+    base = cfg["llm"]
+    for section in ("generation", "judge"):
+        llm = cfg[section].get("llm")
+        if (llm and not llm.get("base_url") and base.get("base_url")
+                and llm.get("backend", base.get("backend")) == base.get("backend")):
+            llm["base_url"] = base["base_url"]
 
 
 def resolve_path(path: str | None) -> str | None:

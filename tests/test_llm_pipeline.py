@@ -178,3 +178,23 @@ def test_dry_run_estimates_without_calling(generic, tmp_path, env_key, capsys):
     assert "Dry run" in out and "12 calls" in out  # 4 LLM-only + 2 x 4 RAG answers
     assert re.search(r"gpt-4o: 4 calls, [\d,]+ tokens in, 100 out, \$0\.0\d", out)
     assert not Run(tmp_path / "r").has("answers")
+
+
+def test_judge_inherits_the_generators_url_and_the_endpoints_are_printed(generic, tmp_path,
+                                                                           env_key, capsys):
+    """--judge-backend openai without --judge-url: the judge's calls (and the key) go to the
+    server named by --llm-url, never to OpenAI's public host; both endpoints are printed."""
+    ds, corpus = generic
+    with FakeLLMServer(default=responder) as srv:
+        code = main(["judge", "--dataset", str(ds), "--corpus", str(corpus),
+                     "--judge-backend", "openai", "--judge-model", "fake-judge",
+                     *llm_args(srv.openai_url, tmp_path / "r")])
+        err = capsys.readouterr().err
+        assert code == 0, err
+        models = [r["body"]["model"] for r in srv.chat_requests()]
+        url = srv.openai_url
+    assert models.count("fake-judge") == 4  # one grouped call per question, all to this server
+    assert f"[llm] judging: openai model fake-judge at {url}" in err
+    assert f"[llm] generation: openai model fake-model at {url}" in err
+    judge = Run(tmp_path / "r").manifest["llm"]["judge"]
+    assert judge["base_url"] == url and "api_key" not in judge
