@@ -143,3 +143,22 @@ def test_successful_judging_maps_shuffled_positions_back_to_systems():
     assert len(orders) > 1  # shuffled differently across questions
     assert body["response_format"]["json_schema"]["schema"]["properties"]["scores"][
         "maxItems"] == 3
+
+
+@pytest.mark.parametrize("backend", ["openai", "ollama"])
+@pytest.mark.parametrize("body", [b"<html><body>502 Bad Gateway</body></html>",
+                                  b'{"id": "x", "object": "not.a.completion"'])
+def test_a_200_that_is_not_a_chat_reply_is_retried_then_recorded(backend, body):
+    bad = Reply(raw=body, content_type="text/html" if body.startswith(b"<") else
+                "application/json")
+    with FakeLLMServer([bad], default="Paris.") as srv:
+        ok = generate([("q", "llm_only", None, "Capital of France?", None)],
+                      fast_settings(srv, backend))
+        assert len(srv.chat_requests()) == 2  # retried once
+    assert ok["answer"].tolist() == ["Paris."] and ok["error"].isna().all()
+    with FakeLLMServer(default=bad) as srv:
+        out = generate([("q", "llm_only", None, "Capital of France?", None),
+                        ("q2", "llm_only", None, "Capital of Italy?", None)],
+                       fast_settings(srv, backend))
+    assert out["answer"].isna().all() and len(out) == 2
+    assert out["error"].str.len().gt(0).all()

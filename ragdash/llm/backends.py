@@ -106,6 +106,11 @@ def _openai_error(exc: Exception, where: str) -> LLMError:
     return LLMError(f"{where}: {type(exc).__name__}: {_short(str(exc))}")
 
 
+def _not_a_reply(where: str, exc: Exception) -> LLMError:
+    return LLMError(f"{where}: the server's reply is not a chat response ({_short(str(exc))})",
+                    kind="invalid_reply", retryable=True)
+
+
 def _short(text: str, n: int = 300) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= n else text[: n - 1] + "…"
@@ -179,7 +184,11 @@ class OpenAIBackend:
                 raise _openai_error(exc, where) from exc
             except openai.OpenAIError as exc:
                 raise _openai_error(exc, where) from exc
+            except ValueError as exc:  # a 200 whose body is not JSON (an HTML page, cut JSON)
+                raise _not_a_reply(where, exc) from exc
             latency = time.perf_counter() - t0
+            if not hasattr(resp, "choices"):  # a 200 whose body is not a chat completion
+                raise _not_a_reply(where, ValueError(str(resp)))
             choice = resp.choices[0] if resp.choices else None
             text = (choice.message.content if choice and choice.message else None) or ""
             usage = resp.usage
@@ -249,10 +258,14 @@ class OllamaBackend:
                            kind="bad_request") from exc
         except httpx.TimeoutException as exc:
             raise LLMError(f"{where}: timed out", kind="timeout", retryable=True) from exc
+        except ValueError as exc:  # a 200 whose body is not JSON (an HTML page, cut JSON)
+            raise _not_a_reply(where, exc) from exc
         except (ConnectionError, httpx.TransportError) as exc:
             raise LLMError(f"{where}: cannot connect to {self.host or 'the Ollama host'} "
                            f"({_short(str(exc))})", kind="connection", retryable=True) from exc
         latency = time.perf_counter() - t0
+        if not hasattr(resp, "message"):
+            raise _not_a_reply(where, ValueError(str(resp)))
         return LLMResult(text=resp.message.content or "", tokens_in=resp.prompt_eval_count,
                          tokens_out=resp.eval_count, latency_s=latency,
                          model=resp.model or self.model)

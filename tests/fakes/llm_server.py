@@ -25,6 +25,8 @@ class Reply:
     tokens_in: int = 11
     tokens_out: int = 7
     error: str = "scripted failure"
+    raw: bytes | None = None  # a 200 whose body is this instead of a chat reply
+    content_type: str = "text/html"
 
 
 Responder = Callable[[dict[str, Any]], "Reply | str"]
@@ -139,7 +141,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay_s:
             time.sleep(reply.delay_s)
         ollama = self.path == "/api/chat"
-        if reply.status != 200:
+        if reply.raw is not None:
+            self._send(200, reply.raw, reply.content_type)
+        elif reply.status != 200:
             self._send(reply.status, {"error": reply.error} if ollama else
                        {"error": {"message": reply.error, "type": "fake_error", "code": None}})
         elif ollama:
