@@ -110,22 +110,51 @@ def get_tokenizer(spec: str = DEFAULT_TOKENIZER) -> Tokenizer:
     )
 
 
-def parse_budgets(spec: str | Iterable[int]) -> list[int]:
-    """Budgets from `100:1000:100` (inclusive range), `100,500,1000`, or a list of ints."""
+MAX_BUDGETS = 200
+MAX_BUDGET = 1_000_000
+"""At most 200 budgets of at most a million tokens: each budget is a column of every score."""
+
+
+def _int(x: object, spec: object) -> int:
+    if isinstance(x, bool) or isinstance(x, float) and not x.is_integer():
+        raise ValueError(f"budgets must be whole numbers of tokens, got {spec!r}")
+    try:
+        return int(str(x).strip()) if isinstance(x, str) else int(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"budgets: {x!r} is not a whole number of tokens (write e.g. "
+                         "'100:1000:100' or '100,500,1000')") from None
+
+
+def parse_budgets(spec: str | int | Iterable[int]) -> list[int]:
+    """Budgets from `100:1000:100` (inclusive range), `100,500,1000`, one int or a list of ints;
+    at most MAX_BUDGETS of them, each at most MAX_BUDGET tokens."""
+    if isinstance(spec, int | float) and not isinstance(spec, bool):
+        spec = [spec]
     if isinstance(spec, str):
-        spec = spec.strip()
-        if ":" in spec:
-            parts = [int(x) for x in spec.split(":")]
+        text = spec.strip()
+        if ":" in text:
+            parts = [_int(x, spec) for x in text.split(":")]
             if len(parts) not in (2, 3):
-                raise ValueError(f"budget range '{spec}' must be START:STOP[:STEP]")
+                raise ValueError(f"budget range '{text}' must be START:STOP[:STEP]")
             start, stop, step = parts if len(parts) == 3 else (*parts, 100)
+            if step <= 0:
+                raise ValueError(f"budget range '{text}': STEP must be positive")
+            if stop >= start and (stop - start) // step + 1 > MAX_BUDGETS:
+                raise ValueError(f"budget range '{text}' gives {(stop - start) // step + 1:,} "
+                                 f"budgets; at most {MAX_BUDGETS} are allowed")
             values = list(range(start, stop + 1, step))
         else:
-            values = [int(x) for x in spec.split(",") if x.strip()]
+            values = [_int(x, spec) for x in text.split(",") if x.strip()]
+    elif isinstance(spec, Iterable):
+        values = [_int(x, spec) for x in spec]
     else:
-        values = [int(x) for x in spec]
+        raise ValueError(f"budgets must be a range 'START:STOP:STEP' or a list, got {spec!r}")
     if not values or any(v <= 0 for v in values):
         raise ValueError(f"budgets must be positive integers, got {spec!r}")
+    if len(set(values)) > MAX_BUDGETS:
+        raise ValueError(f"{len(set(values)):,} budgets given; at most {MAX_BUDGETS} are allowed")
+    if max(values) > MAX_BUDGET:
+        raise ValueError(f"budget {max(values):,} is above the {MAX_BUDGET:,}-token limit")
     return sorted(set(values))
 
 

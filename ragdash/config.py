@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import json
 from pathlib import Path
@@ -67,16 +68,48 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
             raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
         if not isinstance(data, dict):
             raise ConfigError(f"config file {path} must hold a mapping at the top level")
-        unknown = set(data) - set(DEFAULTS)
-        if unknown:
-            raise ConfigError(f"config file {path}: unknown key(s) {sorted(unknown)}")
+        check_shape(data, f"config file {path}: ")
         cfg = deep_merge(cfg, data)
         cfg["_file"] = str(path)
+    check_shape(overrides or {})
     chunker = (overrides or {}).get("chunker") or {}
     if chunker.get("method") not in (None, cfg["chunker"]["method"]) and "params" not in chunker:
         cfg["chunker"]["params"] = {}  # another method: the file's parameters are not its own
     cfg = deep_merge(cfg, overrides or {})
     return validate(cfg)
+
+
+FREE_FORM = {"chunker.params", "retrievers.params", "llm", "generation.llm", "judge.llm",
+             "generation.sweep", "dataset.sample", "judge.refusal"}
+"""Sections whose keys are checked by their own validator (LLM settings, a chunker's or a
+retriever's parameters, the sampling rule, the refusal rule)."""
+
+
+DERIVED = {"retrievers.resolved", "_file"}
+"""Keys `validate` adds (a saved run config given back as overrides carries them)."""
+
+
+def check_shape(data: dict, where: str = "", schema: dict = DEFAULTS, prefix: str = "") -> None:
+    """Every key known at every depth (an unknown key names the closest valid one), and a
+    mapping wherever the defaults have one; ConfigError otherwise."""
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if path in DERIVED:
+            continue
+        if key not in schema:
+            close = difflib.get_close_matches(str(key), [str(k) for k in schema], n=1,
+                                              cutoff=0.5)
+            hint = f"; did you mean '{prefix}{close[0]}'?" if close else \
+                f"; known: {', '.join(prefix + k for k in schema if not k.startswith('_'))}"
+            raise ConfigError(f"{where}unknown key '{path}'{hint}")
+        if isinstance(schema[key], dict) or path in FREE_FORM:
+            if value is None:
+                continue
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}'{path}' must be a mapping (key: value lines), not "
+                                  f"{type(value).__name__} {value!r}"[:300])
+            if path not in FREE_FORM:
+                check_shape(value, where, schema[key], f"{path}.")
 
 
 def validate(cfg: dict) -> dict:
@@ -88,6 +121,9 @@ def validate(cfg: dict) -> dict:
     except ValueError as exc:
         raise ConfigError(f"budgets: {exc}") from exc
     use = cfg["retrievers"]["use"]
+    if not isinstance(use, str | list):
+        raise ConfigError(f"retrievers.use must be a list of retriever names (or 'bm25,sim'), "
+                          f"not {use!r}")
     if isinstance(use, str):
         use = [u.strip() for u in use.split(",") if u.strip()]
     unknown = [u for u in use if u not in RETRIEVERS]
@@ -103,16 +139,23 @@ def validate(cfg: dict) -> dict:
         }
     except ValueError as exc:
         raise ConfigError(f"retrievers: {exc}") from exc
+    _check_chunker(cfg["chunker"])
+    _check_tokenizer(cfg["tokenizer"])
+    cfg["scoring"]["relevance_share"] = _number(cfg["scoring"].get("relevance_share", 1.0),
+                                                "scoring.relevance_share", float)
+    cfg["generation"]["budget"] = _number(cfg["generation"]["budget"], "generation.budget", int)
+    if cfg["dataset"].get("limit") is not None:
+        cfg["dataset"]["limit"] = _number(cfg["dataset"]["limit"], "dataset.limit", int)
     if cfg["scoring"]["method"] not in METHODS:
         raise ConfigError(f"scoring.method: '{cfg['scoring']['method']}' is not one of "
                           f"{', '.join(METHODS)}")
     if cfg["scoring"]["mode"] not in ("corrected", "reference"):
         raise ConfigError("scoring.mode must be 'corrected' or 'reference'")
-    share = cfg["scoring"].get("relevance_share", 1.0)
-    if not 0 < float(share) <= 1:
+    share = cfg["scoring"]["relevance_share"]
+    if not 0 < share <= 1:
         raise ConfigError("scoring.relevance_share must be in (0, 1]")
     g = cfg["generation"]
-    if int(g["budget"]) <= 0:
+    if g["budget"] <= 0:
         raise ConfigError("generation.budget must be a positive number of tokens")
     if g.get("sweep"):
         sweep = g["sweep"]
@@ -152,9 +195,50 @@ def validate(cfg: dict) -> dict:
     except ValueError as exc:
         raise ConfigError(f"dataset.{exc}") from exc
     limit = cfg["dataset"].get("limit")
-    if limit is not None and int(limit) <= 0:
+    if limit is not None and limit <= 0:
         raise ConfigError("dataset.limit must be a positive integer")
     return cfg
+
+
+def _number(value: object, key: str, kind: type) -> int | float:
+    """`value` as an int or float (numbers written as text accepted), or ConfigError."""
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = kind(value)
+        if kind is int and float(value) != number:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} must be {'a whole number' if kind is int else 'a number'}, "
+                          f"not {value!r}") from None
+    return number
+
+
+def _check_chunker(chunker: dict) -> None:
+    from ragdash.chunking import CHUNKERS, resolve_params
+
+    method = chunker.get("method")
+    if method not in CHUNKERS:
+        close = difflib.get_close_matches(str(method), list(CHUNKERS), n=1)
+        raise ConfigError(f"chunker.method: unknown method {method!r}"
+                          + (f"; did you mean '{close[0]}'?" if close else "")
+                          + f" (known: {', '.join(CHUNKERS)})")
+    try:
+        resolve_params(method, chunker.get("params"))
+    except ValueError as exc:
+        raise ConfigError(f"chunker.params: {exc}") from exc
+    if chunker.get("max_chars") is not None:
+        chunker["max_chars"] = _number(chunker["max_chars"], "chunker.max_chars", int)
+
+
+def _check_tokenizer(spec: object) -> None:
+    from ragdash.budget import TOKENIZERS
+
+    if spec in TOKENIZERS:
+        return
+    if not isinstance(spec, str) or not Path(spec).expanduser().is_file():
+        raise ConfigError(f"tokenizer: {spec!r} is neither one of {', '.join(TOKENIZERS)} nor "
+                          "an existing tokenizer.json file")
 
 
 def inherit_url(cfg: dict) -> None:

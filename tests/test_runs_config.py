@@ -61,6 +61,25 @@ def test_config_defaults_file_and_overrides(tmp_path):
     ("dataset: {limit: -1}", "limit"),
     ("- just\n- a list", "mapping"),
     ("a: [unclosed", "not valid YAML"),
+    # misspelled nested keys name the closest valid one
+    ("retrievers: {param: {bm25: {k: 3}}}", "unknown key 'retrievers.param'; did you mean "
+                                            "'retrievers.params'"),
+    ("chunker: {maxchars: 100}", "did you mean 'chunker.max_chars'"),
+    ("scoring: {methd: token}", "did you mean 'scoring.method'"),
+    ("chunker: {method: semantc}", "did you mean 'semantic'"),
+    ("chunker: {method: semantic, params: {bufer_size: 2}}", "chunker.params: .*bufer_size"),
+    # wrongly typed values
+    ("retrievers: {use: 5}", "retrievers.use must be a list"),
+    ("chunker: none", "'chunker' must be a mapping"),
+    ("dataset: [a, b]", "'dataset' must be a mapping"),
+    ("budgets: 0", "positive"),
+    ("dataset: {limit: ten}", "dataset.limit must be a whole number, not 'ten'"),
+    ("scoring: {relevance_share: half}", "relevance_share must be a number, not 'half'"),
+    ("generation: {budget: abc}", "generation.budget must be a whole number"),
+    ("tokenizer: /no/such/tokenizer.json", "neither one of .* nor an existing tokenizer.json"),
+    # budgets that would exhaust memory
+    ("budgets: '1:40000000:1'", "40,000,000 budgets; at most 200"),
+    ("budgets: [100, 5000000]", "above the 1,000,000-token limit"),
 ])
 def test_config_errors_name_the_key(tmp_path, text, match):
     f = tmp_path / "bad.yaml"
