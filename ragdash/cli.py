@@ -264,14 +264,31 @@ def _dry_run(cfg: dict, run_dir: Path, stages, args, bars) -> int:
     return 0
 
 
-def _estimate(args: argparse.Namespace) -> int:
+def _thresholds_file(path: Path) -> dict:
+    """h, k (and budget) from a calibration.json; ValueError naming the file otherwise."""
     import json
 
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the thresholds file ({exc.strerror})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not a JSON thresholds file ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object with h and k (a calibration.json)")
+    for key in ("h", "k"):
+        if isinstance(data.get(key), bool) or not isinstance(data.get(key), int | float):
+            raise ValueError(f"{path}: field '{key}' is missing or not a number (a "
+                             "calibration.json written by `ragdash calibrate` has both)")
+    return data
+
+
+def _estimate(args: argparse.Namespace) -> int:
     from ragdash.llm_stages import estimate_run
     from ragdash.runs import Run
 
     if args.thresholds:
-        calibration = json.loads(Path(args.thresholds).read_text())
+        calibration = _thresholds_file(Path(args.thresholds))
     elif args.h is not None and args.k is not None:
         calibration = {"h": args.h, "k": args.k, "budget": args.budget or 1000}
     else:

@@ -94,7 +94,12 @@ class Run:
         return (self.path / MANIFEST).exists()
 
     def create(self, config: dict) -> Run:
-        """Write a fresh manifest (keeping stage records of an existing one)."""
+        """Write a fresh manifest (keeping stage records of an existing one), after removing
+        the temp files an interrupted atomic write left behind."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        for tmp in self.path.glob(".*.*"):
+            if tmp.is_file() and (self.path / tmp.name[1:].rsplit(".", 1)[0]).suffix:
+                tmp.unlink(missing_ok=True)
         old = self.manifest
         write_json(self.path / MANIFEST, {
             "id": old.get("id", self.path.name),

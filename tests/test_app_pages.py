@@ -80,6 +80,15 @@ def test_overview_headline_figures(runs):
     assert at.selectbox(key="run").value.endswith("demo")
 
 
+def test_an_unknown_run_in_the_link_is_said_not_found(runs):
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params["run"] = "runs/gone"
+    at.run()
+    assert not at.exception, at.exception
+    assert any("Run 'runs/gone' (from the link) was not found" in w.value for w in at.warning)
+    assert at.title[0].value == "Run demo"
+
+
 def test_run_without_llm_files_is_explained(runs):
     at = open_page()
     box = at.selectbox(key="run")

@@ -201,3 +201,17 @@ def test_config_plus_a_new_dataset_detects_its_format(tmp_path, capsys):
     assert run_cli(*args, "--format", "hotpotqa", "--run-dir", str(tmp_path / "bad")) != 0
     err = capsys.readouterr().err
     assert "read as 'hotpotqa' because the format was given" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("content, message", [
+    ("not json at all", "not a JSON thresholds file"),
+    ('{"h": 0.1}', "field 'k' is missing or not a number"),
+    ('{"h": 0.1, "k": "high"}', "field 'k' is missing or not a number"),
+    ("[0.1, 0.6]", "expected a JSON object with h and k"),
+])
+def test_estimate_with_a_bad_thresholds_file_names_it(tmp_path, capsys, content, message):
+    bad = tmp_path / "thr.json"
+    bad.write_text(content)
+    assert main(["estimate", "--run-dir", str(tmp_path), "--thresholds", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and message in err and "Traceback" not in err

@@ -141,3 +141,15 @@ def test_reference_mode_reproduces_the_original_quirks():
 def test_run_json_is_plain_json(tmp_path):
     run = Run(tmp_path / "r").create({"budgets": [100]})
     json.loads((run.path / "run.json").read_text())
+
+
+def test_create_removes_temp_files_an_interrupted_write_left(tmp_path):
+    from ragdash.runs import Run
+
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    (run_dir / ".run.json.k2j4x_").write_text("{half")  # left by a kill -9 mid-write
+    (run_dir / ".ir_scores.parquet.abc").write_bytes(b"PAR")
+    (run_dir / ".parts").mkdir()  # resume data is a folder: kept
+    Run(run_dir).create({"name": "r"})
+    assert sorted(p.name for p in run_dir.iterdir()) == [".parts", "run.json"]

@@ -77,6 +77,11 @@ def select_run(container=None) -> Run | None:
         return None
     from ragdash.ui.widgets import url_select
 
+    asked = st.query_params.get("run")
+    if asked and asked not in runs and "run" not in st.session_state:
+        box.warning(f"Run '{asked}' (from the link) was not found; showing "
+                    f"'{next(iter(runs))}' instead.")
+
     def fmt(k: str) -> str:
         r = runs[k]
         return f"{r.id} (demo)" if is_demo(r) else r.id
