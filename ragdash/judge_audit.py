@@ -134,13 +134,17 @@ def reference_match(judgments: pd.DataFrame, answers: pd.DataFrame,
     expected = float(contains.mean() * five.mean() + (1 - contains.mean()) * (1 - five.mean()))
     kappa = 0.0 if expected >= 1 else (observed - expected) / (1 - expected)
     ok = kappa >= KAPPA_MIN
-    rate_in = float(five[contains].mean()) if contains.any() else float("nan")
-    rate_out = float(five[~contains].mean()) if (~contains).any() else float("nan")
-    finding = (f"judged 5: {rate_in:.0%} of the {int(contains.sum())} answers that contain the "
-               f"true answer, {rate_out:.0%} of the {int((~contains).sum())} that do not "
-               f"(kappa {kappa:.2f})" + ("" if ok else ": the scores ignore the true answer"))
+    finding = (f"judged 5: {_share(five, contains)} that contain the true answer, "
+               f"{_share(five, ~contains)} that do not (kappa {kappa:.2f})"
+               + ("" if ok else ": the scores ignore the true answer"))
     return Check("reference_match", title, "ok" if ok else "warn", kappa,
                  f"kappa >= {KAPPA_MIN}", finding)
+
+
+def _share(hit: np.ndarray, among: np.ndarray) -> str:
+    """'42% of the 19 answers', or 'there are no answers' when there are none."""
+    n = int(among.sum())
+    return f"{hit[among].mean():.0%} of the {n} answers" if n else "there are no answers"
 
 
 def audit(judgments: pd.DataFrame, answers: pd.DataFrame | None = None,

@@ -101,3 +101,17 @@ def test_without_answers_only_the_score_checks_run():
 def test_normalize_is_squad_like():
     assert ja.normalize("The  Eiffel-Tower!") == "eiffeltower"
     assert ja.normalize("an Apple, a day") == "apple day"
+
+
+def test_reference_match_with_no_answer_on_one_side_says_so():
+    import pandas as pd
+
+    from ragdash.judge_audit import reference_match
+
+    n = 30
+    examples = pd.DataFrame({"qid": [f"q{i}" for i in range(n)], "answer": ["Paris"] * n})
+    answers = pd.DataFrame({"qid": examples["qid"], "system": "bm25", "answer": ["Lyon."] * n})
+    judgments = pd.DataFrame({"qid": examples["qid"], "system": "bm25",
+                              "score": [4] * (n - 5) + [5] * 5})
+    check = reference_match(judgments, answers, examples)
+    assert "nan" not in check.finding and "there are no answers that contain" in check.finding

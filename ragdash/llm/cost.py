@@ -105,7 +105,7 @@ class Estimate:
     def __str__(self) -> str:
         money = "price unknown" if self.usd is None else f"${self.usd:,.2f}"
         time = ("" if self.seconds is None
-                else f", ~{self.seconds / 3600:,.1f} h at {self.rate_per_min:g} calls/min")
+                else f", ~{self.seconds / 3600:,.1f} h at {self.rate_per_min:,.1f} calls/min")
         return (f"{self.model}: {self.calls:,} calls, {self.tokens_in:,} tokens in, "
                 f"{self.tokens_out:,} out, {money}{time}")
 
