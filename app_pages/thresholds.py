@@ -86,10 +86,17 @@ def panel() -> None:
     res = analysis.panel(data, h, k)
     if data.has_judgments:
         m = st.columns(4)
-        m[0].metric("Agreement of k", f"{res['agreement_k']:.1%}",
-                    help="Share of answers where [Score_IR > k] equals [judge = 5]")
-        m[1].metric("Agreement of h", f"{res['agreement_h']:.1%}",
-                    help="Share of answers where [Score_IR < h] equals [judge = 1]")
+        judge = data.pairs["judge"].to_numpy()
+        for col, name, cls in ((m[0], "k", 5), (m[1], "h", 1)):
+            share = float((judge == cls).mean())
+            majority = max(share, 1 - share)
+            agree = res[f"agreement_{name}"]
+            col.metric(f"Agreement of {name}", f"{agree:.1%}",
+                       delta=f"{(agree - majority) * 100:+.1f} pp vs majority",
+                       delta_color="normal" if agree > majority else "off", delta_arrow="off",
+                       help=f"Share of answers where [Score_IR {'>' if name == 'k' else '<'} "
+                            f"{name}] equals [judge = {cls}], against {majority:.1%} for "
+                            "always predicting the more common side")
         m[2].metric("In the estimated class", f"{res['accuracy']:.1%}",
                     help="Share of answers whose judge class is the one Score_IR predicts")
         m[3].metric("Share error (MAE)", f"{res['mae']:.1f} pp",

@@ -177,6 +177,12 @@ def _print_summary(run) -> None:
         c = json.loads(calibration.read_text())
         print(f"\nThresholds at N = {c['budget']}: h = {c['h']:.3f}, k = {c['k']:.3f}"
               + (f"  ({c['message']})" if c.get("h_ge_k") else ""))
+        for name, cls in (("k", "judged 5"), ("h", "judged 1")):
+            f = c["fits"]["pooled"][name]
+            majority = max(f["n_positive"], f["n"] - f["n_positive"]) / f["n"]
+            print(f"{name} agrees with the judge ({cls} or not) on {f['accuracy']:.1%} of "
+                  f"{f['n']} answers, vs {majority:.1%} for always predicting the majority "
+                  f"({(f['accuracy'] - majority) * 100:+.1f} pp)")
         ev = c.get("evidence") or {}
         if ev:
             print(f"Does retrieval predict answer quality here? {ev['verdict']}")
