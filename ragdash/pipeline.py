@@ -277,6 +277,20 @@ def score(run: Run, cfg: dict, key: str, progress: Progress = _noop) -> dict:
 # --- orchestration --------------------------------------------------------------------------
 
 
+def failed_calls(run: Run, stage: str) -> int:
+    """LLM calls of a finished generate or judge stage that ended in errors (a re-run retries
+    them; judge rows without an answer to judge are not calls and are left out)."""
+    if stage not in ("generate", "judge") or not run.has("answers" if stage == "generate"
+                                                         else "judgments"):
+        return 0
+    if stage == "generate":
+        return int(run.read("answers")["error"].notna().sum())
+    from ragdash.llm.judge import NO_ANSWER
+
+    j = run.read("judgments")
+    return int((j["error"].notna() & (j["error"] != NO_ANSWER)).sum())
+
+
 def run_stages(cfg: dict, run_dir: str | Path, stages=STAGES, force: bool = False,
                progress: Progress = _noop) -> Run:
     """Run the given stages in order, skipping finished ones whose inputs are unchanged."""
@@ -285,6 +299,7 @@ def run_stages(cfg: dict, run_dir: str | Path, stages=STAGES, force: bool = Fals
     keys = stage_keys(cfg)
     from ragdash.llm_stages import calibrate_stage, generate_stage, judge_stage
 
+    redo = False
     funcs = {"ingest": ingest, "chunk": chunk, "retrieve": retrieve, "score": score,
              "generate": generate_stage, "judge": judge_stage, "calibrate": calibrate_stage}
     for i, name in enumerate(STAGES):
@@ -294,10 +309,15 @@ def run_stages(cfg: dict, run_dir: str | Path, stages=STAGES, force: bool = Fals
             if up not in stages and not run.stage_done(up, keys[up]):
                 raise RuntimeError(f"stage {name} needs stage {up} to be up to date in "
                                    f"{run.path}: run `ragdash {up}` (or `ragdash run`) first")
-        if not force and run.stage_done(name, keys[name]):
+        failed = failed_calls(run, name)
+        if not force and not redo and run.stage_done(name, keys[name]) and not failed:
             log.info("stage %s: up to date, skipped (use --force to redo)", name)
             progress(f"{name}: up to date", 1, 1)
             continue
+        if failed and not force and not redo and run.stage_done(name, keys[name]):
+            log.warning("stage %s: %d call(s) ended in errors last time; retrying them (finished "
+                     "calls come from the LLM cache)", name, failed)
+        redo = True  # a stage that ran may change what the next ones read
         with run.running(name, keys[name]) as counts:
             kwargs = {"progress": progress} if name != "ingest" else {}
             counts.update(funcs[name](run, cfg, keys[name], **kwargs))

@@ -198,3 +198,33 @@ def test_judge_inherits_the_generators_url_and_the_endpoints_are_printed(generic
     assert f"[llm] generation: openai model fake-model at {url}" in err
     judge = Run(tmp_path / "r").manifest["llm"]["judge"]
     assert judge["base_url"] == url and "api_key" not in judge
+
+
+def test_a_plain_rerun_retries_the_calls_that_failed(generic, tmp_path, env_key, caplog):
+    """After an outage, `ragdash judge` again (no --force) repeats only the failed calls:
+    finished ones come from the cache; the judge re-runs on the repaired answers."""
+    ds, corpus = generic
+    args = ["judge", "--dataset", str(ds), "--corpus", str(corpus)]
+
+    down = {"on": True}
+
+    def outage(body):
+        text = body["messages"][-1]["content"]
+        return Reply(status=503) if down["on"] and "Documents:" in text else responder(body)
+
+    with FakeLLMServer(default=outage) as srv:  # one server: the run's keys stay the same
+        assert main([*args, *llm_args(srv.openai_url, tmp_path / "r")]) == 0
+        run = Run(tmp_path / "r")
+        failed = int(run.read("answers")["error"].notna().sum())
+        assert failed == 8  # 4 questions x 2 retrievers, LLM-only answers fine
+        down["on"], before = False, len(srv.chat_requests())
+        assert main([*args, *llm_args(srv.openai_url, tmp_path / "r")]) == 0
+        sent = srv.chat_requests()[before:]
+    generation = [r for r in sent if "Scoring Criteria" not in r["body"]["messages"][0]["content"]]
+    # only the failed generations were sent again (identical prompts once), none of the
+    # finished LLM-only ones
+    assert 0 < len(generation) <= failed
+    assert all("Documents:" in r["body"]["messages"][-1]["content"] for r in generation)
+    assert run.read("answers")["error"].isna().all()
+    assert run.read("judgments")["score"].notna().all()  # judged again, now with answers
+    assert "8 call(s) ended in errors last time; retrying them" in caplog.text
