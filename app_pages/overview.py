@@ -62,6 +62,8 @@ if cal:
     n_q = len(examples) if examples is not None else 0
     calls = calls_avoided(n_q, len(order))
     ev, shares = cal.get("evidence"), cal.get("shares")
+    if ev is None and int(cal["budget"]) in state.budgets(run):  # written before it was stored
+        ev = state.predictiveness(run, int(cal["budget"]))
     flat = degenerate(cal)
     st.subheader(f"Answer quality predicted from retrieval alone (N = {cal['budget']})")
     if ev:
