@@ -70,22 +70,26 @@ if cal:
         widgets.verdict(ev)
     c2 = st.columns(4)
     if shares:
-        c2[0].metric("Actual correct answers (judge = 5)", widgets.share_text(shares["actual"]),
+        c2[0].metric("Actual correct answers (judge = 5)", f"{shares['actual']['pct']:.1f} %",
                      help="Share of RAG answers the judge scored 5, with a 95 % bootstrap "
                           "interval over questions.")
+        c2[0].caption(widgets.ci_text(shares["actual"]))
+        labels = {"h/k rule": "Estimated by the h/k rule",
+                  "logistic estimator": "Estimated by a logistic model"}
         for col, (name, est) in zip(c2[1:3], shares["estimates"].items(), strict=False):
             err = est["pct"] - shares["actual"]["pct"]
             if flat and name == "h/k rule":
-                col.metric("Estimated by the h/k rule", "no estimate",
-                           delta="degenerate fit", delta_color="off", delta_arrow="off",
-                           help=f"No estimate: {flat}")
+                col.metric(labels[name], "no estimate", delta="degenerate fit",
+                           delta_color="off", delta_arrow="off", help=f"No estimate: {flat}")
                 continue
-            col.metric(f"Estimated by the {name}", widgets.share_text(est),
+            col.metric(labels.get(name, name), f"{est['pct']:.1f} %",
                        delta=f"{err:+.1f} pp vs actual", delta_color="off", delta_arrow="off",
                        help=("Share of answers with Score_IR > k = "
                              f"{cal['k']:.3f}, without any LLM call." if name == "h/k rule" else
                              "Mean out-of-fold probability of a correct answer from a logistic "
-                             "model of Score_IR at every budget (5 folds over questions)."))
+                             "model of Score_IR at every budget (5 folds over questions), "
+                             "without any LLM call."))
+            col.caption(widgets.ci_text(est))
     else:  # a calibration.json written before the evidence was stored
         share = analysis.correct_share_summary(cal)
         c2[0].metric("Actual correct answers (judge = 5)", f"{share['actual_pct']:.1f}%")

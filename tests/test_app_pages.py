@@ -68,11 +68,13 @@ def test_overview_headline_figures(runs):
     assert metric(at, "Questions") == "30"
     assert metric(at, "Retrievers") == "5"
     assert metric(at, "Best retriever") in {"BM25", "SIM", "MMR", "REO", "MLQ"}
-    share = re.compile(r"^\d+\.\d % \[\d+\.\d, \d+\.\d\]$")  # "41.2 % [35.0, 47.5]"
+    share = re.compile(r"^\d+\.\d %$")  # "41.2 %", its CI in the caption below
     assert share.match(metric(at, "Actual correct")), metric(at, "Actual correct")
-    assert share.match(metric(at, "Estimated by the logistic estimator"))
+    assert share.match(metric(at, "Estimated by a logistic model"))
     hk = metric(at, "Estimated by the h/k rule")
     assert share.match(hk) or hk == "no estimate"
+    cis = [c.value for c in at.caption if c.value.startswith("95 % CI ")]
+    assert len(cis) == 3 and all(re.match(r"95 % CI \d+\.\d–\d+\.\d %$", c) for c in cis)
     assert "Does retrieval predict answer quality here?" in texts(at)
     assert metric(at, "LLM cost avoided").startswith("$")
     cost = next(m for m in at.metric if m.label.startswith("LLM cost avoided"))

@@ -114,6 +114,9 @@ def shot(pg, name: str) -> None:
 
 def goto(pg, server, path: str) -> None:
     pg.goto(f"{server['url']}/{path}")
+    # every page starts with a title (or an exception): wait for the script to have drawn,
+    # since a loaded machine can leave the app idle for a while before its first run
+    pg.wait_for_selector('[data-testid="stHeading"], [data-testid="stException"]')
     settle(pg)
     no_exception(pg, path)
     assert pg.get_by_text("Page not found").count() == 0, f"{path}: page not found"

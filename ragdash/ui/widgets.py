@@ -146,7 +146,7 @@ def verdict(evidence: dict, question: bool = True) -> None:
     box(ask + evidence["verdict"])
 
 
-def share_text(d: dict) -> str:
-    """'41.2 % [35.0, 47.5]' from {pct, ci}."""
+def ci_text(d: dict) -> str:
+    """'95 % CI 35.0–47.5 %' from {pct, ci} (or a note that there is none)."""
     ci = d.get("ci")
-    return f"{d['pct']:.1f} %" + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+    return f"95 % CI {ci[0]:.1f}–{ci[1]:.1f} %" if ci else "no interval (too few questions)"
