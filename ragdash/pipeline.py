@@ -90,9 +90,14 @@ def ingest(run: Run, cfg: dict, key: str) -> dict:
                            corpus_fmt=ds.get("corpus_format", "auto"),
                            include_unanswerable=ds.get("include_unanswerable", False),
                            limit=ds.get("limit"), sample=ds.get("sample"))
+    issues = pd.DataFrame([asdict(i) for i in dataset.issues],
+                          columns=["file", "record", "field", "message", "severity"])
+    write_table(run.path / "issues.csv", issues)
     if not dataset.examples:
+        first = "; ".join(str(i) for i in dataset.issues[:3]) or "no record found"
         raise ValueError(f"{ds['path']}: no valid example could be loaded "
-                         f"({dataset.skipped} record(s) skipped; see the issues above)")
+                         f"({dataset.skipped} record(s) skipped; all listed in "
+                         f"{run.path / 'issues.csv'}). First: {first}")
     meta_keys = sorted({k for e in dataset.examples for k in e.meta})
     examples = pd.DataFrame({
         "qid": [e.qid for e in dataset.examples],
@@ -105,9 +110,6 @@ def ingest(run: Run, cfg: dict, key: str) -> dict:
                              columns=["doc_id", "title", "text"])
     run.write("examples", examples)
     run.write("documents", documents)
-    issues = pd.DataFrame([asdict(i) for i in dataset.issues],
-                          columns=["file", "record", "field", "message", "severity"])
-    write_table(run.path / "issues.csv", issues)
     run.update(source=dataset.source, issues={
         "skipped": dataset.skipped, "warnings": dataset.warnings,
         "first": [str(i) for i in dataset.issues[:20]],

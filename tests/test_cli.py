@@ -127,6 +127,21 @@ def test_nothing_loadable_is_an_error(generic, tmp_path, capsys):
     err = _expect_error(capsys, 2, "ingest", "--dataset", str(ds), "--corpus", str(corpus),
                         "--run-dir", str(tmp_path / "r"), "-q")
     assert "no valid example" in err
+    # the reasons are given, and written down
+    assert "field 'question'" in err and "empty_q.jsonl" in err
+    issues = pd.read_csv(tmp_path / "r" / "issues.csv")
+    assert issues["field"].tolist() == ["question"]
+
+
+def test_parquet_with_wrong_column_types_gives_its_reasons(generic, tmp_path, capsys):
+    _, corpus = generic
+    ds = tmp_path / "typed.parquet"
+    pd.DataFrame({"id": [1, 2], "question": [None, None], "answer": ["a", "b"],
+                  "relevant_parts": [[1.5], [2.5]]}).to_parquet(ds)
+    err = _expect_error(capsys, 2, "ingest", "--dataset", str(ds), "--corpus", str(corpus),
+                        "--run-dir", str(tmp_path / "r"), "-q")
+    assert "no valid example" in err and "question" in err and "First:" in err
+    assert len(pd.read_csv(tmp_path / "r" / "issues.csv")) >= 2
 
 
 def test_bad_options_are_reported(generic, tmp_path, capsys):
