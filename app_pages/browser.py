@@ -209,6 +209,7 @@ for col, ret in zip(columns, chosen, strict=True):
                 subs = "".join(f"<li>{html.escape(str(s))}</li>" for s in q.iloc[0]["queries"])
                 st.html(f"<div><b>MLQ sub-questions</b><ol>{subs}</ol></div>")
         with st.container(height=640, border=False):
-            st.html(evidence.CSS + evidence.context_html(chunks, matches, cut, n))
+            st.html(evidence.CSS + evidence.context_html(chunks, matches, cut, n,
+                                                         whole=not reached))
 for note in dict.fromkeys(notes):
     st.caption("Note: " + note)

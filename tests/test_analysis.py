@@ -195,6 +195,16 @@ def test_highlight_escapes_and_marks():
     assert "<img" not in page and "<i>" not in page and html.escape("<i>c</i>") in page
 
 
+def test_a_context_shorter_than_n_is_not_marked_as_cut():
+    chunks = pd.DataFrame({"rank": [0, 1], "chunk_id": ["a", "b"], "title": ["", ""],
+                           "text": ["First chunk.", "Second."], "score": [2.0, 1.0]})
+    end = len("First chunk. Second.")
+    cut_at_end = evidence.context_html(chunks, [], end, 1000)
+    assert "✂ N = 1000" in cut_at_end  # the N-th token ends exactly there
+    whole = evidence.context_html(chunks, [], end, 1000, whole=True)
+    assert "✂" not in whole and "end of context (shorter than N = 1000)" in whole
+
+
 def test_one_colour_per_retriever():
     assert color_of("bm25") == RETRIEVER_COLORS["bm25"]
     assert len(set(RETRIEVER_COLORS.values())) == len(RETRIEVER_COLORS)

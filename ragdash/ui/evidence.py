@@ -29,6 +29,8 @@ CSS = """
 .rd-after{opacity:0.42;}
 .rd-cut{display:inline-block;background:#e03131;color:#fff;font-size:0.72rem;font-weight:600;
   border-radius:4px;padding:0 6px;margin:0 3px;}
+.rd-end{display:inline-block;background:#868e96;color:#fff;font-size:0.72rem;font-weight:600;
+  border-radius:4px;padding:0 6px;margin:0 3px;}
 .rd-parts{margin:0 0 10px 0;padding:0;list-style:none;font-size:0.88rem;}
 .rd-parts li{margin:3px 0;display:flex;gap:8px;align-items:baseline;}
 .rd-sw{display:inline-block;min-width:16px;height:12px;border-radius:3px;flex:none;}
@@ -82,9 +84,10 @@ def parts_legend(parts: Sequence[str], scores: Sequence[float] | None = None,
 
 
 def context_html(chunks: pd.DataFrame, matches: Sequence[Match], cut: int, budget: int,
-                 colors: Sequence[str] = PART_COLORS) -> str:
+                 colors: Sequence[str] = PART_COLORS, whole: bool = False) -> str:
     """The chunks of one retrieved context (columns rank, chunk_id, title, text, score; rank
-    order) as cards, the evidence highlighted and the end of C_N (character `cut`) marked."""
+    order) as cards, the evidence highlighted and the end of C_N (character `cut`) marked;
+    `whole`: the context is shorter than N tokens, so its end is marked as such, not as a cut."""
     texts = chunks["text"].astype(str).tolist()
     starts = chunk_offsets(texts)
     cards = []
@@ -98,7 +101,9 @@ def context_html(chunks: pd.DataFrame, matches: Sequence[Match], cut: int, budge
                 + ("<span>· after the cut</span>" if out else ""))
         body = highlight(text, start, matches, colors, cut, f"N = {budget}")
         if cut == start + len(text) and not out:
-            body += f'<span class="rd-cut" title="end of C_N">✂ N = {budget}</span>'
+            body += (f'<span class="rd-end" title="the context is shorter than N">end of '
+                     f'context (shorter than N = {budget})</span>' if whole else
+                     f'<span class="rd-cut" title="end of C_N">✂ N = {budget}</span>')
         cards.append(f'<div class="rd-chunk{" rd-out" if out else ""}">'
                      f'<div class="rd-head">{head}</div><div>{body}</div></div>')
     return f'<div class="rd-ctx">{"".join(cards)}</div>'
