@@ -19,7 +19,7 @@ widgets.css()
 PAGES = {
     "Explore a run": [
         st.Page("app_pages/overview.py", title="Overview",
-                icon=":material/dashboard:", url_path="overview", default=True),
+                icon=":material/dashboard:", url_path="home", default=True),
         st.Page("app_pages/retrieval.py", title="Retrieval scores",
                 icon=":material/show_chart:", url_path="retrieval"),
         st.Page("app_pages/browser.py", title="Question browser",
@@ -34,6 +34,9 @@ PAGES = {
                 icon=":material/download:", url_path="report"),
     ],
     "Set up": [
+        # the default page lives at "/": its own path too, so a link to /overview works
+        st.Page("app_pages/overview.py", title="Overview", url_path="overview",
+                visibility="hidden"),
         st.Page("app_pages/data.py", title="Data", icon=":material/dataset:",
                 url_path="data"),
         st.Page("app_pages/build.py", title="Build a run",

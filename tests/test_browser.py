@@ -128,6 +128,8 @@ def test_every_page(server, page):
     for i, name in enumerate(PAGES):
         goto(page, server, "" if name == "overview" else name)  # the default page lives at /
         shot(page, f"{i + 1:02d}-{name}")
+    goto(page, server, "overview")  # the default page has a path of its own too
+    assert page.get_by_role("heading", name="Run demo").count() == 1
     goto(page, server, "llm")
     assert page.get_by_role("heading", name="Can the judge be trusted?").count() == 1
     # the sidebar navigation works too
