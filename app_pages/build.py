@@ -29,28 +29,30 @@ CHOICES = {("bm25", "stemmer"): STEMMERS, ("bm25", "stopwords"): STOPWORDS,
            ("semantic", "spacing"): ("exact", "reference")}
 
 
-def param_inputs(owner: str, defaults: dict, prefix: str) -> dict:
-    """One widget per parameter, typed by its default; returns the chosen values."""
+def param_inputs(owner: str, defaults: dict, prefix: str, helps: dict[str, str]) -> dict:
+    """One widget per parameter, typed by its default, with its one-line help; returns the
+    chosen values."""
     out = {}
     cols = st.columns(3)
     for i, (name, value) in enumerate(defaults.items()):
         box, key = cols[i % 3], f"{prefix}_{owner}_{name}"
+        kw = {"key": key, "help": helps.get(name)}
         choices = CHOICES.get((owner, name))
         if choices:
             out[name] = box.selectbox(name, choices, index=list(choices).index(value)
-                                      if value in choices else 0, key=key)
+                                      if value in choices else 0, **kw)
         elif isinstance(value, bool):
-            out[name] = box.checkbox(name, value, key=key)
+            out[name] = box.checkbox(name, value, **kw)
         elif isinstance(value, int):
-            out[name] = int(box.number_input(name, value=value, step=1, key=key))
+            out[name] = int(box.number_input(name, value=value, step=1, **kw))
         elif isinstance(value, float):
-            out[name] = float(box.number_input(name, value=value, key=key, format="%.3f"))
+            out[name] = float(box.number_input(name, value=value, format="%.3f", **kw))
         elif value is None:
-            text = box.text_input(name, "", key=key, placeholder="default")
+            text = box.text_input(name, "", placeholder="default", **kw)
             if text:
                 out[name] = text
         else:
-            out[name] = box.text_input(name, str(value), key=key)
+            out[name] = box.text_input(name, str(value), **kw)
     return out
 
 
@@ -104,7 +106,8 @@ with st.container(border=True):
     st.subheader("2 · Chunking")
     method = st.selectbox("Chunker", list(chunking.CHUNKERS), key="build_chunker",
                           format_func=lambda m: f"{m} — {chunking.describe(m)}")
-    ch_params = param_inputs(method, chunking.default_params(method), "build_ch")
+    ch_params = param_inputs(method, chunking.default_params(method), "build_ch",
+                             chunking.PARAM_HELP)
     max_chars = st.number_input("Split chunks longer than (characters, 0 = never)", 0, 100_000,
                                 0, step=100, key="build_maxchars")
 
@@ -116,15 +119,17 @@ with st.container(border=True):
                           help="paper: BM25 and MLQ keep 5 chunks, SIM/MMR/REO 10; equal-k: 10 "
                                "everywhere")
     use = c2.multiselect("Retrievers", list(retrieval.RETRIEVERS), default=["bm25"],
-                         format_func=label, key="build_rets")
+                         format_func=label, key="build_rets",
+                         help="\n\n".join(retrieval.DESCRIPTIONS.values()))
     if "mlq" in use:
         st.warning("MLQ writes sub-questions with an LLM: the local llama.cpp model is started "
                    "for it (minutes on a CPU).")
     r_params = {}
     for name in use:
         with st.expander(f"{label(name)} parameters"):
+            st.caption(retrieval.DESCRIPTIONS[name])
             r_params[name] = param_inputs(name, retrieval.resolve_params(name, preset),
-                                          f"build_r_{preset}")
+                                          f"build_r_{preset}", retrieval.PARAM_HELP)
 
 # --- budgets and scoring ----------------------------------------------------------------------
 with st.container(border=True):

@@ -54,6 +54,17 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
 
+def _glossary() -> str:
+    """Retrievers and their parameters in one line each (set them in a config's
+    retrievers.params, e.g. {bm25: {k1: 1.5}})."""
+    from ragdash.retrieval import DESCRIPTIONS, PARAM_HELP
+
+    lines = ["retrievers:", *(f"  {n:<5} {d}" for n, d in DESCRIPTIONS.items()),
+             "retriever parameters (config: retrievers.params.<retriever>.<name>):",
+             *(f"  {n:<12} {h}" for n, h in PARAM_HELP.items())]
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ragdash",
@@ -61,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "N tokens of the retrieved context.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (_, help_text) in STAGE_COMMANDS.items():
-        _common(sub.add_parser(name, help=help_text, description=help_text))
+        _common(sub.add_parser(name, help=help_text, description=help_text, epilog=_glossary(),
+                               formatter_class=argparse.RawDescriptionHelpFormatter))
     llm = sub.add_parser("llm", help="local LLM server utilities")
     llm_sub = llm.add_subparsers(dest="llm_command", required=True)
     est = sub.add_parser("estimate", help="estimate answer quality of a run from retrieval alone",

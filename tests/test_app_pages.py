@@ -371,3 +371,21 @@ def test_a_constant_judge_is_flagged_on_the_llm_and_thresholds_pages(runs, monke
         assert not at.exception, [e.value for e in at.exception]
         warning = " ".join(str(w.value) for w in at.warning)
         assert "judge's scores look unreliable" in warning and "scores vary" in warning
+
+
+def test_build_page_explains_every_retriever_and_parameter(runs):
+    from ragdash import chunking, retrieval
+
+    at = open_page("build")
+    at.multiselect(key="build_rets").set_value(list(retrieval.RETRIEVERS)).run()
+    assert not at.exception, at.exception
+    captions = texts(at)
+    assert all(d in captions for d in retrieval.DESCRIPTIONS.values())
+    for name in retrieval.RETRIEVERS:  # every parameter widget has its one-line help
+        for param in retrieval.resolve_params(name, "paper"):
+            assert param in retrieval.PARAM_HELP, (name, param)
+    for method in chunking.CHUNKERS:
+        for param in chunking.default_params(method):
+            assert param in chunking.PARAM_HELP, (method, param)
+    helps = [w.help for w in at.number_input if w.key.startswith("build_r_")]
+    assert helps and all(helps)

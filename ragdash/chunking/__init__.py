@@ -29,6 +29,22 @@ _NOT_PARAMS = {"documents", "progress"}
 _HIDDEN = {"embedder"}  # accepted by chunk_documents (tests, custom models) but not listed
 
 
+PARAM_HELP: dict[str, str] = {
+    "buffer_size": "semantic: sentences on each side joined into the window that is embedded",
+    "percentile": "semantic: a chunk ends where the distance between neighbouring windows is "
+                  "above this percentile (higher: fewer, longer chunks)",
+    "min_chars": "semantic: shorter chunks are merged into the next",
+    "model": "sentence-embedding model",
+    "spacing": "semantic: exact slices of the document, or the paper's joined text",
+    "chunk_size": "recursive: most characters per chunk",
+    "chunk_overlap": "recursive: characters shared by neighbouring chunks",
+    "size": "tokens: tokens per chunk",
+    "overlap": "tokens: tokens shared by neighbouring chunks",
+    "tokenizer": "tokens: the tokenizer that counts them",
+}
+"""One line per chunking parameter (dashboard help)."""
+
+
 def _chunker(method: str) -> Chunker:
     if method not in CHUNKERS:
         raise ValueError(f"unknown chunking method '{method}': use one of {', '.join(CHUNKERS)}")

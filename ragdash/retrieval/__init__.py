@@ -26,6 +26,35 @@ PRESETS: dict[str, dict[str, dict]] = {
     "equal-k": {"bm25": {"k": 10}, "sim": {"k": 10}, "mmr": {"k": 10, "fetch_k": 20},
                 "reo": {"k": 10}, "mlq": {"k": 10}},
 }
+DESCRIPTIONS: dict[str, str] = {
+    "bm25": "BM25: lexical ranking by term frequency and rarity (PyTerrier + PISA)",
+    "sim": "SIM: dense similarity of MiniLM embeddings (exact FAISS inner product)",
+    "mmr": "MMR: dense similarity with Maximal Marginal Relevance, trading relevance for "
+           "diversity",
+    "reo": "REO: SIM's chunks reordered so the best sit at both ends (LangChain "
+           "LongContextReorder)",
+    "mlq": "MLQ: an LLM writes sub-questions, each searched by SIM, results fused "
+           "(LangChain MultiQueryRetriever)",
+}
+"""One line per retriever (dashboard help, `--help`)."""
+
+PARAM_HELP: dict[str, str] = {
+    "k": "chunks kept per question",
+    "k1": "BM25 term-frequency saturation (higher: repeated terms count more)",
+    "b": "BM25 length normalisation (0: none, 1: full)",
+    "stemmer": "word stemming before matching (porter2: 'running' ~ 'run')",
+    "stopwords": "common words left out of the index",
+    "backend": "BM25 engine: PISA (bundled) or Terrier (needs Java jars)",
+    "model": "sentence-embedding model",
+    "fetch_k": "MMR: candidates fetched by similarity before diversifying down to k",
+    "lambda_mult": "MMR: 1 = pure relevance, 0 = pure diversity",
+    "per_query_k": "MLQ: chunks fetched for each sub-question",
+    "mode": "MLQ: default (original question searched too, fused by rank) or the paper's "
+            "reference behaviour",
+    "max_queries": "MLQ: sub-questions kept",
+}
+"""One line per retriever parameter."""
+
 _NOT_PARAMS = {"self", "chunks", "cache_dir", "llm", "progress"}
 
 
@@ -66,5 +95,5 @@ def _cls(name: str) -> type[Retriever]:
     return RETRIEVERS[name]
 
 
-__all__ = ["RETRIEVERS", "PRESETS", "RESULT_COLUMNS", "Retriever", "build_retriever",
-           "default_params", "resolve_params", "corpus_fingerprint"]
+__all__ = ["DESCRIPTIONS", "PARAM_HELP", "PRESETS", "RESULT_COLUMNS", "RETRIEVERS", "Retriever",
+           "build_retriever", "corpus_fingerprint", "default_params", "resolve_params"]
