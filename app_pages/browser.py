@@ -117,11 +117,13 @@ qid = widgets.url_select("Question", options, "qb_q", format_func=_fmt)
 ex = examples.set_index("qid").loc[qid]
 parts = list(ex["parts"])
 
-st.html(f'<h3 style="margin:0.4rem 0">{html.escape(str(ex["question"]))}</h3>'
-        f'<div><b>Gold answer:</b> {html.escape(str(ex["answer"]))}</div>')
-meta_line = " · ".join(f"{c}: **{html.escape(str(ex[c]))}**" for c in meta_cols)
-if meta_line:
-    st.caption(meta_line)
+# dataset text is shown as text: escaped, never read as Markdown, long words wrapped
+meta_line = " · ".join(f"{html.escape(str(c))}: <b>{html.escape(str(ex[c]))}</b>"
+                       for c in meta_cols)
+st.html(f'<div style="overflow-wrap:anywhere"><h3 style="margin:0.4rem 0">'
+        f'{html.escape(str(ex["question"]))}</h3>'
+        f'<div><b>Gold answer:</b> {html.escape(str(ex["answer"]))}</div>'
+        + (f'<div class="rd-note">{meta_line}</div>' if meta_line else "") + "</div>")
 
 c1, c2 = st.columns([3, 2])
 chosen = widgets.retriever_picker("qb_ret", rets, rets[:2],

@@ -389,3 +389,13 @@ def test_build_page_explains_every_retriever_and_parameter(runs):
             assert param in chunking.PARAM_HELP, (method, param)
     helps = [w.help for w in at.number_input if w.key.startswith("build_r_")]
     assert helps and all(helps)
+
+
+def test_question_metadata_is_text_not_markdown(runs):
+    at = open_page("browser", qb_q="q001")
+    assert not at.exception, at.exception
+    shown = [str(h.proto.body) for h in at.html]
+    meta = next(b for b in shown if "Gold answer" in b)
+    assert "source: <b>[wiki](http://evil.example/x)</b>" in meta  # escaped text, no link
+    assert "overflow-wrap:anywhere" in meta
+    assert not any("evil.example" in str(m.value) for m in [*at.markdown, *at.caption])

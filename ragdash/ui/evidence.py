@@ -18,7 +18,7 @@ from ragdash.ui.colors import PART_COLORS
 
 CSS = """
 <style>
-.rd-ctx{font-size:0.92rem;line-height:1.55;}
+.rd-ctx{font-size:0.92rem;line-height:1.55;overflow-wrap:anywhere;}
 .rd-chunk{border:1px solid #e3e7ef;border-radius:8px;padding:8px 12px;margin:0 0 8px 0;
   background:#fff;}
 .rd-chunk.rd-out{background:#f8f9fa;}
@@ -31,7 +31,7 @@ CSS = """
   border-radius:4px;padding:0 6px;margin:0 3px;}
 .rd-end{display:inline-block;background:#868e96;color:#fff;font-size:0.72rem;font-weight:600;
   border-radius:4px;padding:0 6px;margin:0 3px;}
-.rd-parts{margin:0 0 10px 0;padding:0;list-style:none;font-size:0.88rem;}
+.rd-parts{margin:0 0 10px 0;padding:0;list-style:none;font-size:0.88rem;overflow-wrap:anywhere;}
 .rd-parts li{margin:3px 0;display:flex;gap:8px;align-items:baseline;}
 .rd-sw{display:inline-block;min-width:16px;height:12px;border-radius:3px;flex:none;}
 .rd-score{font-variant-numeric:tabular-nums;font-weight:600;min-width:48px;}
