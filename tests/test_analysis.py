@@ -170,7 +170,7 @@ def test_per_question_and_breakdown(run):
     ir, ex, j = run.read("ir_scores"), run.read("examples"), run.read("judgments")
     t = analysis.per_question(ex, ir, 1000, j, ["bm25", "sim", "mmr", "reo", "mlq"])
     assert len(t) == 24 and "ir:bm25" in t and "judge:llm_only" in t
-    assert analysis.metadata_columns(ex) == ["type", "level"]
+    assert analysis.metadata_columns(ex) == ["type", "level", "source"]
     b = analysis.breakdown(ir, ex, "type", 1000)
     assert set(b["group"]) == {"bridge", "comparison"}
     long = analysis.long_scores(ir, j)
