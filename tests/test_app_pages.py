@@ -399,3 +399,23 @@ def test_question_metadata_is_text_not_markdown(runs):
     assert "source: <b>[wiki](http://evil.example/x)</b>" in meta  # escaped text, no link
     assert "overflow-wrap:anywhere" in meta
     assert not any("evil.example" in str(m.value) for m in [*at.markdown, *at.caption])
+
+
+def test_thresholds_panel_shows_the_fixtures_auc(runs):
+    """The evidence panel reports the AUC of the fixture's own (Score_IR, judge) pairs."""
+    import pandas as pd
+
+    from ragdash.calibrate import pairs
+    from ragdash.calibration.predictive import auc
+
+    demo = Path(os.environ["RAGDASH_DEMO_RUN"])
+    df, _ = pairs(pd.read_parquet(demo / "ir_scores.parquet"),
+                  pd.read_parquet(demo / "judgments.parquet"), 1000)
+    known = auc(df["ir"].to_numpy(), df["judge"].to_numpy() == 5)
+    at = open_page("thresholds", thr_n="1000")
+    assert not at.exception, at.exception
+    assert "Does retrieval predict answer quality here? (N = 1000)" in texts(at)
+    verdict = next(str(b.value) for b in [*at.success, *at.info, *at.warning]
+                   if "AUC" in str(b.value))
+    assert f"AUC {known:.2f} [" in verdict
+    assert known > 0.6  # the fixture's judge follows Score_IR
