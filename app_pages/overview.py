@@ -52,7 +52,8 @@ c[2].metric("Retrievers", len(order), delta=", ".join(label(r) for r in order) o
 if ir is not None and len(ir):
     n_best = analysis.default_budget(ir["budget"].unique())
     best, mean = analysis.best_retriever(ir, n_best)
-    c[3].metric(f"Best retriever at N = {n_best}", label(best), delta=f"mean Score_IR {mean:.3f}",
+    c[3].metric(f"Best retriever at N = {n_best}", " = ".join(label(b) for b in best),
+                delta=f"mean Score_IR {mean:.3f}" + (" (a tie)" if len(best) > 1 else ""),
                 delta_color="off", delta_arrow="off",
                 help="Highest mean share of the relevant parts found in the first N tokens.")
 else:

@@ -621,10 +621,12 @@ def downsample_sorted(values: np.ndarray, points: int = 400) -> tuple[np.ndarray
 # --- headline numbers --------------------------------------------------------------------------
 
 
-def best_retriever(ir: pd.DataFrame, budget: int) -> tuple[str, float]:
-    """The retriever with the highest mean Score_IR at `budget`, and that mean."""
-    means = at_budget(ir, budget).groupby("retriever")["score"].mean()
-    return str(means.idxmax()), float(means.max())
+def best_retriever(ir: pd.DataFrame, budget: int) -> tuple[list[str], float]:
+    """The retrievers with the highest mean Score_IR at `budget` (several on a tie, to 1e-9),
+    and that mean."""
+    means = at_budget(ir, budget).groupby("retriever", sort=False)["score"].mean()
+    top = float(means.max())
+    return [str(r) for r, m in means.items() if m >= top - 1e-9], top
 
 
 def correct_share_summary(calibration: dict) -> dict:

@@ -158,7 +158,8 @@ def build_report(run: Run | str | Path) -> str:
     if ir is not None and len(ir):
         nb = analysis.default_budget(ir["budget"].unique())
         best, mean = analysis.best_retriever(ir, nb)
-        cards.append(_card(f"{label(best)} · {mean:.3f}", f"best mean Score_IR at N = {nb}"))
+        cards.append(_card(f"{' = '.join(label(b) for b in best)} · {mean:.3f}",
+                           f"best mean Score_IR at N = {nb}"))
     cal_file = run.path / "calibration.json"
     cal = json.loads(cal_file.read_text()) if cal_file.exists() else None
     if cal:

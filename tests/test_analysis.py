@@ -274,3 +274,10 @@ def test_fit_diagnosis_explains_fits_that_carry_no_information():
     assert any(n.startswith("Every answer was judged lacking information (1)") for n in every)
     assert analysis.fit_diagnosis(analysis.ThresholdData(1000, [], {}, None, None, None, None,
                                                          None)) == []
+
+
+def test_best_retriever_names_every_retriever_of_a_tie():
+    ir = pd.DataFrame({"qid": ["a", "b"] * 3, "retriever": ["bm25"] * 2 + ["sim"] * 2 + ["reo"] * 2,
+                       "budget": 100, "score": [1.0, 0.5, 0.5, 1.0, 0.2, 0.2]})
+    assert analysis.best_retriever(ir, 100) == (["bm25", "sim"], 0.75)
+    assert analysis.best_retriever(ir[ir["retriever"] != "sim"], 100) == (["bm25"], 0.75)
