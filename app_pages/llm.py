@@ -114,8 +114,14 @@ def launcher(expanded: bool) -> None:
                           help="abstain: the paper's prompt plus an instruction to reply with "
                                "a fixed sentence when the documents lack the answer (judge 1); "
                                "paper: the paper's text unchanged")
-        budget = st.number_input("Token budget N of the contexts", 1, 100_000, 1000, 100,
+        c4, c5 = st.columns(2)
+        budget = c4.number_input("Token budget N of the contexts", 1, 100_000, 1000, 100,
                                  key="llm_budget")
+        n_q = len(state.table(run, "examples") if run.has("examples") else [])
+        limit = c5.number_input("Questions (the first N; 0 = all)", 0, max(n_q, 1), 0, 10,
+                                key="llm_limit",
+                                help=f"Generate and judge only the first N of the run's {n_q:,} "
+                                     "questions: a quick, cheap look before the whole run")
         key = st.text_input("OpenAI API key (kept in this server's memory only, never written)",
                             type="password", key="llm_api_key")
         if key:
@@ -130,7 +136,8 @@ def launcher(expanded: bool) -> None:
         try:
             cfg = load_config(None, {
                 **base, "generation": {**base.get("generation", {}), "enabled": True,
-                                       "budget": int(budget), "llm": gen, "prompt": prompt},
+                                       "budget": int(budget), "llm": gen, "prompt": prompt,
+                                       "limit": int(limit) or None},
                 "judge": {**base.get("judge", {}), "enabled": True, "mode": mode, "llm": jud,
                           "refusal": rule.to_config()},
                 "calibration": {**base.get("calibration", {}), "enabled": True,

@@ -32,7 +32,7 @@ DEFAULTS: dict = {
     "scoring": {"method": "substring", "mode": "corrected", "relevance_share": 1.0},
     "llm": {"backend": "local", "model": None},
     "generation": {"enabled": False, "budget": 1000, "llm_only": True, "sweep": None,
-                   "prompt": "paper", "reference_prompts": False, "llm": None},
+                   "prompt": "paper", "reference_prompts": False, "llm": None, "limit": None},
     "judge": {"enabled": False, "llm": None, "mode": "grouped", "shuffle": True, "seed": 0,
               "reference_prompts": False, "refusal": {"enabled": True, "patterns": None}},
     "calibration": {"enabled": False, "budget": None, "per_retriever": False,
@@ -144,6 +144,10 @@ def validate(cfg: dict) -> dict:
     cfg["scoring"]["relevance_share"] = _number(cfg["scoring"].get("relevance_share", 1.0),
                                                 "scoring.relevance_share", float)
     cfg["generation"]["budget"] = _number(cfg["generation"]["budget"], "generation.budget", int)
+    if cfg["generation"].get("limit") is not None:
+        cfg["generation"]["limit"] = _number(cfg["generation"]["limit"], "generation.limit", int)
+        if cfg["generation"]["limit"] <= 0:
+            raise ConfigError("generation.limit must be a positive number of questions")
     if cfg["dataset"].get("limit") is not None:
         cfg["dataset"]["limit"] = _number(cfg["dataset"]["limit"], "dataset.limit", int)
     if cfg["scoring"]["method"] not in METHODS:

@@ -42,7 +42,7 @@ def generation_requests(run: Run, cfg: dict) -> list[tuple]:
     g = cfg["generation"]
     examples = run.read("examples")
     questions = dict(zip(examples["qid"].astype(str), examples["question"], strict=True))
-    qids = list(questions)
+    qids = list(questions)[: g.get("limit") or None]  # generation.limit: the first N only
     sweep = g.get("sweep")
     plan = ([(sweep["retriever"], b) for b in sweep["budgets"]] if sweep
             else [(r, g["budget"]) for r in cfg["retrievers"]["use"]])
@@ -198,7 +198,7 @@ def dry_run(run: Run, cfg: dict) -> dict:
                                tokens_out=40, rate=measured_rate(cfg, model_name(gen)),
                                backend=gen.backend)
     judge = judge_settings(cfg)
-    examples = run.read("examples")
+    examples = run.read("examples").head(cfg["generation"].get("limit") or None)
     systems = 1 + len(cfg["retrievers"]["use"]) if cfg["generation"]["llm_only"] else len(
         cfg["retrievers"]["use"])
     answer = "a one-sentence answer of about thirty tokens written by the generator model " * 2

@@ -299,6 +299,12 @@ def test_llm_page_estimates_cost_before_it_can_start(runs):
     assert "**judge**: gpt-4o: 72 calls" in shown, shown[-600:]
     assert "**generation**:" in shown and "$" in shown
     assert not at.button(key="llm_start").disabled
+    # a question limit: the first 5 questions only, 5 x 6 answers to judge
+    at.number_input(key="llm_limit").set_value(5)
+    at.button(key="llm_estimate").click().run()
+    assert not at.exception, at.exception
+    assert "**judge**: gpt-4o: 30 calls" in texts(at)
+    assert "generation: qwen2.5-0.5b-instruct: 30 calls" in texts(at).replace("**", "")
 
 
 def test_llm_page_lists_and_edits_the_refusal_rule(runs):
