@@ -210,8 +210,7 @@ def degenerate(calibration: dict) -> str | None:
     k = float(calibration["k"])
     if k <= 0.0 or k >= 1.0:
         return (f"the fitted k = {k:.3f} sits at the end of its range: no threshold on "
-                "Score_IR beats predicting the same class for every answer"
-                + (f". {ev['verdict']}" if ev.get("verdict") else ""))
+                "Score_IR beats predicting the same class for every answer")
     return None
 
 
