@@ -346,6 +346,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, DataError, FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"ragdash: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a run directory that is a file, read-only, a full disk
+        where = exc.filename or "the run directory"
+        print(f"ragdash: error: {where}: {exc.strerror or exc} (check --run-dir and free "
+              "space; finished stages are kept)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("ragdash: interrupted; finished work is kept, run again to resume",
               file=sys.stderr)

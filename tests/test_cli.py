@@ -230,3 +230,15 @@ def test_estimate_with_a_bad_thresholds_file_names_it(tmp_path, capsys, content,
     assert main(["estimate", "--run-dir", str(tmp_path), "--thresholds", str(bad)]) == 2
     err = capsys.readouterr().err
     assert str(bad) in err and message in err and "Traceback" not in err
+
+
+def test_run_dir_that_is_a_file_is_one_line(generic, tmp_path, capsys):
+    ds, corpus = generic
+    blocker = tmp_path / "taken"
+    blocker.write_text("not a folder")
+    assert run_cli("--dataset", str(ds), "--corpus", str(corpus), "--retrievers", "bm25",
+                   "--chunker", "none", "--run-dir", str(blocker)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ragdash: error: ") and str(blocker) in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert blocker.read_text() == "not a folder"  # nothing lost
