@@ -139,6 +139,14 @@ def _errors(test: pd.DataFrame, probs: np.ndarray) -> list[tuple]:
     return rows
 
 
+def question_folds(qids: pd.Series, n_folds: int, seed: int = 0) -> np.ndarray:
+    """The fold (0..n_folds-1) of each row, whole questions per fold, seeded."""
+    uniq = qids.unique()
+    fold_of = dict(zip(np.random.default_rng(seed).permutation(uniq),
+                       np.arange(uniq.size) % n_folds, strict=True))
+    return qids.map(fold_of).to_numpy()
+
+
 def cross_validate(ir_scores: pd.DataFrame, judgments: pd.DataFrame, budget: int = 1000,
                    n_folds: int = 5, seed: int = 0, budgets: Sequence[int] | None = None
                    ) -> tuple[pd.DataFrame, str]:
@@ -163,9 +171,7 @@ def cross_validate(ir_scores: pd.DataFrame, judgments: pd.DataFrame, budget: int
     qids = table["qid"].unique()
     if n_folds < 2 or n_folds > qids.size:
         raise ValueError(f"n_folds must be in 2..{qids.size} (number of questions)")
-    fold_of = dict(zip(np.random.default_rng(seed).permutation(qids),
-                       np.arange(qids.size) % n_folds, strict=True))
-    q_fold = table["qid"].map(fold_of).to_numpy()
+    q_fold = question_folds(table["qid"], n_folds, seed)
     splits = [("held-out questions", str(f), q_fold != f) for f in range(n_folds)]
     rets = table["retriever"].unique()
     if rets.size >= 2:

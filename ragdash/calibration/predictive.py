@@ -165,7 +165,7 @@ def share_estimates(pairs_df: pd.DataFrame, ir_scores: pd.DataFrame, judgments: 
     """Estimated vs actual share judged correct (5) over all RAG answers, in percent, with
     bootstrap CIs over questions: the h/k rule (IR > k at the fitted k) and the logistic
     estimator (mean out-of-fold probability of class 5; folds over questions)."""
-    from ragdash.calibration.model import ProbabilisticEstimator, design
+    from ragdash.calibration.model import ProbabilisticEstimator, design, question_folds
 
     df = pairs_df.dropna(subset=["ir", "judge"]).reset_index(drop=True)
     q = df["qid"].astype(str).to_numpy()
@@ -174,11 +174,8 @@ def share_estimates(pairs_df: pd.DataFrame, ir_scores: pd.DataFrame, judgments: 
     methods = {"h/k rule": rule}
     table = design(ir_scores, judgments)
     table = table[table["target"] >= 0].reset_index(drop=True)
-    qids = table["qid"].unique()
-    if qids.size >= n_folds and table["target"].nunique() >= 2:
-        fold_of = dict(zip(np.random.default_rng(seed).permutation(qids),
-                           np.arange(qids.size) % n_folds, strict=True))
-        fold = table["qid"].map(fold_of).to_numpy()
+    if table["qid"].nunique() >= n_folds and table["target"].nunique() >= 2:
+        fold = question_folds(table["qid"], n_folds, seed)
         p5 = np.full(len(table), np.nan)
         for f in range(n_folds):
             train = table[fold != f]
