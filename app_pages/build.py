@@ -14,7 +14,7 @@ from ragdash import chunking, retrieval
 from ragdash.budget import TOKENIZERS, parse_budgets
 from ragdash.config import SAMPLE_DATASET, ConfigError, load_config
 from ragdash.llm.prompts import GENERATION_PROMPTS
-from ragdash.llm.settings import BACKENDS, JUDGE_MODES
+from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
 from ragdash.pipeline import configured_stages
 from ragdash.retrieval.bm25 import STEMMERS, STOPWORDS
 from ragdash.runs import Run, list_runs
@@ -174,7 +174,7 @@ with st.container(border=True):
                  "enough information in the documents.' when they lack the answer, so the "
                  "'lacks information' class (judge 1) occurs; paper: the paper's text unchanged")
         judge_cfg = {"backend": judge_backend, "base_url": base_url or None,
-                     "model": judge_model or ("qwen-1.5b" if judge_backend == "local" else None)}
+                     "model": judge_model_for(judge_backend, judge_model)}
         st.caption("API keys come from the environment (OPENAI_API_KEY); they are never "
                    "written to the run.")
 

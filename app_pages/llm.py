@@ -12,7 +12,7 @@ from ragdash.calibration.predictive import abstention_by_evidence
 from ragdash.config import ConfigError, load_config
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
-from ragdash.llm.settings import BACKENDS, JUDGE_MODES
+from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
 from ragdash.llm_stages import dry_run
 from ragdash.ui import charts, jobs, state, widgets
 from ragdash.ui.colors import label
@@ -37,7 +37,7 @@ def refusal_rule() -> RefusalRule | None:
     error box when a pattern is not a valid regular expression."""
     _rule_defaults()
     try:
-        return RefusalRule([p for p in st.session_state["llm_refusal_patterns"].splitlines()],
+        return RefusalRule(st.session_state["llm_refusal_patterns"].splitlines(),
                            bool(st.session_state["llm_refusal_on"]))
     except RefusalPatternError as exc:
         st.error(str(exc))
@@ -132,7 +132,7 @@ def launcher(expanded: bool) -> None:
             return
         gen = {"backend": gen_backend, "model": gen_model or None, "base_url": url}
         jud = {"backend": judge_backend, "base_url": url,
-               "model": judge_model or ("qwen-1.5b" if judge_backend == "local" else None)}
+               "model": judge_model_for(judge_backend, judge_model)}
         try:
             cfg = load_config(None, {
                 **base, "generation": {**base.get("generation", {}), "enabled": True,

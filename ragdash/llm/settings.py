@@ -17,6 +17,16 @@ BACKENDS = ("local", "ollama", "openai")
 JUDGE_MODES = ("grouped", "single", "stepwise")
 """grouped: the paper (all answers of a question in one call); single: one call per answer;
 stepwise: the rubric as one or two short questions per answer (for small local judges)."""
+LOCAL_JUDGE = "qwen-1.5b"
+"""The packaged model the local backend judges with by default (the 0.5B scores by position)."""
+
+
+def judge_model_for(backend: str, model: str | None) -> str | None:
+    """The judge model to use: the one given, else LOCAL_JUDGE for `local`, else the backend's
+    default (None)."""
+    return model or (LOCAL_JUDGE if backend == "local" else None)
+
+
 STRUCTURED = ("auto", "json_schema", "json_object", "none")
 DEFAULT_MODELS = {"local": None, "ollama": "llama3", "openai": "gpt-4o"}
 _SECRET_FIELDS = ("api_key",)
