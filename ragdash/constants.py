@@ -1,0 +1,29 @@
+"""The paper's values, labels and system names, in one place (El Yagouby, Chevallet & Gaussier,
+2024). Nothing here imports anything from ragdash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+LLM_ONLY = "llm_only"
+"""The system that answers without retrieved documents (the paper's "LLM only", §3.2)."""
+
+PAPER_RETRIEVERS = ("bm25", "sim", "mmr", "reo", "mlq")
+"""The paper's retrievers in its table order (§3.1)."""
+
+PAPER_SYSTEMS = (LLM_ONLY, *PAPER_RETRIEVERS)
+"""The systems judged in the paper: the LLM alone, then each retriever (§3.2, Table 3.3)."""
+
+PAPER_H, PAPER_K = 0.105, 0.67
+"""The thresholds the paper fits on its data at N = 1000 (§3.3)."""
+
+SCORES = (1, 2, 3, 4, 5)
+SCORE_LABELS = {1: "1 · not enough information", 2: "2 · partly correct, some errors",
+                3: "3 · partly correct, incomplete", 4: "4 · incorrect", 5: "5 · correct"}
+"""The judge's 1-5 scale (§2.3)."""
+
+CLASSES = ("1", "2-4", "5")
+CLASS_LABELS = {"1": "lacks information", "2-4": "risk of hallucination", "5": "correct"}
+"""The three outcome classes the thresholds predict (§3.3): IR < h -> 1, IR > k -> 5."""
