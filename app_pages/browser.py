@@ -12,11 +12,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ragdash import analysis
+from ragdash.analysis import frames, matching
 from ragdash.budget import cuts_from_ends, join_chunks
+from ragdash.constants import LLM_ONLY, SCORE_LABELS, SCORES
 from ragdash.scoring import part_scores
 from ragdash.ui import evidence, state, widgets
-from ragdash.ui.colors import PART_COLORS, label
+from ragdash.viz.colors import PART_COLORS, label
 
 run = state.require_run()
 st.title("Question browser")
@@ -32,9 +33,9 @@ queries = state.table(run, "queries")
 cfg = state.config(run)
 rets = state.retrievers(run)
 budgets = state.budgets(run)
-n_default = analysis.default_budget(budgets)
+n_default = frames.default_budget(budgets)
 examples = examples.assign(qid=examples["qid"].astype(str))
-meta_cols = analysis.metadata_columns(examples)
+meta_cols = frames.metadata_columns(examples)
 
 # --- filters ------------------------------------------------------------------------------------
 with st.expander("Filters", expanded=True):
@@ -55,11 +56,11 @@ with st.expander("Filters", expanded=True):
     judge_sel: list[int] = []
     if judgments is not None:
         judge_sel = widgets.url_select(
-            f"Judge score of {label(f_ret)}", list(analysis.SCORES), "qb_judge", multi=True,
-            format_func=analysis.SCORE_LABELS.get, container=g[len(meta_cols)],
+            f"Judge score of {label(f_ret)}", list(SCORES), "qb_judge", multi=True,
+            format_func=SCORE_LABELS.get, container=g[len(meta_cols)],
             placeholder="any")
 
-table = analysis.per_question(examples, ir, f_n, judgments, rets)
+table = frames.per_question(examples, ir, f_n, judgments, rets)
 mask = table[f"ir:{f_ret}"].between(lo_hi[0] - 1e-9, lo_hi[1] + 1e-9)
 if search:
     hay = table["qid"] + " " + table["question"].astype(str) + " " + table["answer"].astype(str)
@@ -134,9 +135,9 @@ n = c2.slider("Cut C_N at N tokens", 10, max_n + max_n // 2, n_default, step=10,
               bind="query-params", help="Move the cut: the matches, the part scores and "
                                         "Score_IR follow.")
 
-tokenizer = cfg.get("tokenizer", "llama3")
-method = cfg.get("scoring", {}).get("method", "substring")
-mode = cfg.get("scoring", {}).get("mode", "corrected")
+tokenizer = cfg.tokenizer
+method = cfg.section("scoring").get("method", "substring")
+mode = cfg.scoring_mode
 notes = []
 if method != "substring":
     notes.append(f"scores use the run's **{method}** matching; highlights show exact "
@@ -146,13 +147,13 @@ if mode != "corrected":
 
 llm_only = None
 if answers is not None:
-    a = answers[(answers["qid"].astype(str) == qid) & (answers["system"] == "llm_only")]
+    a = answers[(answers["qid"].astype(str) == qid) & (answers["system"] == LLM_ONLY)]
     llm_only = a.iloc[0] if len(a) else None
-jw = analysis.judge_wide(judgments)
+jw = frames.judge_wide(judgments)
 judge_of = jw.loc[qid] if qid in jw.index else pd.Series(dtype=float)
 
 if llm_only is not None:
-    score = judge_of.get("llm_only")
+    score = judge_of.get(LLM_ONLY)
     txt = llm_only["answer"] if pd.notna(llm_only["answer"]) else f"(error: {llm_only['error']})"
     st.html(f"<div><b>LLM only</b> (no retrieval) answered: {html.escape(str(txt))} — judge "
             f"score <b>{'—' if pd.isna(score) else int(score)}</b></div>")
@@ -195,7 +196,7 @@ for col, ret in zip(columns, chosen, strict=True):
         m2.metric("Context", f"{len(chunks)} chunks",
                   delta=(f"{tokens:,} tokens" if tokens else None) if reached
                   else "shorter than N: used whole", delta_color="off", delta_arrow="off")
-        matches = analysis.part_matches(parts, context, cut)
+        matches = matching.part_matches(parts, context, cut)
         st.html(evidence.CSS + evidence.parts_legend(parts, list(scores), PART_COLORS))
         judge = judge_of.get(ret)
         if answers is not None:

@@ -15,12 +15,12 @@ from ragdash.budget import TOKENIZERS, parse_budgets
 from ragdash.config import SAMPLE_DATASET, ConfigError, load_config
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
-from ragdash.pipeline import configured_stages
 from ragdash.retrieval.bm25 import STEMMERS, STOPWORDS
-from ragdash.runs import Run, list_runs
+from ragdash.rundir import Run, list_runs
 from ragdash.scoring import METHODS
-from ragdash.ui import jobs, state
-from ragdash.ui.colors import label
+from ragdash.stages.runner import configured_stages
+from ragdash.ui import jobs, navigation, state
+from ragdash.viz.colors import label
 
 MARKS = {"done": "✓", "failed": "✗", "running": "…"}
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -62,7 +62,7 @@ def _open(key: str) -> None:
 
 
 if st.session_state.pop("build_goto", False):
-    st.switch_page("app_pages/overview.py")
+    st.switch_page(navigation.page("overview"))
 
 st.title("Build a run")
 st.caption("Runs the ingest → chunk → retrieve → score stages into a run directory under "
@@ -87,7 +87,7 @@ with st.container(border=True):
     elif source == "upload":
         if not upload:
             st.info("Upload a dataset (and a corpus) on the **Data** page first.")
-            st.page_link("app_pages/data.py", label="Go to Data", icon=":material/dataset:")
+            st.page_link(navigation.page("data"), label="Go to Data", icon=":material/dataset:")
         else:
             ds.update(path=upload["dataset"], format=upload["format"], corpus=upload["corpus"],
                       corpus_format=upload["corpus_format"])

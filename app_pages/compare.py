@@ -9,9 +9,10 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from ragdash import analysis
-from ragdash.ui import charts, state, widgets
-from ragdash.ui.colors import label
+from ragdash.analysis import compare, frames
+from ragdash.ui import navigation, state, widgets
+from ragdash.viz import retrieval
+from ragdash.viz.colors import label
 
 run = state.require_run()
 st.title("Compare retrievers")
@@ -29,13 +30,13 @@ examples = state.table(run, "examples")
 c1, c2 = st.columns([3, 2])
 chosen = widgets.retriever_picker("cmp_ret", rets, rets[:2], container=c1,
                                   label_="Retrievers to compare (two or more)")
-n = widgets.budget_picker("cmp_n", budgets, analysis.default_budget(budgets), container=c2)
+n = widgets.budget_picker("cmp_n", budgets, frames.default_budget(budgets), container=c2)
 if len(chosen) < 2:
     st.warning("Pick at least two retrievers.")
     st.stop()
 
 # --- all pairs ---------------------------------------------------------------------------------
-pw = analysis.pairwise(ir, chosen, n)
+pw = compare.pairwise(ir, chosen, n)
 if len(chosen) > 2:
     st.subheader(f"Every pair at N = {n}")
     view = pw.assign(pair=[f"{label(a)} vs {label(b)}" for a, b in zip(pw["a"], pw["b"],
@@ -52,8 +53,8 @@ p1, p2 = st.columns(2)
 a = widgets.url_select("First retriever", chosen, "cmp_a", format_func=label, container=p1)
 b = widgets.url_select("Second retriever", [r for r in chosen if r != a], "cmp_b",
                        format_func=label, container=p2)
-w = analysis.win_tie_loss(ir, a, b, n)
-t = analysis.paired_test(ir, a, b, n)
+w = compare.win_tie_loss(ir, a, b, n)
+t = compare.paired_test(ir, a, b, n)
 st.subheader(f"{label(a)} vs {label(b)} at N = {n}")
 m = st.columns(5)
 m[0].metric(f"{label(a)} higher", f"{w['win']:,}", help="Questions where the first scores more")
@@ -77,18 +78,18 @@ st.markdown(verdict)
 
 left, right = st.columns(2)
 with left:
-    widgets.chart(charts.pair_scatter(analysis.score_matrix(ir, n), a, b, n), key="cmp_scatter")
+    widgets.chart(retrieval.pair_scatter(frames.score_matrix(ir, n), a, b, n), key="cmp_scatter")
 with right:
     ref = chosen[0]
     curves = {(a, b): state.difference(run, a, b)}
     for other in chosen:
         if other not in (a, b) and (ref, other) not in curves and ref != other:
             curves[(ref, other)] = state.difference(run, ref, other)
-    widgets.chart(charts.difference_curves(curves), key="cmp_diff")
+    widgets.chart(retrieval.difference_curves(curves), key="cmp_diff")
 
 # --- largest differences, linked to the browser ------------------------------------------------
 st.subheader("Questions with the largest differences")
-big = analysis.largest_differences(ir, examples, a, b, n, n=15) if examples is not None else None
+big = compare.largest_differences(ir, examples, a, b, n, n=15) if examples is not None else None
 if big is not None and len(big):
     run_key = st.session_state.get("run") or state.run_key(run.path)
 
@@ -111,7 +112,7 @@ if big is not None and len(big):
             "diff": st.column_config.NumberColumn(f"{label(a)} − {label(b)}", format="%+.2f"),
         })
     top = big.iloc[0]
-    st.page_link("app_pages/browser.py", label=f"Open the largest difference ({top['qid']}) "
+    st.page_link(navigation.page("browser"), label=f"Open the largest difference ({top['qid']}) "
                  "in the question browser", icon=":material/manage_search:",
                  query_params={"run": run_key, "qb_q": top["qid"], "qb_ret": [a, b],
                                "qb_cut": str(n)})
@@ -119,5 +120,5 @@ else:
     st.info("No question was scored by both retrievers.")
 
 with st.expander("Per-question scores of the chosen retrievers"):
-    mat = analysis.score_matrix(ir, n)[chosen]
+    mat = frames.score_matrix(ir, n)[chosen]
     st.dataframe(pd.DataFrame(mat).rename(columns=label).style.format("{:.3f}"), width="stretch")

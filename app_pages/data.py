@@ -14,9 +14,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ragdash import analysis
+from ragdash.analysis import frames
 from ragdash.data import CORPUS_FORMATS, FORMATS, DataError, load_dataset
-from ragdash.ui import charts, state, widgets
+from ragdash.ui import navigation, state, widgets
+from ragdash.viz import questions
 
 MAX_MB = int(os.environ.get("RAGDASH_MAX_UPLOAD_MB", "200"))
 DATASET_TYPES = ["json", "gz", "jsonl", "ndjson", "csv", "parquet", "pq"]
@@ -114,7 +115,7 @@ if loaded is not None:
         st.success("No problem found: every record is valid and every relevant part occurs "
                    "in the corpus.")
     if loaded.examples:
-        st.page_link("app_pages/build.py", label="Build a run from this dataset →",
+        st.page_link(navigation.page("build"), label="Build a run from this dataset →",
                      icon=":material/play_circle:")
         examples = pd.DataFrame([{"qid": e.qid, "question": e.question, "answer": e.answer,
                                   "parts": list(e.parts), **e.meta} for e in loaded.examples])
@@ -134,10 +135,10 @@ else:
 if examples is not None and len(examples):
     st.subheader("Statistics")
     st.caption(f"Of {source}.")
-    stats = analysis.example_stats(examples)
-    meta = analysis.metadata_columns(examples)
-    figs = [charts.parts_per_question(stats), charts.part_lengths(examples["parts"])]
-    figs += [charts.metadata_counts(examples, c) for c in meta[:2]]
+    stats = frames.example_stats(examples)
+    meta = frames.metadata_columns(examples)
+    figs = [questions.parts_per_question(stats), questions.part_lengths(examples["parts"])]
+    figs += [questions.metadata_counts(examples, c) for c in meta[:2]]
     for i in range(0, len(figs), 2):
         cols = st.columns(2)
         for j, fig in enumerate(figs[i:i + 2]):

@@ -3,19 +3,20 @@ errors shown apart, latency, tokens and cost."""
 
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 
-from ragdash import analysis
+from ragdash.analysis import frames, judging
 from ragdash.calibration.predictive import abstention_by_evidence
 from ragdash.config import ConfigError, load_config
+from ragdash.constants import LLM_ONLY, SCORES
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
-from ragdash.llm_stages import dry_run
-from ragdash.ui import charts, jobs, state, widgets
-from ragdash.ui.colors import label
+from ragdash.planning import dry_run
+from ragdash.stages.runner import llm_stages
+from ragdash.ui import jobs, state, widgets
+from ragdash.viz import llm
+from ragdash.viz.colors import label
 
 run = state.require_run()
 st.title("LLM results")
@@ -26,8 +27,7 @@ answers, judgments = state.answers(run), state.judgments(run)  # one per (questi
 
 def _rule_defaults() -> None:
     """Start the rule's widgets from the run's own rule."""
-    saved = RefusalRule.from_config(run.manifest.get("config", {}).get("judge", {})
-                                    .get("refusal"))
+    saved = RefusalRule.from_config(state.config(run).to_dict().get("judge", {}).get("refusal"))
     st.session_state.setdefault("llm_refusal_patterns", "\n".join(saved.patterns))
     st.session_state.setdefault("llm_refusal_on", saved.enabled)
 
@@ -74,7 +74,7 @@ def refusals() -> None:
         st.dataframe(hits[cols].assign(system=hits["system"].map(label)), hide_index=True,
                      width="stretch", height=260)
     ir = state.table(run, "ir_scores")
-    gen_budget = state.generation_budget(run)
+    gen_budget = state.config(run).generation_budget
     if ir is not None and gen_budget in set(ir["budget"]):
         table = abstention_by_evidence(answers, ir, gen_budget, rule.match)
         st.markdown(f"**Does the generator abstain when the evidence is missing?** RAG answers "
@@ -86,7 +86,7 @@ def refusals() -> None:
 
 def launcher(expanded: bool) -> None:
     """Generate and judge this run's answers: the cost estimate first, then a background job."""
-    base = {k: v for k, v in run.manifest.get("config", {}).items() if not k.startswith("_")}
+    base = {k: v for k, v in state.config(run).to_dict().items() if not k.startswith("_")}
     with st.expander("Generate and judge answers for this run", expanded=expanded):
         st.caption("Answers come from each retriever's C_N and once without context (LLM "
                    "only); a judge scores them 1–5. The estimate below is computed first, "
@@ -124,8 +124,6 @@ def launcher(expanded: bool) -> None:
                                      "questions: a quick, cheap look before the whole run")
         key = st.text_input("OpenAI API key (kept in this server's memory only, never written)",
                             type="password", key="llm_api_key")
-        if key:
-            os.environ["OPENAI_API_KEY"] = key
         url = base_url or None
         rule = refusal_rule()
         if rule is None:
@@ -158,7 +156,7 @@ def launcher(expanded: bool) -> None:
         busy = job is not None and job.status == "running"
         if st.button("▶ Start generation and judging", type="primary", key="llm_start",
                      disabled=not shown or busy, help="estimate first"):
-            jobs.start(cfg, run.path, ("generate", "judge", "calibrate"))
+            jobs.start(cfg, run.path, llm_stages(), api_key=key or None)
             st.session_state.pop("llm_estimate_text", None)
         jobs.follow(jobs.jobs().get(str(run.path)), key="llm")
 
@@ -183,13 +181,13 @@ widgets.judge_audit_banner(checks, "the score distributions below")
 
 # --- Table 3.3 ------------------------------------------------------------------------------------
 if judgments is not None:
-    dist = analysis.judge_distribution(judgments, order)
-    systems = analysis.order_systems(dist["system"], order)
-    widgets.chart(charts.judge_stacked(dist, systems), key="llm_stacked")
-    t = analysis.table_3_3(judgments, order)
+    dist = judging.judge_distribution(judgments, order)
+    systems = frames.order_systems(dist["system"], order)
+    widgets.chart(llm.judge_stacked(dist, systems), key="llm_stacked")
+    t = judging.table_3_3(judgments, order)
     st.subheader("Judge-score shares per system (Table 3.3)")
     st.dataframe(t.rename(index=label).rename(columns={"n": "judged", "errors": "errors"})
-                 .style.format({str(s): "{:.1%}" for s in analysis.SCORES}, na_rep="—"),
+                 .style.format({str(s): "{:.1%}" for s in SCORES}, na_rep="—"),
                  width="stretch")
 
     # --- judge audit --------------------------------------------------------------------------
@@ -202,28 +200,28 @@ if judgments is not None:
 
     # --- LLM only vs RAG ----------------------------------------------------------------------
     st.subheader("What retrieval adds over the LLM alone")
-    gain = analysis.rag_gain(judgments, order)
+    gain = judging.rag_gain(judgments, order)
     if gain.empty:
         st.info("No LLM-only judgments in this run: nothing to compare retrieval against.")
     else:
         left, right = st.columns(2)
         with left:
-            widgets.chart(charts.rag_gain_bars(gain), key="llm_gain")
+            widgets.chart(llm.rag_gain_bars(gain), key="llm_gain")
         with right:
-            rag = [s for s in systems if s != "llm_only"]
+            rag = [s for s in systems if s != LLM_ONLY]
             pick = widgets.url_select("Retriever", rag, "llm_sys", format_func=label)
-            ct = analysis.llm_vs_rag(judgments, pick)
-            widgets.chart(charts.crosstab_heatmap(ct, pick), key="llm_ct")
+            ct = judging.llm_vs_rag(judgments, pick)
+            widgets.chart(llm.crosstab_heatmap(ct, pick), key="llm_ct")
             g = gain.set_index("system").loc[pick]
             fixed, broken, n_both = int(g["fixed"]), int(g["broken"]), int(g["n"])
             st.markdown(f"With **{label(pick)}**, {fixed:,} answers became fully correct that "
                         f"were not without retrieval, and {broken:,} correct answers were lost "
                         f"(of {n_both:,} questions judged both ways).")
-    sweep = analysis.sweep_distribution(all_judgments)
+    sweep = judging.sweep_distribution(all_judgments)
     if not sweep.empty:
         st.subheader("Judge scores across budgets (the paper's Table 3.2 pilot)")
         for sys_ in sweep["system"].unique():
-            widgets.chart(charts.sweep_stacked(sweep[sweep["system"] == sys_], sys_),
+            widgets.chart(llm.sweep_stacked(sweep[sweep["system"] == sys_], sys_),
                           key=f"llm_sweep_{sys_}")
 else:
     widgets.missing("No judgments yet", "answers exist but have not been judged.")
@@ -232,12 +230,12 @@ refusals()
 
 # --- errors ---------------------------------------------------------------------------------------
 st.subheader("Errors (kept apart)")
-errs = analysis.errors_table(all_answers, all_judgments)
+errs = judging.errors_table(all_answers, all_judgments)
 if errs.empty:
     st.success("No failed generation or judge call.")
 else:
     counts = errs.groupby(["stage", "system"]).size().unstack(fill_value=0)
-    counts = counts[analysis.order_systems(counts.columns, order)]
+    counts = counts[frames.order_systems(counts.columns, order)]
     st.dataframe(counts.rename(columns=label), width="stretch")
     with st.expander(f"All {len(errs):,} errors"):
         st.dataframe(errs.assign(system=errs["system"].map(label)), hide_index=True,
@@ -246,19 +244,19 @@ else:
 # --- latency, tokens, cost ---------------------------------------------------------------------
 if answers is not None:
     st.subheader("Latency, tokens and cost")
-    use = analysis.usage(all_answers, order)
+    use = judging.usage(all_answers, order)
     left, right = st.columns(2)
     with left:
-        widgets.chart(charts.latency_box(all_answers, list(use["system"])), key="llm_latency")
+        widgets.chart(llm.latency_box(all_answers, list(use["system"])), key="llm_latency")
     with right:
-        widgets.chart(charts.tokens_bars(use), key="llm_tokens")
+        widgets.chart(llm.tokens_bars(use), key="llm_tokens")
     st.dataframe(use.assign(system=use["system"].map(label)).set_index("system").rename(columns={
         "latency_median_s": "median latency (s)", "latency_p90_s": "p90 latency (s)",
         "tokens_in_mean": "prompt tokens (mean)", "tokens_out_mean": "answer tokens (mean)"})
         .style.format({"median latency (s)": "{:.2f}", "p90 latency (s)": "{:.2f}",
                        "prompt tokens (mean)": "{:,.0f}", "answer tokens (mean)": "{:,.0f}"}),
         width="stretch")
-cost = analysis.costs(all_answers, all_judgments)
+cost = judging.costs(all_answers, all_judgments)
 if not cost.empty:
     total = cost["usd"].sum(min_count=1)
     money = "unknown (a model is not in the price table)" if total != total else f"${total:,.4f}"

@@ -3,16 +3,17 @@ the LLM calls that estimating from retrieval avoids, and the Score_IR curves."""
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 import streamlit as st
 
-from ragdash import analysis
-from ragdash.calibrate import calls_avoided
+from ragdash.analysis import curves, frames, judging, thresholds
+from ragdash.calibration import calls_avoided
 from ragdash.calibration.predictive import degenerate
-from ragdash.ui import charts, state, widgets
-from ragdash.ui.colors import label
+from ragdash.constants import PAPER_H, PAPER_K
+from ragdash.planning import cost_avoided
+from ragdash.ui import navigation, state, widgets
+from ragdash.viz import retrieval
+from ragdash.viz.colors import label
 
 run = state.require_run()
 cfg = state.config(run)
@@ -27,16 +28,16 @@ cal = state.calibration(run)
 order = state.retrievers(run)
 
 st.title(f"Run {run.id}")
-ds = cfg.get("dataset", {})
+ds, chunker, scoring = (cfg.section(s) for s in ("dataset", "chunker", "scoring"))
 bits = [f"created {man.get('created', '—')}"]
 if ds.get("path"):
     bits.append(f"dataset `{ds['path'].split('/')[-1]}`")
-if cfg.get("chunker"):
-    bits.append(f"chunker **{cfg['chunker'].get('method')}**")
-if cfg.get("tokenizer"):
-    bits.append(f"tokenizer **{cfg['tokenizer']}**")
-if cfg.get("scoring"):
-    bits.append(f"Score_IR **{cfg['scoring'].get('method')}** ({cfg['scoring'].get('mode')})")
+if chunker:
+    bits.append(f"chunker **{chunker.get('method')}**")
+if cfg.sections.get("tokenizer"):
+    bits.append(f"tokenizer **{cfg.tokenizer}**")
+if scoring:
+    bits.append(f"Score_IR **{scoring.get('method')}** ({cfg.scoring_mode})")
 st.caption(" · ".join(bits))
 
 # --- headline figures -------------------------------------------------------------------------
@@ -50,8 +51,8 @@ c[1].metric("Corpus", corpus, help="Documents in the corpus; chunks below.",
 c[2].metric("Retrievers", len(order), delta=", ".join(label(r) for r in order) or None,
             delta_color="off", delta_arrow="off")
 if ir is not None and len(ir):
-    n_best = analysis.default_budget(ir["budget"].unique())
-    best, mean = analysis.best_retriever(ir, n_best)
+    n_best = frames.default_budget(ir["budget"].unique())
+    best, mean = curves.best_retriever(ir, n_best)
     c[3].metric(f"Best retriever at N = {n_best}", " = ".join(label(b) for b in best),
                 delta=f"mean Score_IR {mean:.3f}" + (" (a tie)" if len(best) > 1 else ""),
                 delta_color="off", delta_arrow="off",
@@ -92,28 +93,16 @@ if cal:
                              "without any LLM call."))
             col.caption(widgets.ci_text(est))
     else:  # a calibration.json written before the evidence was stored
-        share = analysis.correct_share_summary(cal)
+        share = thresholds.correct_share_summary(cal)
         c2[0].metric("Actual correct answers (judge = 5)", f"{share['actual_pct']:.1f}%")
         c2[1].metric("Estimated correct answers",
                      "no estimate" if flat else f"{share['estimated_pct']:.1f}%",
                      help=flat or f"Share of answers with Score_IR > k = {cal['k']:.3f}.")
     if flat:
         st.caption(f"The h/k rule gives no estimate here: {flat}.")
-    cost = analysis.costs(answers, judgments)
+    cost = judging.costs(answers, judgments)
     spent = cost["usd"].dropna().sum() if not cost.empty else 0.0
-    gpt = None
-    if answers is not None and {"tokens_in", "tokens_out"} <= set(answers.columns):
-        from ragdash.llm.cost import estimate
-
-        t_in = float(answers["tokens_in"].astype(float).mean())
-        t_out = float(answers["tokens_out"].astype(float).mean())
-        gpt = estimate(calls["generation_calls"], t_in, t_out, "gpt-4o").usd
-        jt = judgments if judgments is not None else pd.DataFrame()
-        if {"tokens_in", "tokens_out", "call_id"} <= set(jt.columns):
-            calls_j = jt.dropna(subset=["call_id"]).drop_duplicates("call_id")
-            gpt += estimate(calls["judge_calls"], float(calls_j["tokens_in"].astype(float).mean()),
-                            float(calls_j["tokens_out"].astype(float).mean()), "gpt-4o").usd
-    gpt = gpt if gpt is not None and math.isfinite(gpt) else None
+    gpt = cost_avoided(answers, judgments, calls, "gpt-4o")
     avoided = gpt if gpt else spent
     c2[3].metric("LLM cost avoided next time", f"${avoided:,.2f}",
                  delta=f"{calls['total_calls']:,} LLM calls", delta_color="off",
@@ -129,18 +118,18 @@ elif ir is not None:
     st.info("This run has no calibration yet (no LLM answers and judgments): the estimated vs "
             "actual share of correct answers appears once the LLM stage has run. The "
             "**Thresholds** page already estimates outcomes from retrieval with the paper's "
-            "h = 0.105 and k = 0.67.", icon="ℹ️")
+            f"h = {PAPER_H} and k = {PAPER_K}.", icon="ℹ️")
 
 # --- the main figure --------------------------------------------------------------------------
 if ir is None:
     widgets.missing("No retrieval scores yet", "this run's score stage has not run; build it on "
                     "**Build a run** or with `ragdash run`.")
 else:
-    widgets.chart(charts.score_curves(state.bands(run), order), key="ov_curves")
+    widgets.chart(retrieval.score_curves(state.bands(run), order), key="ov_curves")
     left, right = st.columns([3, 2])
     with left:
         st.subheader("Mean Score_IR per budget (Table 3.1)")
-        t = analysis.summary_table(ir, order, cfg.get("scoring", {}).get("mode", "corrected"))
+        t = curves.summary_table(ir, order, cfg.scoring_mode)
         st.dataframe(t.rename(columns=label).style.format("{:.3f}").highlight_max(
             axis=1, props="font-weight:700;background-color:#e7f5ff"), width="stretch")
     with right:
@@ -152,7 +141,7 @@ else:
             ("thresholds", "Predict answer quality from retrieval (h, k)", "tune"),
             ("report", "Download tables, figures and an HTML report", "download"),
         ):
-            st.page_link(f"app_pages/{page}.py", label=text, icon=f":material/{icon}:")
+            st.page_link(navigation.page(page), label=text, icon=f":material/{icon}:")
 
 # --- stages and issues -------------------------------------------------------------------------
 with st.expander("Pipeline stages and input issues"):
@@ -164,7 +153,7 @@ with st.expander("Pipeline stages and input issues"):
                  f"{a}: {b}" for a, b in (v.get("counts") or {}).items()
                  if not isinstance(b, dict))}
             for k, v in stages.items()]), hide_index=True, width="stretch")
-    issues = state.table(run, "issues.csv")
+    issues = state.table(run, "issues")
     if issues is not None and len(issues):
         st.markdown(f"**{len(issues)} input issue(s)** (errors: record skipped; warnings: kept)")
         st.dataframe(issues, hide_index=True, width="stretch")

@@ -10,9 +10,11 @@ import pandas as pd
 import plotly.io as pio
 import streamlit as st
 
-from ragdash import analysis, report
+from ragdash import report
+from ragdash.analysis import curves, frames, judging
+from ragdash.rundir import FILES
 from ragdash.ui import state, widgets
-from ragdash.ui.colors import label
+from ragdash.viz.colors import label
 
 run = state.require_run()
 st.title("Report")
@@ -47,10 +49,10 @@ with st.container(border=True):
 
 # --- tables -------------------------------------------------------------------------------------
 st.subheader("Per-question tables")
-n = widgets.budget_picker("rep_n", budgets, analysis.default_budget(budgets),
+n = widgets.budget_picker("rep_n", budgets, frames.default_budget(budgets),
                           label_="Budget N of the per-question table")
-wide = analysis.per_question(examples, ir, n, judgments, order)
-long = analysis.long_scores(ir, judgments)
+wide = frames.per_question(examples, ir, n, judgments, order)
+long = frames.long_scores(ir, judgments)
 tables = {
     f"questions_at_N{n}": (wide, f"One row per question: metadata, Score_IR of each retriever "
                                  f"at N = {n} (`ir:` columns)"
@@ -59,13 +61,13 @@ tables = {
     "scores_all_budgets": (long, "One row per question × retriever × budget: Score_IR, part "
                                  "scores, context tokens"
                                  + (", judge score." if judgments is not None else ".")),
-    "table_3_1": (analysis.summary_table(ir, order).reset_index(),
+    "table_3_1": (curves.summary_table(ir, order).reset_index(),
                   "Mean Score_IR per budget and retriever."),
 }
 if judgments is not None:
-    tables["table_3_3"] = (analysis.table_3_3(judgments, order).reset_index(),
+    tables["table_3_3"] = (judging.table_3_3(judgments, order).reset_index(),
                            "Judge-score shares per system, judged count and errors.")
-    tables["llm_errors"] = (analysis.errors_table(state.table(run, "answers"), judgments),
+    tables["llm_errors"] = (judging.errors_table(state.table(run, "answers"), judgments),
                             "Failed generation and judge calls.")
 for name, (df, what) in tables.items():
     c = st.columns([4, 1, 1])
@@ -79,8 +81,9 @@ with st.expander(f"Preview: questions at N = {n}"):
     st.dataframe(wide.head(100), hide_index=True, width="stretch")
 cal = state.calibration(run)
 if cal:
-    st.download_button("calibration.json", json.dumps(cal, indent=2), f"{safe_id}-calibration"
-                       ".json", "application/json", key="rep_cal", on_click="ignore")
+    name = FILES["calibration"].filename
+    st.download_button(name, json.dumps(cal, indent=2), f"{safe_id}-{name}", "application/json",
+                       key="rep_cal", on_click="ignore")
 
 # --- figures ------------------------------------------------------------------------------------
 st.subheader("Figures")
@@ -93,7 +96,7 @@ def figure_json(path: str, stamps: tuple) -> dict[str, str]:
     return {name: fig.to_json() for name, fig in report.figures(path).items()}
 
 
-stamps = tuple(state.stamp(run.file(f)) for f in ("ir_scores", "judgments", "calibration.json"))
+stamps = state.stamps(run, "ir_scores", "judgments", "calibration", "manifest")
 figs = figure_json(str(run.path), stamps)
 cols = st.columns(3)
 for i, (name, js) in enumerate(figs.items()):

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdash import analysis
-from ragdash.ui import charts, state, widgets
-from ragdash.ui.colors import label
+from ragdash.analysis import curves, frames
+from ragdash.ui import state, widgets
+from ragdash.viz import retrieval
+from ragdash.viz.colors import label
 
 run = state.require_run()
 st.title("Retrieval scores")
@@ -18,7 +19,7 @@ ir = state.ir_scores_or_stop(run)
 
 all_rets = state.retrievers(run)
 budgets = state.budgets(run)
-n_default = analysis.default_budget(budgets)
+n_default = frames.default_budget(budgets)
 c1, c2 = st.columns([3, 2])
 rets = widgets.retriever_picker("ret_sel", all_rets, container=c1)
 n = widgets.budget_picker("ret_n", budgets, n_default, container=c2,
@@ -30,11 +31,11 @@ sub = ir[ir["retriever"].isin(rets)]
 
 # --- curves and Table 3.1 ---------------------------------------------------------------------
 bands = state.bands(run)
-widgets.chart(charts.score_curves(bands[bands["retriever"].isin(rets)], rets), key="ret_curves")
+widgets.chart(retrieval.score_curves(bands[bands["retriever"].isin(rets)], rets), key="ret_curves")
 
-mode = state.config(run).get("scoring", {}).get("mode", "corrected")
+mode = state.config(run).scoring_mode
 st.subheader("Mean Score_IR per budget — the paper's Table 3.1")
-t = analysis.summary_table(sub, rets, mode)
+t = curves.summary_table(sub, rets, mode)
 st.dataframe(t.rename(columns=label).style.format("{:.3f}").highlight_max(
     axis=1, props="font-weight:700;background-color:#e7f5ff"), width="stretch")
 st.caption(("Every question counts at every N (a context shorter than N keeps its whole-context "
@@ -44,12 +45,12 @@ st.caption(("Every question counts at every N (a context shorter than N keeps it
 
 # --- distributions at N ----------------------------------------------------------------------
 st.subheader(f"Distribution over questions at N = {n}")
-at = analysis.at_budget(sub, n)
+at = frames.at_budget(sub, n)
 left, right = st.columns(2)
 with left:
-    widgets.chart(charts.score_distribution(at, rets, n), key="ret_box")
+    widgets.chart(retrieval.score_distribution(at, rets, n), key="ret_box")
 with right:
-    widgets.chart(charts.score_histogram(at, rets, n), key="ret_hist")
+    widgets.chart(retrieval.score_histogram(at, rets, n), key="ret_hist")
 stats = at.groupby("retriever")["score"].agg(
     mean="mean", median="median", full=lambda s: (s >= 0.999).mean(),
     zero=lambda s: (s <= 0.001).mean(), n="count").reindex(rets)
@@ -62,13 +63,13 @@ st.dataframe(
 
 # --- breakdown by metadata ------------------------------------------------------------------
 examples = state.table(run, "examples")
-meta = analysis.metadata_columns(examples) if examples is not None else []
+meta = frames.metadata_columns(examples) if examples is not None else []
 st.subheader("By question type")
 if meta:
     by = st.segmented_control("Group questions by", meta, default=meta[0], key="ret_by",
                               bind="query-params", required=True)
-    df = analysis.breakdown(sub, examples, by, n)
-    widgets.chart(charts.breakdown_bars(df, rets, by, n), key="ret_breakdown")
+    df = curves.breakdown(sub, examples, by, n)
+    widgets.chart(retrieval.breakdown_bars(df, rets, by, n), key="ret_breakdown")
     wide = df.pivot(index="group", columns="retriever", values="mean")[rets]
     counts = df.groupby("group")["n"].max()
     st.dataframe(wide.rename(columns=label).assign(questions=counts).style.format(
@@ -78,12 +79,12 @@ else:
 
 # --- classic IR metrics ---------------------------------------------------------------------
 st.subheader("Classic IR metrics (chunk level)")
-metrics = state.table(run, "ir_metrics.csv")
+metrics = state.table(run, "ir_metrics")
 if metrics is None:
     widgets.missing("No ir_metrics.csv", "the score stage writes it; re-run `ragdash score`.")
 else:
     m = metrics[metrics["retriever"].isin(rets)]
-    widgets.chart(charts.metrics_bars(m, rets), key="ret_metrics")
+    widgets.chart(retrieval.metrics_bars(m, rets), key="ret_metrics")
     st.dataframe(m.assign(retriever=m["retriever"].map(label)).set_index("retriever").style
                  .format("{:.3f}", subset=[c for c in m.columns
                                            if c not in ("retriever", "questions_with_relevant")]),

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdash import analysis
-from ragdash.runs import Run
-from ragdash.ui import charts, state, widgets
-from ragdash.ui.colors import label
-
-PAPER_H, PAPER_K = 0.105, 0.67
+from ragdash.analysis import frames, thresholds
+from ragdash.constants import PAPER_H, PAPER_K
+from ragdash.ui import state, widgets
+from ragdash.viz import calibration
+from ragdash.viz.colors import label
 
 run = state.require_run()
 st.title("Thresholds: outcomes from retrieval alone")
@@ -25,7 +24,7 @@ budgets = state.budgets(run)
 cal = state.calibration(run)
 widgets.judge_audit_banner(state.audit(run), "thresholds fitted to its scores")
 n0 = int(cal["budget"]) if cal and int(cal["budget"]) in budgets else \
-    analysis.default_budget(budgets)
+    frames.default_budget(budgets)
 first = state.thresholds(run, n0)
 H0 = round(first.fit_h if first.fit_h is not None else PAPER_H, 3)
 K0 = round(first.fit_k if first.fit_k is not None else PAPER_K, 3)
@@ -47,9 +46,9 @@ def evidence_panel(n: int) -> None:
                "higher Score_IR than a random other one (0.5 = no better than chance).")
     cols = st.columns([2, 3])
     with cols[0]:
-        widgets.chart(charts.roc(ev), key="thr_roc")
+        widgets.chart(calibration.roc(ev), key="thr_roc")
     with cols[1]:
-        widgets.chart(charts.reliability(ev), key="thr_reliability")
+        widgets.chart(calibration.reliability(ev), key="thr_reliability")
 
 
 @st.fragment
@@ -69,8 +68,8 @@ def panel() -> None:
                          f"{data.fit_k if data.fit_k is not None else PAPER_K:.3f}")
     c[3].button("↺ Back to the fit", on_click=_to_fit, args=(data.fit_h, data.fit_k),
                 key="thr_reset", width="stretch",
-                help="Set h and k to the values fitted at this N (the paper's 0.105 / 0.67 "
-                     "when the run has no judgments)")
+                help=f"Set h and k to the values fitted at this N (the paper's {PAPER_H} / "
+                     f"{PAPER_K} when the run has no judgments)")
     evidence_panel(n)
     if data.fit_h is not None:
         st.caption(f"Fitted at N = {n} on {len(data.pairs):,} judged answers: **h = "
@@ -78,12 +77,12 @@ def panel() -> None:
                    f"{data.n_excluded} judge errors excluded). Sliders now: h = {h:.3f}, "
                    f"k = {k:.3f}." + (" **h ≥ k: the bands overlap; above k counts as correct "
                                       "first.**" if h >= k else ""))
-        for note in analysis.fit_diagnosis(data):
+        for note in thresholds.fit_diagnosis(data):
             st.info(note, icon="🔎")
     else:
         st.caption(f"No judgments in this run: h and k start at the paper's values "
                    f"(h = {PAPER_H}, k = {PAPER_K}); the estimates below need no LLM.")
-    res = analysis.panel(data, h, k)
+    res = thresholds.panel(data, h, k)
     if data.has_judgments:
         m = st.columns(4)
         judge = data.pairs["judge"].to_numpy()
@@ -102,13 +101,13 @@ def panel() -> None:
         m[3].metric("Share error (MAE)", f"{res['mae']:.1f} pp",
                     help="Mean absolute error of estimated vs actual class shares, in "
                          "percentage points, averaged over retrievers")
-    widgets.chart(charts.threshold_curves(data, res["estimated"], h, k), key="thr_sorted")
+    widgets.chart(calibration.threshold_curves(data, res["estimated"], h, k), key="thr_sorted")
     if not data.has_judgments:
-        widgets.chart(charts.estimated_only(res["estimated"]), key="thr_est")
+        widgets.chart(calibration.estimated_only(res["estimated"]), key="thr_est")
         st.info("The run has no judgments, so the actual shares, the fit objective, the "
                 "confusion matrix and Figure 3.1 appear once the LLM stage has run.", icon="ℹ️")
         return
-    widgets.chart(charts.estimated_vs_actual(res["compare"]), key="thr_cmp")
+    widgets.chart(calibration.estimated_vs_actual(res["compare"]), key="thr_cmp")
     cmp = res["compare"]
     show = cmp.assign(retriever=cmp["retriever"].map(label)).set_index("retriever")[
         ["n", "est_5", "act_5", "err_5", "est_2_4", "act_2_4", "err_2_4", "est_1", "act_1",
@@ -134,13 +133,13 @@ def panel() -> None:
         who = widgets.url_select(
             "Figure 3.1 for", opts, "thr_fig31",
             format_func=lambda r: "all retrievers" if r == "(all)" else label(r))
-        widgets.chart(charts.ir_by_judge(data, h, k, None if who == "(all)" else who),
+        widgets.chart(calibration.ir_by_judge(data, h, k, None if who == "(all)" else who),
                       key="thr_byjudge")
     with right:
-        widgets.chart(charts.objective(data, h, k), key="thr_objective")
+        widgets.chart(calibration.objective(data, h, k), key="thr_objective")
     left, right = st.columns(2)
     with left:
-        widgets.chart(charts.confusion(res["confusion"]), key="thr_conf")
+        widgets.chart(calibration.confusion(res["confusion"]), key="thr_conf")
     with right:
         st.markdown("#### Reading the confusion matrix")
         st.markdown("Rows: the class Score_IR predicts with the current h and k. Columns: the "
@@ -152,35 +151,18 @@ def panel() -> None:
 panel()
 
 
-def _verdict(r: Run) -> str:
-    """The verdict the calibrate stage stored in calibration.json, if any."""
-    import json
-
-    f = r.path / "calibration.json"
-    return json.loads(f.read_text()).get("estimators", {}).get("verdict", "") if f.exists() else ""
-
-
-@st.cache_data(show_spinner="Cross-validating the estimators…")
-def _cross_validate(path: str, stamp: float, budget: int):
-    from ragdash.calibrate import cross_validate
-
-    r = Run(path)
-    return cross_validate(r.read("ir_scores"), r.read("judgments"), budget=budget)
-
-
 st.header("Beyond the paper: a probabilistic estimator")
 st.caption("The h/k rule underestimates correct answers because the LLM often knows the answer "
            "without the facts in its context. A multinomial logistic model of the judge class "
            "on Score_IR at every budget (and, when available, the LLM-only judgment of the same "
            "question) predicts each retriever's shares instead. Both are scored on data they "
            "were not fitted on: held-out questions (5-fold) and held-out retrievers.")
-saved = state.table(run, "estimator_cv.csv")
+saved = state.table(run, "estimator_cv")
 can_cv = saved is None and state.table(run, "judgments") is not None
 if can_cv and st.button("Cross-validate the estimators", key="thr_cv"):
     try:
-        budget = analysis.default_budget(state.budgets(run))
-        saved, verdict = _cross_validate(str(run.path), run.file("ir_scores").stat().st_mtime,
-                                         budget)
+        budget = frames.default_budget(state.budgets(run))
+        saved, verdict = state.cross_validation(run, budget)
         st.session_state["thr_cv_verdict"] = verdict
     except ValueError as exc:
         st.warning(f"Cannot cross-validate this run: {exc}")
@@ -188,8 +170,9 @@ if saved is None:
     st.info("No cross-validation yet: the calibrate stage writes it (estimator_cv.csv), or use "
             "the button above on a run with judgments.", icon="ℹ️")
 else:
-    summary = analysis.estimator_summary(saved)
-    widgets.chart(charts.estimator_bars(summary), key="thr_estimators")
-    verdict = _verdict(run) or st.session_state.get("thr_cv_verdict", "")
+    summary = thresholds.estimator_summary(saved)
+    widgets.chart(calibration.estimator_bars(summary), key="thr_estimators")
+    verdict = ((state.calibration(run) or {}).get("estimators", {}).get("verdict")
+               or st.session_state.get("thr_cv_verdict", ""))
     if verdict:
         st.markdown(f"**Verdict.** {verdict}")

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from ragdash.budget import DEFAULT_BUDGETS, cuts_from_ends, get_tokenizer
-from ragdash.pipeline import score_contexts
 from ragdash.scoring import brute_force_part_scores, part_scores
+from ragdash.scoring.contexts import score_contexts
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"

@@ -10,19 +10,17 @@ from pathlib import Path
 
 from ragdash.budget import TOKENIZERS
 
-_BASE = ("ingest", "chunk", "retrieve", "score")
-STAGE_COMMANDS = {
-    "ingest": (("ingest",), "load and validate a dataset and corpus into a run directory"),
-    "index": (("ingest", "chunk"), "chunk the corpus (indexes are built and cached on first use)"),
-    "retrieve": (("ingest", "chunk", "retrieve"), "retrieve chunks for every question"),
-    "score": (_BASE, "score retrieval over token budgets"),
-    "generate": ((*_BASE, "generate"), "generate answers with the LLM (LLM only and each "
-                 "retriever's C_N); resumable"),
-    "judge": ((*_BASE, "generate", "judge"), "judge the answers 1-5 with the judge LLM"),
-    "calibrate": ((*_BASE, "generate", "judge", "calibrate"),
-                  "fit thresholds h and k, compare estimated and actual shares"),
-    "run": (None, "run every stage the config asks for (LLM stages when enabled)"),
-}
+
+def stage_commands() -> dict[str, tuple[tuple[str, ...] | None, str]]:
+    """{subcommand: (the stages it runs, help)}: one per stage of the registry (with what it
+    needs), and `run` for every configured stage."""
+    from ragdash.stages import REGISTRY
+    from ragdash.stages.runner import chain
+
+    out: dict[str, tuple[tuple[str, ...] | None, str]] = {
+        s.cli: (chain(s.name), s.about) for s in REGISTRY}
+    out["run"] = (None, "run every stage the config asks for (LLM stages when enabled)")
+    return out
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -71,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evaluate RAG retrieval by how much of each relevant part lands in the first "
                     "N tokens of the retrieved context.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, (_, help_text) in STAGE_COMMANDS.items():
+    for name, (_, help_text) in stage_commands().items():
         _common(sub.add_parser(name, help=help_text, description=help_text, epilog=_glossary(),
                                formatter_class=argparse.RawDescriptionHelpFormatter))
     llm = sub.add_parser("llm", help="local LLM server utilities")
@@ -121,12 +119,11 @@ def overrides_from(args: argparse.Namespace) -> dict:
         o["judge"] = {"llm": judge}
     if args.gen_budget:
         o["generation"] = {"budget": args.gen_budget}
-    if args.command in ("generate", "judge", "calibrate"):
-        o.setdefault("generation", {})["enabled"] = True
-        if args.command != "generate":
-            o.setdefault("judge", {})["enabled"] = True
-        if args.command == "calibrate":
-            o["calibration"] = {"enabled": True}
+    from ragdash.stages import STAGES
+
+    for name in stage_commands()[args.command][0] or ():  # a stage asked for is switched on
+        if switch := STAGES[name].switch:
+            o.setdefault(switch, {})["enabled"] = True
     return o
 
 
@@ -157,21 +154,18 @@ class _Bars:
 
 
 def _print_summary(run) -> None:
-    import pandas as pd
-
-    summary = run.path / "ir_summary.csv"
-    if summary.exists():
-        table = pd.read_csv(summary).set_index("budget")
+    summary = run.table("ir_summary")
+    if summary is not None:
         print("\nMean Score_IR per token budget N (rows) and retriever (columns):")
-        print(table.to_string(float_format=lambda v: f"{v:.3f}"))
-    metrics = run.path / "ir_metrics.csv"
-    if metrics.exists():
+        print(summary.set_index("budget").to_string(float_format=lambda v: f"{v:.3f}"))
+    metrics = run.table("ir_metrics")
+    if metrics is not None:
         print("\nChunk-level IR metrics (a chunk is relevant when it holds a relevant part):")
-        print(pd.read_csv(metrics).set_index("retriever").to_string(
-            float_format=lambda v: f"{v:.3f}"))
-    judgments = run.path / "judgments.parquet"
-    if judgments.exists():
-        j = pd.read_parquet(judgments)
+        print(metrics.set_index("retriever").to_string(float_format=lambda v: f"{v:.3f}"))
+    j = run.table("judgments")
+    if j is not None:
+        import pandas as pd
+
         dist = pd.crosstab(j["system"], j["score"].astype("Int64"), normalize="index")
         errors = j.groupby("system")["score"].apply(lambda s: int(s.isna().sum()))
         print("\nJudge scores per system (share of judged answers; errors kept apart):")
@@ -182,11 +176,8 @@ def _print_summary(run) -> None:
                 print(f"warning: judge audit, {check['title'].lower()}: {check['finding']}")
         if audit and not audit.get("warnings"):
             print("Judge audit: no warning (spread, consistency, position, true-answer match)")
-    calibration = run.path / "calibration.json"
-    if calibration.exists():
-        import json
-
-        c = json.loads(calibration.read_text())
+    c = run.calibration()
+    if c is not None:
         print(f"\nThresholds at N = {c['budget']}: h = {c['h']:.3f}, k = {c['k']:.3f}"
               + (f"  ({c['message']})" if c.get("h_ge_k") else ""))
         for name, cls in (("k", "judged 5"), ("h", "judged 1")):
@@ -208,11 +199,10 @@ def _print_summary(run) -> None:
             print(f"Share judged correct: actual {pct(shares['actual'])}; estimated "
                   + "; ".join(f"{name} {pct(v)}" for name, v in shares["estimates"].items()))
         print(c.get("estimators", {}).get("verdict", ""))
-    m = run.manifest
-    issues = m.get("issues", {})
+    issues = run.manifest.get("issues", {})
     if issues.get("skipped") or issues.get("warnings"):
         print(f"\nInput issues: {issues.get('skipped', 0)} record(s) skipped, "
-              f"{issues.get('warnings', 0)} warning(s); all listed in {run.path / 'issues.csv'}")
+              f"{issues.get('warnings', 0)} warning(s); all listed in {run.file('issues')}")
     print(f"\nRun directory: {run.path}")
 
 
@@ -228,7 +218,8 @@ def _endpoint(settings) -> str:
 def _print_endpoints(cfg: dict, stages) -> None:
     """Where LLM calls (and an API key) will go, said before the first call."""
     from ragdash.llm import LLMSettings
-    from ragdash.llm_stages import generator_settings, judge_settings
+    from ragdash.stages.generate import generator_settings
+    from ragdash.stages.judge import judge_settings
 
     uses = []
     if "retrieve" in stages and "mlq" in cfg["retrievers"]["use"]:
@@ -244,12 +235,12 @@ def _print_endpoints(cfg: dict, stages) -> None:
 
 def _run_stages(args: argparse.Namespace) -> int:
     from ragdash.config import load_config
-    from ragdash.pipeline import configured_stages, run_stages
+    from ragdash.stages.runner import configured_stages, run_stages
 
     cfg = load_config(args.config, overrides_from(args))
     run_dir = Path(args.run_dir) if args.run_dir else Path(cfg["runs_root"]) / cfg["name"]
     bars = _Bars(args.quiet)
-    stages = STAGE_COMMANDS[args.command][0] or configured_stages(cfg)
+    stages = stage_commands()[args.command][0] or configured_stages(cfg)
     if args.dry_run:
         return _dry_run(cfg, run_dir, stages, args, bars)
     try:
@@ -265,11 +256,11 @@ def _run_stages(args: argparse.Namespace) -> int:
 
 
 def _dry_run(cfg: dict, run_dir: Path, stages, args, bars) -> int:
-    from ragdash.llm_stages import dry_run
-    from ragdash.pipeline import LLM_STAGES, run_stages
+    from ragdash.planning import dry_run
+    from ragdash.stages.runner import llm_stages, run_stages
 
     try:
-        run = run_stages(cfg, run_dir, [s for s in stages if s not in LLM_STAGES],
+        run = run_stages(cfg, run_dir, [s for s in stages if s not in llm_stages()],
                          force=args.force, progress=bars)
     finally:
         bars.close()
@@ -302,8 +293,8 @@ def _thresholds_file(path: Path) -> dict:
 
 
 def _estimate(args: argparse.Namespace) -> int:
-    from ragdash.llm_stages import estimate_run
-    from ragdash.runs import Run
+    from ragdash.planning import estimate_run
+    from ragdash.rundir import Run
 
     if args.thresholds:
         calibration = _thresholds_file(Path(args.thresholds))

@@ -11,12 +11,12 @@ from pathlib import Path
 import yaml
 
 from ragdash.budget import DEFAULT_BUDGETS, parse_budgets
+from ragdash.constants import PROJECT_ROOT
 from ragdash.data.sample import check_rule
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
 from ragdash.llm.settings import JUDGE_MODES
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DATASET = PROJECT_ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"
 
 DEFAULTS: dict = {

@@ -19,10 +19,12 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from ragdash import analysis, judge_audit
-from ragdash.runs import Run
-from ragdash.ui import charts
-from ragdash.ui.colors import label
+from ragdash.analysis import curves, frames, judging, thresholds
+from ragdash.constants import PAPER_H, PAPER_K
+from ragdash.rundir import Run
+from ragdash.view import RunView
+from ragdash.viz import calibration, llm, retrieval
+from ragdash.viz.colors import label
 
 CSS = """
 body{font-family:Inter,Segoe UI,Helvetica,Arial,sans-serif;color:#1f2430;margin:0;
@@ -56,58 +58,51 @@ def _card(value: str, label_: str) -> str:
             f'<div class="l">{html.escape(label_)}</div></div>')
 
 
-def _read(run: Run, name: str) -> pd.DataFrame | None:
-    return run.read(name) if run.has(name) else None
-
-
 def figures(run: Run | str | Path) -> dict[str, go.Figure]:
     """Every figure of the report by file-friendly name, from the run directory alone."""
-    run = Run(run) if not isinstance(run, Run) else run
-    ir = _read(run, "ir_scores")
+    view = RunView(run)
+    run = view.run
+    ir = run.table("ir_scores")
     if ir is None:
         return {}
-    order = analysis.order_systems(
-        ir["retriever"].unique(), run.manifest.get("config", {}).get("retrievers", {})
-        .get("use", []))
-    budget = analysis.default_budget(ir["budget"].unique())
-    at = analysis.at_budget(ir, budget)
-    out = {"score_ir_curves": charts.score_curves(analysis.bootstrap_curves(ir), order),
-           "score_ir_distribution": charts.score_distribution(at, order, budget)}
-    examples = _read(run, "examples")
-    meta = analysis.metadata_columns(examples) if examples is not None else []
+    order = view.retrievers
+    budget = frames.default_budget(ir["budget"].unique())
+    at = frames.at_budget(ir, budget)
+    out = {"score_ir_curves": retrieval.score_curves(curves.bootstrap_curves(ir), order),
+           "score_ir_distribution": retrieval.score_distribution(at, order, budget)}
+    examples = run.table("examples")
+    meta = frames.metadata_columns(examples) if examples is not None else []
     if meta:
-        out[f"score_ir_by_{meta[0]}"] = charts.breakdown_bars(
-            analysis.breakdown(ir, examples, meta[0], budget), order, meta[0], budget)
-    metrics = _read(run, "ir_metrics.csv")
+        out[f"score_ir_by_{meta[0]}"] = retrieval.breakdown_bars(
+            curves.breakdown(ir, examples, meta[0], budget), order, meta[0], budget)
+    metrics = run.table("ir_metrics")
     if metrics is not None:
-        out["ir_metrics"] = charts.metrics_bars(metrics, order)
-    gen = run.manifest.get("config", {}).get("generation", {}).get("budget")
-    judgments = analysis.primary(_read(run, "judgments"), gen)
+        out["ir_metrics"] = retrieval.metrics_bars(metrics, order)
+    judgments = view.judgments()
     if judgments is not None:
-        dist = analysis.judge_distribution(judgments, order)
-        out["judge_scores"] = charts.judge_stacked(dist, analysis.order_systems(
+        dist = judging.judge_distribution(judgments, order)
+        out["judge_scores"] = llm.judge_stacked(dist, frames.order_systems(
             dist["system"], order))
-        gain = analysis.rag_gain(judgments, order)
+        gain = judging.rag_gain(judgments, order)
         if not gain.empty:
-            out["rag_vs_llm_only"] = charts.rag_gain_bars(gain)
-    cal_file = run.path / "calibration.json"
-    cal = json.loads(cal_file.read_text()) if cal_file.exists() else None
+            out["rag_vs_llm_only"] = llm.rag_gain_bars(gain)
+    cal = run.calibration()
     tb = int(cal["budget"]) if cal and int(cal["budget"]) in set(ir["budget"]) else budget
-    data = analysis.threshold_data(ir, judgments, tb, order, cal)
-    h = data.fit_h if data.fit_h is not None else 0.105
-    k = data.fit_k if data.fit_k is not None else 0.67
-    res = analysis.panel(data, h, k)
-    out["thresholds_sorted_scores"] = charts.threshold_curves(data, res["estimated"], h, k)
+    data = view.thresholds(tb)
+    h = data.fit_h if data.fit_h is not None else PAPER_H
+    k = data.fit_k if data.fit_k is not None else PAPER_K
+    res = thresholds.panel(data, h, k)
+    out["thresholds_sorted_scores"] = calibration.threshold_curves(data, res["estimated"], h, k)
     if data.has_judgments:
         from ragdash.calibration.predictive import predictiveness
 
         evidence = predictiveness(data.pairs)
-        out["prediction_roc"] = charts.roc(evidence)
-        out["prediction_reliability"] = charts.reliability(evidence)
-        out["thresholds_estimated_vs_actual"] = charts.estimated_vs_actual(res["compare"])
-        out["thresholds_confusion"] = charts.confusion(res["confusion"])
-        out["thresholds_by_judge"] = charts.ir_by_judge(data, h, k)
-        out["thresholds_objective"] = charts.objective(data, h, k)
+        out["prediction_roc"] = calibration.roc(evidence)
+        out["prediction_reliability"] = calibration.reliability(evidence)
+        out["thresholds_estimated_vs_actual"] = calibration.estimated_vs_actual(res["compare"])
+        out["thresholds_confusion"] = calibration.confusion(res["confusion"])
+        out["thresholds_by_judge"] = calibration.ir_by_judge(data, h, k)
+        out["thresholds_objective"] = calibration.objective(data, h, k)
     return out
 
 
@@ -121,13 +116,12 @@ def figure_html(fig: go.Figure, title: str = "ragdash figure") -> str:
 
 def build_report(run: Run | str | Path) -> str:
     """The whole report as one self-contained HTML string."""
-    run = Run(run) if not isinstance(run, Run) else run
-    man = run.manifest
-    cfg = man.get("config", {})
-    examples, ir = _read(run, "examples"), _read(run, "ir_scores")
-    documents, chunks = _read(run, "documents"), _read(run, "chunks")
-    judgments = analysis.primary(_read(run, "judgments"),
-                                 cfg.get("generation", {}).get("budget"))
+    view = RunView(run)
+    run = view.run
+    man, cfg = run.manifest, view.run.config
+    examples, ir = run.table("examples"), run.table("ir_scores")
+    documents, chunks = run.table("documents"), run.table("chunks")
+    judgments = view.judgments()
     figs = figures(run)
     plotly_done = False
     parts: list[str] = []
@@ -141,31 +135,29 @@ def build_report(run: Run | str | Path) -> str:
         plotly_done = True
         return out
 
-    order = analysis.order_systems(ir["retriever"].unique() if ir is not None else [],
-                                   cfg.get("retrievers", {}).get("use", []))
-    ds = cfg.get("dataset", {})
+    order = view.retrievers
+    ds = cfg.section("dataset")
     parts.append(f"<h1>ragdash report · run {html.escape(str(run.id))}</h1>")
     parts.append('<p class="sub">' + html.escape(
         f"created {man.get('created', '—')} · dataset {Path(str(ds.get('path') or '—')).name} · "
-        f"chunker {cfg.get('chunker', {}).get('method', '—')} · tokenizer "
-        f"{cfg.get('tokenizer', '—')} · Score_IR {cfg.get('scoring', {}).get('method', '—')} "
-        f"({cfg.get('scoring', {}).get('mode', '—')}) · report written "
+        f"chunker {cfg.section('chunker').get('method', '—')} · tokenizer "
+        f"{cfg.tokenizer} · Score_IR {cfg.section('scoring').get('method', '—')} "
+        f"({cfg.scoring_mode}) · report written "
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}") + "</p>")
     cards = [_card(f"{len(examples):,}" if examples is not None else "—", "questions"),
              _card(f"{len(documents):,}" if documents is not None else "—", "documents"),
              _card(f"{len(chunks):,}" if chunks is not None else "—", "chunks"),
              _card(", ".join(label(r) for r in order) or "—", "retrievers")]
     if ir is not None and len(ir):
-        nb = analysis.default_budget(ir["budget"].unique())
-        best, mean = analysis.best_retriever(ir, nb)
+        nb = frames.default_budget(ir["budget"].unique())
+        best, mean = curves.best_retriever(ir, nb)
         cards.append(_card(f"{' = '.join(label(b) for b in best)} · {mean:.3f}",
                            f"best mean Score_IR at N = {nb}"))
-    cal_file = run.path / "calibration.json"
-    cal = json.loads(cal_file.read_text()) if cal_file.exists() else None
+    cal = run.calibration()
     if cal:
         from ragdash.calibration.predictive import degenerate
 
-        s = analysis.correct_share_summary(cal)
+        s = thresholds.correct_share_summary(cal)
         flat = degenerate(cal)
         cards.append(_card("no estimate" if flat else
                            f"{s['estimated_pct']:.1f}% vs {s['actual_pct']:.1f}%",
@@ -180,12 +172,12 @@ def build_report(run: Run | str | Path) -> str:
                      "common substring with the first N tokens of the retrieved context, divided "
                      "by the part's length.</p>")
         parts.append(fig("score_ir_curves"))
-        t = analysis.summary_table(ir, order, cfg.get("scoring", {}).get("mode", "corrected"))
+        t = curves.summary_table(ir, order, cfg.scoring_mode)
         parts.append("<h3>Mean Score_IR per budget (Table 3.1)</h3>")
         parts.append(_table(t.rename(columns=label)))
         parts.append(fig("score_ir_distribution"))
         parts.extend(fig(n) for n in figs if n.startswith("score_ir_by_"))
-        metrics = _read(run, "ir_metrics.csv")
+        metrics = run.table("ir_metrics")
         if metrics is not None:
             parts.append("<h3>Chunk-level IR metrics</h3>")
             parts.append(fig("ir_metrics"))
@@ -194,16 +186,14 @@ def build_report(run: Run | str | Path) -> str:
     if judgments is not None:
         parts.append("<h2>LLM answers and judge scores</h2>")
         parts.append(fig("judge_scores"))
-        t33 = analysis.table_3_3(judgments, order)
+        t33 = judging.table_3_3(judgments, order)
         parts.append("<h3>Judge-score shares per system (Table 3.3)</h3>")
         parts.append(_table(t33.rename(index=label), fmt="{:.1%}"))
         parts.append(fig("rag_vs_llm_only"))
-        answers = _read(run, "answers")
-        errs = analysis.errors_table(answers, judgments)
+        errs = judging.errors_table(run.table("answers"), judgments)
         parts.append(f'<p class="note">{len(errs):,} failed generation or judge calls are '
                      "counted apart and never averaged in.</p>")
-        checks = judge_audit.audit(judgments, analysis.primary(
-            answers, cfg.get("generation", {}).get("budget")), examples)
+        checks = view.audit()
         parts.append("<h3>Can the judge be trusted?</h3>")
         parts.append(_table(pd.DataFrame({
             "check": [c.title for c in checks], "status": [c.status for c in checks],
@@ -238,9 +228,8 @@ def build_report(run: Run | str | Path) -> str:
             parts.append("<h3>Estimated vs actual shares (%, calibration.json)</h3>")
             parts.append(_table(t[[c for c in cols if c in t]].assign(
                 retriever=lambda d: d["retriever"].map(label)), fmt="{:.1f}", index=False))
-    issues = run.path / "issues.csv"
-    if issues.exists():
-        iss = pd.read_csv(issues)
+    iss = run.table("issues")
+    if iss is not None:
         parts.append("<h2>Input issues</h2>")
         parts.append(f'<p class="note">{len(iss):,} issue(s); the first 50:</p>')
         parts.append(_table(iss.head(50), fmt=None, index=False))

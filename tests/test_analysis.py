@@ -1,6 +1,6 @@
-"""ragdash.analysis and the plain-Python UI helpers: evidence positions agree with Score_IR,
-paired statistics, bootstrap bands, threshold panel numbers agree with ragdash.calibrate, HTML
-escaping, and the report."""
+"""ragdash.analysis, ragdash.viz and the plain-Python UI helpers: evidence positions agree with
+Score_IR, paired statistics, bootstrap bands, threshold panel numbers agree with
+ragdash.calibration, HTML escaping, and the report."""
 
 import html
 
@@ -9,13 +9,14 @@ import pandas as pd
 import pytest
 from fixtures.make_run import HOSTILE, make_run, synthetic_scores
 
-from ragdash import analysis
-from ragdash.calibrate import compare, confusion, estimate, pairs
-from ragdash.pipeline import contexts
-from ragdash.runs import Run
+from ragdash.analysis import compare, curves, frames, judging, matching, thresholds
+from ragdash.constants import SCORES
+from ragdash.rundir import Run
 from ragdash.scoring import part_scores
-from ragdash.ui import charts, evidence
-from ragdash.ui.colors import RETRIEVER_COLORS, color_map, color_of
+from ragdash.scoring.contexts import contexts
+from ragdash.ui import evidence
+from ragdash.viz import calibration, llm, retrieval
+from ragdash.viz.colors import RETRIEVER_COLORS, color_map, color_of
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +33,7 @@ def test_part_matches_lengths_equal_part_scores_random():
                  for _ in range(int(rng.integers(1, 4)))]
         cut = int(rng.integers(0, len(ctx) + 1))
         expected = part_scores(parts, ctx, [cut])[0] * np.array([len(p) for p in parts])
-        got = analysis.part_matches(parts, ctx, cut)
+        got = matching.part_matches(parts, ctx, cut)
         assert [m.length for m in got] == [round(x) for x in expected]
         for m, p in zip(got, parts, strict=True):
             assert m.end <= cut
@@ -48,14 +49,14 @@ def test_part_matches_on_real_contexts(run):
         stored = ir[(ir["qid"] == row.qid) & (ir["retriever"] == row.retriever)]
         for s in stored.itertuples():
             parts = list(ex.loc[row.qid, "parts"])
-            got = analysis.part_matches(parts, row.context, s.cut)
+            got = matching.part_matches(parts, row.context, s.cut)
             assert np.allclose([m.length / len(p) for m, p in zip(got, parts, strict=True)],
                                s.part_scores)
 
 
 def test_question_chunks_rebuild_the_scored_context(run):
     ctx = contexts(run).set_index(["qid", "retriever"])["context"]
-    by_ret = analysis.question_chunks(run.read("retrieved"), run.read("chunks"), "q004")
+    by_ret = matching.question_chunks(run.read("retrieved"), run.read("chunks"), "q004")
     assert set(by_ret) == {"bm25", "sim", "mmr", "reo", "mlq"}
     for ret, chunks in by_ret.items():
         assert list(chunks["rank"]) == sorted(chunks["rank"])
@@ -66,88 +67,90 @@ def test_paired_statistics(run):
     from scipy.stats import wilcoxon
 
     ir = run.read("ir_scores")
-    w = analysis.win_tie_loss(ir, "bm25", "reo", 1000)
+    w = compare.win_tie_loss(ir, "bm25", "reo", 1000)
     assert w["win"] + w["tie"] + w["loss"] == w["n"] == 24
-    t = analysis.paired_test(ir, "bm25", "reo", 1000)
-    m = analysis.score_matrix(ir, 1000)
+    t = compare.paired_test(ir, "bm25", "reo", 1000)
+    m = frames.score_matrix(ir, 1000)
     d = (m["bm25"] - m["reo"]).to_numpy()
     assert t["mean_diff"] == pytest.approx(d.mean())
     assert t["pvalue"] == pytest.approx(wilcoxon(d[d != 0]).pvalue)
-    same = analysis.paired_test(ir, "bm25", "bm25", 1000)
+    same = compare.paired_test(ir, "bm25", "bm25", 1000)
     assert same["pvalue"] is None and same["n_nonzero"] == 0
-    pw = analysis.pairwise(ir, ["bm25", "sim", "reo"], 1000)
+    pw = compare.pairwise(ir, ["bm25", "sim", "reo"], 1000)
     assert len(pw) == 3
     assert all(h >= p for h, p in zip(pw["p_holm"], pw["pvalue"], strict=True))
-    big = analysis.largest_differences(ir, run.read("examples"), "bm25", "reo", 1000, n=5)
+    big = compare.largest_differences(ir, run.read("examples"), "bm25", "reo", 1000, n=5)
     assert list(big["diff"].abs()) == sorted(big["diff"].abs(), reverse=True)
 
 
 def test_holm():
-    assert analysis.holm([0.01, 0.04, None, 0.03]) == [0.03, 0.06, None, 0.06]
+    assert compare.holm([0.01, 0.04, None, 0.03]) == [0.03, 0.06, None, 0.06]
 
 
 def test_bootstrap_bands_hold_the_mean(run):
     ir = run.read("ir_scores")
-    bands = analysis.bootstrap_curves(ir, n_boot=300)
+    bands = curves.bootstrap_curves(ir, n_boot=300)
     assert len(bands) == 5 * 10
     assert (bands["lo"] <= bands["mean"] + 1e-12).all()
     assert (bands["mean"] <= bands["hi"] + 1e-12).all()
-    table = analysis.summary_table(ir)
+    table = curves.summary_table(ir)
     for r in bands.itertuples():
         assert r.mean == pytest.approx(table.loc[r.budget, r.retriever])
-    diff = analysis.difference_curve(ir, "bm25", "sim", n_boot=200)
+    diff = compare.difference_curve(ir, "bm25", "sim", n_boot=200)
     assert (diff["lo"] <= diff["hi"]).all() and len(diff) == 10
 
 
 def test_threshold_panel_matches_calibrate(run):
+    from ragdash import calibration as cal
+
     ir, judgments = run.read("ir_scores"), run.read("judgments")
-    data = analysis.threshold_data(ir, judgments, 1000)
+    data = thresholds.threshold_data(ir, judgments, 1000)
     for h, k in ((0.1, 0.6), (0.3, 0.2), (0.0, 1.0), (0.5, 0.5)):
-        res = analysis.panel(data, h, k)
-        est = estimate(ir, h, k, 1000).set_index("retriever")
+        res = thresholds.panel(data, h, k)
+        est = cal.estimate(ir, h, k, 1000).set_index("retriever")
         mine = res["estimated"].set_index("retriever")
         for c in ("est_1", "est_2_4", "est_5"):
             assert np.allclose(mine.loc[est.index, c] * 100, est[c])
-        p, _ = pairs(ir, judgments, 1000)
-        ref = compare(p, h, k).set_index("retriever")
+        p, _ = cal.pairs(ir, judgments, 1000)
+        ref = cal.compare(p, h, k).set_index("retriever")
         got = res["compare"].set_index("retriever").loc[ref.index]
         for c in ("est_5", "act_5", "err_2_4", "mae"):
             assert np.allclose(got[c], ref[c])
-        assert (res["confusion"].to_numpy() == confusion(p, h, k).to_numpy()).all()
+        assert (res["confusion"].to_numpy() == cal.confusion(p, h, k).to_numpy()).all()
 
 
 def test_threshold_data_without_judgments(run):
-    data = analysis.threshold_data(run.read("ir_scores"), None, 500)
+    data = thresholds.threshold_data(run.read("ir_scores"), None, 500)
     assert not data.has_judgments and data.fit_k is None
-    res = analysis.panel(data, 0.105, 0.67)
+    res = thresholds.panel(data, 0.105, 0.67)
     assert set(res) == {"estimated"}
     assert np.allclose(res["estimated"][["est_1", "est_2_4", "est_5"]].sum(axis=1), 1)
 
 
 def test_large_panel_is_cheap():
     ir, judgments = synthetic_scores(2000)
-    data = analysis.threshold_data(ir, judgments, 1000)
+    data = thresholds.threshold_data(ir, judgments, 1000)
     assert len(data.pairs) == 10_000
-    idx, vals = analysis.downsample_sorted(data.sorted_ir["bm25"], 400)
+    idx, vals = curves.downsample_sorted(data.sorted_ir["bm25"], 400)
     assert len(idx) <= 400 and idx[0] == 0 and idx[-1] == 1999
     assert (np.diff(vals) >= 0).all()
 
 
 def test_judge_tables(run):
     j = run.read("judgments")
-    t = analysis.table_3_3(j)
+    t = judging.table_3_3(j)
     assert list(t.index)[0] == "llm_only"
-    shares = t[[str(s) for s in analysis.SCORES]]
+    shares = t[[str(s) for s in SCORES]]
     assert np.allclose(shares.sum(axis=1), 1)
     assert (t["errors"] == j.groupby("system")["score"].apply(lambda s: s.isna().sum())
             .reindex(t.index)).all()
-    gain = analysis.rag_gain(j)
+    gain = judging.rag_gain(j)
     assert set(gain["system"]) == {"bm25", "sim", "mmr", "reo", "mlq"}
-    ct = analysis.llm_vs_rag(j, "bm25")
+    ct = judging.llm_vs_rag(j, "bm25")
     assert ct.shape == (5, 5)
-    errs = analysis.errors_table(run.read("answers"), j)
+    errs = judging.errors_table(run.read("answers"), j)
     assert set(errs["stage"]) <= {"generation", "judging"} and len(errs) > 0
-    cost = analysis.costs(run.read("answers"), j)
+    cost = judging.costs(run.read("answers"), j)
     assert set(cost["stage"]) == {"generation", "judging"}
 
 
@@ -155,32 +158,32 @@ def test_primary_rows_of_a_budget_sweep():
     j = pd.DataFrame({"qid": ["a"] * 3 + ["b"] * 3, "system": ["llm_only", "bm25", "bm25"] * 2,
                       "budget": [None, 100, 1000] * 2, "score": [1, 2, 5, 4, 5, 5],
                       "judge_model": "m"})
-    one = analysis.primary(j, 1000)
+    one = frames.primary(j, 1000)
     assert not one.duplicated(["qid", "system"]).any() and set(one["budget"].dropna()) == {1000}
-    assert set(analysis.primary(j, 100)["budget"].dropna()) == {100}
-    assert analysis.primary(j.iloc[[0, 2]], 1000).equals(j.iloc[[0, 2]])
-    sweep = analysis.sweep_distribution(j)
+    assert set(frames.primary(j, 100)["budget"].dropna()) == {100}
+    assert frames.primary(j.iloc[[0, 2]], 1000).equals(j.iloc[[0, 2]])
+    sweep = judging.sweep_distribution(j)
     assert set(sweep["budget"]) == {100, 1000} and set(sweep["system"]) == {"bm25"}
     assert sweep.groupby("budget")["share"].sum().round(6).eq(1).all()
     two_judges = pd.concat([j.assign(judge_model="m"), j.iloc[:2].assign(judge_model="z")])
-    assert set(analysis.primary(two_judges)["judge_model"]) == {"m"}
+    assert set(frames.primary(two_judges)["judge_model"]) == {"m"}
 
 
 def test_per_question_and_breakdown(run):
     ir, ex, j = run.read("ir_scores"), run.read("examples"), run.read("judgments")
-    t = analysis.per_question(ex, ir, 1000, j, ["bm25", "sim", "mmr", "reo", "mlq"])
+    t = frames.per_question(ex, ir, 1000, j, ["bm25", "sim", "mmr", "reo", "mlq"])
     assert len(t) == 24 and "ir:bm25" in t and "judge:llm_only" in t
-    assert analysis.metadata_columns(ex) == ["type", "level", "source"]
-    b = analysis.breakdown(ir, ex, "type", 1000)
+    assert frames.metadata_columns(ex) == ["type", "level", "source"]
+    b = curves.breakdown(ir, ex, "type", 1000)
     assert set(b["group"]) == {"bridge", "comparison"}
-    long = analysis.long_scores(ir, j)
+    long = frames.long_scores(ir, j)
     assert len(long) == len(ir) and "judge" in long
 
 
 def test_highlight_escapes_and_marks():
     text = HOSTILE + " more text"
     parts = ["<script>alert", "more"]
-    matches = analysis.part_matches(parts, text, len(text))
+    matches = matching.part_matches(parts, text, len(text))
     out = evidence.highlight(text, 0, matches, ["#ff0", "#0ff"], cut=len(HOSTILE), cut_label="N")
     assert "<script" not in out and "<img" not in out
     assert "&lt;script&gt;" in out and "&lt;img src=x onerror=alert(1)&gt;" in out
@@ -215,15 +218,16 @@ def test_one_colour_per_retriever():
 def test_charts_are_titled_and_labelled(run):
     ir = run.read("ir_scores")
     order = ["bm25", "sim", "mmr", "reo", "mlq"]
-    data = analysis.threshold_data(ir, run.read("judgments"), 1000)
-    res = analysis.panel(data, 0.1, 0.6)
-    figs = [charts.score_curves(analysis.bootstrap_curves(ir, n_boot=50), order),
-            charts.score_distribution(analysis.at_budget(ir, 1000), order, 1000),
-            charts.threshold_curves(data, res["estimated"], 0.1, 0.6),
-            charts.ir_by_judge(data, 0.1, 0.6), charts.objective(data, 0.1, 0.6),
-            charts.confusion(res["confusion"]), charts.estimated_vs_actual(res["compare"]),
-            charts.judge_stacked(analysis.judge_distribution(run.read("judgments")),
-                                 ["llm_only", *order])]
+    data = thresholds.threshold_data(ir, run.read("judgments"), 1000)
+    res = thresholds.panel(data, 0.1, 0.6)
+    figs = [retrieval.score_curves(curves.bootstrap_curves(ir, n_boot=50), order),
+            retrieval.score_distribution(frames.at_budget(ir, 1000), order, 1000),
+            calibration.threshold_curves(data, res["estimated"], 0.1, 0.6),
+            calibration.ir_by_judge(data, 0.1, 0.6), calibration.objective(data, 0.1, 0.6),
+            calibration.confusion(res["confusion"]),
+            calibration.estimated_vs_actual(res["compare"]),
+            llm.judge_stacked(judging.judge_distribution(run.read("judgments")),
+                              ["llm_only", *order])]
     for fig in figs:
         assert fig.layout.title.text
         assert fig.layout.xaxis.title.text or fig.layout.yaxis.title.text
@@ -250,12 +254,12 @@ def test_report_is_self_contained_and_escaped(run, tmp_path):
     assert path.stat().st_size > 100_000
 
 
-def _pairs_data(ir, judge) -> analysis.ThresholdData:
+def _pairs_data(ir, judge) -> thresholds.ThresholdData:
     ir_scores = pd.DataFrame({"qid": [f"q{i}" for i in range(len(ir))], "retriever": "bm25",
                               "budget": 1000, "score": ir})
     judgments = pd.DataFrame({"qid": [f"q{i}" for i in range(len(ir))], "system": "bm25",
                               "score": pd.array(judge, dtype="Int64")})
-    return analysis.threshold_data(ir_scores, judgments, 1000)
+    return thresholds.threshold_data(ir_scores, judgments, 1000)
 
 
 def test_fit_diagnosis_explains_fits_that_carry_no_information():
@@ -263,21 +267,21 @@ def test_fit_diagnosis_explains_fits_that_carry_no_information():
     ir = rng.uniform(0.3, 1.0, 60)
     # correct answers at the lowest Score_IR, no judge 1 at all: both fits are empty
     flat = _pairs_data(ir, np.where(ir < np.quantile(ir, 0.25), 5, 4))
-    notes = analysis.fit_diagnosis(flat)
+    notes = thresholds.fit_diagnosis(flat)
     assert len(notes) == 2
     assert notes[0].startswith("No k beats predicting") and "does not separate" in notes[0]
     assert notes[1].startswith("No answer was judged lacking information (1)")
     # a judge that follows IR: nothing to explain
     clear = _pairs_data(ir, np.where(ir > 0.8, 5, np.where(ir < 0.4, 1, 4)))
-    assert 0.75 < clear.fit_k < 0.85 and analysis.fit_diagnosis(clear) == []
-    every = analysis.fit_diagnosis(_pairs_data(ir, np.ones(60, dtype=int)))
+    assert 0.75 < clear.fit_k < 0.85 and thresholds.fit_diagnosis(clear) == []
+    every = thresholds.fit_diagnosis(_pairs_data(ir, np.ones(60, dtype=int)))
     assert any(n.startswith("Every answer was judged lacking information (1)") for n in every)
-    assert analysis.fit_diagnosis(analysis.ThresholdData(1000, [], {}, None, None, None, None,
-                                                         None)) == []
+    assert thresholds.fit_diagnosis(thresholds.ThresholdData(1000, [], {}, None, None, None, None,
+                                                             None)) == []
 
 
 def test_best_retriever_names_every_retriever_of_a_tie():
     ir = pd.DataFrame({"qid": ["a", "b"] * 3, "retriever": ["bm25"] * 2 + ["sim"] * 2 + ["reo"] * 2,
                        "budget": 100, "score": [1.0, 0.5, 0.5, 1.0, 0.2, 0.2]})
-    assert analysis.best_retriever(ir, 100) == (["bm25", "sim"], 0.75)
-    assert analysis.best_retriever(ir[ir["retriever"] != "sim"], 100) == (["bm25"], 0.75)
+    assert curves.best_retriever(ir, 100) == (["bm25", "sim"], 0.75)
+    assert curves.best_retriever(ir[ir["retriever"] != "sim"], 100) == (["bm25"], 0.75)

@@ -363,7 +363,7 @@ def test_llm_page_shows_the_judge_audit(runs):
 def test_a_constant_judge_is_flagged_on_the_llm_and_thresholds_pages(runs, monkeypatch, tmp_path):
     import shutil
 
-    from ragdash.runs import Run
+    from ragdash.rundir import Run
 
     const = tmp_path / "constant-judge"
     shutil.copytree(runs / "demo", const)
@@ -411,7 +411,7 @@ def test_thresholds_panel_shows_the_fixtures_auc(runs):
     """The evidence panel reports the AUC of the fixture's own (Score_IR, judge) pairs."""
     import pandas as pd
 
-    from ragdash.calibrate import pairs
+    from ragdash.calibration import pairs
     from ragdash.calibration.predictive import auc
 
     demo = Path(os.environ["RAGDASH_DEMO_RUN"])

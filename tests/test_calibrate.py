@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ragdash.calibrate import (
+from ragdash.calibration import (
     Calibration,
     ProbabilisticEstimator,
     agreement_at,
@@ -235,7 +235,7 @@ def test_paper_published_shares_and_errors():
     table = compare(df, 0.105, 0.67).set_index("retriever").round(2)
     assert table["act_5"].tolist() == [42.44, 31.73, 28.93, 23.72, 17.67]
     assert table["act_1"].tolist() == [7.75, 8.75, 10.40, 18.10, 21.33]
-    # "underestimates correctness by 4.6 to 12.9 points" (reference-impl §9.4)
+    # the paper: the rule underestimates correctness by 4.6 to 12.9 points (§3.3)
     assert table["err_5"].max() == pytest.approx(-4.56, abs=0.01)
     assert table["err_5"].min() == pytest.approx(-12.88, abs=0.01)
     assert table.loc["BM25", "mae"] == pytest.approx((4.56 + 2.14 + 6.70) / 3, abs=0.01)

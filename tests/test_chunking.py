@@ -189,7 +189,7 @@ def test_progress_callback():
 
 
 def paper_chunks(text: str, embedder) -> list[str]:
-    """The paper's chunker written literally from reference-impl.md §2 (one document)."""
+    """The paper's chunker written literally as the paper's code does it (one document)."""
     pieces, buffer = [], ""
     for s in re.split(r"(?<=[.?!])\s+", text):
         candidate, buffer = buffer + " " + s, ""

@@ -5,7 +5,7 @@ import pytest
 from conftest import QUESTIONS, write_jsonl
 
 from ragdash.cli import main
-from ragdash.runs import Run
+from ragdash.rundir import Run
 
 
 def run_cli(*args):

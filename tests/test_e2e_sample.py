@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from ragdash.cli import main
-from ragdash.runs import Run
+from ragdash.rundir import Run
 
 pytestmark = pytest.mark.slow
 

@@ -7,9 +7,10 @@ import threading
 
 from fakes.llm_server import FakeLLMServer, Reply, fast_settings
 
-from ragdash.llm import LLMCache, generate
-from ragdash.llm.backends import LLMResult
+from ragdash.llm import LLMCache
 from ragdash.llm.cache import cache_key
+from ragdash.llm.generate import generate
+from ragdash.llm.types import LLMResult
 
 MSG = [{"role": "user", "content": "hi"}]
 

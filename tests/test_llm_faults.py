@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 from fakes.llm_server import FakeLLMServer, Reply, fast_settings, prompt_of
 
-from ragdash.llm import Candidate, JudgeItem, LLMError, generate, judge
-from ragdash.llm.judge import items_from_frames
+from ragdash.llm import Candidate, JudgeItem, LLMError
+from ragdash.llm.generate import generate
+from ragdash.llm.judge import items_from_frames, judge
 
 
 def _by_question(replies: dict[str, Reply | str], default: str = "A fine answer."):

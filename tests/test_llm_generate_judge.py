@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from fakes.llm_server import FakeLLMServer, fast_settings, prompt_of
 
-from ragdash.llm import Candidate, JudgeItem, LLMCache, generate, judge, parse_scores
-from ragdash.llm.generate import ANSWER_COLUMNS
-from ragdash.llm.judge import JUDGMENT_COLUMNS, ScoreParseError, items_from_frames
+from ragdash.llm import Candidate, JudgeItem, LLMCache, parse_scores
+from ragdash.llm.generate import ANSWER_COLUMNS, generate
+from ragdash.llm.judge import JUDGMENT_COLUMNS, ScoreParseError, items_from_frames, judge
 
 REQS = [("q1", "llm_only", None, "Who wrote Hamlet?", None),
         ("q1", "bm25", 1000, "Who wrote Hamlet?", "Hamlet is a play by Shakespeare."),

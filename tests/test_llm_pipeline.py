@@ -16,7 +16,7 @@ import pytest
 from fakes.llm_server import FakeLLMServer, Reply
 
 from ragdash.cli import main
-from ragdash.runs import Run
+from ragdash.rundir import Run
 
 SECRET = "sk-test-SECRET-never-on-disk-0123456789"
 

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from fakes.llm_server import FakeLLMServer, fast_settings
 
-from ragdash.llm import Candidate, JudgeItem, LLMCache, LLMSettings, generate, judge
+from ragdash.llm import Candidate, JudgeItem, LLMCache, LLMSettings
+from ragdash.llm.generate import generate
+from ragdash.llm.judge import judge
 
 
 def test_defaults_depend_on_backend():

@@ -6,7 +6,9 @@ import importlib.util
 
 import pytest
 
-from ragdash.llm import Candidate, JudgeItem, LLMSettings, LocalServer, generate, judge
+from ragdash.llm import Candidate, JudgeItem, LLMSettings, LocalServer
+from ragdash.llm.generate import generate
+from ragdash.llm.judge import judge
 
 pytestmark = [
     pytest.mark.slow,

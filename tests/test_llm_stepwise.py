@@ -9,8 +9,8 @@ import pytest
 from fakes.llm_server import FakeLLMServer, Reply, fast_settings, prompt_of
 
 from ragdash.config import ConfigError, load_config
-from ragdash.llm import Candidate, JudgeItem, judge
-from ragdash.llm.judge import ScoreParseError, parse_choice
+from ragdash.llm import Candidate, JudgeItem
+from ragdash.llm.judge import ScoreParseError, judge, parse_choice
 from ragdash.llm.prompts import VERDICTS, details_prompt, verdict_prompt
 
 V = list(VERDICTS)

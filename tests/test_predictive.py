@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from ragdash.calibrate import calibrate
+from ragdash.calibration import calibrate
 from ragdash.calibration.predictive import (
     auc,
     degenerate,
@@ -122,7 +122,7 @@ def test_degenerate_fits_give_no_estimate():
 
 def test_share_estimates_logistic_is_out_of_fold():
     ir, j = _run_tables(seed=3)
-    from ragdash.calibrate import pairs
+    from ragdash.calibration import pairs
 
     df, _ = pairs(ir, j, 500)
     out = share_estimates(df, ir, j, h=0.1, k=0.5, budget=500, n_boot=50)

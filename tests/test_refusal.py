@@ -6,10 +6,11 @@ import pytest
 from fakes.llm_server import FakeLLMServer, fast_settings, prompt_of
 
 from ragdash.config import ConfigError, load_config
-from ragdash.llm import Candidate, JudgeItem, judge
+from ragdash.llm import Candidate, JudgeItem
+from ragdash.llm.judge import judge
 from ragdash.llm.prompts import generation_prompt, generation_prompt_version
 from ragdash.llm.refusal import ABSTAIN_SENTENCE, DEFAULT_PATTERNS, REASON, RefusalRule
-from ragdash.pipeline import stage_keys
+from ragdash.stages.runner import stage_keys
 
 REFUSALS = [
     ABSTAIN_SENTENCE,

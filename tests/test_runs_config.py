@@ -5,10 +5,11 @@ import json
 import pandas as pd
 import pytest
 
+from ragdash.analysis.curves import summary_table
 from ragdash.budget import cuts, get_tokenizer, parse_budgets, reference_prefixes, reference_reaches
 from ragdash.config import ConfigError, load_config
-from ragdash.pipeline import score_contexts, summary_table
-from ragdash.runs import Run, atomic_path, list_runs
+from ragdash.rundir import Run, atomic_path, list_runs
+from ragdash.scoring.contexts import score_contexts
 
 
 def test_atomic_write_keeps_old_file_on_failure(tmp_path):
@@ -32,8 +33,13 @@ def test_run_stage_records_and_failures(tmp_path):
     stage = run.stage("chunk")
     assert stage["status"] == "failed" and "bad chunker" in stage["error"]
     assert run.manifest["stages"]["ingest"]["counts"] == {"examples": 3}
-    run.write("examples", pd.DataFrame({"qid": ["a"]}))
+    run.write("examples", pd.DataFrame({"qid": ["a"], "question": ["q?"], "answer": ["x"],
+                                        "parts": [["x"]]}))
     assert run.read("examples")["qid"].tolist() == ["a"]
+    with pytest.raises(ValueError, match="must have column.*question, answer, parts"):
+        run.write("examples", pd.DataFrame({"qid": ["a"]}))  # the schema is checked on write
+    with pytest.raises(KeyError, match="no run file 'examples.parquet'"):
+        run.file("examples.parquet")  # files are named by key, declared once
     with pytest.raises(FileNotFoundError, match="chunks.parquet"):
         run.read("chunks")
     assert [r.path for r in list_runs(tmp_path)] == [run.path]
@@ -133,9 +139,9 @@ def test_reference_mode_reproduces_the_original_quirks():
     parts = {"q1": ["Alan Turing was born in London."]}
     ir = score_contexts(_ctx(), parts, [5, 1000], "llama3", "substring", "reference")
     assert set(ir.columns) >= {"score", "reached", "context_tokens"}
-    table = summary_table(ir, "reference")
+    table = summary_table(ir, mode="reference")
     assert 1000 not in table.index  # no context reaches 1000 tokens: survivorship drops it
-    assert 1000 in summary_table(ir, "corrected").index
+    assert 1000 in summary_table(ir, mode="corrected").index
 
 
 def test_run_json_is_plain_json(tmp_path):
@@ -144,7 +150,7 @@ def test_run_json_is_plain_json(tmp_path):
 
 
 def test_create_removes_temp_files_an_interrupted_write_left(tmp_path):
-    from ragdash.runs import Run
+    from ragdash.rundir import Run
 
     run_dir = tmp_path / "r"
     run_dir.mkdir()
@@ -153,3 +159,23 @@ def test_create_removes_temp_files_an_interrupted_write_left(tmp_path):
     (run_dir / ".parts").mkdir()  # resume data is a folder: kept
     Run(run_dir).create({"name": "r"})
     assert sorted(p.name for p in run_dir.iterdir()) == [".parts", "run.json"]
+
+
+@pytest.mark.parametrize(("demo", "gen_budget"), [("data/demo_squad", 500),
+                                                  ("data/demo_run", 1000)])
+def test_bundled_runs_load_through_the_typed_view(demo, gen_budget):
+    from ragdash.constants import PROJECT_ROOT
+    from ragdash.view import RunView
+
+    view = RunView(PROJECT_ROOT / demo)  # runs written before the run-directory schema
+    cfg = view.run.config
+    assert cfg.retrievers == ("bm25", "sim", "mmr", "reo", "mlq")
+    assert cfg.generation_budget == gen_budget
+    assert view.retrievers[:1] and set(view.retrievers) <= set(cfg.retrievers)
+    cal = view.run.calibration()
+    assert 0 <= cal["h"] <= 1 and 0 <= cal["k"] <= 1
+    data = view.thresholds(int(cal["budget"]))
+    assert data.has_judgments and len(data.pairs) == cal["n"]
+    assert view.summary().columns.tolist() == view.retrievers
+    with pytest.raises(TypeError):
+        cfg.section("dataset")["path"] = "elsewhere"  # read-only

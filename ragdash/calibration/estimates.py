@@ -1,7 +1,7 @@
 """Pairs (IR score, judge score), the three classes, estimated vs actual shares, confusion
 matrices and the calls that estimation from retrieval alone avoids.
 
-Classes (reference-impl §8.3): 0 = "lacks information" (judge 1, estimated by IR < h),
+Classes (§3.3): 0 = "lacks information" (judge 1, estimated by IR < h),
 1 = "risk of hallucination" (judge 2–4, h ≤ IR ≤ k), 2 = "correct" (judge 5, IR > k).
 When h > k the bands overlap; a score above k then counts as "correct" first. Shares are in
 percent, errors in percentage points (estimated − actual).
@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-CLASSES = ("1", "2-4", "5")
-LLM_ONLY = "llm_only"
+from ragdash.constants import CLASSES, LLM_ONLY
+
 Thresholds = float | Mapping[str, float]
 
 

@@ -1,7 +1,7 @@
 """Beyond the paper: a probabilistic estimate of the judge-class shares, and cross-validation
 against the h/k rule.
 
-The h/k rule under-estimates "correct" by 5–13 points in the paper (reference-impl §9.4):
+The h/k rule under-estimates "correct" by 5–13 points in the paper (§3.3):
 the LLM often knows the answer without the facts in its context. Here a multinomial logistic
 regression predicts the judge class (1 / 2–4 / 5) of a (question, retriever) pair from Score_IR
 at several budgets plus, when present, the LLM-only judgment of the same question (one-hot,
@@ -18,13 +18,13 @@ import numpy as np
 import pandas as pd
 
 from ragdash.calibration.estimates import (
-    LLM_ONLY,
     _need,
     judge_class,
     judgment_table,
     rule_class,
 )
 from ragdash.calibration.thresholds import fit_threshold
+from ragdash.constants import LLM_ONLY
 
 LLM_COLS = ("llm_1", "llm_2_4", "llm_5", "llm_none")
 HK = "h/k rule"

@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from ragdash.constants import LLM_ONLY
+
 BINS: tuple[tuple[str, float, float], ...] = (
     ("0", 0.0, 0.0), ("0–0.25", 0.0, 0.25), ("0.25–0.5", 0.25, 0.5),
     ("0.5–0.75", 0.5, 0.75), ("0.75–<1", 0.75, 1.0), ("1", 1.0, 1.0))
@@ -136,7 +138,7 @@ def verdict_text(level: str, side: dict) -> str:
 def predictiveness(pairs_df: pd.DataFrame, n_boot: int = 200, seed: int = 0,
                    level: float = 0.95) -> dict:
     """How well Score_IR separates judge = 5 (high IR) and judge = 1 (low IR) on `pairs_df`
-    (qid, retriever, ir, judge; `ragdash.calibrate.pairs`). JSON-native dict: `correct` and
+    (qid, retriever, ir, judge; `ragdash.calibration.pairs`). JSON-native dict: `correct` and
     `refusal` sides (auc, ci, counts, roc, reliability), `strength` and `verdict`."""
     df = pairs_df.dropna(subset=["ir", "judge"])
     ir = df["ir"].to_numpy(float)
@@ -221,7 +223,7 @@ def abstention_by_evidence(answers: pd.DataFrame, ir_scores: pd.DataFrame, budge
     """Share of RAG answers that abstain (refuse), by how much of the evidence their context
     held at `budget`. `matches(answer) -> bool` says what abstains (e.g. the refusal rule).
     Columns: band, answers, abstained, share."""
-    rag = answers[answers["system"] != "llm_only"].dropna(subset=["answer"])
+    rag = answers[answers["system"] != LLM_ONLY].dropna(subset=["answer"])
     rag = rag[rag["budget"].astype("Int64") == int(budget)] if "budget" in rag else rag
     at = ir_scores[ir_scores["budget"] == int(budget)][["qid", "retriever", "score"]]
     df = rag.astype({"qid": str}).merge(at.astype({"qid": str}),

@@ -7,9 +7,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ragdash.calibration.estimates import CLASSES, compare, confusion, pairs, share_errors
+from ragdash.calibration.estimates import compare, confusion, pairs, share_errors
 from ragdash.calibration.predictive import predictiveness, share_estimates
 from ragdash.calibration.thresholds import ThresholdFit, Tie, bootstrap_ci, fit_threshold
+from ragdash.constants import CLASSES
 
 POOLED = "pooled"
 VERSION = 1

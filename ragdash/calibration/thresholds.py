@@ -5,7 +5,7 @@ A rule turns a retrieval score x into a yes/no prediction of a binary outcome y:
 ``">"`` predicts y when x > t (the paper's k, y = [judge = 5]) and ``"<"`` predicts y when
 x < t (the paper's h, y = [judge = 1]). The objective is the agreement (0–1 accuracy) of the
 prediction with y; the paper's "MLE" Σ log(a·b + (1−a)(1−b) + 1e−10) is the same quantity up to
-a constant factor (reference-impl §8.2).
+a constant factor (§3.3).
 
 Between consecutive distinct scores u_j < u_{j+1} the agreement is constant: on [u_j, u_{j+1})
 for ">" and on (u_j, u_{j+1}] for "<". The sweep evaluates every such plateau with prefix sums

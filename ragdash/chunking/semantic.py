@@ -1,4 +1,4 @@
-"""The paper's semantic chunker (reference-impl.md §2), with exact offsets and batched embedding.
+"""The paper's semantic chunker (§3.1), with exact offsets and batched embedding.
 
 Per document: sentence split (regex ``(?<=[.?!])\\s+``); greedy merge of sentences into pieces of
 at least `min_chars` characters, counted as the paper builds them (`buffer + " " + s`, so every

@@ -1,45 +1,79 @@
 """The LLM layer: settings, backends (local llama.cpp, Ollama, OpenAI-compatible), prompts,
-answer generation, judging, reply cache and cost."""
+answer generation, judging, reply cache and cost.
+
+Modules:
+
+- `types`: replies (`LLMResult`), errors (`LLMError`), messages and the `Backend` interface;
+- `settings`: `LLMSettings` (backend, model, sampling, concurrency, timeouts, retries);
+- `clients`: the raw OpenAI-compatible (`clients.openai`) and Ollama (`clients.ollama`) clients;
+- `local`: the packaged GGUF models (`local.models`) and the llama.cpp server (`local.server`);
+- `wrappers`: retries and the reply cache around a raw client;
+- `factory`: `make_backend`, `open_backend` and the LangChain chat models;
+- `cache`: the SQLite reply cache; `cost`: prices, estimates and actuals;
+- `prompts`, `refusal`: the paper's prompts and the refusal rule run before the judge;
+- `generate`, `judge`, `runner`: answer generation, the judge, the thread pool they share.
+
+Names are imported lazily: `from ragdash.llm import judge_answers` loads `ragdash.llm.judge`
+(and what it needs) only then, so `import ragdash.llm` (or `ragdash.config`) stays light.
+The functions `generate` and `judge` share their modules' names: import them from
+`ragdash.llm.generate` and `ragdash.llm.judge`.
+"""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Mapping
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from ragdash.llm.backends import (
-    LLMError,
-    LLMResult,
-    chat_model,
-    make_backend,
-    open_backend,
-)
-from ragdash.llm.cache import LLMCache
-from ragdash.llm.cost import actual_cost, count_tokens, estimate, estimate_prompts, load_prices
-from ragdash.llm.generate import GenerationRequest, generate
-from ragdash.llm.judge import Candidate, JudgeItem, judge, judge_answers, parse_scores
-from ragdash.llm.local import LocalServer, ModelError, ensure_model, serve
-from ragdash.llm.settings import LLMSettings
-
 if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
+    from ragdash.llm.cache import LLMCache
+    from ragdash.llm.cost import (
+        actual_cost,
+        count_tokens,
+        estimate,
+        estimate_prompts,
+        load_prices,
+    )
+    from ragdash.llm.factory import chat_model, make_backend, open_backend, open_chat_model
+    from ragdash.llm.generate import GenerationRequest
+    from ragdash.llm.judge import Candidate, JudgeItem, judge_answers, parse_scores
+    from ragdash.llm.local.models import ModelError, ensure_model
+    from ragdash.llm.local.server import LocalServer, serve
+    from ragdash.llm.settings import LLMSettings
+    from ragdash.llm.types import Backend, LLMError, LLMResult
+
+_SOURCES = {
+    "ragdash.llm.cache": ("LLMCache",),
+    "ragdash.llm.cost": ("actual_cost", "count_tokens", "estimate", "estimate_prompts",
+                         "load_prices"),
+    "ragdash.llm.factory": ("chat_model", "make_backend", "open_backend", "open_chat_model"),
+    "ragdash.llm.generate": ("GenerationRequest",),
+    "ragdash.llm.judge": ("Candidate", "JudgeItem", "judge_answers", "parse_scores"),
+    "ragdash.llm.local.models": ("ModelError", "ensure_model"),
+    "ragdash.llm.local.server": ("LocalServer", "serve"),
+    "ragdash.llm.settings": ("LLMSettings",),
+    "ragdash.llm.types": ("Backend", "LLMError", "LLMResult"),
+}
+_MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 
 __all__ = [
-    "Candidate", "GenerationRequest", "JudgeItem", "LLMCache", "LLMError", "LLMResult",
-    "LLMSettings", "LocalServer", "ModelError", "actual_cost", "chat_model", "count_tokens",
-    "ensure_model", "estimate", "estimate_prompts", "generate", "judge", "judge_answers",
-    "load_prices", "make_backend", "open_backend", "open_chat_model", "parse_scores", "serve",
+    "Backend", "Candidate", "GenerationRequest", "JudgeItem", "LLMCache", "LLMError",
+    "LLMResult", "LLMSettings", "LocalServer", "ModelError", "actual_cost", "chat_model",
+    "count_tokens", "ensure_model", "estimate", "estimate_prompts",
+    "judge_answers", "load_prices", "make_backend", "open_backend", "open_chat_model",
+    "parse_scores", "serve",
 ]
 
 
-@contextlib.contextmanager
-def open_chat_model(cfg: Mapping[str, Any] | LLMSettings | None = None,
-                    **overrides: Any) -> Iterator[BaseChatModel]:
-    """A LangChain chat model for a block; for `local` without `base_url` a llama.cpp server
-    is started for the block and stopped after it."""
-    settings = LLMSettings.from_config(cfg, **overrides)
-    if settings.backend == "local" and not settings.base_url:
-        with LocalServer(settings.model) as server:
-            yield chat_model(settings, base_url=server.base_url)
-    else:
-        yield chat_model(settings)
+def __getattr__(name: str) -> Any:
+    """PEP 562: import a public name's module on first use (submodules are not names here)."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+

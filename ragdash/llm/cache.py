@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ragdash.llm.backends import LLMResult
+from ragdash.llm.types import LLMResult
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (

@@ -15,20 +15,20 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from ragdash.llm.backends import LLMError, LLMResult, open_backend
 from ragdash.llm.cache import LLMCache, open_cache
+from ragdash.llm.factory import open_backend
 from ragdash.llm.prompts import generation_messages
 from ragdash.llm.runner import CallOutcome, Progress, run_calls
 from ragdash.llm.settings import LLMSettings
+from ragdash.llm.types import Backend, LLMError, LLMResult, Messages
 
 ANSWER_COLUMNS = ["qid", "system", "budget", "model", "prompt", "answer", "latency_s",
                   "tokens_in", "tokens_out", "error"]
-LLM_ONLY = "llm_only"
 
 
 class GenerationRequest(NamedTuple):
     qid: str
-    system: str  # "llm_only" or a retriever name
+    system: str  # ragdash.constants.LLM_ONLY or a retriever name
     budget: int | None
     question: str
     context: str | None  # None: LLM-only prompt
@@ -47,8 +47,8 @@ def _not_empty(result: LLMResult) -> None:
         raise LLMError("empty answer", kind="invalid_reply", retryable=True)
 
 
-def _generation_call(messages: list[dict[str, str]]) -> Callable[[Any], CallOutcome]:
-    def call(backend: Any) -> CallOutcome:
+def _generation_call(messages: Messages) -> Callable[[Backend], CallOutcome]:
+    def call(backend: Backend) -> CallOutcome:
         try:
             return CallOutcome(backend.chat(messages, validate=_not_empty), None)
         except LLMError as exc:
@@ -60,7 +60,7 @@ def _generation_call(messages: list[dict[str, str]]) -> Callable[[Any], CallOutc
 def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str, Any]],
              settings: LLMSettings, *, cache: LLMCache | str | Path | None = None,
              progress: Progress | None = None, reference_prompts: bool = False,
-             prompt: str = "paper", backend: Any = None) -> pd.DataFrame:
+             prompt: str = "paper", backend: Backend | None = None) -> pd.DataFrame:
     """Answers for (qid, system, budget, question, context-or-None) requests.
 
     Columns: qid, system, budget, model, prompt, answer, latency_s, tokens_in, tokens_out, error;

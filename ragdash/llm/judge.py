@@ -1,4 +1,4 @@
-"""LLM-as-judge on the paper's categorical 1–5 scale.
+"""LLM-as-judge on the paper's categorical 1–5 scale (El Yagouby, Chevallet & Gaussier 2024, §2.3).
 
 By default all candidate answers of a question are judged in one call, in an order shuffled
 with a per-question seeded RNG (recorded in `position`); `shuffle=False` keeps the given order,
@@ -27,8 +27,9 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from ragdash.llm.backends import LLMError, open_backend
+from ragdash.constants import PAPER_SYSTEMS
 from ragdash.llm.cache import LLMCache, open_cache
+from ragdash.llm.factory import open_backend
 from ragdash.llm.prompts import (
     DETAIL_SCORES,
     VERDICT_SCORES,
@@ -44,11 +45,10 @@ from ragdash.llm.prompts import (
 from ragdash.llm.refusal import REASON, RefusalRule
 from ragdash.llm.runner import Progress, run_calls
 from ragdash.llm.settings import JUDGE_MODES, LLMSettings
+from ragdash.llm.types import Backend, LLMError, Messages
 
 JUDGMENT_COLUMNS = ["qid", "system", "budget", "judge_model", "score", "raw", "error", "position",
                     "call_id", "tokens_in", "tokens_out", "latency_s", "rule"]
-PAPER_ORDER = ("llm_only", "bm25", "sim", "mmr", "reo", "mlq")
-"""The reference's fixed candidate order (REO before MLQ)."""
 NO_ANSWER = "no answer"
 
 
@@ -166,7 +166,7 @@ class JudgeOutcome:
     model: str | None = None
 
 
-def _ask(backend: Any, messages: list[dict[str, str]], schema: dict | None,
+def _ask(backend: Backend, messages: Messages, schema: dict | None,
          parse: Callable[[str], Any], correction: Callable[[str], dict[str, str]],
          max_corrections: int, out: JudgeOutcome) -> Any:
     """One question with up to `max_corrections` corrections; the parsed reply, or None with
@@ -206,7 +206,7 @@ class _Call:
     use_schema: bool
     max_corrections: int
 
-    def __call__(self, backend: Any) -> JudgeOutcome:
+    def __call__(self, backend: Backend) -> JudgeOutcome:
         n = len(self.shown)
         out = JudgeOutcome(None, None, None)
         out.scores = _ask(backend, self.messages, judge_schema(n) if self.use_schema else None,
@@ -228,7 +228,7 @@ class _StepwiseCall:
     use_schema: bool
     max_corrections: int
 
-    def _choice(self, backend: Any, prompt: str, key: str, options: Sequence[str],
+    def _choice(self, backend: Backend, prompt: str, key: str, options: Sequence[str],
                 out: JudgeOutcome) -> str | None:
         return _ask(backend, [{"role": "user", "content": prompt}],
                     choice_schema(key, options) if self.use_schema else None,
@@ -236,7 +236,7 @@ class _StepwiseCall:
                     lambda problem: choice_correction(key, options, problem),
                     self.max_corrections, out)
 
-    def __call__(self, backend: Any) -> JudgeOutcome:
+    def __call__(self, backend: Backend) -> JudgeOutcome:
         item, answer = self.item, str(self.shown[0].answer)
         out = JudgeOutcome(None, None, None)
         verdict = self._choice(backend, verdict_prompt(item.question, item.true_answer, answer),
@@ -277,7 +277,7 @@ def judge(items: Iterable[JudgeItem], settings: LLMSettings, *,
           cache: LLMCache | str | Path | None = None, mode: str = "grouped",
           shuffle: bool = True, seed: int = 0, progress: Progress | None = None,
           reference_prompts: bool = False, max_corrections: int | None = None,
-          refusal: RefusalRule | None = None, backend: Any = None) -> pd.DataFrame:
+          refusal: RefusalRule | None = None, backend: Backend | None = None) -> pd.DataFrame:
     """Judge every candidate of every item; one row per candidate (JUDGMENT_COLUMNS).
 
     `mode`: "grouped" (one call per question, the paper's design), "single" (one call per
@@ -363,8 +363,8 @@ def judgments_frame(rows: list[dict[str, Any]], qid_order: Sequence[str] | None 
 
 
 def _system_rank(system: str) -> tuple[int, str]:
-    return (PAPER_ORDER.index(system), "") if system in PAPER_ORDER else (len(PAPER_ORDER),
-                                                                          system)
+    return (PAPER_SYSTEMS.index(system), "") if system in PAPER_SYSTEMS else (
+        len(PAPER_SYSTEMS), system)
 
 
 def items_from_frames(answers: pd.DataFrame, examples: pd.DataFrame, *,

@@ -7,7 +7,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
-from ragdash.llm.backends import LLMError, LLMResult
+from ragdash.llm.types import Backend, LLMError, LLMResult
 
 FATAL_KINDS = frozenset({"connection", "config", "auth"})
 """Failures that would repeat for every call: the run stops instead of recording each."""
@@ -24,7 +24,7 @@ class CallOutcome:
     kind: str | None = None
 
 
-def run_calls(backend: Any, calls: Sequence[Callable[[Any], Any]], concurrency: int,
+def run_calls(backend: Backend, calls: Sequence[Callable[[Backend], Any]], concurrency: int,
               progress: Progress | None = None) -> list[Any]:
     """Runs `call(backend)` for each call on a thread pool; outcomes in call order.
 

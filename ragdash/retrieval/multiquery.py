@@ -5,7 +5,7 @@ Default (corrected) behaviour: the original question is searched too, empty, num
 preamble lines ("Here are the sub-questions:") are dropped, and the per-query rankings are merged
 by reciprocal-rank fusion so that every sub-question contributes to the k chunks kept.
 
-`mode="reference"` reproduces the paper (reference-impl §4): decomposition prompt with worked
+`mode="reference"` reproduces the paper's code (§3.1, MLQ): decomposition prompt with worked
 examples, lines split on newlines and stripped with empty lines *kept* as queries, no original
 question, unique union in query order, truncated to k (in practice the sim top-k of the first line).
 """

@@ -1,2 +1,3 @@
-"""Dashboard helpers. `colors`, `charts` and `evidence` are plain Python (the HTML report uses
-them too); `state` and `widgets` import streamlit and are for pages only."""
+"""Dashboard helpers for the Streamlit pages: `state` (runs, cached tables), `widgets` (pickers,
+charts, headers), `jobs` (background pipeline runs) and `evidence` (highlighted contexts). The
+figures themselves are `ragdash.viz`, the numbers `ragdash.analysis`."""

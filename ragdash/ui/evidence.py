@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ragdash.analysis import Match, chunk_offsets
-from ragdash.ui.colors import PART_COLORS
+from ragdash.analysis.matching import Match, chunk_offsets
+from ragdash.viz.colors import PART_COLORS
 
 CSS = """
 <style>

@@ -11,8 +11,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ragdash.pipeline import STAGES, run_stages
-from ragdash.runs import Run
+from ragdash.rundir import Run
+from ragdash.stages import STAGES
+from ragdash.stages.runner import run_stages
 
 
 @dataclass
@@ -20,7 +21,7 @@ class Job:
     """A pipeline run in a background thread; the page reads its fields, the thread writes."""
 
     run_dir: Path
-    stages: tuple[str, ...] = STAGES
+    stages: tuple[str, ...] = tuple(STAGES)
     started: float = field(default_factory=time.time)
     status: str = "running"  # running | done | failed
     message: str = "starting"
@@ -42,13 +43,14 @@ def jobs() -> dict[str, Job]:
     return {}
 
 
-def start(cfg: dict, run_dir: Path, stages: tuple[str, ...]) -> Job:
-    """Run `stages` of `cfg` into run_dir in a background thread; the job is shared by reruns."""
+def start(cfg: dict, run_dir: Path, stages: tuple[str, ...], api_key: str | None = None) -> Job:
+    """Run `stages` of `cfg` into run_dir in a background thread; the job is shared by reruns.
+    `api_key` (OpenAI-compatible backends) stays in this thread's memory."""
     job = Job(run_dir, tuple(stages))
 
     def work() -> None:
         try:
-            run_stages(cfg, run_dir, stages=job.stages, progress=job.progress)
+            run_stages(cfg, run_dir, stages=job.stages, progress=job.progress, api_key=api_key)
             job.status = "done"
         except BaseException as exc:  # shown on the page; the manifest records the stage
             job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"

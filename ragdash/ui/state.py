@@ -16,12 +16,13 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ragdash import analysis, judge_audit
+from ragdash import judge_audit
+from ragdash.analysis import frames
+from ragdash.analysis.thresholds import ThresholdData
 from ragdash.budget import Tokenizer, get_tokenizer
-from ragdash.runs import Run, list_runs
-
-ROOT = Path(__file__).resolve().parents[2]
-
+from ragdash.constants import PROJECT_ROOT
+from ragdash.rundir import Run, RunConfig, list_runs, read_table
+from ragdash.view import RunView
 
 DEMOS = ("data/demo_squad", "data/demo_run")
 """The bundled demos, the one the dashboard opens on first: its fit is informative."""
@@ -31,7 +32,7 @@ def demo_paths() -> list[Path]:
     env = os.environ.get("RAGDASH_DEMO_RUN")
     if env:
         return [Path(p) for p in env.split(os.pathsep) if p]
-    return [ROOT / d for d in DEMOS]
+    return [PROJECT_ROOT / d for d in DEMOS]
 
 
 def is_demo(run: Run) -> bool:
@@ -40,18 +41,18 @@ def is_demo(run: Run) -> bool:
 
 def description(run: Run) -> str:
     """The run's one-line description (config `description`), if any."""
-    return str(run.manifest.get("config", {}).get("description") or "")
+    return run.config.description
 
 
 def runs_root() -> Path:
-    return Path(os.environ.get("RAGDASH_RUNS_ROOT") or ROOT / "runs")
+    return Path(os.environ.get("RAGDASH_RUNS_ROOT") or PROJECT_ROOT / "runs")
 
 
 def run_key(path: Path) -> str:
     """How a run is named in the URL: its path relative to the project (or absolute)."""
     p = Path(path).resolve()
     try:
-        return str(p.relative_to(ROOT))
+        return str(p.relative_to(PROJECT_ROOT))
     except ValueError:
         return str(p)
 
@@ -122,15 +123,19 @@ def stamp(path: Path) -> int:
     return path.stat().st_mtime_ns if path.exists() else 0
 
 
+def stamps(run: Run, *keys: str) -> tuple[int, ...]:
+    """The modification times of some run files: a cache key that changes when one is rewritten."""
+    return tuple(stamp(run.file(k)) for k in keys)
+
+
 @st.cache_data(show_spinner=False, max_entries=128)
 def _read(path: str, mtime_ns: int) -> pd.DataFrame:
-    p = Path(path)
-    return pd.read_csv(p) if p.suffix == ".csv" else pd.read_parquet(p)
+    return read_table(Path(path))
 
 
-def table(run: Run, name: str) -> pd.DataFrame | None:
-    """A run table (DESIGN §3 name or file name), cached; None when the file is missing."""
-    f = run.file(name)
+def table(run: Run, key: str) -> pd.DataFrame | None:
+    """A run table (a key of `ragdash.rundir.FILES`), cached; None when the file is missing."""
+    f = run.file(key)
     if not f.exists():
         return None
     return _read(str(f), stamp(f))
@@ -152,26 +157,34 @@ def _json(path: str, mtime_ns: int) -> dict:
     return json.loads(Path(path).read_text())
 
 
-def calibration(run: Run) -> dict | None:
-    f = run.path / "calibration.json"
+def _cached_json(run: Run, key: str) -> dict | None:
+    f = run.file(key)
     return _json(str(f), stamp(f)) if f.exists() else None
 
 
+def calibration(run: Run) -> dict | None:
+    """calibration.json, None before the calibrate stage."""
+    return _cached_json(run, "calibration")
+
+
 def manifest(run: Run) -> dict:
-    f = run.path / "run.json"
-    return _json(str(f), stamp(f)) if f.exists() else {}
+    return _cached_json(run, "manifest") or {}
+
+
+def config(run: Run) -> RunConfig:
+    return RunConfig.from_dict(manifest(run).get("config"))
 
 
 def order(run: Run) -> list[str]:
     """Retrievers in the run's configured order."""
-    return list(manifest(run).get("config", {}).get("retrievers", {}).get("use", []))
+    return list(config(run).retrievers)
 
 
 def retrievers(run: Run) -> list[str]:
     """The retrievers scored in this run, in display order."""
     ir = table(run, "ir_scores")
     names = ir["retriever"].unique() if ir is not None else order(run)
-    return analysis.order_systems(names, order(run))
+    return frames.order_systems(names, order(run))
 
 
 def budgets(run: Run) -> list[int]:
@@ -179,107 +192,83 @@ def budgets(run: Run) -> list[int]:
     return sorted(int(b) for b in ir["budget"].unique()) if ir is not None else []
 
 
-def generation_budget(run: Run) -> int | None:
-    return manifest(run).get("config", {}).get("generation", {}).get("budget")
-
-
 def answers(run: Run) -> pd.DataFrame | None:
     """answers.parquet, one row per (qid, system) (a budget sweep keeps the main budget)."""
-    return analysis.primary(table(run, "answers"), generation_budget(run))
+    return frames.primary(table(run, "answers"), config(run).generation_budget)
 
 
 def judgments(run: Run) -> pd.DataFrame | None:
     """judgments.parquet, one row per (qid, system) (main budget, one judge model)."""
-    return analysis.primary(table(run, "judgments"), generation_budget(run))
+    return frames.primary(table(run, "judgments"), config(run).generation_budget)
 
 
-def config(run: Run) -> dict:
-    return manifest(run).get("config", {})
+# --- cached computations of `RunView`, keyed by the run path and its files' stamps ---------------
 
-
-# --- cached computations (keyed by the run path and its files' stamps) --------------------------
-
-
-def _stamps(run: Run, *names: str) -> tuple[int, ...]:
-    return tuple(stamp(run.file(n)) for n in names)
+_JUDGED = ("ir_scores", "judgments", "calibration", "manifest")
 
 
 @st.cache_data(show_spinner="Bootstrapping confidence bands…", max_entries=16)
-def _bands(path: str, stamps: tuple, n_boot: int) -> pd.DataFrame:
-    return analysis.bootstrap_curves(Run(path).read("ir_scores"), n_boot=n_boot)
+def _bands(path: str, stamps_: tuple, n_boot: int) -> pd.DataFrame:
+    return RunView(path).bands(n_boot)
 
 
 def bands(run: Run, n_boot: int = 1000) -> pd.DataFrame:
-    return _bands(str(run.path), _stamps(run, "ir_scores"), n_boot)
+    return _bands(str(run.path), stamps(run, "ir_scores"), n_boot)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _diff(path: str, stamps: tuple, a: str, b: str) -> pd.DataFrame:
-    return analysis.difference_curve(Run(path).read("ir_scores"), a, b)
+def _diff(path: str, stamps_: tuple, a: str, b: str) -> pd.DataFrame:
+    return RunView(path).difference(a, b)
 
 
 def difference(run: Run, a: str, b: str) -> pd.DataFrame:
-    return _diff(str(run.path), _stamps(run, "ir_scores"), a, b)
+    return _diff(str(run.path), stamps(run, "ir_scores"), a, b)
 
 
 @st.cache_data(show_spinner="Preparing the threshold panel…", max_entries=16)
-def _thresholds(path: str, stamps: tuple, budget: int) -> analysis.ThresholdData:
-    run = Run(path)
-    gen = run.manifest.get("config", {}).get("generation", {}).get("budget")
-    j = analysis.primary(run.read("judgments"), gen) if run.has("judgments") else None
-    cal_file = run.path / "calibration.json"
-    cal = json.loads(cal_file.read_text()) if cal_file.exists() else None
-    order_ = list(run.manifest.get("config", {}).get("retrievers", {}).get("use", []))
-    return analysis.threshold_data(run.read("ir_scores"), j, budget, order_, cal)
+def _thresholds(path: str, stamps_: tuple, budget: int) -> ThresholdData:
+    return RunView(path).thresholds(budget)
 
 
-def thresholds(run: Run, budget: int) -> analysis.ThresholdData:
-    stamps = (*_stamps(run, "ir_scores", "judgments"), stamp(run.path / "calibration.json"))
-    return _thresholds(str(run.path), stamps, int(budget))
+def thresholds(run: Run, budget: int) -> ThresholdData:
+    return _thresholds(str(run.path), stamps(run, *_JUDGED), int(budget))
 
 
 @st.cache_data(show_spinner="Measuring how well retrieval predicts the judge…", max_entries=16)
-def _predictiveness(path: str, stamps: tuple, budget: int) -> dict | None:
-    from ragdash.calibration.predictive import predictiveness as measure
-
-    data = _thresholds(path, stamps, budget)
-    return measure(data.pairs) if data.has_judgments else None
+def _predictiveness(path: str, stamps_: tuple, budget: int) -> dict | None:
+    return RunView(path).predictiveness(budget)
 
 
 def predictiveness(run: Run, budget: int) -> dict | None:
-    """`ragdash.calibration.predictive.predictiveness` at `budget` (None without judgments):
-    the same pairs, bootstrap and seed as the calibrate stage."""
-    stamps = (*_stamps(run, "ir_scores", "judgments"), stamp(run.path / "calibration.json"))
-    return _predictiveness(str(run.path), stamps, int(budget))
+    """How well Score_IR at `budget` predicts the judge (None without judgments)."""
+    return _predictiveness(str(run.path), stamps(run, *_JUDGED), int(budget))
+
+
+@st.cache_data(show_spinner="Cross-validating the estimators…", max_entries=8)
+def _cross_validation(path: str, stamps_: tuple, budget: int) -> tuple[pd.DataFrame, str]:
+    return RunView(path).cross_validate(budget)
+
+
+def cross_validation(run: Run, budget: int) -> tuple[pd.DataFrame, str]:
+    """The estimators cross-validated at `budget` (as the calibrate stage does)."""
+    return _cross_validation(str(run.path), stamps(run, "ir_scores", "judgments"), int(budget))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def _question(path: str, stamps: tuple, qid: str) -> dict[str, pd.DataFrame]:
-    run = Run(path)
-    retrieved = _read(str(run.file("retrieved")), stamps[0])
-    chunks = _read(str(run.file("chunks")), stamps[1])
-    return analysis.question_chunks(retrieved, chunks, qid)
+def _question(path: str, stamps_: tuple, qid: str) -> dict[str, pd.DataFrame]:
+    return RunView(path).question_chunks(qid)
 
 
 def question_chunks(run: Run, qid: str) -> dict[str, pd.DataFrame]:
     """{retriever: its chunks for `qid` in rank order (rank, chunk_id, title, text, score)}."""
-    if not (run.has("retrieved") and run.has("chunks")):
-        return {}
-    return _question(str(run.path), _stamps(run, "retrieved", "chunks"), str(qid))
+    return _question(str(run.path), stamps(run, "retrieved", "chunks"), str(qid))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _audit(path: str, stamps: tuple) -> list[judge_audit.Check]:
-    run = Run(path)
-    gen = run.manifest.get("config", {}).get("generation", {}).get("budget")
-    judged = analysis.primary(run.read("judgments"), gen)
-    answers_ = analysis.primary(run.read("answers"), gen) if run.has("answers") else None
-    examples = run.read("examples") if run.has("examples") else None
-    return judge_audit.audit(judged, answers_, examples)
+def _audit(path: str, stamps_: tuple) -> list[judge_audit.Check]:
+    return RunView(path).audit()
 
 
 def audit(run: Run) -> list[judge_audit.Check]:
     """The judge audit of the run's main judgments (empty without judgments)."""
-    if not run.has("judgments"):
-        return []
-    return _audit(str(run.path), _stamps(run, "judgments", "answers", "examples"))
+    return _audit(str(run.path), stamps(run, "judgments", "answers", "examples", "manifest"))

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 import plotly.graph_objects as go
 import streamlit as st
 
-from ragdash.runs import Run
-from ragdash.ui.colors import color_of, label
+from ragdash.rundir import Run
+from ragdash.viz.colors import color_of, label
 
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2},
                "modeBarButtonsToRemove": ["lasso2d", "select2d"]}

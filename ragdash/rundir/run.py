@@ -1,15 +1,13 @@
-"""The run directory: the interface between the pipeline and the dashboard (DESIGN §3).
+"""A run directory on disk: its manifest, its files (declared in `files.FILES`), its stages.
 
-Every file is written atomically (temp file + rename). `run.json` holds the manifest: id,
-creation time, full config, input hashes, package versions, per-stage status, counts, timings.
+Every file is written atomically. `run.json` holds the manifest: id, creation time, full
+config, input hashes, package versions, per-stage status, counts and timings.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
-import tempfile
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -18,17 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
-MANIFEST = "run.json"
-FILES = {
-    "examples": "examples.parquet",
-    "documents": "documents.parquet",
-    "chunks": "chunks.parquet",
-    "retrieved": "retrieved.parquet",
-    "queries": "queries.parquet",
-    "ir_scores": "ir_scores.parquet",
-    "answers": "answers.parquet",
-    "judgments": "judgments.parquet",
-}
+from ragdash.rundir.config import RunConfig
+from ragdash.rundir.files import FILES, MANIFEST, RunFile
+from ragdash.rundir.io import read_table, write_json, write_table
+
 PACKAGES = ("ragdash", "numpy", "pandas", "torch", "sentence-transformers", "faiss-cpu",
             "pyterrier", "pyterrier-pisa", "langchain-core", "langchain-community", "tokenizers",
             "numba", "streamlit", "openai", "ollama", "llama-cpp-python")
@@ -46,33 +37,12 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-@contextlib.contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temp path beside `path`; rename it over `path` only if the block succeeds."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
+def spec(key: str) -> RunFile:
+    """The declaration of a run file; KeyError naming the known keys otherwise."""
     try:
-        yield Path(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600 files; run files are meant to be shared
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def write_json(path: Path, data: dict) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def write_table(path: Path, df: pd.DataFrame) -> None:
-    with atomic_path(path) as tmp:
-        if path.suffix == ".csv":
-            df.to_csv(tmp, index=False)
-        else:
-            df.to_parquet(tmp, index=False)
+        return FILES[key]
+    except KeyError:
+        raise KeyError(f"no run file '{key}' (known: {', '.join(FILES)})") from None
 
 
 class Run:
@@ -80,6 +50,9 @@ class Run:
 
     def __init__(self, path: Path | str):
         self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"Run({str(self.path)!r})"
 
     @property
     def id(self) -> str:
@@ -89,6 +62,10 @@ class Run:
     def manifest(self) -> dict:
         f = self.path / MANIFEST
         return json.loads(f.read_text()) if f.exists() else {}
+
+    @property
+    def config(self) -> RunConfig:
+        return RunConfig.from_dict(self.manifest.get("config"))
 
     def exists(self) -> bool:
         return (self.path / MANIFEST).exists()
@@ -118,22 +95,60 @@ class Run:
         m.update(fields, updated=now())
         write_json(self.path / MANIFEST, m)
 
-    def file(self, name: str) -> Path:
-        return self.path / FILES.get(name, name)
+    # --- files --------------------------------------------------------------------------------
 
-    def has(self, name: str) -> bool:
-        return self.file(name).exists()
+    def file(self, key: str) -> Path:
+        return self.path / spec(key).filename
 
-    def read(self, name: str) -> pd.DataFrame:
-        f = self.file(name)
+    def has(self, key: str) -> bool:
+        return self.file(key).exists()
+
+    def read(self, key: str) -> pd.DataFrame:
+        f = self.file(key)
         if not f.exists():
-            raise FileNotFoundError(f"run {self.path} has no {f.name} (stage not run yet?)")
-        return pd.read_csv(f) if f.suffix == ".csv" else pd.read_parquet(f)
+            raise FileNotFoundError(f"run {self.path} has no {f.name} (stage "
+                                    f"{spec(key).stage} not run yet?)")
+        return read_table(f)
 
-    def write(self, name: str, df: pd.DataFrame) -> Path:
-        f = self.file(name)
+    def write(self, key: str, df: pd.DataFrame) -> Path:
+        """Write a table atomically, after checking it has the columns its declaration names."""
+        s = spec(key)
+        if not s.is_table:
+            raise ValueError(f"{s.filename} is JSON: use write_json")
+        missing = [c for c in s.columns if c not in df.columns]
+        if missing:
+            raise ValueError(f"{s.filename} must have column(s) {', '.join(missing)} "
+                             f"(got {', '.join(map(str, df.columns))})")
+        f = self.file(key)
         write_table(f, df)
         return f
+
+    def read_json(self, key: str) -> dict | None:
+        f = self.file(key)
+        return json.loads(f.read_text()) if f.exists() else None
+
+    def write_json(self, key: str, data: dict) -> Path:
+        f = self.file(key)
+        write_json(f, data)
+        return f
+
+    # --- typed accessors ------------------------------------------------------------------------
+
+    def calibration(self) -> dict | None:
+        """calibration.json (thresholds, fits, evidence, shares), None before calibrate."""
+        return self.read_json("calibration")
+
+    def table(self, key: str) -> pd.DataFrame | None:
+        """A table, or None when its stage has not run."""
+        return self.read(key) if self.has(key) else None
+
+    @property
+    def budgets(self) -> list[int]:
+        """The budgets N scored (those of ir_scores; else the config's)."""
+        ir = self.table("ir_scores")
+        if ir is not None:
+            return sorted(int(b) for b in ir["budget"].unique())
+        return sorted(self.config.budgets)
 
     # --- stages -------------------------------------------------------------------------------
 

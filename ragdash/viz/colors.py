@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ragdash.constants import LLM_ONLY
+
 RETRIEVER_COLORS: dict[str, str] = {
-    "llm_only": "#868e96",  # grey: no retrieval
+    LLM_ONLY: "#868e96",  # grey: no retrieval
     "bm25": "#1c7ed6",  # blue
     "sim": "#f76707",  # orange
     "mmr": "#0ca678",  # teal
@@ -41,4 +43,4 @@ def color_map(names: Iterable[str]) -> dict[str, str]:
 
 def label(name: str) -> str:
     """Display name of a system: 'LLM only', 'BM25', 'SIM', ..."""
-    return "LLM only" if name == "llm_only" else str(name).upper()
+    return "LLM only" if name == LLM_ONLY else str(name).upper()

@@ -1,0 +1,20 @@
+"""Computations behind the dashboard and the HTML report (no streamlit): every function takes the
+run's tables (pandas frames as stored in the run directory) and returns frames or plain values,
+so the same numbers come out of the dashboard, the report and a notebook. Shares are fractions
+in [0, 1] unless a name says `pct`. Import the topic module, e.g.
+``from ragdash.analysis import curves``; this package re-exports nothing.
+
+- `frames`: the run's tables reshaped: system order, the default budget, Score_IR at one budget,
+  the questions × retrievers matrix, the primary answers/judgments, per-question and long
+  tables, metadata columns and per-question dataset statistics.
+- `curves`: Score_IR curves and summaries: bootstrap bands, the paper's Table 3.1 (§3.1),
+  breakdowns by metadata, the best retriever, downsampling of sorted curves.
+- `compare`: paired comparisons of two retrievers: win/tie/loss, Wilcoxon test, Holm
+  adjustment, difference curves, the largest per-question differences.
+- `matching`: where each relevant part lies in a context (evidence highlighting) and the chunks
+  a retriever returned for a question.
+- `judging`: judge-score distributions (the paper's Table 3.3, §3.2), LLM only vs RAG, errors,
+  latency, tokens and cost.
+- `thresholds`: the threshold panel (§3.3): sorted scores, fits and objective curves at one
+  budget, estimated and actual shares for any (h, k), fit diagnosis, calibration summaries.
+"""

@@ -1,0 +1,138 @@
+"""The LLM side of a run: judge-score distributions (the paper's Table 3.3, §3.2) and the
+budget-sweep pilot, LLM only vs RAG on the same questions, failed calls, latency, tokens and
+cost. Judge scores are 1–5; null scores are errors, counted apart and never in the shares."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ragdash.analysis.frames import judge_wide, order_systems
+from ragdash.constants import LLM_ONLY, SCORES
+
+
+def _score_counts(scores: pd.Series) -> list[tuple[int, int, float]]:
+    """(score, count, share of valid scores) for each score 1–5; nulls left out."""
+    valid = scores.dropna().astype(int)
+    n = len(valid)
+    return [(s, c, c / n if n else float("nan"))
+            for s, c in ((s, int((valid == s).sum())) for s in SCORES)]
+
+
+def sweep_distribution(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Judge-score counts per (system, budget) for systems judged at several budgets (the
+    paper's Table 3.2 pilot); empty when there is no sweep. Columns: system, budget, score,
+    count, share."""
+    if judgments is None or "budget" not in judgments.columns:
+        return pd.DataFrame(columns=["system", "budget", "score", "count", "share"])
+    j = judgments.dropna(subset=["budget"])
+    multi = j.groupby("system")["budget"].nunique()
+    j = j[j["system"].isin(multi[multi > 1].index)]
+    rows = [(sys_, int(b), *c) for (sys_, b), g in j.groupby(["system", "budget"])
+            for c in _score_counts(g["score"])]
+    return pd.DataFrame(rows, columns=["system", "budget", "score", "count", "share"])
+
+
+def judge_distribution(judgments: pd.DataFrame, order: Sequence[str] = ()) -> pd.DataFrame:
+    """Counts and shares of judge scores 1–5 per system (the paper's Table 3.3).
+
+    Columns: system, score, count, share (of valid scores), n_valid, n_errors. Null scores are
+    errors, counted apart and never in the shares.
+    """
+    j = judgments.drop_duplicates(["qid", "system"], keep="last")
+    rows = []
+    for sys_ in order_systems(j["system"], order):
+        g = j[j["system"] == sys_]
+        n, errors = int(g["score"].notna().sum()), int(g["score"].isna().sum())
+        rows += [(sys_, *c, n, errors) for c in _score_counts(g["score"])]
+    return pd.DataFrame(rows, columns=["system", "score", "count", "share", "n_valid",
+                                       "n_errors"])
+
+
+def table_3_3(judgments: pd.DataFrame, order: Sequence[str] = ()) -> pd.DataFrame:
+    """System × score shares (rows sum to 1 over valid judgments), plus n and errors."""
+    d = judge_distribution(judgments, order)
+    t = d.pivot(index="system", columns="score", values="share")
+    t = t.reindex(d["system"].drop_duplicates())
+    t.columns = [str(c) for c in t.columns]
+    first = d.drop_duplicates("system").set_index("system")
+    t["n"] = first["n_valid"]
+    t["errors"] = first["n_errors"]
+    return t
+
+
+def llm_vs_rag(judgments: pd.DataFrame, system: str) -> pd.DataFrame:
+    """Crosstab of the LLM-only judge score (rows) against `system`'s (columns), valid pairs."""
+    w = judge_wide(judgments)
+    if LLM_ONLY not in w.columns or system not in w.columns:
+        return pd.DataFrame()
+    pair = w[[LLM_ONLY, system]].dropna().astype(int)
+    return pd.crosstab(pair[LLM_ONLY], pair[system]).reindex(
+        index=SCORES, columns=SCORES, fill_value=0)
+
+
+def rag_gain(judgments: pd.DataFrame, order: Sequence[str] = ()) -> pd.DataFrame:
+    """Per RAG system, on questions judged for both it and LLM-only: share correct (5) with
+    retrieval vs without, and how many answers were fixed (LLM-only ≠ 5, RAG = 5) or broken."""
+    w = judge_wide(judgments)
+    rows = []
+    if LLM_ONLY not in w.columns:
+        return pd.DataFrame(columns=["system", "n", "rag_correct", "llm_only_correct", "fixed",
+                                     "broken"])
+    for sys_ in order_systems(w.columns, order):
+        if sys_ == LLM_ONLY:
+            continue
+        p = w[[LLM_ONLY, sys_]].dropna()
+        lo, rag = p[LLM_ONLY] == 5, p[sys_] == 5
+        rows.append({"system": sys_, "n": len(p), "rag_correct": float(rag.mean()),
+                     "llm_only_correct": float(lo.mean()), "fixed": int((rag & ~lo).sum()),
+                     "broken": int((~rag & lo).sum())})
+    return pd.DataFrame(rows)
+
+
+def errors_table(answers: pd.DataFrame | None, judgments: pd.DataFrame | None) -> pd.DataFrame:
+    """Failed generations and judgments, shown apart: stage, qid, system, error."""
+    frames = []
+    for stage, df in (("generation", answers), ("judging", judgments)):
+        if df is None or df.empty or "error" not in df.columns:
+            continue
+        bad = df[df["error"].notna() & (df["error"].astype(str) != "")]
+        frames.append(pd.DataFrame({"stage": stage, "qid": bad["qid"].astype(str),
+                                    "system": bad["system"], "error": bad["error"].astype(str)}))
+    if not frames:
+        return pd.DataFrame(columns=["stage", "qid", "system", "error"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def usage(answers: pd.DataFrame, order: Sequence[str] = ()) -> pd.DataFrame:
+    """Per system: calls, errors, median and p90 latency (s), mean tokens in/out."""
+    rows = []
+    for sys_ in order_systems(answers["system"], order):
+        g = answers[answers["system"] == sys_]
+        lat = g["latency_s"].dropna()
+        rows.append({"system": sys_, "calls": len(g),
+                     "errors": int(g["error"].notna().sum()) if "error" in g else 0,
+                     "latency_median_s": float(lat.median()) if len(lat) else np.nan,
+                     "latency_p90_s": float(lat.quantile(0.9)) if len(lat) else np.nan,
+                     "tokens_in_mean": float(g["tokens_in"].astype(float).mean()),
+                     "tokens_out_mean": float(g["tokens_out"].astype(float).mean())})
+    return pd.DataFrame(rows)
+
+
+def costs(answers: pd.DataFrame | None, judgments: pd.DataFrame | None) -> pd.DataFrame:
+    """Actual calls, tokens, USD and summed latency per stage and model (ragdash.llm.cost)."""
+    from ragdash.llm.cost import actual_cost
+
+    frames = []
+    for stage, df in (("generation", answers), ("judging", judgments)):
+        needed = {"tokens_in", "tokens_out", "latency_s"}
+        if df is None or df.empty or not needed <= set(df.columns):
+            continue
+        frames.append(actual_cost(df).assign(stage=stage))
+    if not frames:
+        return pd.DataFrame(columns=["stage", "model", "calls", "tokens_in", "tokens_out", "usd",
+                                     "latency_s"])
+    out = pd.concat(frames, ignore_index=True)
+    return out[["stage", "model", "calls", "tokens_in", "tokens_out", "usd", "latency_s"]]

@@ -1,0 +1,41 @@
+"""The raw LLM clients behind the `Backend` interface, one module per client library.
+
+`chat(messages, *, json_schema=None, **params) -> LLMResult` is implemented with the official
+clients: `ragdash.llm.clients.ollama` (`ollama.Client`, `format=<schema>` for structured
+output) and `ragdash.llm.clients.openai` (`openai.OpenAI` against any OpenAI-compatible
+`base_url`; `response_format` with the schema where the server takes it, falling back to plain
+text). The `local` backend is the OpenAI client against a `llama_cpp.server` started by
+`ragdash.llm.local`. Clients make one attempt per call; retries and caching are wrappers
+(`ragdash.llm.wrappers`).
+
+This module holds what both clients share; it imports neither of them (the client libraries
+are imported when a client is built, not when ragdash starts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragdash.llm.settings import LLMSettings
+from ragdash.llm.types import LLMError
+
+
+def sampling_params(settings: LLMSettings, params: dict[str, Any]) -> dict[str, Any]:
+    """Effective parameters of a call: settings, then `settings.options`, then per-call ones."""
+    out = {"temperature": settings.temperature, "max_tokens": settings.max_tokens,
+           "seed": settings.seed}
+    out.update(settings.options)
+    out.update(params)
+    return out
+
+
+def short(text: str, n: int = 300) -> str:
+    """`text` on one line, cut to `n` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def not_a_reply(where: str, exc: Exception) -> LLMError:
+    """The retryable error for a 200 whose body is not a chat response."""
+    return LLMError(f"{where}: the server's reply is not a chat response ({short(str(exc))})",
+                    kind="invalid_reply", retryable=True)

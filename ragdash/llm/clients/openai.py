@@ -1,0 +1,142 @@
+"""`openai.OpenAI` against OpenAI or any compatible server (llama.cpp, vLLM, LM Studio...)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from ragdash.llm.clients import not_a_reply, sampling_params, short
+from ragdash.llm.settings import LLMSettings
+from ragdash.llm.types import LLMError, LLMResult, Messages
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    value = getattr(response, "headers", {}).get("retry-after") if response is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _openai_error(exc: Exception, where: str) -> LLMError:
+    """The `LLMError` (with its kind) for an exception of the openai client."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return LLMError(f"{where}: timed out", kind="timeout", retryable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMError(f"{where}: cannot connect ({exc.__cause__ or exc}); is the server "
+                        "running?", kind="connection", retryable=True)
+    if isinstance(exc, openai.RateLimitError):
+        return LLMError(f"{where}: rate limited (429)", kind="rate_limit", retryable=True,
+                        retry_after=_retry_after(exc))
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        return LLMError(f"{where}: authentication refused ({exc.status_code}); check the API "
+                        "key", kind="auth")
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status >= 500:
+            return LLMError(f"{where}: server error {status}", kind="server_error",
+                            retryable=True)
+        return LLMError(f"{where}: request refused ({status}): {short(exc.message)}",
+                        kind="bad_request")
+    return LLMError(f"{where}: {type(exc).__name__}: {short(str(exc))}")
+
+
+class OpenAIBackend:
+    """`openai.OpenAI` against OpenAI or any compatible server (llama.cpp, vLLM, LM Studio...).
+
+    Structured output modes are tried in order and a mode the server refuses is dropped:
+    `json_schema` (OpenAI), `json_object` + `schema` (llama.cpp), then none (tolerant parsing).
+    """
+
+    def __init__(self, settings: LLMSettings, *, base_url: str | None = None,
+                 api_key: str | None = None, name: str = "openai", model: str | None = None):
+        import openai
+
+        self.settings = settings
+        self.name = name
+        self.model = model or settings.model
+        self.base_url = base_url or settings.base_url
+        key = api_key or settings.resolve_api_key()
+        if key is None:
+            if self.base_url is None:
+                raise LLMError(f"the openai backend needs an API key: set {settings.api_key_env}"
+                               " in the environment", kind="config")
+            key = "not-needed"  # compatible local servers ignore it
+        self._client = openai.OpenAI(api_key=key, base_url=self.base_url,
+                                     timeout=settings.timeout_s, max_retries=0)
+        if settings.structured != "auto":
+            modes = [settings.structured]
+        elif name == "local":
+            modes = ["json_object", "none"]
+        else:
+            modes = ["json_schema", "json_object", "none"]
+        self._modes = modes
+        self._lock = threading.Lock()
+
+    @property
+    def structured_mode(self) -> str:
+        return self._modes[0]
+
+    def call_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        return sampling_params(self.settings, params)
+
+    def chat(self, messages: Messages, *, json_schema: dict | None = None,
+             **params: Any) -> LLMResult:
+        import openai
+
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
+        sampling = self.call_params(params)
+        extra = {k: v for k, v in sampling.items()
+                 if k not in ("temperature", "max_tokens", "seed") and v is not None}
+        kwargs.update({k: sampling[k] for k in ("temperature", "max_tokens", "seed")
+                       if sampling.get(k) is not None})
+        if extra:
+            kwargs["extra_body"] = extra
+        where = f"{self.name} {self.model}"
+        while True:
+            mode = self._modes[0]
+            rf = _response_format(mode, json_schema)
+            t0 = time.perf_counter()
+            try:
+                resp = self._client.chat.completions.create(
+                    **kwargs, **({"response_format": rf} if rf else {}))
+            except openai.APIStatusError as exc:
+                if rf and exc.status_code in (400, 422) and _about_format(exc):
+                    with self._lock:
+                        if self._modes[0] == mode and len(self._modes) > 1:
+                            self._modes.pop(0)
+                    continue
+                raise _openai_error(exc, where) from exc
+            except openai.OpenAIError as exc:
+                raise _openai_error(exc, where) from exc
+            except ValueError as exc:  # a 200 whose body is not JSON (an HTML page, cut JSON)
+                raise not_a_reply(where, exc) from exc
+            latency = time.perf_counter() - t0
+            if not hasattr(resp, "choices"):  # a 200 whose body is not a chat completion
+                raise not_a_reply(where, ValueError(str(resp)))
+            choice = resp.choices[0] if resp.choices else None
+            text = (choice.message.content if choice and choice.message else None) or ""
+            usage = resp.usage
+            return LLMResult(text=text,
+                             tokens_in=getattr(usage, "prompt_tokens", None),
+                             tokens_out=getattr(usage, "completion_tokens", None),
+                             latency_s=latency, model=resp.model or self.model)
+
+
+def _response_format(mode: str, schema: dict | None) -> dict | None:
+    if schema is None or mode == "none":
+        return None
+    if mode == "json_schema":
+        return {"type": "json_schema",
+                "json_schema": {"name": "reply", "schema": schema, "strict": True}}
+    return {"type": "json_object", "schema": schema}
+
+
+def _about_format(exc: Exception) -> bool:
+    text = str(getattr(exc, "message", "") or exc).lower()
+    body = str(getattr(exc, "body", "") or "").lower()
+    return any(w in text or w in body for w in ("response_format", "schema", "json"))

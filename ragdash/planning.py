@@ -1,0 +1,119 @@
+"""Before and instead of LLM calls: what the LLM stages would cost (a dry run, priced with the
+rate measured in the LLM cache), and what saved thresholds predict for a run that has only
+retrieval scores (the paper's §3.3 estimate)."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+
+import pandas as pd
+
+from ragdash.rundir import Run
+from ragdash.stages.generate import generator_settings, llm_cache, requests
+from ragdash.stages.judge import judge_settings
+
+
+def measured_rate(cfg: dict, model: str) -> float | None:
+    """Calls per minute of `model` measured from the latencies in the LLM cache, if any."""
+    path = llm_cache(cfg)
+    if not path.exists():
+        return None
+    with sqlite3.connect(path) as db:
+        row = db.execute("SELECT AVG(latency_s), COUNT(*) FROM replies WHERE model = ?",
+                         (model,)).fetchone()
+    return 60.0 / row[0] if row and row[1] and row[0] else None
+
+
+def model_name(settings) -> str:
+    """The model name calls are recorded under (the alias of a local GGUF)."""
+    if settings.backend == "local":
+        from ragdash.llm.local import model_alias
+
+        return model_alias(settings.model)
+    return settings.model
+
+
+def dry_run(run: Run, cfg: dict) -> dict:
+    """What the LLM stages would cost, before any call: calls, tokens, money, time."""
+    from ragdash.llm import estimate_prompts
+    from ragdash.llm.prompts import generation_messages, judge_messages, verdict_prompt
+
+    gen = generator_settings(cfg)
+    reqs = requests(run, cfg)
+    ref = cfg["generation"].get("reference_prompts", False)
+    prompt = cfg["generation"].get("prompt", "paper")
+    gen_est = estimate_prompts([generation_messages(q, c, reference=ref, prompt=prompt)
+                                for _, _, _, q, c in reqs], model_name(gen),
+                               tokens_out=40, rate=measured_rate(cfg, model_name(gen)),
+                               backend=gen.backend)
+    judge = judge_settings(cfg)
+    examples = run.read("examples").head(cfg["generation"].get("limit") or None)
+    systems = 1 + len(cfg["retrievers"]["use"]) if cfg["generation"]["llm_only"] else len(
+        cfg["retrievers"]["use"])
+    answer = "a one-sentence answer of about thirty tokens written by the generator model " * 2
+    mode = cfg["judge"]["mode"]
+    if mode == "stepwise":  # the verdict question per answer; a partial answer asks one more
+        prompts = [[{"role": "user", "content": verdict_prompt(r.question, r.answer, answer)}]
+                   for r in examples.itertuples(index=False)] * systems
+    else:
+        per_call = 1 if mode == "single" else systems
+        prompts = [judge_messages(r.question, r.answer, list(r.parts), [answer] * per_call,
+                                  json_output=True)
+                   for r in examples.itertuples(index=False)] * (systems // per_call)
+    judge_est = estimate_prompts(prompts, model_name(judge),
+                                 tokens_out=25 if mode == "grouped" else 8,
+                                 rate=measured_rate(cfg, model_name(judge)),
+                                 backend=judge.backend)
+    out: dict = {"generation": gen_est, "judge": judge_est}
+    if mode == "stepwise":
+        out["note"] = "stepwise judging: a lower bound, each partially correct answer asks twice"
+    return out
+
+
+def estimate_run(run: Run, calibration: dict, budget: int | None = None,
+                 judge_model: str = "gpt-4o", generator_model: str = "llama3:8b") -> dict:
+    """Apply saved thresholds to a run with retrieval scores only; write estimate.json."""
+    from ragdash.calibration import calls_avoided, estimate
+    from ragdash.llm.cost import estimate as cost_estimate
+
+    budget = budget or calibration.get("budget", 1000)
+    ir = run.read("ir_scores")
+    if budget not in set(ir["budget"]):
+        raise ValueError(f"run {run.path} has no Score_IR at budget {budget} "
+                         f"(budgets: {sorted(set(ir['budget']))})")
+    table = estimate(ir, calibration["h"], calibration["k"], budget=budget)
+    n_q, n_r = ir["qid"].nunique(), ir["retriever"].nunique()
+    avoided = calls_avoided(n_q, n_r)
+    # typical sizes: a RAG prompt ~1,100 tokens in, 40 out; a 6-candidate judge call ~700/20
+    gen = cost_estimate(avoided["generation_calls"], 1100, 40, generator_model)
+    jud = cost_estimate(avoided["judge_calls"], 700, 20, judge_model)
+    data = {
+        "budget": budget, "h": calibration["h"], "k": calibration["k"],
+        "estimated_shares": table.to_dict(orient="records"),
+        "calls_avoided": avoided,
+        "cost_avoided": {"generation": str(gen), "judge": str(jud),
+                         "usd": (gen.usd or 0.0) + (jud.usd or 0.0)},
+    }
+    run.write_json("estimate", data)
+    return data
+
+
+def cost_avoided(answers: pd.DataFrame | None, judgments: pd.DataFrame | None,
+                 calls: dict, model: str = "gpt-4o") -> float | None:
+    """What the calls the thresholds avoid would cost with `model` (the paper's judge), priced
+    at the run's mean tokens per call; None without token counts."""
+    from ragdash.llm.cost import estimate
+
+    if answers is None or not {"tokens_in", "tokens_out"} <= set(answers.columns):
+        return None
+    usd = estimate(calls["generation_calls"], float(answers["tokens_in"].astype(float).mean()),
+                   float(answers["tokens_out"].astype(float).mean()), model).usd
+    jt = judgments if judgments is not None else pd.DataFrame()
+    if usd is not None and {"tokens_in", "tokens_out", "call_id"} <= set(jt.columns):
+        per_call = jt.dropna(subset=["call_id"]).drop_duplicates("call_id")
+        judge_usd = estimate(calls["judge_calls"],
+                             float(per_call["tokens_in"].astype(float).mean()),
+                             float(per_call["tokens_out"].astype(float).mean()), model).usd
+        usd = usd + judge_usd if judge_usd is not None else usd
+    return usd if usd is not None and math.isfinite(usd) else None

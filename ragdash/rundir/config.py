@@ -1,0 +1,71 @@
+"""The configuration a run was made with, as a frozen typed view of its manifest.
+
+`ragdash.config` builds and validates the dict (its DEFAULTS are the one schema); a run keeps
+that dict in `run.json`. Readers get this view instead of `manifest.get("config", {})…` chains;
+it tolerates runs written before a key existed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return copy.deepcopy(value)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A run's configuration (read-only)."""
+
+    name: str = ""
+    description: str = ""
+    retrievers: tuple[str, ...] = ()
+    """The retrievers the config asked for (`retrievers.use`), in its order."""
+    budgets: tuple[int, ...] = ()
+    tokenizer: str = "llama3"
+    scoring_mode: str = "corrected"
+    generation_budget: int | None = None
+    """N of the generation contexts (`generation.budget`)."""
+    sections: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """Every section as saved (read-only mappings): dataset, chunker, llm, judge, …"""
+
+    @classmethod
+    def from_dict(cls, cfg: Mapping[str, Any] | None) -> RunConfig:
+        cfg = cfg or {}
+        gen = cfg.get("generation") or {}
+        return cls(
+            name=str(cfg.get("name") or ""),
+            description=str(cfg.get("description") or ""),
+            retrievers=tuple((cfg.get("retrievers") or {}).get("use") or ()),
+            budgets=tuple(int(b) for b in cfg.get("budgets") or ()),
+            tokenizer=str(cfg.get("tokenizer") or "llama3"),
+            scoring_mode=str((cfg.get("scoring") or {}).get("mode") or "corrected"),
+            generation_budget=gen.get("budget"),
+            sections=_freeze(dict(cfg)),
+        )
+
+    def section(self, name: str) -> Mapping[str, Any]:
+        """One top-level section ({} when the run predates it)."""
+        value = self.sections.get(name)
+        return value if isinstance(value, Mapping) else MappingProxyType({})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plain dict, as saved in the manifest and hashed into the stage keys."""
+        return _thaw(self.sections)

@@ -1,0 +1,45 @@
+"""Atomic writes: a temp file beside the target, renamed over it only when complete."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+
+
+@contextlib.contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """Yield a temp path beside `path`; rename it over `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600 files; run files are meant to be shared
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_json(path: Path, data: dict) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def write_table(path: Path, df: pd.DataFrame) -> None:
+    with atomic_path(path) as tmp:
+        if path.suffix == ".csv":
+            df.to_csv(tmp, index=False)
+        else:
+            df.to_parquet(tmp, index=False)
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)

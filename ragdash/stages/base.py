@@ -1,0 +1,69 @@
+"""What a stage is: its name, what it reads, its fingerprint, and `run(ctx)` returning counts.
+
+A stage's key hashes the keys of the stages it reads (`needs`) and the config settings it uses
+(`settings`); a stage whose key is unchanged and whose status is `done` is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ragdash.rundir import Run
+
+
+class Progress(Protocol):
+    """One progress protocol for every stage: (message, done, total)."""
+
+    def __call__(self, message: str, done: int, total: int, /) -> None: ...
+
+
+def no_progress(message: str, done: int, total: int, /) -> None:
+    """The progress callback that reports nothing."""
+
+
+@dataclass(frozen=True)
+class StageContext:
+    """What a stage runs with: the run directory, the validated config, its key, progress, and
+    an API key given for this run only (never written: not in the config, the environment or
+    the manifest)."""
+
+    run: Run
+    cfg: dict[str, Any]
+    key: str
+    progress: Progress = no_progress
+    api_key: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of the pipeline.
+
+    `needs`: the stages whose outputs it reads (their keys enter its key); `after`: stages that
+    must be up to date first without being inputs (generation follows scoring so that a run with
+    answers always has its scores). `settings(cfg)` returns the config values the key hashes.
+    `switch`: the config section whose `enabled` says whether `ragdash run` performs it.
+    `llm`: whether it calls an LLM on the answers (a dry run estimates it instead).
+    `failed_calls(run)`: LLM calls of its last run that ended in errors (a re-run retries them).
+    """
+
+    name: str
+    about: str
+    needs: tuple[str, ...]
+    settings: Callable[[dict[str, Any]], tuple]
+    run: Callable[[StageContext], dict]
+    command: str = ""
+    after: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    switch: str = ""  # the config section whose `enabled` turns it on (always on if none)
+    failed_calls: Callable[[Run], int] | None = None
+    llm: bool = False  # it calls an LLM on the answers (a dry run stops before it)
+
+    def enabled(self, cfg: dict[str, Any]) -> bool:
+        return not self.switch or bool(cfg[self.switch]["enabled"])
+
+    @property
+    def cli(self) -> str:
+        """The `ragdash` subcommand that runs it (and what it needs)."""
+        return self.command or self.name

@@ -1,0 +1,34 @@
+"""Calibrate: fit thresholds h < k on Score_IR against the judge (the paper's §3.3), measure
+how well retrieval predicts the judge, and cross-validate the estimators."""
+
+from __future__ import annotations
+
+from ragdash.stages.base import Stage, StageContext
+
+
+def run(ctx: StageContext) -> dict:
+    from ragdash.calibration import calibrate, cross_validate
+
+    cfg, out = ctx.cfg, ctx.run
+    c = cfg["calibration"]
+    budget = c.get("budget") or cfg["generation"]["budget"]
+    ir = out.read("ir_scores")
+    judgments = out.read("judgments")
+    result = calibrate(ir, judgments, budget=budget, per_retriever=c["per_retriever"],
+                       method=c["method"], n_boot=c["n_boot"], seed=c["seed"])
+    data = result.to_dict()
+    data["generation_budget"] = cfg["generation"]["budget"]
+    try:
+        table, verdict = cross_validate(ir, judgments, budget=budget, seed=c["seed"])
+        out.write("estimator_cv", table)
+        data["estimators"] = {"verdict": verdict}
+    except ValueError as exc:  # too few questions or retrievers to cross-validate
+        data["estimators"] = {"verdict": f"not cross-validated: {exc}"}
+    out.write_json("calibration", data)
+    return {"h": data["h"], "k": data["k"], "pairs": data["n"], "excluded": data["n_excluded"]}
+
+
+STAGE = Stage("calibrate", "fit thresholds h and k, compare estimated and actual shares",
+              needs=("judge", "score"), settings=lambda cfg: (cfg["calibration"],), run=run,
+              writes=("estimator_cv", "calibration"),
+              switch="calibration")

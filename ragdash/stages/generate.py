@@ -1,0 +1,81 @@
+"""Generate: answers of the LLM alone and with each retriever's C_N (the paper's §3.2).
+
+Every call goes through the persistent cache (`<runs_root>/_llm_cache.sqlite`), which commits
+each finished call at once: an interrupted stage re-run repeats no finished call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragdash.constants import LLM_ONLY
+from ragdash.llm.prompts import generation_prompt_version
+from ragdash.rundir import Run
+from ragdash.stages.base import Stage, StageContext
+
+
+def llm_cache(cfg: dict) -> Path:
+    """The LLM reply cache shared by the runs under one root."""
+    return Path(cfg["runs_root"]) / "_llm_cache.sqlite"
+
+
+def generator_settings(cfg: dict, api_key: str | None = None):
+    """The generator: `generation.llm` when set, else the run's `llm` (which MLQ uses too)."""
+    from ragdash.llm import LLMSettings
+
+    return LLMSettings.from_config(cfg["generation"].get("llm") or cfg["llm"], api_key=api_key)
+
+
+def requests(run: Run, cfg: dict) -> list[tuple]:
+    """(qid, system, budget, question, context) for LLM-only and every retriever (or a sweep)."""
+    from ragdash.scoring.contexts import budget_contexts
+
+    g = cfg["generation"]
+    examples = run.read("examples")
+    questions = dict(zip(examples["qid"].astype(str), examples["question"], strict=True))
+    qids = list(questions)[: g.get("limit") or None]  # generation.limit: the first N only
+    sweep = g.get("sweep")
+    plan = ([(sweep["retriever"], b) for b in sweep["budgets"]] if sweep
+            else [(r, g["budget"]) for r in cfg["retrievers"]["use"]])
+    out = [(q, LLM_ONLY, None, questions[q], None) for q in qids] if g["llm_only"] else []
+    by_budget: dict[int, dict] = {}
+    for retriever, budget in plan:
+        if budget not in by_budget:
+            ctx = budget_contexts(run, cfg["tokenizer"], cfg["scoring"]["mode"], budget)
+            by_budget[budget] = {(q, r): t for q, r, t in ctx.itertuples(index=False)}
+        texts = by_budget[budget]
+        out += [(q, retriever, budget, questions[q], texts[(q, retriever)]) for q in qids
+                if (q, retriever) in texts]
+    return out
+
+
+def settings(cfg: dict) -> tuple:
+    return (cfg["tokenizer"], cfg["scoring"]["mode"], cfg["llm"], cfg["generation"],
+            generation_prompt_version())
+
+
+def run(ctx: StageContext) -> dict:
+    from ragdash.llm.generate import generate
+
+    cfg, out = ctx.cfg, ctx.run
+    gen = generator_settings(cfg, ctx.api_key)
+    answers = generate(requests(out, cfg), gen, cache=llm_cache(cfg),
+                       reference_prompts=cfg["generation"].get("reference_prompts", False),
+                       prompt=cfg["generation"].get("prompt", "paper"),
+                       progress=lambda d, t: ctx.progress("generating answers", d, t))
+    out.write("answers", answers)
+    out.update(llm={**out.manifest.get("llm", {}), "generator": gen.to_manifest()})
+    return {"answers": len(answers), "errors": int(answers["error"].notna().sum()),
+            "mean_latency_s": round(float(answers["latency_s"].mean()), 2)
+            if answers["latency_s"].notna().any() else None}
+
+
+def failed_calls(run: Run) -> int:
+    """Generation calls that ended in errors (a re-run retries them)."""
+    return int(run.read("answers")["error"].notna().sum()) if run.has("answers") else 0
+
+
+STAGE = Stage("generate", "generate answers with the LLM (LLM only and each retriever's C_N); "
+              "resumable", needs=("retrieve",), after=("score",), settings=settings, run=run,
+              writes=("answers",), switch="generation",
+              failed_calls=failed_calls, llm=True)

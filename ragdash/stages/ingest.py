@@ -1,0 +1,77 @@
+"""Ingest: load and validate a dataset and its corpus into examples and documents."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict
+from pathlib import Path
+
+import pandas as pd
+
+from ragdash.stages.base import Stage, StageContext
+
+
+def file_sha256(path: str | Path | None) -> str | None:
+    """The sha256 of a file, or of a folder's relative paths and contents; None if absent."""
+    if not path:
+        return None
+    p = Path(path)
+    if p.is_dir():
+        h = hashlib.sha256()
+        for f in sorted(x for x in p.rglob("*") if x.is_file()):
+            h.update(str(f.relative_to(p)).encode())
+            h.update(f.read_bytes())
+        return h.hexdigest()
+    if not p.exists():
+        return None
+    h = hashlib.sha256()
+    with open(p, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def settings(cfg: dict) -> tuple:
+    ds = {k: v for k, v in cfg["dataset"].items() if not (k == "sample" and v is None)}
+    # (a later key left out at its default, so runs made before it keep their retrieval)
+    return ds, file_sha256(ds["path"]), file_sha256(ds.get("corpus"))
+
+
+def run(ctx: StageContext) -> dict:
+    from ragdash.data import load_dataset
+
+    ds, out = ctx.cfg["dataset"], ctx.run
+    dataset = load_dataset(ds["path"], ds.get("format", "auto"), corpus=ds.get("corpus"),
+                           corpus_fmt=ds.get("corpus_format", "auto"),
+                           include_unanswerable=ds.get("include_unanswerable", False),
+                           limit=ds.get("limit"), sample=ds.get("sample"))
+    issues = pd.DataFrame([asdict(i) for i in dataset.issues],
+                          columns=["file", "record", "field", "message", "severity"])
+    out.write("issues", issues)
+    if not dataset.examples:
+        first = "; ".join(str(i) for i in dataset.issues[:3]) or "no record found"
+        raise ValueError(f"{ds['path']}: no valid example could be loaded "
+                         f"({dataset.skipped} record(s) skipped; all listed in "
+                         f"{out.file('issues')}). First: {first}")
+    meta_keys = sorted({k for e in dataset.examples for k in e.meta})
+    examples = pd.DataFrame({
+        "qid": [e.qid for e in dataset.examples],
+        "question": [e.question for e in dataset.examples],
+        "answer": [e.answer for e in dataset.examples],
+        "parts": [list(e.parts) for e in dataset.examples],
+        **{k: [e.meta.get(k) for e in dataset.examples] for k in meta_keys},
+    })
+    documents = pd.DataFrame([asdict(d) for d in dataset.documents],
+                             columns=["doc_id", "title", "text"])
+    out.write("examples", examples)
+    out.write("documents", documents)
+    out.update(source=dataset.source, issues={
+        "skipped": dataset.skipped, "warnings": dataset.warnings,
+        "first": [str(i) for i in dataset.issues[:20]],
+    })
+    return {"examples": len(examples), "documents": len(documents),
+            "skipped": dataset.skipped, "warnings": dataset.warnings}
+
+
+STAGE = Stage("ingest", "load and validate a dataset and corpus into a run directory",
+              needs=(), settings=settings, run=run, writes=("issues", "examples", "documents"))

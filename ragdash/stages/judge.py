@@ -1,0 +1,63 @@
+"""Judge: score every answer 1-5 against the true answer and relevant parts (the paper's §2.3),
+answers matched by the refusal rule scored 1 without a call."""
+
+from __future__ import annotations
+
+from ragdash import judge_audit
+from ragdash.llm.prompts import judge_prompt_version
+from ragdash.rundir import Run
+from ragdash.stages.base import Stage, StageContext
+from ragdash.stages.generate import llm_cache
+
+
+def judge_settings(cfg: dict, api_key: str | None = None):
+    """The judge: `judge.llm` when set, else the run's `llm`."""
+    from ragdash.llm import LLMSettings
+
+    return LLMSettings.from_config(cfg["judge"].get("llm") or cfg["llm"], api_key=api_key)
+
+
+def settings(cfg: dict) -> tuple:
+    return (cfg["judge"], None if cfg["judge"].get("llm") else cfg["llm"],
+            judge_prompt_version())
+
+
+def run(ctx: StageContext) -> dict:
+    from ragdash.llm import judge_answers
+    from ragdash.llm.refusal import RefusalRule
+
+    cfg, out = ctx.cfg, ctx.run
+    j = cfg["judge"]
+    judge = judge_settings(cfg, ctx.api_key)
+    answers = out.read("answers")
+    judgments = judge_answers(
+        answers, out.read("examples"), judge, cache=llm_cache(cfg), mode=j["mode"],
+        shuffle=j["shuffle"], seed=j["seed"],
+        reference_prompts=j.get("reference_prompts", False),
+        refusal=RefusalRule.from_config(j.get("refusal")),
+        progress=lambda d, t: ctx.progress("judging answers", d, t))
+    out.write("judgments", judgments)
+    checks = judge_audit.audit(judgments, answers, out.read("examples"))
+    out.update(llm={**out.manifest.get("llm", {}), "judge": judge.to_manifest()},
+               judge_audit=judge_audit.summary(checks))
+    scored = judgments["score"].dropna()
+    return {"judgments": len(judgments), "errors": int(judgments["score"].isna().sum()),
+            "refusals_by_rule": int(judgments["rule"].notna().sum()),
+            "distribution": {str(int(s)): int(n) for s, n in scored.value_counts()
+                             .sort_index().items()},
+            "audit_warnings": [f"{c.title}: {c.finding}" for c in checks if c.status == "warn"]}
+
+
+def failed_calls(run: Run) -> int:
+    """Judge calls that ended in errors; rows without an answer to judge are not calls."""
+    if not run.has("judgments"):
+        return 0
+    from ragdash.llm.judge import NO_ANSWER
+
+    j = run.read("judgments")
+    return int((j["error"].notna() & (j["error"] != NO_ANSWER)).sum())
+
+
+STAGE = Stage("judge", "judge the answers 1-5 with the judge LLM", needs=("generate",),
+              settings=settings, run=run, writes=("judgments",),
+              switch="judge", failed_calls=failed_calls, llm=True)

@@ -1,0 +1,97 @@
+"""Runs stages over a run directory in the order of what they need; the CLI, the dry run and
+the dashboard's jobs all call `run_stages`.
+
+A stage whose key is unchanged and whose status is `done` is skipped unless forced, or unless
+some of its LLM calls ended in errors last time (they are retried; finished calls come from the
+LLM cache). A stage that runs makes every stage after it that depends on it run too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+
+from ragdash.config import fingerprint
+from ragdash.rundir import Run
+from ragdash.stages import REGISTRY, STAGES
+from ragdash.stages.base import Progress, StageContext, no_progress
+
+log = logging.getLogger("ragdash")
+
+
+def requires(name: str) -> list[str]:
+    """Every stage that must be up to date before `name` (transitively), in registry order."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        for up in (*STAGES[todo[-1]].needs, *STAGES[todo.pop()].after):
+            if up not in seen:
+                seen.add(up)
+                todo.append(up)
+    return [s.name for s in REGISTRY if s.name in seen]
+
+
+def chain(name: str) -> tuple[str, ...]:
+    """`name` and everything it requires: what `ragdash <its command>` runs."""
+    return (*requires(name), name)
+
+
+def stage_keys(cfg: dict) -> dict[str, str]:
+    """The key of every stage: the keys of the stages it reads, then its own settings."""
+    keys: dict[str, str] = {}
+    for s in REGISTRY:
+        keys[s.name] = fingerprint(*(keys[n] for n in s.needs), *s.settings(cfg))
+    return keys
+
+
+def configured_stages(cfg: dict) -> tuple[str, ...]:
+    """The stages `ragdash run` performs: retrieval always, LLM stages when enabled."""
+    return tuple(s.name for s in REGISTRY if s.enabled(cfg))
+
+
+def llm_stages() -> tuple[str, ...]:
+    """The stages that call an LLM on the answers or read what one wrote (a dry run stops
+    before them)."""
+    return tuple(s.name for s in REGISTRY
+                 if s.llm or any(STAGES[up].llm for up in requires(s.name)))
+
+
+def run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str] | None = None,
+               force: bool = False, progress: Progress = no_progress,
+               api_key: str | None = None) -> Run:
+    """Run the given stages (default: every configured one) in registry order, skipping finished
+    ones whose inputs are unchanged. `api_key`: for OpenAI-compatible backends, kept in memory
+    only (else the backend reads its environment variable)."""
+    wanted = set(configured_stages(cfg) if stages is None else stages)
+    unknown = wanted - set(STAGES)
+    if unknown:
+        raise ValueError(f"unknown stage(s) {', '.join(sorted(unknown))} "
+                         f"(stages: {', '.join(STAGES)})")
+    run = Run(run_dir)
+    run.create(cfg)
+    keys = stage_keys(cfg)
+    ran: set[str] = set()
+    for stage in REGISTRY:
+        name = stage.name
+        if name not in wanted:
+            continue
+        ups = requires(name)
+        for up in ups:
+            if up not in wanted and not run.stage_done(up, keys[up]):
+                raise RuntimeError(f"stage {name} needs stage {up} to be up to date in "
+                                   f"{run.path}: run `ragdash {STAGES[up].cli}` (or `ragdash "
+                                   "run`) first")
+        done = run.stage_done(name, keys[name])
+        failed = stage.failed_calls(run) if stage.failed_calls and done else 0
+        if not force and done and not failed and not ran & set(ups):
+            log.info("stage %s: up to date, skipped (use --force to redo)", name)
+            progress(f"{name}: up to date", 1, 1)
+            continue
+        if failed and not force and not ran & set(ups):
+            log.warning("stage %s: %d call(s) ended in errors last time; retrying them "
+                        "(finished calls come from the LLM cache)", name, failed)
+        ran.add(name)
+        with run.running(name, keys[name]) as counts:
+            counts.update(stage.run(StageContext(run, cfg, keys[name], progress, api_key)))
+    return run

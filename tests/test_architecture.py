@@ -1,0 +1,109 @@
+"""The shape of the package: no import cycles, one stage registry, one declaration per run file."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "ragdash"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def import_graph() -> nx.DiGraph:
+    """ragdash module -> ragdash module it imports, at module level or inside a function
+    (imports under `if TYPE_CHECKING` are left out: they never run)."""
+    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(files)
+    for name, path in files.items():
+        tree = ast.parse(path.read_text())
+        skip = _type_checking_lines(tree)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if getattr(node, "lineno", None) in skip:
+                continue
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]
+                                    + ([base] if base else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base
+                           for a in node.names]
+            for t in targets:
+                while t and t not in files:
+                    t = t.rpartition(".")[0]
+                if t and t != name:
+                    graph.add_edge(name, t)
+    return graph
+
+
+def test_no_import_cycles_inside_ragdash():
+    cycles = list(nx.simple_cycles(import_graph()))
+    assert not cycles, "import cycles: " + "; ".join(" -> ".join([*c, c[0]]) for c in cycles[:5])
+
+
+def test_the_graph_sees_imports():
+    graph = import_graph()  # a parser that found nothing would pass the cycle test vacuously
+    assert graph.has_edge("ragdash.stages.runner", "ragdash.stages")
+    assert graph.has_edge("ragdash.stages.score", "ragdash.scoring.contexts")  # in a function
+    assert graph.number_of_edges() > 100
+
+
+def test_every_stage_comes_after_what_it_needs():
+    from ragdash.rundir import FILES
+    from ragdash.stages import REGISTRY, STAGES
+    from ragdash.stages.runner import chain, stage_keys
+
+    seen: set[str] = set()
+    for stage in REGISTRY:
+        assert set(stage.needs) | set(stage.after) <= seen, stage.name
+        seen.add(stage.name)
+        for key in stage.writes:  # what a stage writes is declared, and declared as its own
+            assert FILES[key].stage == stage.name, (stage.name, key)
+    assert {f.stage for f in FILES.values()} - set(STAGES) == {"every stage", "estimate"}
+    assert chain("judge") == ("ingest", "chunk", "retrieve", "score", "generate", "judge")
+    from ragdash.config import load_config
+
+    keys = stage_keys(load_config())
+    assert len(set(keys.values())) == len(REGISTRY)  # every stage has its own key
+
+
+def test_each_run_file_name_is_written_once():
+    from ragdash.rundir import FILES
+
+    sources = [p for p in [*PACKAGE.rglob("*.py"), *(ROOT / "app_pages").glob("*.py"),
+                           ROOT / "app.py"] if p.name != "files.py"]
+    text = "\n".join(p.read_text() for p in sources)
+    for f in FILES.values():
+        assert not re.search(rf"[\"']{re.escape(f.filename)}[\"']", text), f.filename
+
+
+def test_importing_the_config_loads_no_llm_machinery():
+    code = ("import sys, ragdash.config, ragdash.stages, ragdash.rundir; "
+            "print(sorted(m for m in sys.modules if m.startswith(('ragdash.llm.judge', "
+            "'ragdash.llm.local', 'ragdash.llm.generate', 'torch', 'streamlit'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]", out.stdout
