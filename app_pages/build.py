@@ -4,7 +4,6 @@ this page polls its progress, and stays usable. Earlier runs are listed below.""
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 
 import pandas as pd
@@ -17,13 +16,14 @@ from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
 from ragdash.retrieval.bm25 import STEMMERS, STOPWORDS
 from ragdash.rundir import Run, list_runs
+from ragdash.rundir.manage import RUN_NAME, delete_run, rename_run
 from ragdash.scoring import METHODS
 from ragdash.stages.runner import configured_stages
-from ragdash.ui import jobs, navigation, state
+from ragdash.ui import jobs, navigation, state, widgets
+from ragdash.viz import questions
 from ragdash.viz.colors import label
 
-MARKS = {"done": "✓", "failed": "✗", "running": "…"}
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+MARKS = {"done": "✓", "failed": "✗", "running": "…", "interrupted": "⏸"}
 CHOICES = {("bm25", "stemmer"): STEMMERS, ("bm25", "stopwords"): STOPWORDS,
            ("bm25", "backend"): ("pisa", "terrier"), ("mlq", "mode"): ("default", "reference"),
            ("semantic", "spacing"): ("exact", "reference")}
@@ -54,6 +54,17 @@ def param_inputs(owner: str, defaults: dict, prefix: str, helps: dict[str, str])
         else:
             out[name] = box.text_input(name, str(value), **kw)
     return out
+
+
+def _manage(action, done: str) -> None:
+    """Rename or delete a run, then say what happened (the run picker drops a run that is gone)."""
+    try:
+        action()
+    except (ValueError, OSError) as exc:
+        st.error(str(exc))
+        return
+    st.session_state["build_note"] = done
+    st.rerun()
 
 
 def _open(key: str) -> None:
@@ -131,6 +142,37 @@ with st.container(border=True):
             r_params[name] = param_inputs(name, retrieval.resolve_params(name, preset),
                                           f"build_r_{preset}", retrieval.PARAM_HELP)
 
+# --- chunk preview -------------------------------------------------------------------------------
+with st.expander("Preview the chunks before the run", expanded=False):
+    st.caption("Chunks the first 20 documents of the corpus with the chunker above: how many "
+               "chunks, how long, the first ones, and a warning when the run could not tell "
+               "retrievers apart.")
+    k_max = max([int(p.get("k") or 0) for p in r_params.values()] + [1])
+    if not ds.get("path"):
+        st.info("Choose a dataset first.")
+    elif st.toggle("Show the preview (follows the settings above)", key="build_preview"):
+        try:
+            pv = state.chunk_preview(
+                (ds["path"], ds["format"], ds.get("corpus"), ds["corpus_format"]),
+                int(limit) or None, method, tuple(sorted(ch_params.items())),
+                int(max_chars) or None, k_max)
+        except (ValueError, OSError) as exc:  # DataError is a ValueError
+            st.error(f"Cannot preview: {exc}")
+        else:
+            m = st.columns(3)
+            m[0].metric("Chunks", f"{pv.chunks:,}",
+                        help=f"From the first {pv.documents} of {pv.corpus_documents:,} "
+                             "documents")
+            m[1].metric("Mean length", f"{pv.mean_chars:,.0f} characters")
+            m[2].metric("Corpus", f"{pv.corpus_chars:,} characters")
+            for w in pv.warnings:
+                st.warning(w)
+            widgets.chart(questions.lengths_histogram(pv.lengths, "Chunk length", "chunks"),
+                          key="build_preview_hist")
+            st.dataframe(pd.DataFrame([{"chunk": c.chunk_id, "characters": len(c.text),
+                                        "text": c.text[:300]} for c in pv.first]),
+                         hide_index=True, width="stretch")
+
 # --- budgets and scoring ----------------------------------------------------------------------
 with st.container(border=True):
     st.subheader("4 · Budgets and scoring")
@@ -181,12 +223,15 @@ with st.container(border=True):
 stamp = datetime.now().strftime("%Y%m%d-%H%M")
 name = st.text_input("Run name (folder under the runs root)", f"run-{stamp}", key="build_name")
 problems = []
-if not NAME.match(name or ""):
+if not RUN_NAME.match(name or ""):
     problems.append("The run name may hold letters, digits, '.', '_' and '-' (64 at most).")
 if not use:
     problems.append("Pick at least one retriever.")
 if not ds.get("path"):
     problems.append("Choose a dataset.")
+elif source == "upload" and upload and not upload.get("examples"):
+    problems.append(f"{upload['name']} has no valid question: the Data page lists why each "
+                    "record was skipped.")
 try:
     parse_budgets(budgets)
 except ValueError as exc:
@@ -224,10 +269,12 @@ if st.button("▶ Start the run", type="primary", disabled=bool(problems) or bus
         job = jobs.start(cfg, run_dir, configured_stages(cfg))
         st.session_state["build_job"] = str(run_dir)
 
-# --- progress ------------------------------------------------------------------------------------
-current = jobs.jobs().get(st.session_state.get("build_job", ""))
-if current is not None:
-    jobs.follow(current, on_open=lambda: _open(state.run_key(current.run_dir)), key="build")
+# --- progress: this session's run, and any run still going (a reload reconnects) ------------------
+shown = [jobs.jobs().get(st.session_state.get("build_job", ""))]
+shown += [j for j in jobs.running() if j not in shown]
+for i, current in enumerate(j for j in shown if j is not None):
+    jobs.follow(current, on_open=lambda c=current: _open(state.run_key(c.run_dir)),
+                key=f"build{i}")
 
 # --- earlier runs ------------------------------------------------------------------------------
 st.subheader("Earlier runs")
@@ -249,7 +296,24 @@ else:
                                for s, v in st_.items())})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     keys = {state.run_key(r.path): r for r in runs}
-    c1, c2 = st.columns([3, 1])
+    c1, c2, c3, c4 = st.columns([4, 1, 1, 1])
     pick = c1.selectbox("Open an earlier run", list(keys), key="build_pick",
                         format_func=lambda k: keys[k].id, label_visibility="collapsed")
     c2.button("Open", on_click=_open, args=(pick,), key="build_open_earlier", width="stretch")
+    picked = keys[pick]
+    busy_pick = any(j.run_dir.resolve() == picked.path.resolve() for j in jobs.running())
+    with c3.popover("Rename", width="stretch", disabled=busy_pick,
+                    help="A running run cannot be renamed" if busy_pick else None):
+        new_name = st.text_input("New name", picked.path.name, key="build_rename_to")
+        if st.button("Rename the run", key="build_rename_go"):
+            _manage(lambda: rename_run(picked, new_name, state.runs_root()),
+                    f"Renamed {picked.path.name} to {new_name}.")
+    with c4.popover("Delete", width="stretch", disabled=busy_pick,
+                    help="A running run cannot be deleted" if busy_pick else None):
+        st.warning(f"Delete run **{picked.path.name}** and every file in it? This cannot be "
+                   "undone.")
+        if st.button("Delete for good", type="primary", key="build_delete_go"):
+            _manage(lambda: delete_run(picked, state.runs_root()),
+                    f"Deleted {picked.path.name}.")
+if note := st.session_state.pop("build_note", None):
+    st.success(note)

@@ -68,6 +68,7 @@ class Retriever(pt.Transformer):
     """Base class: subclasses implement `search(queries) -> list of ranked (docno, score) lists`."""
 
     name = "retriever"
+    embeds = False  # it embeds the chunks with MiniLM (the first use loads the model)
 
     def __init__(self, k: int):
         if k <= 0:

@@ -68,6 +68,8 @@ def _load_vectorstore(path: str, model: str):
 
 
 class _Dense(Retriever):
+    embeds = True
+
     def __init__(self, chunks: pd.DataFrame, cache_dir: Path, k: int = 10,
                  model: str = DEFAULT_MODEL):
         super().__init__(k)

@@ -102,6 +102,7 @@ class MultiQuery(Retriever):
     """Multi-query retrieval with an LLM (any LangChain chat model)."""
 
     name = "mlq"
+    embeds = True
 
     def __init__(self, chunks: pd.DataFrame, cache_dir: Path, llm, k: int = 5,
                  per_query_k: int = 10, mode: str = "default", max_queries: int = 5,

@@ -4,7 +4,8 @@
 - `io`: atomic writes;
 - `config`: the run's configuration as a frozen typed view;
 - `run`: `Run` (manifest, schema-checked reads and writes, typed accessors, stage records)
-  and `list_runs`.
+  and `list_runs`;
+- `manage`: renaming and deleting runs safely.
 """
 
 from ragdash.rundir.config import RunConfig

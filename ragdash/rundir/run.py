@@ -78,13 +78,15 @@ class Run:
             if tmp.is_file() and (self.path / tmp.name[1:].rsplit(".", 1)[0]).suffix:
                 tmp.unlink(missing_ok=True)
         old = self.manifest
+        stages = {name: {**s, "status": "interrupted"} if s.get("status") == "running" else s
+                  for name, s in old.get("stages", {}).items()}  # a killed or failed writer's
         write_json(self.path / MANIFEST, {
             "id": old.get("id", self.path.name),
             "created": old.get("created", now()),
             "updated": now(),
             "config": config,
             "versions": package_versions(),
-            "stages": old.get("stages", {}),
+            "stages": stages,
             **{k: v for k, v in old.items()
                if k not in ("id", "created", "updated", "config", "versions", "stages")},
         })
@@ -175,8 +177,9 @@ class Run:
         try:
             yield counts
         except BaseException as exc:
-            self.set_stage(name, status="failed", error=f"{type(exc).__name__}: {exc}"[:500],
-                           seconds=round(time.perf_counter() - start, 2), counts=counts)
+            with contextlib.suppress(OSError):  # a full disk must not hide the stage's error
+                self.set_stage(name, status="failed", error=f"{type(exc).__name__}: {exc}"[:500],
+                               seconds=round(time.perf_counter() - start, 2), counts=counts)
             raise
         self.set_stage(name, status="done", finished=now(), counts=counts,
                        seconds=round(time.perf_counter() - start, 2))

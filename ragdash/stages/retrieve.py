@@ -37,7 +37,7 @@ def settings(cfg: dict) -> tuple:
 
 
 def run(ctx: StageContext) -> dict:
-    from ragdash.retrieval import build_retriever
+    from ragdash.retrieval import RETRIEVERS, build_retriever
 
     cfg, progress = ctx.cfg, ctx.progress
     examples = ctx.run.read("examples")
@@ -52,7 +52,8 @@ def run(ctx: StageContext) -> dict:
         if part.exists():
             counts[name] = "resumed"
             continue
-        progress(f"retrieving with {name}", i, len(names))
+        progress(f"{name}: loading the embedding model and embedding {len(chunks):,} chunks…"
+                 if RETRIEVERS[name].embeds else f"retrieving with {name}", i, len(names))
         params = cfg["retrievers"]["resolved"][name]
         with mlq_llm(cfg, ctx.api_key) if name == "mlq" else contextlib.nullcontext() as llm:
             ret = build_retriever(

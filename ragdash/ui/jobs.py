@@ -30,17 +30,45 @@ class Job:
     error: str | None = None
     log: list[str] = field(default_factory=list)
     finished: float | None = None
+    since: float = field(default_factory=time.time)  # when the current message began
+    done0: int = 0  # `done` when it began
 
     def progress(self, message: str, done: int, total: int) -> None:
         if message != self.message:
             self.log.append(f"{time.time() - self.started:6.1f}s  {message}")
+            self.since, self.done0 = time.time(), done
         self.message, self.done, self.total = message, done, total
+
+    def eta(self, now: float | None = None) -> float | None:
+        """Seconds left in the current step at the rate measured since it began (None before
+        two progress points or without a total)."""
+        now = time.time() if now is None else now
+        made, spent = self.done - self.done0, now - self.since
+        if self.status != "running" or not self.total or made <= 0 or spent <= 0:
+            return None
+        return (self.total - self.done) * spent / made
+
+
+def eta_text(seconds: float | None) -> str:
+    """'about 3 min left' (empty when unknown)."""
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return "under a minute left"
+    minutes = round(seconds / 60)
+    return f"about {minutes} min left" if minutes < 90 else f"about {minutes / 60:.1f} h left"
 
 
 @st.cache_resource
 def jobs() -> dict[str, Job]:
-    """Every build started by this server process, by run directory (shared across reruns)."""
+    """Every build started by this server process, by run directory (shared across reruns,
+    sessions and page reloads)."""
     return {}
+
+
+def running() -> list[Job]:
+    """The jobs still running in this server, oldest first: a reloaded page reconnects to them."""
+    return sorted((j for j in jobs().values() if j.status == "running"), key=lambda j: j.started)
 
 
 def start(cfg: dict, run_dir: Path, stages: tuple[str, ...], api_key: str | None = None) -> Job:
@@ -75,8 +103,9 @@ def show(job: Job, on_open: Callable | None = None, key: str = "job") -> None:
                  "seconds": stages.get(s, {}).get("seconds")} for s in job.stages]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         frac = job.done / job.total if job.total else 0.0
-        st.progress(min(max(frac, 0.0), 1.0), text=f"{job.message} ({job.done}/{job.total})"
-                    if job.total else job.message)
+        left = eta_text(job.eta())
+        st.progress(min(max(frac, 0.0), 1.0), text=f"{job.message} ({job.done:,}/{job.total:,}"
+                    + (f", {left})" if left else ")") if job.total else job.message)
         if job.log:
             st.code("\n".join(job.log[-12:]), language=None)
         if job.error:

@@ -20,6 +20,7 @@ from ragdash import judge_audit
 from ragdash.analysis import frames
 from ragdash.analysis.thresholds import ThresholdData
 from ragdash.budget import Tokenizer, get_tokenizer
+from ragdash.chunking.preview import ChunkPreview, preview
 from ragdash.constants import PROJECT_ROOT
 from ragdash.rundir import Run, RunConfig, list_runs, read_table
 from ragdash.view import RunView
@@ -111,6 +112,18 @@ def require_run() -> Run:
                 "`ragdash run --config configs/paper.yaml --limit 100`.")
         st.stop()
     return run
+
+
+@st.cache_data(show_spinner="Chunking the first documents of the corpus…", max_entries=8)
+def chunk_preview(dataset: tuple, limit: int | None, method: str, params: tuple,
+                  max_chars: int | None, k: int) -> ChunkPreview:
+    """`ragdash.chunking.preview.preview` of a dataset given as (path, format, corpus,
+    corpus format); `params` as sorted (name, value) pairs."""
+    from ragdash.data import load_dataset
+
+    path, fmt, corpus, corpus_fmt = dataset
+    docs = load_dataset(path, fmt, corpus=corpus, corpus_fmt=corpus_fmt, limit=limit).documents
+    return preview(docs, method, dict(params), max_chars, k)
 
 
 @st.cache_resource(show_spinner="Loading the tokenizer…")

@@ -21,16 +21,20 @@ def parts_per_question(stats: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def part_lengths(parts: pd.Series) -> go.Figure:
-    """Distribution of relevant-part lengths in characters."""
-    lengths = [len(p) for ps in parts for p in ps]
+def lengths_histogram(lengths: list[int], what: str, unit: str = "parts") -> go.Figure:
+    """Distribution of text lengths in characters (relevant parts, chunks)."""
     fig = go.Figure(go.Histogram(
         x=lengths, nbinsx=40, marker_color="#3b5bdb",
-        hovertemplate="%{x} characters: %{y:,} parts<extra></extra>"))
+        hovertemplate=f"%{{x}} characters: %{{y:,}} {unit}<extra></extra>"))
     med = float(np.median(lengths)) if lengths else 0.0
-    style(fig, subtitle("Relevant-part length", f"median {med:,.0f} characters over "
-                        f"{len(lengths):,} parts"), "Characters", "Parts", height=340)
+    style(fig, subtitle(what, f"median {med:,.0f} characters over {len(lengths):,} {unit}"),
+          "Characters", unit.capitalize(), height=340)
     return fig
+
+
+def part_lengths(parts: pd.Series) -> go.Figure:
+    """Distribution of relevant-part lengths in characters."""
+    return lengths_histogram([len(p) for ps in parts for p in ps], "Relevant-part length")
 
 
 def metadata_counts(examples: pd.DataFrame, column: str) -> go.Figure:

@@ -1,0 +1,45 @@
+"""Renaming and deleting run directories, with the checks a shared dashboard needs: a run name
+is a plain folder name, only a run directory under the runs root is touched, nothing is
+overwritten."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from ragdash.rundir.run import Run
+
+RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+"""A run name: letters, digits, '.', '_' and '-', 64 at most, not starting with '.' or '-'."""
+
+
+def check_name(name: str) -> str:
+    if not RUN_NAME.match(name or ""):
+        raise ValueError(f"'{name}' is not a valid run name: use letters, digits, '.', '_' and "
+                         "'-' (64 at most, starting with a letter or digit)")
+    return name
+
+
+def _inside(run: Run, root: Path) -> None:
+    path, root = run.path.resolve(), Path(root).resolve()
+    if path.parent != root or not run.exists():
+        raise ValueError(f"{run.path} is not a run directory under {root}")
+
+
+def rename_run(run: Run, new_name: str, root: Path) -> Run:
+    """Move a run to `root/new_name` and record the new id in its manifest."""
+    _inside(run, root)
+    target = Path(root) / check_name(new_name)
+    if target.exists():
+        raise ValueError(f"a run or file named '{new_name}' already exists under {root}")
+    run.path.rename(target)
+    moved = Run(target)
+    moved.update(id=new_name)
+    return moved
+
+
+def delete_run(run: Run, root: Path) -> None:
+    """Remove a run directory and everything in it."""
+    _inside(run, root)
+    shutil.rmtree(run.path)
