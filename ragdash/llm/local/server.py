@@ -28,6 +28,36 @@ from ragdash.llm.local.models import ModelError, model_alias, resolve_model
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.types import LLMError, LLMResult, Messages
 
+LOG_PREFIX = "ragdash-llama-server-"
+"""Server logs live in the system temp folder as <prefix><pid of the ragdash process>-*.log."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_logs(folder: str | Path | None = None, max_age_s: float = 86_400) -> int:
+    """Delete the server logs that a killed ragdash process left behind (its pid is gone; a
+    log without a pid, from an older version, once a day old). Returns how many."""
+    removed = 0
+    for log in Path(folder or tempfile.gettempdir()).glob(f"{LOG_PREFIX}*.log"):
+        pid = log.name[len(LOG_PREFIX):].split("-", 1)[0]
+        try:
+            stale = not _alive(int(pid)) if pid.isdigit() else \
+                time.time() - log.stat().st_mtime > max_age_s
+            if stale:
+                log.unlink()
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
 
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
@@ -84,7 +114,8 @@ class LocalServer:
         path, self.alias = resolve_model(self.model)
         self.port = self.port or free_port(self.host)
         if self.log_path is None:
-            fd, name = tempfile.mkstemp(prefix="ragdash-llama-server-", suffix=".log")
+            remove_stale_logs()
+            fd, name = tempfile.mkstemp(prefix=f"{LOG_PREFIX}{os.getpid()}-", suffix=".log")
             os.close(fd)
             self.log_path = Path(name)
         cmd = server_command(path, self.alias, host=self.host, port=self.port, n_ctx=self.n_ctx,
