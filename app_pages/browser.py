@@ -190,7 +190,8 @@ for col, ret in zip(columns, chosen, strict=True):
         scores = part_scores(parts, context, [cut], method)[0] if parts else np.zeros(0)
         score = float(scores.mean()) if len(scores) else 0.0
         reached = cut < len(context)
-        m1, m2 = st.columns(2)
+        # side by side while there is room; stacked with 3+ retrievers, so numbers are not cut
+        m1, m2 = st.columns(2) if len(chosen) <= 2 else (st.container(), st.container())
         m1.metric(f"Score_IR at N = {n}", f"{score:.3f}",
                   help="Mean over the parts of their matched share within C_N.")
         m2.metric("Context", f"{len(chunks)} chunks",

@@ -121,7 +121,7 @@ def _int(x: object, spec: object) -> int:
     try:
         return int(str(x).strip()) if isinstance(x, str) else int(x)
     except (TypeError, ValueError):
-        raise ValueError(f"budgets: {x!r} is not a whole number of tokens (write e.g. "
+        raise ValueError(f"{x!r} is not a whole number of tokens (write e.g. "
                          "'100:1000:100' or '100,500,1000')") from None
 
 

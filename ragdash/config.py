@@ -13,6 +13,8 @@ import yaml
 from ragdash.budget import DEFAULT_BUDGETS, parse_budgets
 from ragdash.constants import PROJECT_ROOT
 from ragdash.data.sample import check_rule
+from ragdash.evidence.settings import DEFAULTS as EVIDENCE_DEFAULTS
+from ragdash.evidence.settings import check as check_evidence
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
 from ragdash.llm.settings import JUDGE_MODES
@@ -24,7 +26,7 @@ DEFAULTS: dict = {
     "description": "",  # one line shown beside the run in the dashboard's run picker
     "dataset": {"path": str(SAMPLE_DATASET), "format": "auto", "corpus": None,
                 "corpus_format": "auto", "limit": None, "include_unanswerable": False,
-                "sample": None},
+                "sample": None, "evidence": dict(EVIDENCE_DEFAULTS)},
     "chunker": {"method": "semantic", "params": {}, "max_chars": None},
     "retrievers": {"preset": "paper", "use": ["bm25", "sim", "mmr", "reo", "mlq"], "params": {}},
     "tokenizer": "llama3",
@@ -65,7 +67,10 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
         try:
             data = yaml.safe_load(path.read_text()) or {}
         except yaml.YAMLError as exc:
-            raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+            what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise ConfigError(f"config file {path} is not valid YAML{where}: {what}") from None
         if not isinstance(data, dict):
             raise ConfigError(f"config file {path} must hold a mapping at the top level")
         check_shape(data, f"config file {path}: ")
@@ -196,6 +201,10 @@ def validate(cfg: dict) -> dict:
         cfg["dataset"][key] = resolve_path(cfg["dataset"].get(key))
     try:
         cfg["dataset"]["sample"] = check_rule(cfg["dataset"].get("sample"))
+    except ValueError as exc:
+        raise ConfigError(f"dataset.{exc}") from exc
+    try:  # found relevant parts (a dataset without them): resolved, missing keys at defaults
+        cfg["dataset"]["evidence"] = check_evidence(cfg["dataset"].get("evidence")).to_dict()
     except ValueError as exc:
         raise ConfigError(f"dataset.{exc}") from exc
     limit = cfg["dataset"].get("limit")
