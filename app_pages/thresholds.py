@@ -1,7 +1,9 @@
 """Thresholds: predict answer outcomes from Score_IR alone. Sliders for h, k and N (fitted values
 marked, a button back to the fit); the sorted scores per retriever with coloured bands (Figure
-3.2), scores grouped by judge score (Figure 3.1), the fit objective, the confusion matrix and
-estimated vs actual shares. The panel is a fragment: moving a slider redraws only it."""
+3.2) whose h and k lines are dragged with the mouse (`ragdash.ui.threshold_drag`; the fit stays
+dashed), scores grouped by judge score (Figure 3.1), the fit objective, the confusion matrix and
+estimated vs actual shares. The panel is a fragment: moving a slider or a line redraws only
+it."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import streamlit as st
 from ragdash.analysis import frames, thresholds
 from ragdash.constants import PAPER_H, PAPER_K
 from ragdash.ui import state, widgets
+from ragdash.ui.threshold_drag import threshold_chart
 from ragdash.viz import calibration
 from ragdash.viz.colors import label
 
@@ -75,8 +78,8 @@ def panel() -> None:
         st.caption(f"Fitted at N = {n} on {len(data.pairs):,} judged answers: **h = "
                    f"{data.fit_h:.3f}**, **k = {data.fit_k:.3f}** (exact sweep; "
                    f"{data.n_excluded} judge errors excluded). Sliders now: h = {h:.3f}, "
-                   f"k = {k:.3f}." + (" **h ≥ k: the bands overlap; above k counts as correct "
-                                      "first.**" if h >= k else ""))
+                   f"k = {k:.3f}." + (" **h > k: the bands overlap; above k counts as correct "
+                                      "first.**" if h > k else ""))
         for note in thresholds.fit_diagnosis(data):
             st.info(note, icon="🔎")
     else:
@@ -101,7 +104,15 @@ def panel() -> None:
         m[3].metric("Share error (MAE)", f"{res['mae']:.1f} pp",
                     help="Mean absolute error of estimated vs actual class shares, in "
                          "percentage points, averaged over retrievers")
-    widgets.chart(calibration.threshold_curves(data, res["estimated"], h, k), key="thr_sorted")
+    if data.fit_h is not None:
+        reference = (round(data.fit_h, 3), round(data.fit_k, 3), "fit")
+    else:
+        reference = (PAPER_H, PAPER_K, "paper")
+    st.caption(f"**Drag the h and k lines** on the chart (or use the sliders above); the "
+               f"dashed lines mark the {reference[2]} values.")
+    threshold_chart(calibration.threshold_curves(data, res["estimated"], h, k,
+                                                 reference=reference),
+                    h, k, reference, key="thr_drag", h_key="thr_h", k_key="thr_k")
     if not data.has_judgments:
         widgets.chart(calibration.estimated_only(res["estimated"]), key="thr_est")
         st.info("The run has no judgments, so the actual shares, the fit objective, the "

@@ -21,14 +21,21 @@ from ragdash.viz.style import style, subtitle
 
 
 def threshold_curves(data: ThresholdData, est: pd.DataFrame, h: float, k: float,
-                     cols: int = 3, points: int = 400) -> go.Figure:
+                     cols: int = 3, points: int = 400,
+                     reference: tuple[float, float, str] | None = None) -> go.Figure:
     """The paper's Figure 3.2: sorted Score_IR per retriever, bands under h / between / above k
     with their percentages. Shapes and annotations are set in one layout update (adding them
-    one by one per subplot is ten times slower), so a slider move redraws fast."""
+    one by one per subplot is ten times slower), so a slider move redraws fast.
+
+    Shapes and notes carry a `name` ("h", "k", "band:1", "band:2-4", "band:5", "share:…",
+    "ref:h", "ref:k") so a client can move the lines and bands while h or k is dragged
+    (`ragdash.ui.threshold_drag`); all three bands are always present (possibly empty).
+    `reference` = (h, k, label) adds faint dashed lines at those values, e.g. the fit."""
     rets = data.retrievers
     rows = -(-len(rets) // cols)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[label(r) for r in rets],
-                        horizontal_spacing=0.06, vertical_spacing=0.22 if rows > 1 else 0.1)
+                        horizontal_spacing=0.06 if reference is None else 0.09,
+                        vertical_spacing=0.22 if rows > 1 else 0.1)
     shares = est.set_index("retriever")
     lo_h, hi_k = min(h, k), k
     shapes, notes = [], list(fig.layout.annotations)
@@ -44,13 +51,24 @@ def threshold_curves(data: ThresholdData, est: pd.DataFrame, h: float, k: float,
                           "<extra></extra>"), row=row, col=col)
         xa, ya = ("x", "y") if i == 0 else (f"x{i + 1}", f"y{i + 1}")
         for y0, y1, cls in ((0, lo_h, "1"), (lo_h, hi_k, "2-4"), (hi_k, 1.0, "5")):
-            if y1 > y0:
-                shapes.append({"type": "rect", "xref": f"{xa} domain", "yref": ya, "x0": 0,
-                               "x1": 1, "y0": y0, "y1": y1, "fillcolor": CLASS_COLORS[cls],
-                               "opacity": 0.13, "line": {"width": 0}, "layer": "below"})
-        for y, cls in ((k, "5"), (h, "1")):
+            shapes.append({"type": "rect", "xref": f"{xa} domain", "yref": ya, "x0": 0,
+                           "x1": 1, "y0": y0, "y1": max(y0, y1), "name": f"band:{cls}",
+                           "fillcolor": CLASS_COLORS[cls], "opacity": 0.13,
+                           "line": {"width": 0}, "layer": "below"})
+        if reference is not None:
+            for y, name in ((reference[0], "h"), (reference[1], "k")):
+                shapes.append({"type": "line", "xref": f"{xa} domain", "yref": ya, "x0": 0,
+                               "x1": 1, "y0": y, "y1": y, "name": f"ref:{name}",
+                               "line": {"color": "#6c757d", "width": 1, "dash": "dash"},
+                               "opacity": 0.6})
+                notes.append({"x": 1, "y": y, "xref": f"{xa} domain", "yref": ya,
+                              "xanchor": "left", "yanchor": "middle", "showarrow": False,
+                              "xshift": 2, "text": reference[2], "name": f"ref:{name}",
+                              "font": {"color": "#6c757d", "size": 10}})
+        for y, cls, name in ((k, "5", "k"), (h, "1", "h")):
             shapes.append({"type": "line", "xref": f"{xa} domain", "yref": ya, "x0": 0, "x1": 1,
-                           "y0": y, "y1": y, "line": {"color": CLASS_COLORS[cls], "width": 1.5}})
+                           "y0": y, "y1": y, "name": name,
+                           "line": {"color": CLASS_COLORS[cls], "width": 1.5}})
         s = shares.loc[r]
         # the curve rises left to right: the top left and the bottom right are free
         for x, y, ref, yanchor, anchor, cls, v, rule in (
@@ -61,6 +79,7 @@ def threshold_curves(data: ThresholdData, est: pd.DataFrame, h: float, k: float,
                 (0.98, 0.03, f"{ya} domain", "bottom", "right", "1", s["est_1"],
                  f"under h = {h:.3f}")):
             notes.append({"x": x, "y": y, "xref": f"{xa} domain", "yref": ref,
+                          "name": f"share:{cls}",
                           "xanchor": anchor, "yanchor": yanchor, "showarrow": False,
                           "align": anchor, "bgcolor": "rgba(255,255,255,0.8)",
                           "text": f"<b>{v:.1%}</b> {rule}: {CLASS_LABELS[cls]}",
@@ -68,9 +87,10 @@ def threshold_curves(data: ThresholdData, est: pd.DataFrame, h: float, k: float,
     fig.update_layout(shapes=shapes, annotations=notes)
     style(fig, subtitle(f"Sorted Score_IR at N = {data.budget} with the thresholds",
                         f"above k = {k:.3f}: estimated correct · between: risk of "
-                        f"hallucination · under h = {h:.3f}: lacks information"),
+                        f"hallucination · under h = {h:.3f}: lacks information"
+                        + ("" if reference is None else f" · dashed: {reference[2]}")),
           height=320 * rows + 120)
-    fig.update_layout(margin={"t": 120})
+    fig.update_layout(margin={"t": 120} if reference is None else {"t": 120, "r": 45})
     fig.update_xaxes(title_text="Index of example (sorted)", title_font={"size": 11})
     fig.update_yaxes(title_text="Score_IR", range=[-0.02, 1.02], tickformat=".1f",
                      title_font={"size": 11})
