@@ -1,6 +1,7 @@
 """Question browser: a searchable, filterable table of questions; one question in detail with
 each chosen retriever's chunks side by side, the relevant parts' longest matches highlighted,
-the cut at N tokens movable, per-part scores, generated answers, judge scores, MLQ's
+the cut at N tokens movable, per-part scores (with "Semantic matches": each part's closest
+sentence window by meaning underlined, with its cosine), generated answers, judge scores, MLQ's
 sub-questions. The view (filters, question, retrievers, N) is in the URL."""
 
 from __future__ import annotations
@@ -137,10 +138,14 @@ n = c2.slider("Cut C_N at N tokens", 10, max_n + max_n // 2, n_default, step=10,
 
 tokenizer = cfg.tokenizer
 method = cfg.section("scoring").get("method", "substring")
+semantic = method == "semantic" or c2.toggle(
+    "Semantic matches", value="semantic" in state.score_methods(run), key="qb_sem",
+    bind="query-params", help="Also find each part's closest sentence window in C_N by meaning "
+    "(MiniLM cosine, the `semantic` Score_IR): underlined (dashed) with its cosine.")
 mode = cfg.scoring_mode
 notes = []
 if method != "substring":
-    notes.append(f"scores use the run's **{method}** matching; highlights show exact "
+    notes.append(f"scores use the run's **{method}** matching; filled highlights show exact "
                  "longest common substrings")
 if mode != "corrected":
     notes.append("the run was scored in reference mode; this view cuts C_N as a true prefix")
@@ -187,18 +192,25 @@ for col, ret in zip(columns, chosen, strict=True):
             cut = int(mine.loc[near, "cut"]) if mine is not None else len(context)
             notes.append(f"tokenizer {tokenizer} unavailable ({type(exc).__name__}); cut at "
                          f"the stored N = {near}")
-        scores = part_scores(parts, context, [cut], method)[0] if parts else np.zeros(0)
+        sem = state.semantic_matches(tuple(parts), context, cut) if semantic and parts else []
+        scores = (np.array([w.score for w in sem]) if method == "semantic" else
+                  part_scores(parts, context, [cut], method)[0] if parts else np.zeros(0))
         score = float(scores.mean()) if len(scores) else 0.0
         reached = cut < len(context)
         # side by side while there is room; stacked with 3+ retrievers, so numbers are not cut
         m1, m2 = st.columns(2) if len(chosen) <= 2 else (st.container(), st.container())
-        m1.metric(f"Score_IR at N = {n}", f"{score:.3f}",
+        m1.metric(f"Score_IR at N = {n}" + (f" ({method})" if sem else ""), f"{score:.3f}",
                   help="Mean over the parts of their matched share within C_N.")
         m2.metric("Context", f"{len(chunks)} chunks",
                   delta=(f"{tokens:,} tokens" if tokens else None) if reached
                   else "shorter than N: used whole", delta_color="off", delta_arrow="off")
         matches = matching.part_matches(parts, context, cut)
         st.html(evidence.CSS + evidence.parts_legend(parts, list(scores), PART_COLORS))
+        if sem:  # beside the exact score: each part's closest window by meaning
+            head = "" if method == "semantic" else (
+                f"<div><b>Semantic Score_IR {np.mean([w.score for w in sem]):.3f}</b> "
+                "(by meaning, not by characters)</div>")
+            st.html(evidence.CSS + head + evidence.semantic_legend(sem))
         judge = judge_of.get(ret)
         if answers is not None:
             a = answers[(answers["qid"].astype(str) == qid) & (answers["system"] == ret)]
@@ -214,6 +226,6 @@ for col, ret in zip(columns, chosen, strict=True):
                 st.html(f"<div><b>MLQ sub-questions</b><ol>{subs}</ol></div>")
         with st.container(height=640, border=False):
             st.html(evidence.CSS + evidence.context_html(chunks, matches, cut, n,
-                                                         whole=not reached))
+                                                         whole=not reached, windows=sem))
 for note in dict.fromkeys(notes):
     st.caption("Note: " + note)

@@ -26,7 +26,8 @@ from ragdash.viz.colors import label
 MARKS = {"done": "✓", "failed": "✗", "running": "…", "interrupted": "⏸"}
 CHOICES = {("bm25", "stemmer"): STEMMERS, ("bm25", "stopwords"): STOPWORDS,
            ("bm25", "backend"): ("pisa", "terrier"), ("mlq", "mode"): ("default", "reference"),
-           ("semantic", "spacing"): ("exact", "reference")}
+           ("semantic", "spacing"): ("exact", "reference"),
+           **{(r, "index"): ("exact", "hnsw", "ivf") for r in ("sim", "mmr", "reo")}}
 
 
 def param_inputs(owner: str, defaults: dict, prefix: str, helps: dict[str, str]) -> dict:

@@ -15,19 +15,21 @@ import pandas as pd
 import streamlit as st
 
 from ragdash.analysis import frames
-from ragdash.data import CORPUS_FORMATS, FORMATS, DataError, load_dataset
-from ragdash.ui import navigation, state, widgets
+from ragdash.data import CORPUS_FORMATS, FORMATS, DataError, layout, load_dataset, readers
+from ragdash.ui import evidence_review, navigation, state, widgets
 from ragdash.viz import questions
 
 MAX_MB = int(os.environ.get("RAGDASH_MAX_UPLOAD_MB", "200"))
 DATASET_TYPES = ["json", "gz", "jsonl", "ndjson", "csv", "parquet", "pq"]
-CORPUS_TYPES = ["jsonl", "ndjson", "csv", "parquet", "pq", "zip", "gz"]
+DOCUMENT_TYPES = [s.lstrip(".") for s in readers.SUFFIXES]  # txt, md, pdf, html, htm, docx
+CORPUS_TYPES = ["jsonl", "ndjson", "csv", "parquet", "pq", "zip", "gz", *DOCUMENT_TYPES]
 
 st.title("Data")
 st.caption("A dataset holds questions, answers and their relevant parts; a corpus holds the "
            "documents retrieved from. HotpotQA and SQuAD JSON carry their own corpus; JSONL, "
            "CSV and Parquet datasets need one (JSONL/CSV/Parquet with doc_id, title, text, or a "
-           f".zip of .txt/.md files). Uploads up to {MAX_MB} MB each; nothing is unpickled.")
+           f".zip of .txt, .md, .pdf, .html or .docx files, or one such file). Uploads up to "
+           f"{MAX_MB} MB each; nothing is unpickled.")
 
 
 def _safe_name(name: str) -> str:
@@ -62,7 +64,10 @@ with st.container(border=True):
     corpus_file = c2.file_uploader("Corpus (optional for HotpotQA/SQuAD)", type=CORPUS_TYPES,
                                    key="data_corpus", max_upload_size=MAX_MB,
                                    help="JSONL/CSV/Parquet with doc_id, title, text; or a .zip "
-                                        "of .txt/.md files")
+                                        "of documents, or one document: .txt, .md, .pdf (text "
+                                        "layer; pages kept), .html/.htm (main text; headings "
+                                        "kept), .docx (headings kept). Encrypted, scanned and "
+                                        "broken files are skipped and listed below.")
     corpus_fmt = c2.selectbox("Corpus format", ["auto", *[f for f in CORPUS_FORMATS
                                                            if f != "folder"]], key="data_cfmt")
     limit = st.number_input("Load only the first N questions (0 = all)", 0, 1_000_000, 0,
@@ -81,11 +86,11 @@ if ds_file is not None:
                                        corpus_fmt=corpus_fmt, limit=int(limit) or None)
             st.session_state["data_loaded"] = (sig, dataset)
         loaded = st.session_state["data_loaded"][1]
-        st.session_state["data_upload"] = {
+        st.session_state["data_upload"] = evidence_review.use_saved({
             "dataset": str(ds_path), "format": ds_fmt, "name": ds_file.name,
             "corpus": None if corpus_path is None else str(corpus_path),
             "corpus_format": corpus_fmt, "corpus_name": getattr(corpus_file, "name", None),
-            "examples": len(loaded.examples)}
+            "examples": len(loaded.examples)}, sig)
     except DataError as exc:
         i = exc.issue
         st.error(f"**{Path(i.file).name}** cannot be loaded — record {i.record}, field "
@@ -114,6 +119,8 @@ if loaded is not None:
     else:
         st.success("No problem found: every record is valid and every relevant part occurs "
                    "in the corpus.")
+    if loaded.examples and evidence_review.needs_evidence(loaded):  # find and review parts
+        evidence_review.panel(loaded, ds_file.name, sig, state.runs_root())
     if loaded.examples:
         st.page_link(navigation.page("build"), label="Build a run from this dataset →",
                      icon=":material/play_circle:")
@@ -160,7 +167,8 @@ if examples is not None and len(examples):
                                                                          width="large")})
     with t2:
         if documents is not None and len(documents):
-            dv = documents.head(200).assign(text=documents["text"].head(200).str.slice(0, 300))
+            dv = layout.readable(documents.head(200)).assign(
+                text=documents["text"].head(200).str.slice(0, 300))
             st.dataframe(dv, hide_index=True, width="stretch")
             st.caption(f"{len(documents):,} documents; text cut at 300 characters here.")
         else:

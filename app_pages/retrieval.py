@@ -1,11 +1,13 @@
 """Retrieval scores: Score_IR vs N with bootstrap bands, Table 3.1, distributions at one N,
-breakdown by question metadata, and chunk-level IR metrics."""
+breakdown by question metadata, and chunk-level IR metrics; for a run scored by several matching
+methods (scoring.also), the method picked, and the curves of every method overlaid."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from ragdash.analysis import curves, frames
+from ragdash.scoring import ABOUT
 from ragdash.ui import state, widgets
 from ragdash.viz import retrieval
 from ragdash.viz.colors import label
@@ -16,6 +18,25 @@ st.caption("Score_IR(Q, N) = mean over the relevant parts of the longest common 
            "C_N (the first N tokens of the retrieved context) divided by the part's length: "
            "1 means every part is inside C_N word for word.")
 ir = state.ir_scores_or_stop(run)
+if recall := state.manifest(run).get("index_recall"):  # dense retrievers on HNSW / IVF
+    st.caption("Approximate dense index: " + "; ".join(
+        f"{label(name)} searches {r['index'].upper()}, which returns {r['recall']:.1%} of exact "
+        f"search's top {r['k']} chunks (recall@{r['k']} on this run's {r['queries']} questions)"
+        for name, r in recall.items()) + ".")
+methods = state.score_methods(run)
+method, overlay = methods[0], False
+if len(methods) > 1:  # scoring.also: the same contexts scored by more matching methods
+    m1, m2 = st.columns([3, 2])
+    method = m1.segmented_control(
+        "Matching", methods, default=methods[0], key="ret_method", bind="query-params",
+        required=True, help="How a relevant part counts as found in C_N; every table and chart "
+        "of this page follows. " + " ".join(f"**{m}**: {ABOUT.get(m, m)}." for m in methods))
+    overlay = m2.toggle("Overlay every matching method on the curves", value=True,
+                        key="ret_overlay", bind="query-params")
+    ir = state.ir_scores(run, method)
+if method != "substring":
+    st.caption(f"Scored here by **{method}** matching: a part's score is "
+               f"{ABOUT.get(method, method)}.")
 
 all_rets = state.retrievers(run)
 budgets = state.budgets(run)
@@ -30,8 +51,14 @@ if not rets:
 sub = ir[ir["retriever"].isin(rets)]
 
 # --- curves and Table 3.1 ---------------------------------------------------------------------
-bands = state.bands(run)
-widgets.chart(retrieval.score_curves(bands[bands["retriever"].isin(rets)], rets), key="ret_curves")
+if overlay:
+    order = [method, *(m for m in methods if m != method)]
+    widgets.chart(retrieval.method_curves({m: state.bands(run, method=m) for m in order}, rets),
+                  key="ret_curves")
+else:
+    bands = state.bands(run, method=method)
+    widgets.chart(retrieval.score_curves(bands[bands["retriever"].isin(rets)], rets),
+                  key="ret_curves")
 
 mode = state.config(run).scoring_mode
 st.subheader("Mean Score_IR per budget — the paper's Table 3.1")

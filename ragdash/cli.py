@@ -86,6 +86,24 @@ def build_parser() -> argparse.ArgumentParser:
     serve = llm_sub.add_parser("serve", help="serve the local GGUF model (OpenAI-compatible)")
     serve.add_argument("--model", help="GGUF path or 'smollm2' (default: bundled Qwen2.5 0.5B)")
     serve.add_argument("--port", type=int, default=8011)
+    from ragdash.evidence.command import add_parser as add_evidence
+
+    add_evidence(sub)
+    sweep = sub.add_parser(
+        "sweep", help="one run per combination of varied config values, then a leaderboard",
+        description="Make one run per combination of the --vary values (cartesian product), "
+                    "each in its own directory under --runs-root, sharing indexes and caches; "
+                    "finished runs are skipped. Every option of `ragdash run` applies to all.",
+        epilog="example: ragdash sweep --config configs/paper.yaml --limit 50 --retrievers bm25 "
+               "--vary chunker.method=semantic,recursive --vary retrievers.params.bm25.k=5,10 "
+               "--runs-root runs/sweep1", formatter_class=argparse.RawDescriptionHelpFormatter)
+    _common(sweep)
+    sweep.add_argument("--vary", action="append", required=True, metavar="KEY=V1,V2,...",
+                       help="a dotted config key and its values, read as YAML (repeatable)")
+    sweep.add_argument("--runs-root", help="where the runs go (default: <runs_root>/<config "
+                                           "name>-sweep); indexes and caches are shared there")
+    sweep.add_argument("--leaderboard-budget", type=int, metavar="N",
+                       help="rank the runs at this token budget (default: 1000 or the largest)")
     return parser
 
 
@@ -121,7 +139,8 @@ def overrides_from(args: argparse.Namespace) -> dict:
         o["generation"] = {"budget": args.gen_budget}
     from ragdash.stages import STAGES
 
-    for name in stage_commands()[args.command][0] or ():  # a stage asked for is switched on
+    # a stage asked for is switched on (`sweep` runs what the config asks, as `run` does)
+    for name in stage_commands().get(args.command, ((), ""))[0] or ():
         if switch := STAGES[name].switch:
             o.setdefault(switch, {})["enabled"] = True
     return o
@@ -328,6 +347,22 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "estimate":
             return _estimate(args)
+        if args.command == "sweep":
+            from ragdash.sweep import main as sweep
+
+            bars = _Bars(args.quiet)
+            try:
+                return sweep(args, overrides_from(args), bars, _print_endpoints)
+            finally:
+                bars.close()
+        if args.command == "evidence":
+            from ragdash.evidence.command import run as find_evidence
+
+            bars = _Bars(args.quiet)
+            try:
+                return find_evidence(args, progress=bars)
+            finally:
+                bars.close()
         if args.command == "llm":
             from ragdash.llm.local import serve
 

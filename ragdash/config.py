@@ -13,6 +13,7 @@ import yaml
 from ragdash.budget import DEFAULT_BUDGETS, parse_budgets
 from ragdash.constants import PROJECT_ROOT
 from ragdash.data.sample import check_rule
+from ragdash.embeddings import DEFAULT_PRECISION, check_precision
 from ragdash.evidence.settings import DEFAULTS as EVIDENCE_DEFAULTS
 from ragdash.evidence.settings import check as check_evidence
 from ragdash.llm.prompts import GENERATION_PROMPTS
@@ -31,14 +32,18 @@ DEFAULTS: dict = {
     "retrievers": {"preset": "paper", "use": ["bm25", "sim", "mmr", "reo", "mlq"], "params": {}},
     "tokenizer": "llama3",
     "budgets": list(DEFAULT_BUDGETS),
-    "scoring": {"method": "substring", "mode": "corrected", "relevance_share": 1.0},
+    "scoring": {"method": "substring", "mode": "corrected", "relevance_share": 1.0,
+                "also": []},  # also: more matching methods scored beside `method`
     "llm": {"backend": "local", "model": None},
     "generation": {"enabled": False, "budget": 1000, "llm_only": True, "sweep": None,
                    "prompt": "paper", "reference_prompts": False, "llm": None, "limit": None},
     "judge": {"enabled": False, "llm": None, "mode": "grouped", "shuffle": True, "seed": 0,
               "reference_prompts": False, "refusal": {"enabled": True, "patterns": None}},
     "calibration": {"enabled": False, "budget": None, "per_retriever": False,
-                    "method": "sweep", "n_boot": 200, "seed": 0},
+                    "method": "sweep", "n_boot": 200, "seed": 0,
+                    "scores": None},  # the Score_IR method h, k are fit on (None: scoring.method)
+    "embeddings": {"precision": DEFAULT_PRECISION,  # fp32 or bf16 (README "Speed")
+                   "cache": True},  # vectors kept in <runs_root>/_embedding_cache.sqlite
     "runs_root": "runs",
 }
 
@@ -146,6 +151,7 @@ def validate(cfg: dict) -> dict:
         raise ConfigError(f"retrievers: {exc}") from exc
     _check_chunker(cfg["chunker"])
     _check_tokenizer(cfg["tokenizer"])
+    _check_embeddings(cfg["embeddings"])
     cfg["scoring"]["relevance_share"] = _number(cfg["scoring"].get("relevance_share", 1.0),
                                                 "scoring.relevance_share", float)
     cfg["generation"]["budget"] = _number(cfg["generation"]["budget"], "generation.budget", int)
@@ -158,6 +164,7 @@ def validate(cfg: dict) -> dict:
     if cfg["scoring"]["method"] not in METHODS:
         raise ConfigError(f"scoring.method: '{cfg['scoring']['method']}' is not one of "
                           f"{', '.join(METHODS)}")
+    cfg["scoring"]["also"] = _also(cfg["scoring"].get("also"), cfg["scoring"]["method"])
     if cfg["scoring"]["mode"] not in ("corrected", "reference"):
         raise ConfigError("scoring.mode must be 'corrected' or 'reference'")
     share = cfg["scoring"]["relevance_share"]
@@ -191,6 +198,11 @@ def validate(cfg: dict) -> dict:
         raise ConfigError(f"judge.mode must be one of {', '.join(JUDGE_MODES)}")
     if cfg["calibration"]["method"] not in ("sweep", "de"):
         raise ConfigError("calibration.method must be 'sweep' or 'de'")
+    scored = [cfg["scoring"]["method"], *cfg["scoring"]["also"]]
+    if cfg["calibration"].get("scores") not in (None, *scored):
+        raise ConfigError(f"calibration.scores must be one of the methods scored "
+                          f"(scoring.method and scoring.also: {', '.join(scored)}), not "
+                          f"{cfg['calibration']['scores']!r}")
     inherit_url(cfg)
     for section in ("llm", "generation", "judge"):
         llm = cfg[section] if section == "llm" else (cfg[section].get("llm") or {})
@@ -227,6 +239,24 @@ def _number(value: object, key: str, kind: type) -> int | float:
     return number
 
 
+def _also(value: object, method: str) -> list[str]:
+    """`scoring.also` as a list of known methods (a comma string accepted), in order, without
+    repeats or `scoring.method`; ConfigError otherwise."""
+    from ragdash.scoring import METHODS
+
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"scoring.also must be a list of scoring methods, not {value!r}")
+    unknown = [v for v in value if v not in METHODS]
+    if unknown:
+        raise ConfigError(f"scoring.also: {', '.join(map(repr, unknown))} not one of "
+                          f"{', '.join(METHODS)}")
+    return [v for v in dict.fromkeys(value) if v != method]
+
+
 def _check_chunker(chunker: dict) -> None:
     from ragdash.chunking import CHUNKERS, resolve_params
 
@@ -242,6 +272,15 @@ def _check_chunker(chunker: dict) -> None:
         raise ConfigError(f"chunker.params: {exc}") from exc
     if chunker.get("max_chars") is not None:
         chunker["max_chars"] = _number(chunker["max_chars"], "chunker.max_chars", int)
+
+
+def _check_embeddings(section: dict) -> None:
+    try:
+        check_precision(section.get("precision"))
+    except ValueError as exc:
+        raise ConfigError(f"embeddings.{exc}") from None
+    if not isinstance(section.get("cache"), bool):
+        raise ConfigError(f"embeddings.cache must be true or false, not {section.get('cache')!r}")
 
 
 def _check_tokenizer(spec: object) -> None:

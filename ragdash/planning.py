@@ -78,7 +78,7 @@ def estimate_run(run: Run, calibration: dict, budget: int | None = None,
     from ragdash.llm.cost import estimate as cost_estimate
 
     budget = budget or calibration.get("budget", 1000)
-    ir = run.read("ir_scores")
+    ir = run.ir_scores(calibration.get("scores"))  # the matching method h and k were fit on
     if budget not in set(ir["budget"]):
         raise ValueError(f"run {run.path} has no Score_IR at budget {budget} "
                          f"(budgets: {sorted(set(ir['budget']))})")

@@ -46,17 +46,22 @@ class RunView:
         return curves.summary_table(self.run.read("ir_scores"), self.order,
                                     self.run.config.scoring_mode)
 
-    def bands(self, n_boot: int = 1000) -> pd.DataFrame:
-        """Mean Score_IR per (retriever, budget) with bootstrap bands over questions."""
-        return curves.bootstrap_curves(self.run.read("ir_scores"), n_boot=n_boot)
+    def bands(self, n_boot: int = 1000, method: str | None = None) -> pd.DataFrame:
+        """Mean Score_IR per (retriever, budget) with bootstrap bands over questions, by one
+        matching method (None: the run's scoring.method)."""
+        return curves.bootstrap_curves(self.run.ir_scores(method), n_boot=n_boot)
 
     def difference(self, a: str, b: str) -> pd.DataFrame:
         return compare.difference_curve(self.run.read("ir_scores"), a, b)
 
     def thresholds(self, budget: int) -> ThresholdData:
-        """The threshold panel's data at `budget` (the stored fit when made at that budget)."""
+        """The threshold panel's data at `budget` (the stored fit when made at that budget on
+        these scores: one fitted on another matching method's scores is refitted)."""
+        cal = self.run.calibration()
+        if cal and cal.get("scores", self.run.score_method) != self.run.score_method:
+            cal = None
         return threshold_data(self.run.read("ir_scores"), self.judgments(), budget, self.order,
-                              self.run.calibration())
+                              cal)
 
     def predictiveness(self, budget: int) -> dict | None:
         """How well Score_IR at `budget` predicts the judge (None without judgments): the same

@@ -285,3 +285,10 @@ def test_best_retriever_names_every_retriever_of_a_tie():
                        "budget": 100, "score": [1.0, 0.5, 0.5, 1.0, 0.2, 0.2]})
     assert curves.best_retriever(ir, 100) == (["bm25", "sim"], 0.75)
     assert curves.best_retriever(ir[ir["retriever"] != "sim"], 100) == (["bm25"], 0.75)
+
+
+def test_the_configured_order_wins_over_the_papers():
+    from ragdash.analysis.frames import order_systems
+
+    assert order_systems(["bm25", "sim", "mlq", "llm_only", "zz"], ["sim", "bm25"]) == [
+        "llm_only", "sim", "bm25", "mlq", "zz"]

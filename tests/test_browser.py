@@ -122,6 +122,15 @@ def goto(pg, server, path: str) -> None:
     assert pg.get_by_text("Page not found").count() == 0, f"{path}: page not found"
 
 
+def upload(pg, dataset: Path, corpus: Path) -> None:
+    """On the Data page: put a dataset and a corpus file into its two uploaders."""
+    inputs = pg.locator('[data-testid="stFileUploader"] input[type="file"]')
+    inputs.nth(0).set_input_files(str(dataset))
+    settle(pg)
+    inputs.nth(1).set_input_files(str(corpus))
+    settle(pg)
+
+
 def test_every_page(server, page):
     goto(page, server, "")
     assert page.get_by_role("heading", name="Run demo").count() == 1
@@ -241,11 +250,7 @@ def test_upload_and_build_a_run(server, page, tmp_path):
         "text": f"Some intro about place {i}. Person {i} built tower {i} in {1900 + i}. "
                 f"It still stands."}) for i in range(6)))
     goto(page, server, "data")
-    inputs = page.locator('[data-testid="stFileUploader"] input[type="file"]')
-    inputs.nth(0).set_input_files(str(dataset))
-    settle(page)
-    inputs.nth(1).set_input_files(str(corpus))
-    settle(page)
+    upload(page, dataset, corpus)
     no_exception(page, "data upload")
     assert page.get_by_text("Questions loaded").count() == 1
     assert page.get_by_text("Validation report").count() == 1

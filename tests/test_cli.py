@@ -96,10 +96,11 @@ def test_malformed_json_dataset_exits_with_a_located_message(tmp_path, capsys):
 
 def test_missing_column_names_file_and_field(generic, tmp_path, capsys):
     _, corpus = generic
-    ds = write_jsonl(tmp_path / "noparts.jsonl", [{"id": "1", "question": "q", "answer": "a"}])
+    ds = write_jsonl(tmp_path / "noquestion.jsonl", [{"id": "1", "answer": "a",
+                                                       "relevant_parts": ["x"]}])
     err = _expect_error(capsys, 2, "ingest", "--dataset", str(ds), "--corpus", str(corpus),
                         "--run-dir", str(tmp_path / "r"), "-q")
-    assert "noparts.jsonl" in err and "relevant_parts" in err
+    assert "noquestion.jsonl" in err and "question" in err
 
 
 def test_bad_records_are_skipped_and_counted(generic, tmp_path, capsys):

@@ -9,7 +9,7 @@ import pytest
 from ragdash.data import DataError, load_corpus, load_dataset, textfiles
 
 FILES = {"a.txt": b"Alpha text.", "sub/b.md": b"\xef\xbb\xbf# Beta\n\nBeta text.",
-         "sub/empty.txt": b"  \n", "bad.txt": b"ok\nthen \xff here", "notes.pdf": b"%PDF",
+         "sub/empty.txt": b"  \n", "bad.txt": b"ok\nthen \xff here", "notes.xlsx": b"PK",
          ".hidden/x.txt": b"secret", "__MACOSX/a.txt": b"junk"}
 
 
@@ -34,7 +34,11 @@ def check(docs, issues, file):
     got = {(i.record, i.severity): i.message for i in issues}
     assert "first at byte 8 (line 2)" in got[("file bad.txt", "error")]
     assert "empty text" in got[("file sub/empty.txt", "warning")]
-    assert "1 file(s)" in got[("-", "warning")] and "notes.pdf" in got[("-", "warning")]
+    summary = got[("-", "warning")]
+    assert ("2 of 4 file(s) read into documents; 2 skipped (1 empty file, 1 file not in UTF-8)"
+            in summary)
+    assert "1 file(s) of a type ragdash cannot read ignored: notes.xlsx" in summary
+    assert issues[0].record == "-"  # the summary comes first
     assert all(i.file == str(file) for i in issues) and len(issues) == 3
 
 
@@ -53,10 +57,11 @@ def test_zip_size_guards(tmp_path, monkeypatch):
     monkeypatch.setattr(textfiles, "MAX_FILE_BYTES", 5)
     docs, issues = load_corpus(make_zip(tmp_path / "d.zip", {"s.txt": b"tiny", "l.txt": b"long!!"}))
     assert [d.doc_id for d in docs] == ["s.txt"]
-    assert issues[0].record == "file l.txt" and "larger than 5 bytes" in issues[0].message
+    assert issues[1].record == "file l.txt" and "larger than 5 bytes" in issues[1].message
+    assert "1 of 2 file(s) read into documents; 1 skipped (1 file too large)" in issues[0].message
     monkeypatch.setattr(textfiles, "MAX_FILE_BYTES", 100)
     monkeypatch.setattr(textfiles, "MAX_TOTAL_BYTES", 6)
-    with pytest.raises(DataError, match="more than 6 bytes of text"):
+    with pytest.raises(DataError, match="more than 6 bytes of documents"):
         load_corpus(tmp_path / "d.zip")
 
 
@@ -69,9 +74,10 @@ def test_zip_header_lying_about_size_is_caught(tmp_path, monkeypatch):
     data[cd + 24 : cd + 28] = (10).to_bytes(4, "little")
     (tmp_path / "lie.zip").write_bytes(bytes(data))
     monkeypatch.setattr(textfiles, "MAX_FILE_BYTES", 100)
-    docs, issues = load_corpus(tmp_path / "lie.zip")
-    assert docs == [] and issues[0].severity == "error" and issues[0].record == "file big.txt"
-    assert "cannot be decompressed" in issues[0].message
+    # its only file cannot be read, so the corpus fails, naming the file and the reason
+    with pytest.raises(DataError, match=r"no file could be read.*file big\.txt cannot be "
+                                        "decompressed"):
+        load_corpus(tmp_path / "lie.zip")
 
 
 def test_bad_zip_and_empty_folder_are_fatal(tmp_path):
@@ -80,7 +86,8 @@ def test_bad_zip_and_empty_folder_are_fatal(tmp_path):
         load_corpus(tmp_path / "bad.zip")
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "x.csv").write_text("a")
-    with pytest.raises(DataError, match=r"empty.*holds no \.txt or \.md file"):
+    with pytest.raises(DataError, match=r"empty.*holds no file ragdash can read \(\.txt, \.md, "
+                                         r"\.pdf.*found e\.g\. 'x\.csv'"):
         load_corpus(tmp_path / "empty")
     with pytest.raises(DataError, match="folder not found"):
         load_corpus(tmp_path / "nothere", "folder")

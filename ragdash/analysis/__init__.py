@@ -9,8 +9,11 @@ in [0, 1] unless a name says `pct`. Import the topic module, e.g.
   tables, metadata columns and per-question dataset statistics.
 - `curves`: Score_IR curves and summaries: bootstrap bands, the paper's Table 3.1 (§3.1),
   breakdowns by metadata, the best retriever, downsampling of sorted curves.
-- `compare`: paired comparisons of two retrievers: win/tie/loss, Wilcoxon test, Holm
-  adjustment, difference curves, the largest per-question differences.
+- `compare`: paired comparisons of two retrievers (or any two score columns): win/tie/loss,
+  mean difference with its CI, Wilcoxon test, Holm adjustment, difference curves, the largest
+  per-question differences.
+- `leaderboard`: several runs side by side: a catalogue of runs, the check that runs share a
+  dataset, the leaderboard of every (run, retriever) on their shared questions, the verdict.
 - `matching`: where each relevant part lies in a context (evidence highlighting) and the chunks
   a retriever returned for a question.
 - `judging`: judge-score distributions (the paper's Table 3.3, §3.2), LLM only vs RAG, errors,

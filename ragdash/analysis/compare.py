@@ -1,11 +1,13 @@
-"""Paired comparisons of two retrievers over the same questions: win/tie/loss counts, the
-Wilcoxon signed-rank test with Holm adjustment, the mean difference across budgets with a
-bootstrap band, and the questions where they differ most."""
+"""Paired comparisons of two score columns over the questions both have (two retrievers of a
+run, or two (run, retriever) pairs of runs on the same dataset): win/tie/loss counts, the mean
+difference with a bootstrap interval, the Wilcoxon signed-rank test with Holm adjustment, the
+mean difference across budgets with a bootstrap band, and the questions where they differ
+most."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -13,25 +15,30 @@ import pandas as pd
 from ragdash.analysis.curves import bootstrap_band
 from ragdash.analysis.frames import score_matrix
 
+TIE = 1e-9
+"""Two Score_IR values closer than this are a tie."""
 
-def win_tie_loss(ir: pd.DataFrame, a: str, b: str, budget: int, tol: float = 1e-9) -> dict:
-    """How often `a` scores above, equal to (within `tol`) or below `b` on the same question."""
-    m = score_matrix(ir, budget)[[a, b]].dropna()
-    d = m[a] - m[b]
-    return {"win": int((d > tol).sum()), "tie": int((d.abs() <= tol).sum()),
+
+def differences(a: pd.Series, b: pd.Series) -> np.ndarray:
+    """a − b on the questions (index values) both score, in `a`'s order."""
+    both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
+    return (both["a"] - both["b"]).to_numpy(dtype=float)
+
+
+def counts(d: np.ndarray, tol: float = TIE) -> dict:
+    """How many differences are positive (win), zero within `tol` (tie) or negative (loss)."""
+    return {"win": int((d > tol).sum()), "tie": int((np.abs(d) <= tol).sum()),
             "loss": int((d < -tol).sum()), "n": int(len(d))}
 
 
-def paired_test(ir: pd.DataFrame, a: str, b: str, budget: int) -> dict:
-    """Wilcoxon signed-rank test of a − b over questions (zero differences dropped, 'wilcox').
+def wilcoxon_test(d: np.ndarray) -> dict:
+    """Wilcoxon signed-rank test of paired differences (zero differences dropped, 'wilcox').
 
     Returns {statistic, pvalue, n, n_nonzero, mean_diff, median_diff}; pvalue is None when every
     difference is zero or there are fewer than 2 non-zero differences.
     """
     from scipy.stats import wilcoxon
 
-    m = score_matrix(ir, budget)[[a, b]].dropna()
-    d = (m[a] - m[b]).to_numpy()
     nz = int((np.abs(d) > 1e-12).sum())
     out = {"statistic": None, "pvalue": None, "n": int(len(d)), "n_nonzero": nz,
            "mean_diff": float(d.mean()) if len(d) else float("nan"),
@@ -42,18 +49,59 @@ def paired_test(ir: pd.DataFrame, a: str, b: str, budget: int) -> dict:
     return out
 
 
-def pairwise(ir: pd.DataFrame, retrievers: Sequence[str], budget: int) -> pd.DataFrame:
-    """Every pair of `retrievers`: win/tie/loss, mean difference, Wilcoxon p and Holm-adjusted p."""
-    rows = []
-    for a, b in itertools.combinations(retrievers, 2):
-        w = win_tie_loss(ir, a, b, budget)
-        t = paired_test(ir, a, b, budget)
-        rows.append({"a": a, "b": b, **w, "mean_diff": t["mean_diff"],
-                     "median_diff": t["median_diff"], "pvalue": t["pvalue"]})
-    out = pd.DataFrame(rows, columns=["a", "b", "win", "tie", "loss", "n", "mean_diff",
-                                      "median_diff", "pvalue"])
+def mean_ci(d: np.ndarray, n_boot: int = 1000, level: float = 0.95, seed: int = 0
+            ) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of `d` over questions (NaN when empty)."""
+    if len(d) == 0:
+        return float("nan"), float("nan")
+    lo, hi = bootstrap_band(np.asarray(d, dtype=float)[:, None], np.random.default_rng(seed),
+                            n_boot, level)
+    return float(lo[0]), float(hi[0])
+
+
+def paired(a: pd.Series, b: pd.Series, tol: float = TIE, n_boot: int = 1000,
+           level: float = 0.95, seed: int = 0) -> dict:
+    """Everything about a − b over the questions both score: win/tie/loss and n, the Wilcoxon
+    test (statistic, pvalue, n_nonzero), mean_diff with its bootstrap interval (lo, hi) and
+    median_diff."""
+    d = differences(a, b)
+    lo, hi = mean_ci(d, n_boot, level, seed)
+    return {**counts(d, tol), **wilcoxon_test(d), "lo": lo, "hi": hi}
+
+
+def win_tie_loss(ir: pd.DataFrame, a: str, b: str, budget: int, tol: float = TIE) -> dict:
+    """How often `a` scores above, equal to (within `tol`) or below `b` on the same question."""
+    m = score_matrix(ir, budget)
+    return counts(differences(m[a], m[b]), tol)
+
+
+def paired_test(ir: pd.DataFrame, a: str, b: str, budget: int) -> dict:
+    """Wilcoxon signed-rank test of retriever a − b at `budget` over questions (see
+    `wilcoxon_test`)."""
+    m = score_matrix(ir, budget)
+    return wilcoxon_test(differences(m[a], m[b]))
+
+
+PAIR_COLUMNS = ["a", "b", "win", "tie", "loss", "n", "mean_diff", "lo", "hi", "median_diff",
+                "pvalue", "p_holm"]
+
+
+def pairwise_columns(matrix: pd.DataFrame, pairs: Iterable[tuple[str, str]],
+                     n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """`paired` for each (a, b) of columns of a questions × systems matrix, with Holm-adjusted
+    p-values over the pairs compared: a, b, win, tie, loss, n, mean_diff, lo, hi, median_diff,
+    pvalue, p_holm."""
+    rows = [{"a": a, "b": b, **paired(matrix[a], matrix[b], n_boot=n_boot, level=level,
+                                      seed=seed)} for a, b in pairs]
+    out = pd.DataFrame(rows, columns=PAIR_COLUMNS[:-1])
     out["p_holm"] = holm(out["pvalue"].tolist())
     return out
+
+
+def pairwise(ir: pd.DataFrame, retrievers: Sequence[str], budget: int) -> pd.DataFrame:
+    """Every pair of `retrievers` at `budget`: win/tie/loss, mean difference (with its bootstrap
+    interval), Wilcoxon p and Holm-adjusted p."""
+    return pairwise_columns(score_matrix(ir, budget), itertools.combinations(retrievers, 2))
 
 
 def holm(pvalues: Sequence[float | None]) -> list[float | None]:

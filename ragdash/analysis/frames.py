@@ -18,7 +18,8 @@ from ragdash.constants import LLM_ONLY, PAPER_RETRIEVERS
 def order_systems(names: Iterable[str], preferred: Sequence[str] = ()) -> list[str]:
     """Distinct names: LLM-only first, then `preferred` order, then the paper's, then the rest."""
     names = list(dict.fromkeys(str(n) for n in names))
-    rank = {n: i for i, n in enumerate([LLM_ONLY, *preferred, *PAPER_RETRIEVERS])}
+    order = dict.fromkeys([LLM_ONLY, *preferred, *PAPER_RETRIEVERS])  # the first place wins
+    rank = {n: i for i, n in enumerate(order)}
     return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
 
 

@@ -1,5 +1,6 @@
 """Evidence positions: where each relevant part lies in a retrieved context (the longest common
-substring that Score_IR measures, §2.2), and the chunks a retriever returned for a question."""
+substring that Score_IR measures, §2.2, or the sentence window closest in meaning for the
+`semantic` method), and the chunks a retriever returned for a question."""
 
 from __future__ import annotations
 
@@ -46,13 +47,36 @@ def part_matches(parts: Sequence[str], context: str, cut: int | None = None) -> 
     return out
 
 
+@dataclass(frozen=True)
+class SemanticMatch(Match):
+    """The sentence window of C_N closest in meaning to part `part` (the `semantic` Score_IR):
+    context[start:end], its MiniLM cosine and the part score it gives (start == end and cosine
+    nan when C_N holds no whole sentence)."""
+
+    cosine: float = float("nan")
+    score: float = 0.0
+
+
+def semantic_matches(parts: Sequence[str], context: str, cut: int | None = None
+                     ) -> list[SemanticMatch]:
+    """Per part, its most similar sentence window of C_N = context[:cut]; the scores equal
+    `ragdash.scoring.part_scores(..., method="semantic")` (embeds the windows: loads MiniLM)."""
+    from ragdash.scoring.semantic import SemanticScorer, to_score
+
+    best = SemanticScorer().best(parts, context, cut)
+    return [SemanticMatch(i, a, b, cos, 0.0 if a == b else float(to_score(cos)))
+            for i, (a, b, cos) in enumerate(best)]
+
+
 def question_chunks(retrieved: pd.DataFrame, chunks: pd.DataFrame, qid: str
                     ) -> dict[str, pd.DataFrame]:
     """{retriever: the chunks it retrieved for `qid` in rank order}, columns rank, chunk_id,
-    title, text, score; the context is their texts joined with one space (budget.join_chunks)."""
+    title, text, score (and doc_id, page, last_page, heading when the chunks have them); the
+    context is their texts joined with one space (budget.join_chunks)."""
     r = retrieved[retrieved["qid"].astype(str) == str(qid)].sort_values(["retriever", "rank"])
     info = chunks.set_index("chunk_id")
-    cols = [c for c in ("title", "text") if c in info.columns]
+    cols = [c for c in ("title", "text", "doc_id", "page", "last_page", "heading")
+            if c in info.columns]
     out = {}
     for ret, g in r.groupby("retriever", sort=False):
         got = info.reindex(g["chunk_id"])[cols].reset_index()

@@ -5,7 +5,8 @@
 Every chunk keeps its document's id and title and its character offsets in the document; with
 exact spacing (every method but semantic's `spacing="reference"`) `doc.text[c.start:c.end] ==
 c.text`. Chunk ids are `f"{doc_id}#{i}"`. Chunks are never blank: empty or blank documents give
-none. `default_params(method)` lists a method's tunable parameters and their defaults.
+none. A chunk of a document with a layout (PDF pages, headings) gets the page and section of its
+start. `default_params(method)` lists a method's tunable parameters and their defaults.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from ragdash.chunking.base import Chunk, Progress, Span, split_span, split_text
 from ragdash.chunking.semantic import SPACINGS, chunk_semantic
 from ragdash.chunking.simple import chunk_recursive, chunk_tokens, chunk_whole
+from ragdash.data.layout import Layout
 from ragdash.data.schema import Document
 
 Chunker = Callable[..., list[list[Span]]]
@@ -143,7 +145,14 @@ def chunk_documents(
                 pieces.extend(split_span(doc.text, span, max_chars))
             else:
                 pieces.append(span)
-        chunks.extend(Chunk(f"{doc.doc_id}#{i}", doc.doc_id, doc.title, p.text, p.start, p.end)
+        if not (doc.pages or doc.headings):
+            chunks.extend(Chunk(f"{doc.doc_id}#{i}", doc.doc_id, doc.title, p.text, p.start,
+                                p.end) for i, p in enumerate(pieces))
+            continue
+        layout = Layout(doc.pages, doc.headings)
+        chunks.extend(Chunk(f"{doc.doc_id}#{i}", doc.doc_id, doc.title, p.text, p.start, p.end,
+                            layout.page(p.start), layout.heading(p.start),
+                            layout.page(max(p.start, p.end - 1)))
                       for i, p in enumerate(pieces))
     return chunks
 

@@ -16,7 +16,9 @@ Progress = bool | ProgressFn | None
 
 @dataclass(frozen=True)
 class Chunk:
-    """One chunk of a document; `start`/`end` are character offsets in the document's text."""
+    """One chunk of a document; `start`/`end` are character offsets in the document's text.
+    `page` (PDF, 1-based) and `heading` (the section's headings, 'A › B') are those at `start`,
+    `last_page` that of the chunk's last character; None when the document has no such layout."""
 
     chunk_id: str  # f"{doc_id}#{i}", i = 0-based index of the chunk within its document
     doc_id: str
@@ -24,6 +26,9 @@ class Chunk:
     text: str
     start: int
     end: int
+    page: int | None = None
+    heading: str | None = None
+    last_page: int | None = None
 
 
 class Span(NamedTuple):

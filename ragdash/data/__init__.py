@@ -11,7 +11,7 @@ import gzip
 import re
 from pathlib import Path, PurePath
 
-from ragdash.data import generic, hotpotqa, squad, textfiles
+from ragdash.data import generic, hotpotqa, readers, squad, textfiles
 from ragdash.data import sample as sampling
 from ragdash.data.common import IssueLog, Loaded
 from ragdash.data.reading import fatal, parse_json, read_file
@@ -22,7 +22,8 @@ __all__ = ["CORPUS_FORMATS", "FORMATS", "DataError", "Dataset", "Document", "Exa
            "detect_format", "load_corpus", "load_dataset"]
 
 FORMATS = ("hotpotqa", "squad", "jsonl", "csv", "parquet")
-CORPUS_FORMATS = ("jsonl", "csv", "parquet", "folder", "zip")
+CORPUS_FORMATS = ("jsonl", "csv", "parquet", "folder", "zip", "document")
+"""'folder' and 'zip' hold document files; 'document' is one such file (.pdf, .html, ...)."""
 
 _EXTENSIONS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
                ".parquet": "parquet", ".pq": "parquet"}
@@ -87,16 +88,17 @@ def _corpus(path: str | Path, fmt: str) -> tuple[list[Document], list[Issue], st
     p = Path(path)
     if fmt == "auto":
         fmt = ("folder" if p.is_dir() else "zip" if p.name.lower().endswith(".zip")
-               else _by_extension(p))
+               else "document" if readers.readable(p.name) else _by_extension(p))
         if fmt == "json":
             raise fatal(p, "a corpus is a JSONL, CSV or Parquet file with doc_id, title, text, "
-                           "or a folder or .zip of .txt/.md files")
+                           "a folder or .zip of document files, or one such file "
+                           f"({textfiles.TYPES})")
     if fmt == "folder":
         docs, log, digest = textfiles.load_folder(p)
         return docs, log.issues, digest
     raw = read_file(p)
-    if fmt == "zip":
-        docs, log = textfiles.load_zip(raw)
+    if fmt in ("zip", "document"):
+        docs, log = (textfiles.load_zip if fmt == "zip" else textfiles.load_document)(raw)
     else:
         log = IssueLog(p)
         docs = generic.load_documents(raw, fmt, log)
@@ -104,8 +106,9 @@ def _corpus(path: str | Path, fmt: str) -> tuple[list[Document], list[Issue], st
 
 
 def load_corpus(path: str | Path, fmt: str = "auto") -> tuple[list[Document], list[Issue]]:
-    """Documents of a JSONL/CSV/Parquet file (doc_id, title?, text) or of a folder or .zip of
-    .txt/.md files, with the issues met. `fmt` is 'auto' or one of CORPUS_FORMATS."""
+    """Documents of a JSONL/CSV/Parquet file (doc_id, title?, text), of a folder or .zip of
+    document files (.txt, .md, .pdf, .html, .htm, .docx) or of one such file, with the issues
+    met. `fmt` is 'auto' or one of CORPUS_FORMATS."""
     docs, issues, _ = _corpus(path, fmt)
     return docs, issues
 
@@ -126,7 +129,7 @@ def _examples(raw, fmt: str, path: str | Path, corpus, limit: int | None,
                                 include_unanswerable=include_unanswerable)
     elif corpus is None:
         raise fatal(raw.path, f"a {fmt} dataset needs a corpus: pass corpus=<a JSONL/CSV/Parquet "
-                              "file, a folder or a .zip of .txt/.md files>")
+                              "file, a folder or .zip of document files, or one document file>")
     else:
         loaded = generic.load_examples(raw, fmt, log, limit=limit)
     return loaded, log, fmt

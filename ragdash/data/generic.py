@@ -1,9 +1,12 @@
 """A user's own data as JSONL, CSV or Parquet.
 
 Dataset columns: `id`, `question`, `answer`, `relevant_parts` (`qid` and `parts` are accepted
-too, as ragdash writes them); every other column goes to `Example.meta`. Corpus columns:
-`doc_id`, `title` (optional), `text`. Records are named `line N` (JSONL, 1-based line number)
-or `row N` (CSV/Parquet, 1-based data row), with `(id X)` added when the id is known.
+too, as ragdash writes them); every other column goes to `Example.meta`. A dataset without a
+`relevant_parts` column at all loads with no parts (its source says PARTS_ABSENT; ingest then
+finds evidence with `ragdash.evidence`); a column present with a bad value still skips the
+record. Corpus columns: `doc_id`, `title` (optional), `text`. Records are named `line N`
+(JSONL, 1-based line number) or `row N` (CSV/Parquet, 1-based data row), with `(id X)` added
+when the id is known.
 """
 
 from __future__ import annotations
@@ -29,11 +32,15 @@ from ragdash.data.common import (
 )
 from ragdash.data.reading import SURROGATE, RawFile, decode, fatal
 from ragdash.data.schema import Document, Example
+from ragdash.evidence.settings import NONE as NO_EVIDENCE
 
 TABULAR = ("jsonl", "csv", "parquet")
 EXAMPLE_COLUMNS = {"id": ("id", "qid"), "question": ("question",), "answer": ("answer",),
                    "relevant_parts": ("relevant_parts", "parts")}
 DOCUMENT_COLUMNS = {"doc_id": ("doc_id",), "text": ("text",)}
+PARTS = "relevant_parts"
+PARTS_ABSENT = "absent"
+"""`Dataset.source[PARTS]` of a dataset that has no relevant_parts column."""
 
 
 @dataclass
@@ -136,11 +143,15 @@ def _parquet(raw: RawFile) -> Table:
                  [(f"row {n}", rec) for n, rec in enumerate(records, 1)])
 
 
-def _columns(table: Table, wanted: dict[str, tuple[str, ...]], file: str) -> dict[str, str]:
-    """Map each required column to the name the file uses; DataError naming a missing one."""
+def _columns(table: Table, wanted: dict[str, tuple[str, ...]], file: str,
+             optional: tuple[str, ...] = ()) -> dict[str, str]:
+    """Map each required column to the name the file uses; DataError naming a missing one
+    (an `optional` one that is missing is left out of the map)."""
     found = {}
     for name, aliases in wanted.items():
         hit = next((a for a in aliases if a in table.columns), None)
+        if hit is None and name in optional:
+            continue
         if hit is None:
             also = f" (or {', '.join(repr(a) for a in aliases[1:])})" if aliases[1:] else ""
             raise fatal(file, f"required column {name!r}{also} is missing; columns found: "
@@ -155,8 +166,13 @@ def load_examples(raw: RawFile, fmt: str, log: IssueLog, *, limit: int | None = 
     if not table.rows:
         raise fatal(raw.path, "holds no record")
     usable = any(isinstance(values, dict) for _, values in table.rows)
-    cols = _columns(table, EXAMPLE_COLUMNS, log.file) if usable else {}
+    cols = _columns(table, EXAMPLE_COLUMNS, log.file, optional=(PARTS,)) if usable else {}
     out, seen = Loaded(), SeenIds()
+    if usable and PARTS not in cols:
+        out.extra[PARTS] = PARTS_ABSENT
+        log.warn("-", PARTS, "the dataset has no relevant_parts column: ragdash finds evidence "
+                             "in the corpus for each question (`ragdash evidence`, or "
+                             "automatically at ingest)")
     for label, values in table.rows:
         if limit is not None and len(out.examples) >= limit:
             break
@@ -170,8 +186,8 @@ def load_examples(raw: RawFile, fmt: str, log: IssueLog, *, limit: int | None = 
             label = f"{label} (id {qid})"
             name = cols["question"]
             question = non_empty(values.get(name))
-            name = cols["relevant_parts"]
-            parts = clean_parts(parse_parts(values.get(name)), log, label, name)
+            name = cols.get(PARTS, PARTS)
+            parts = _parts(values, cols, log, label)
             name = cols["answer"]
             answer = optional_text(values.get(name))
         except BadValue as exc:
@@ -185,6 +201,28 @@ def load_examples(raw: RawFile, fmt: str, log: IssueLog, *, limit: int | None = 
         out.examples.append(Example(qid, question, answer, parts, meta))
         out.labels.append(label)
     return out
+
+
+def _parts(values: dict, cols: dict[str, str], log: IssueLog, label: str) -> list[str]:
+    """A record's relevant parts ([] when the file has no parts column); a record written
+    without evidence by `ragdash evidence` (parts_source "none") says why."""
+    if PARTS not in cols:
+        return []
+    name = cols[PARTS]
+    try:
+        return clean_parts(parse_parts(values.get(name)), log, label, name)
+    except BadValue:
+        if values.get("parts_source") == NO_EVIDENCE:
+            raise BadValue(f"no evidence was found for this question ("
+                           f"{values.get('parts_note') or 'no reason given'}); it is left "
+                           "out") from None
+        raise
+
+
+def parts_absent(raw: RawFile, fmt: str) -> bool:
+    """Whether a JSONL/CSV/Parquet dataset file has records but no relevant_parts column."""
+    table = read_table(raw, fmt)
+    return bool(table.rows) and not any(a in table.columns for a in EXAMPLE_COLUMNS[PARTS])
 
 
 def load_documents(raw: RawFile, fmt: str, log: IssueLog) -> list[Document]:

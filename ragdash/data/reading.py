@@ -15,7 +15,10 @@ from pathlib import Path
 
 from ragdash.data.schema import DataError, Issue
 
-MAX_BYTES = 4 * 1024**3  # refuse any input larger than this, on disk or once decompressed
+MAX_BYTES = 1024**3  # refuse any input larger than this, on disk or once decompressed
+MAX_RATIO = 100  # compressed data inflating more than this (past BOMB_FLOOR bytes) is refused
+BOMB_FLOOR = 32 * 1024**2
+BLOCK = 1024**2  # decompression streams in blocks, so a bomb is stopped early
 
 # surrogateescape turns each byte that is not UTF-8 into one of these characters
 SURROGATE = re.compile("[\udc80-\udcff]")
@@ -52,15 +55,38 @@ def read_file(path: str | Path) -> RawFile:
     return RawFile(p, data, hashlib.sha256(raw).hexdigest())
 
 
+def check_inflation(path: Path | str, packed: int, unpacked: int, what: str = "") -> None:
+    """DataError when `packed` compressed bytes inflate past MAX_BYTES, or more than MAX_RATIO
+    times past BOMB_FLOOR (a decompression bomb: a small upload that would fill the memory of a
+    dashboard shared by several users)."""
+    if unpacked > MAX_BYTES:
+        raise fatal(path, f"{what}decompresses to more than {MAX_BYTES:,} bytes uncompressed")
+    if unpacked > BOMB_FLOOR and unpacked > MAX_RATIO * max(packed, 1):
+        raise fatal(path, f"{what}inflates {packed:,} compressed bytes to more than "
+                          f"{unpacked:,} uncompressed (over {MAX_RATIO}:1): refused as a likely "
+                          "decompression bomb; unpack it yourself if it is genuine")
+
+
+def inflate(stream, path: Path | str, packed: int, what: str = "",
+            limit: int = MAX_BYTES) -> bytes:
+    """Read a decompressing stream in blocks, checking the inflation after each; at most
+    `limit` + 1 bytes are read (the caller decides what a larger file means)."""
+    out = bytearray()
+    while len(out) <= limit:
+        block = stream.read(min(BLOCK, limit + 1 - len(out)))
+        if not block:
+            break
+        out += block
+        check_inflation(path, packed, len(out), what)
+    return bytes(out)
+
+
 def _gunzip(path: Path, raw: bytes) -> bytes:
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(raw)) as f:
-            data = f.read(MAX_BYTES + 1)
+            return inflate(f, path, len(raw))
     except (OSError, EOFError, zlib.error) as exc:
         raise fatal(path, f"is not a valid gzip file: {exc}") from None
-    if len(data) > MAX_BYTES:
-        raise fatal(path, f"decompresses to more than {MAX_BYTES} bytes")
-    return data
 
 
 @dataclass

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ragdash.data.layout import Heading
+
 Severity = Literal["error", "warning"]
 
 
@@ -21,11 +23,15 @@ class Example:
 
 @dataclass(frozen=True)
 class Document:
-    """One corpus document before chunking."""
+    """One corpus document before chunking. Documents read from PDF, HTML, DOCX or Markdown
+    files also keep their layout (`ragdash.data.layout`): `pages`, the offset in `text` where each
+    page starts (PDF), and `headings`, the section headings with their offsets."""
 
     doc_id: str
     title: str
     text: str
+    pages: tuple[int, ...] = ()
+    headings: tuple[Heading, ...] = ()
 
 
 @dataclass(frozen=True)

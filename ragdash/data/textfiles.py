@@ -1,126 +1,212 @@
-"""A corpus of .txt/.md files in a folder or a .zip (read in memory, never extracted).
+"""A corpus of document files in a folder or a .zip (read in memory, never extracted).
 
-doc_id = the file's path relative to the folder or zip root (with '/'), title = the file stem.
-Hidden files and folders are ignored; other file types are ignored with one warning.
+Files read (`ragdash.data.readers`): .txt, .md, .pdf, .html/.htm, .docx; PDF pages and the
+headings of HTML, DOCX and Markdown are kept as the document's layout. doc_id = the file's path
+relative to the folder or zip root (with '/'), title = the file stem. Hidden files and folders
+are ignored. A file that cannot be read (encrypted, a PDF without a text layer, corrupt, not
+UTF-8, too large) is skipped with one error naming it and the reason; files of other types are
+listed; a summary warning, first among the corpus's issues, counts both. One bad file never
+fails the corpus; a corpus where no file could be read fails with the first reasons.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import re
+import stat
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
+from ragdash.data import readers
 from ragdash.data.common import DocumentSet, IssueLog
-from ragdash.data.reading import RawFile, fatal
-from ragdash.data.schema import Document
+from ragdash.data.readers import Unreadable
+from ragdash.data.reading import MAX_BYTES, RawFile, fatal, inflate
+from ragdash.data.schema import Document, Issue
 
-SUFFIXES = (".txt", ".md")
 MAX_FILE_BYTES = 64 * 1024**2  # larger files are skipped with an error
-MAX_TOTAL_BYTES = 2 * 1024**3  # more text than this in all is refused
+MAX_TOTAL_BYTES = MAX_BYTES  # more than this in all is refused
 MAX_FILES = 200_000
+MAX_LISTED = 10  # files of other types named in the summary
+TYPES = ", ".join(readers.SUFFIXES)
+
+Item = tuple[str, bytes | Unreadable]  # (relative name, content or why it cannot be read)
 
 
 def _hidden(name: str) -> bool:
     return any(p.startswith(".") or p == "__MACOSX" for p in PurePosixPath(name).parts)
 
 
-def _documents(items: Iterator[tuple[str, bytes | str]], log: IssueLog) -> list[Document]:
-    """Documents from (relative name, content or error message) pairs."""
-    docs, ignored, total, seen = DocumentSet(log, strict=True), [], 0, 0
+def _plural(reason: str) -> str:
+    """'corrupt file' -> 'corrupt files', 'PDF without a text layer' -> 'PDFs without ...'."""
+    return re.sub(r"\b(file|PDF|page)\b", r"\1s", reason, count=1)
+
+
+def _summary(seen: int, skipped: Counter, ignored: list[str]) -> str:
+    """One line: how many files were read, skipped (by reason) and ignored (named)."""
+    said = []
+    if skipped:
+        kinds = ", ".join(f"{n} {reason if n == 1 else _plural(reason)}"
+                          for reason, n in sorted(skipped.items(), key=lambda x: (-x[1], x[0])))
+        said.append(f"{seen - skipped.total()} of {seen} file(s) read into documents; "
+                    f"{skipped.total()} skipped ({kinds}), each listed with its reason")
+    if ignored:
+        names = ", ".join(ignored[:MAX_LISTED])
+        more = f" and {len(ignored) - MAX_LISTED} more" if len(ignored) > MAX_LISTED else ""
+        said.append(f"{len(ignored)} file(s) of a type ragdash cannot read ignored: {names}"
+                    f"{more} (it reads {TYPES})")
+    return "; ".join(said)
+
+
+def _documents(items: Iterable[Item], log: IssueLog) -> list[Document]:
+    """Documents from (relative name, content or why it cannot be read) pairs."""
+    docs, ignored, skipped, total, seen = DocumentSet(log, strict=True), [], Counter(), 0, 0
     for name, content in items:
         record = f"file {name}"
-        if not name.lower().endswith(SUFFIXES):
+        if not readers.readable(name):
             ignored.append(name)
             continue
         seen += 1
-        if isinstance(content, str):
-            log.error(record, "(file)", content)
-            continue
-        total += len(content)
-        if total > MAX_TOTAL_BYTES:
-            raise fatal(log.file, f"holds more than {MAX_TOTAL_BYTES} bytes of text")
-        if content.startswith(b"\xef\xbb\xbf"):
-            content = content[3:]
         try:
-            text = content.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = content.count(b"\n", 0, exc.start) + 1
-            log.error(record, "(file)", f"holds bytes that are not valid UTF-8, first at byte "
-                                        f"{exc.start} (line {line})")
+            if isinstance(content, Unreadable):
+                raise content
+            total += len(content)
+            if total > MAX_TOTAL_BYTES:
+                raise fatal(log.file, f"holds more than {MAX_TOTAL_BYTES} bytes of documents")
+            got = readers.read_document(name, content)
+        except Unreadable as exc:
+            skipped[exc.reason] += 1
+            log.error(record, "(file)", str(exc))
             continue
-        docs.add(Document(name, PurePosixPath(name).stem, text), record)
-    if ignored:
-        log.warn("-", "(file)", f"{len(ignored)} file(s) that are not {'/'.join(SUFFIXES)} "
-                                f"ignored, e.g. {ignored[0]!r}")
+        for note in got.warnings:
+            log.warn(record, "(file)", note)
+        if not got.text.strip():
+            skipped["empty file"] += 1  # DocumentSet warns about it
+        docs.add(Document(name, PurePosixPath(name).stem, got.text, got.pages, got.headings),
+                 record)
     if not seen:
-        raise fatal(log.file, f"holds no {' or '.join(SUFFIXES)} file")
-    return docs.documents()
+        found = f"; found e.g. {ignored[0]!r}" if ignored else ""
+        raise fatal(log.file, f"holds no file ragdash can read ({TYPES}){found}")
+    documents = docs.documents()
+    if not documents:
+        first = "; ".join(f"{i.record} {i.message}" for i in log.issues[:3])
+        raise fatal(log.file, f"no file could be read ({seen} tried): {first}")
+    if skipped or ignored:
+        log.issues.insert(0, Issue(log.file, "-", "(files)", _summary(seen, skipped, ignored),
+                                   "warning"))
+    return documents
 
 
-def _folder_items(root: Path) -> Iterator[tuple[str, bytes | str]]:
+def _folder_items(root: Path) -> Iterator[Item]:
     files = sorted(p for p in root.rglob("*")
                    if p.is_file() and not _hidden(p.relative_to(root).as_posix()))
     if len(files) > MAX_FILES:
         raise fatal(root, f"holds more than {MAX_FILES} files")
     for path in files:
         name = path.relative_to(root).as_posix()
-        if not name.lower().endswith(SUFFIXES):
+        if not readers.readable(name):
             yield name, b""
             continue
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
-                yield name, f"is larger than {MAX_FILE_BYTES} bytes; skipped"
+                yield name, Unreadable("file too large", f"is larger than {MAX_FILE_BYTES} bytes; "
+                                                    "skipped")
                 continue
             yield name, path.read_bytes()
         except OSError as exc:
-            yield name, f"cannot be read: {exc.strerror or exc}"
+            yield name, Unreadable("unreadable file", f"cannot be read: "
+                                                      f"{exc.strerror or exc}")
+
+
+def _hashed(items: Iterator[Item], digest) -> Iterator[Item]:
+    """The items unchanged; the name and content of each readable file go into `digest`."""
+    for name, content in items:
+        if isinstance(content, bytes) and readers.readable(name):
+            digest.update(name.encode() + b"\0" + hashlib.sha256(content).digest())
+        yield name, content
 
 
 def load_folder(path: str | Path) -> tuple[list[Document], IssueLog, str]:
-    """Documents of a folder of text files, the issues, and a sha256 of the files read."""
+    """Documents of a folder of document files, the issues, and a sha256 of the files read."""
     root, log = Path(path), IssueLog(path)
     if not root.is_dir():
         raise fatal(root, "folder not found")
-    digest, items = hashlib.sha256(), []
-    for name, content in _folder_items(root):
-        if isinstance(content, bytes) and name.lower().endswith(SUFFIXES):
-            digest.update(name.encode() + b"\0" + hashlib.sha256(content).digest())
-        items.append((name, content))
-    return _documents(iter(items), log), log, digest.hexdigest()
+    digest = hashlib.sha256()
+    docs = _documents(_hashed(_folder_items(root), digest), log)
+    return docs, log, digest.hexdigest()
 
 
-def _zip_items(zf: zipfile.ZipFile) -> Iterator[tuple[str, bytes | str]]:
-    infos = [i for i in zf.infolist() if not i.is_dir() and not _hidden(i.filename)]
+def _unsafe(name: str) -> bool:
+    """A zip entry name that would leave the zip's folder if extracted (`..` or absolute)."""
+    return name.startswith(("/", "\\")) or ".." in PurePosixPath(name.replace("\\", "/")).parts
+
+
+def _zip_items(zf: zipfile.ZipFile, path: Path) -> Iterator[Item]:
+    infos = [i for i in zf.infolist() if not i.is_dir()
+             and (_unsafe(i.filename) or not _hidden(i.filename))]
     if len(infos) > MAX_FILES:
-        raise fatal(zf.filename or "zip", f"holds more than {MAX_FILES} files")
+        raise fatal(path, f"holds more than {MAX_FILES} files")
+    too_large = Unreadable("file too large", f"is larger than {MAX_FILE_BYTES} bytes; skipped")
     for info in infos:
         name = info.filename.lstrip("/")
-        if not name.lower().endswith(SUFFIXES):
+        if _unsafe(info.filename):
+            yield name, Unreadable("unsafe path", "has a path that leaves the zip's folder "
+                                                  "(`..` or absolute); skipped")
+        elif stat.S_ISLNK(info.external_attr >> 16):
+            yield name, Unreadable("symbolic link", "is a symbolic link in the zip; skipped")
+        elif not readers.readable(name):
             yield name, b""
         elif info.flag_bits & 0x1:
-            yield name, "is encrypted; skipped"
+            yield name, Unreadable("file encrypted in the zip", "is encrypted in the zip; skipped")
         elif info.file_size > MAX_FILE_BYTES:
-            yield name, f"is larger than {MAX_FILE_BYTES} bytes; skipped"
+            yield name, too_large
         else:
             try:
-                with zf.open(info) as f:
-                    data = f.read(MAX_FILE_BYTES + 1)  # the header's size may lie
+                with zf.open(info) as f:  # the header's sizes may lie: streamed and checked
+                    data = inflate(f, path, info.compress_size,
+                                   f"member {name} ", MAX_FILE_BYTES)
             except (zipfile.BadZipFile, zlib.error, NotImplementedError, OSError, EOFError) as exc:
-                yield name, f"cannot be decompressed: {exc}"
+                yield name, Unreadable("corrupt file", f"cannot be decompressed: {exc}")
                 continue
-            yield name, (data if len(data) <= MAX_FILE_BYTES
-                         else f"is larger than {MAX_FILE_BYTES} bytes; skipped")
+            yield name, data if len(data) <= MAX_FILE_BYTES else too_large
 
 
 def load_zip(raw: RawFile) -> tuple[list[Document], IssueLog]:
-    """Documents of a .zip of text files, and the issues."""
+    """Documents of a .zip of document files, and the issues."""
     log = IssueLog(raw.path)
     try:
         zf = zipfile.ZipFile(io.BytesIO(raw.data))
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
         raise fatal(raw.path, f"not a readable zip file: {exc}") from None
     with zf:
-        return _documents(_zip_items(zf), log), log
+        return _documents(_zip_items(zf, raw.path), log), log
+
+
+def load_document(raw: RawFile) -> tuple[list[Document], IssueLog]:
+    """The document of one file (a corpus of one .pdf, .html, .docx, ... file), and the issues."""
+    log = IssueLog(raw.path)
+    data = raw.data if len(raw.data) <= MAX_FILE_BYTES else Unreadable(
+        "file too large", f"is larger than {MAX_FILE_BYTES} bytes; skipped")
+    return _documents([(raw.path.name, data)], log), log
+
+
+def holds_layout_files(path: str | Path | None) -> bool:
+    """Whether a folder or .zip corpus holds a PDF, HTML or DOCX file (types read since documents
+    keep their layout); False for anything else or anything unreadable."""
+    if not path:
+        return False
+    p = Path(path)
+    try:
+        if p.is_dir():
+            names: Iterable[str] = (f.name for f in p.rglob("*"))
+        elif p.name.lower().endswith(".zip") and p.is_file():
+            with zipfile.ZipFile(p) as zf:
+                names = zf.namelist()
+        else:
+            return False
+        return any(readers.suffix(n) in readers.LAYOUT_SUFFIXES for n in names)
+    except (OSError, zipfile.BadZipFile, zlib.error, EOFError):
+        return False

@@ -1,8 +1,9 @@
 """Retrievers over the chunk corpus, each a PyTerrier transformer with its own parameters.
 
-bm25 (PyTerrier + PISA), sim (exact FAISS), mmr (LangChain MMR), reo (LongContextReorder of sim),
-mlq (LangChain MultiQueryRetriever). Presets: `paper` (bm25 and mlq keep 5 chunks, the dense
-retrievers 10, as in the paper) and `equal-k` (10 chunks everywhere).
+bm25 (PyTerrier + PISA), sim (FAISS: exact, or HNSW/IVF for large corpora), mmr (LangChain
+MMR), reo (LongContextReorder of sim), mlq (LangChain MultiQueryRetriever). Presets: `paper`
+(bm25 and mlq keep 5 chunks, the dense retrievers 10, as in the paper) and `equal-k` (10 chunks
+everywhere).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pandas as pd
 
 from ragdash.retrieval.base import RESULT_COLUMNS, Retriever, corpus_fingerprint
 from ragdash.retrieval.bm25 import BM25
-from ragdash.retrieval.dense import MMR, Reorder, Sim
+from ragdash.retrieval.dense import INDEXES, MMR, Reorder, Sim, check_index
 from ragdash.retrieval.multiquery import MultiQuery
 
 RETRIEVERS: dict[str, type[Retriever]] = {
@@ -28,7 +29,8 @@ PRESETS: dict[str, dict[str, dict]] = {
 }
 DESCRIPTIONS: dict[str, str] = {
     "bm25": "BM25: lexical ranking by term frequency and rarity (PyTerrier + PISA)",
-    "sim": "SIM: dense similarity of MiniLM embeddings (exact FAISS inner product)",
+    "sim": "SIM: dense similarity of MiniLM embeddings (FAISS inner product, exact by "
+           "default)",
     "mmr": "MMR: dense similarity with Maximal Marginal Relevance, trading relevance for "
            "diversity",
     "reo": "REO: SIM's chunks reordered so the best sit at both ends (LangChain "
@@ -52,10 +54,15 @@ PARAM_HELP: dict[str, str] = {
     "mode": "MLQ: default (original question searched too, fused by rank) or the paper's "
             "reference behaviour",
     "max_queries": "MLQ: sub-questions kept",
+    "index": "dense: exact search, or an approximate index for large corpora (hnsw, ivf); "
+             "its recall@10 against exact search is shown on the Retrieval page",
 }
 """One line per retriever parameter."""
 
 _NOT_PARAMS = {"self", "chunks", "cache_dir", "llm", "progress"}
+ADDED_LATER = {"index": "exact"}
+"""Parameters added after runs were made, with the default that reproduces those runs: left out
+of the retrieve stage key at that default (see `key_params`)."""
 
 
 def default_params(name: str) -> dict:
@@ -76,7 +83,19 @@ def resolve_params(name: str, preset: str | None = None, overrides: dict | None 
         raise ValueError(f"{name}: unknown parameter(s) {sorted(unknown)}; "
                          f"known: {', '.join(sorted(params))}")
     params.update(overrides or {})
+    if "index" in params:
+        try:
+            check_index(params["index"])
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
     return params
+
+
+def key_params(params: dict) -> dict:
+    """`params` without the later-added parameters at their old behaviour (ADDED_LATER), so a
+    run made before them keeps its stage key."""
+    return {k: v for k, v in params.items()
+            if not (k in ADDED_LATER and v == ADDED_LATER[k])}
 
 
 def build_retriever(name: str, chunks: pd.DataFrame, cache_dir: Path, params: dict | None = None,
@@ -95,5 +114,6 @@ def _cls(name: str) -> type[Retriever]:
     return RETRIEVERS[name]
 
 
-__all__ = ["DESCRIPTIONS", "PARAM_HELP", "PRESETS", "RESULT_COLUMNS", "RETRIEVERS", "Retriever",
-           "build_retriever", "corpus_fingerprint", "default_params", "resolve_params"]
+__all__ = ["DESCRIPTIONS", "INDEXES", "PARAM_HELP", "PRESETS", "RESULT_COLUMNS", "RETRIEVERS",
+           "Retriever", "build_retriever", "corpus_fingerprint", "default_params", "key_params",
+           "resolve_params"]

@@ -1,5 +1,5 @@
-"""Every file of a run directory, declared once: its name, the stage that writes it, and the
-columns a table must have (checked on write)."""
+"""Every file of a run directory, declared once: its name, the stage that writes it, the
+columns a table must have (checked on write) and those it may have."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ class RunFile:
     stage: str  # the stage (or command) that writes it
     columns: tuple[str, ...] = ()  # required columns of a table (none for JSON)
     about: str = ""
+    optional: tuple[str, ...] = ()  # columns a table may have (runs made before them lack them)
 
     @property
     def is_table(self) -> bool:
@@ -28,9 +29,14 @@ _FILES = (
             "every record skipped or warned about at ingest"),
     RunFile("examples", "examples.parquet", "ingest", ("qid", "question", "answer", "parts"),
             "the questions with their gold relevant parts (plus metadata columns)"),
-    RunFile("documents", "documents.parquet", "ingest", ("doc_id", "title", "text")),
+    RunFile("documents", "documents.parquet", "ingest", ("doc_id", "title", "text"),
+            "the corpus; documents read from PDF, HTML, DOCX or Markdown files also keep their "
+            "page starts and headings (character offsets in text)", ("pages", "headings")),
     RunFile("chunks", "chunks.parquet", "chunk",
-            ("chunk_id", "doc_id", "title", "text", "start", "end")),
+            ("chunk_id", "doc_id", "title", "text", "start", "end"),
+            "the chunks with their offsets in their document; with a layout, the page and "
+            "section (headings) at the chunk's start, the page of its end",
+            ("page", "heading", "last_page")),
     RunFile("retrieved", "retrieved.parquet", "retrieve",
             ("qid", "retriever", "rank", "chunk_id", "score")),
     RunFile("queries", "queries.parquet", "retrieve", ("qid", "retriever", "queries"),
@@ -38,6 +44,10 @@ _FILES = (
     RunFile("ir_scores", "ir_scores.parquet", "score",
             ("qid", "retriever", "budget", "score", "part_scores", "context_tokens", "cut",
              "reached"), "Score_IR of every (question, retriever, budget N)"),
+    RunFile("ir_scores_also", "ir_scores_also.parquet", "score",
+            ("method", "qid", "retriever", "budget", "score", "part_scores", "context_tokens",
+             "cut", "reached"), "Score_IR by the other matching methods of scoring.also, in "
+            "the same shape with a method column (only when scoring.also is set)"),
     RunFile("ir_summary", "ir_summary.csv", "score", ("budget",),
             "mean Score_IR per budget x retriever (the paper's Table 3.1)"),
     RunFile("ir_metrics", "ir_metrics.csv", "score", ("retriever",),

@@ -145,6 +145,31 @@ class Run:
         return self.read(key) if self.has(key) else None
 
     @property
+    def score_method(self) -> str:
+        """The main Score_IR matching method: the config's scoring.method (ir_scores)."""
+        return str(self.config.section("scoring").get("method") or "substring")
+
+    def score_methods(self) -> list[str]:
+        """The Score_IR matching methods scored: the main one, then those of scoring.also
+        (ir_scores_also) in their order."""
+        also = self.table("ir_scores_also")
+        extra = list(dict.fromkeys(also["method"])) if also is not None else []
+        return list(dict.fromkeys([self.score_method, *extra]))
+
+    def ir_scores(self, method: str | None = None) -> pd.DataFrame:
+        """Score_IR by one matching method: None or scoring.method gives ir_scores; another
+        method scored by scoring.also gives its rows of ir_scores_also (without the method
+        column). ValueError naming the methods scored otherwise."""
+        if method is None or method == self.score_method:
+            return self.read("ir_scores")
+        methods = self.score_methods()
+        if method not in methods:
+            raise ValueError(f"run {self.path} has no Score_IR by '{method}' (scored: "
+                             f"{', '.join(methods)}; add it to scoring.also and re-score)")
+        also = self.read("ir_scores_also")
+        return also[also["method"] == method].drop(columns="method").reset_index(drop=True)
+
+    @property
     def budgets(self) -> list[int]:
         """The budgets N scored (those of ir_scores; else the config's)."""
         ir = self.table("ir_scores")

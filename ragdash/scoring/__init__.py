@@ -9,6 +9,8 @@ Methods:
 - `normalized`: substring after casefolding and collapsing whitespace runs to one space.
 - `token`: substring over word tokens (share of the part's words matched contiguously).
 - `contains`: 1 when the whole part is inside C_N, else 0.
+- `semantic`: the MiniLM cosine of the part with its most similar sentence window of C_N,
+  mapped to [0, 1] (`ragdash.scoring.semantic`): a paraphrase scores, a verbatim part scores 1.
 """
 
 from __future__ import annotations
@@ -21,7 +23,17 @@ import numpy as np
 
 from ragdash.scoring.kernel import lcsubstr_at_cuts, prefix_lcsubseq
 
-METHODS = ("substring", "subsequence", "normalized", "token", "contains")
+METHODS = ("substring", "subsequence", "normalized", "token", "contains", "semantic")
+ABOUT = {
+    "substring": "the longest common substring with C_N, in characters (the paper's code)",
+    "subsequence": "the longest common subsequence with C_N, in characters",
+    "normalized": "the longest common substring after casefolding and collapsing whitespace",
+    "token": "the longest common run of words with C_N",
+    "contains": "1 when the whole part is inside C_N, else 0",
+    "semantic": "the MiniLM cosine with the closest sentence window of C_N by meaning, 0 at or "
+                "below 0.30 (unrelated sentences), 1 at 1 (the same sentence)",
+}
+"""What each method measures for a part, in a phrase (for pages and reports)."""
 
 _WORDS = re.compile(r"\w+|[^\w\s]")
 _SPACE = re.compile(r"\s+")
@@ -108,6 +120,10 @@ def part_scores(
         return out
     if any(not p for p in parts):
         raise ValueError("a relevant part is empty: its score would divide by zero")
+    if method == "semantic":  # imported here: it loads the embedding model when first used
+        from ragdash.scoring.semantic import part_scores as semantic_scores
+
+        return semantic_scores(parts, context, cuts)
     if method == "contains":
         for j, p in enumerate(parts):
             at = context.find(p)

@@ -5,6 +5,10 @@ A context is the retrieved chunks' texts joined in rank order; C_N is its first 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
+import numpy as np
 import pandas as pd
 
 from ragdash.budget import (
@@ -16,6 +20,7 @@ from ragdash.budget import (
 )
 from ragdash.rundir import Run
 from ragdash.scoring import part_scores
+from ragdash.scoring.semantic import Progress
 
 IR_COLUMNS = ["qid", "retriever", "budget", "score", "part_scores", "context_tokens", "cut",
               "reached"]
@@ -53,19 +58,30 @@ def budget_contexts(run: Run, tokenizer: str, mode: str, budget: int) -> pd.Data
 
 
 def score_contexts(ctx: pd.DataFrame, parts: dict[str, list[str]], budgets: list[int],
-                   tokenizer: str, method: str, mode: str) -> pd.DataFrame:
+                   tokenizer: str, method: str, mode: str,
+                   progress: Progress | None = None) -> pd.DataFrame:
     """Score_IR for every (qid, retriever, budget); `ctx` has qid, retriever, context.
 
     `corrected` cuts C_N at token offsets; `reference` decodes N-1 tokens as the original
-    code did."""
+    code did. `semantic` embeds every part and sentence window of all contexts first, each
+    distinct text once (`progress` reports it)."""
     tok = get_tokenizer(tokenizer)
     rows = []
+    score: Callable[[list[str], str, list[int]], np.ndarray]
+    if method == "semantic":
+        from ragdash.scoring.semantic import SemanticScorer
+
+        score = SemanticScorer()
+        score.prepare(((parts[q], c) for q, c in zip(ctx["qid"], ctx["context"], strict=True)),
+                      progress)
+    else:
+        score = partial(part_scores, method=method)
     if mode == "corrected":
         all_ends = tok.token_ends(ctx["context"].tolist())
         for (qid, ret, context), ends in zip(ctx[["qid", "retriever", "context"]].itertuples(
                 index=False), all_ends, strict=True):
             cut_list = cuts_from_ends(ends, budgets, len(context))
-            scores = part_scores(parts[qid], context, cut_list, method)
+            scores = score(parts[qid], context, cut_list)
             for b, cut, row in zip(budgets, cut_list, scores, strict=True):
                 rows.append((qid, ret, b, float(row.mean()) if len(row) else 0.0, row.tolist(),
                              len(ends), int(cut), len(ends) >= b))
@@ -73,7 +89,7 @@ def score_contexts(ctx: pd.DataFrame, parts: dict[str, list[str]], budgets: list
         for qid, ret, context in ctx[["qid", "retriever", "context"]].itertuples(index=False):
             prefixes, total = reference_prefixes(context, budgets, tokenizer)
             for b, prefix in zip(budgets, prefixes, strict=True):
-                row = part_scores(parts[qid], prefix, [len(prefix)], method)[0]
+                row = score(parts[qid], prefix, [len(prefix)])[0]
                 rows.append((qid, ret, b, float(row.mean()) if len(row) else 0.0, row.tolist(),
                              total, len(prefix), reference_reaches(total, b)))
     return pd.DataFrame(rows, columns=IR_COLUMNS)

@@ -1,5 +1,6 @@
 """Calibrate: fit thresholds h < k on Score_IR against the judge (the paper's §3.3), measure
-how well retrieval predicts the judge, and cross-validate the estimators."""
+how well retrieval predicts the judge, and cross-validate the estimators. `calibration.scores`
+picks the matching method whose Score_IR is used (default: scoring.method)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ def run(ctx: StageContext) -> dict:
     cfg, out = ctx.cfg, ctx.run
     c = cfg["calibration"]
     budget = c.get("budget") or cfg["generation"]["budget"]
-    ir = out.read("ir_scores")
+    scores = c.get("scores") or cfg["scoring"]["method"]
+    ir = out.ir_scores(scores)
     judgments = out.read("judgments")
     result = calibrate(ir, judgments, budget=budget, per_retriever=c["per_retriever"],
                        method=c["method"], n_boot=c["n_boot"], seed=c["seed"])
     data = result.to_dict()
     data["generation_budget"] = cfg["generation"]["budget"]
+    data["scores"] = scores  # the Score_IR matching method h and k apply to
     try:
         table, verdict = cross_validate(ir, judgments, budget=budget, seed=c["seed"])
         out.write("estimator_cv", table)
@@ -25,10 +28,17 @@ def run(ctx: StageContext) -> dict:
     except ValueError as exc:  # too few questions or retrievers to cross-validate
         data["estimators"] = {"verdict": f"not cross-validated: {exc}"}
     out.write_json("calibration", data)
-    return {"h": data["h"], "k": data["k"], "pairs": data["n"], "excluded": data["n_excluded"]}
+    return {"h": data["h"], "k": data["k"], "pairs": data["n"], "excluded": data["n_excluded"],
+            "scores": scores}
+
+
+def settings(cfg: dict) -> tuple:
+    """The calibration section; `scores` left out at its default (None), so runs made before
+    it keep their key."""
+    return ({k: v for k, v in cfg["calibration"].items() if not (k == "scores" and v is None)},)
 
 
 STAGE = Stage("calibrate", "fit thresholds h and k, compare estimated and actual shares",
-              needs=("judge", "score"), settings=lambda cfg: (cfg["calibration"],), run=run,
+              needs=("judge", "score"), settings=settings, run=run,
               writes=("estimator_cv", "calibration"),
               switch="calibration")

@@ -32,19 +32,30 @@ def file_sha256(path: str | Path | None) -> str | None:
 
 
 def settings(cfg: dict) -> tuple:
-    ds = {k: v for k, v in cfg["dataset"].items() if not (k == "sample" and v is None)}
+    from ragdash.data.textfiles import holds_layout_files
+    from ragdash.evidence import stage as evidence
+
+    ds = {k: v for k, v in cfg["dataset"].items()
+          if k != "evidence" and not (k == "sample" and v is None)}
     # (a later key left out at its default, so runs made before it keep their retrieval)
-    return ds, file_sha256(ds["path"]), file_sha256(ds.get("corpus"))
+    if (found_by := evidence.key(cfg)) is not None:  # a dataset without relevant parts
+        ds["evidence"] = found_by
+    key = (ds, file_sha256(ds["path"]), file_sha256(ds.get("corpus")))
+    # PDF, HTML and DOCX files of a folder or .zip corpus were ignored before they were read:
+    # such a corpus gets a new key (read again), every other keeps its key
+    return (*key, "documents-v1") if holds_layout_files(ds.get("corpus")) else key
 
 
 def run(ctx: StageContext) -> dict:
-    from ragdash.data import load_dataset
+    from ragdash.data import layout, load_dataset
+    from ragdash.evidence.stage import find_if_missing
 
     ds, out = ctx.cfg["dataset"], ctx.run
     dataset = load_dataset(ds["path"], ds.get("format", "auto"), corpus=ds.get("corpus"),
                            corpus_fmt=ds.get("corpus_format", "auto"),
                            include_unanswerable=ds.get("include_unanswerable", False),
                            limit=ds.get("limit"), sample=ds.get("sample"))
+    dataset, evidence = find_if_missing(dataset, ctx)  # no relevant_parts column: find them
     issues = pd.DataFrame([asdict(i) for i in dataset.issues],
                           columns=["file", "record", "field", "message", "severity"])
     out.write("issues", issues)
@@ -61,14 +72,19 @@ def run(ctx: StageContext) -> dict:
         "parts": [list(e.parts) for e in dataset.examples],
         **{k: [e.meta.get(k) for e in dataset.examples] for k in meta_keys},
     })
-    documents = pd.DataFrame([asdict(d) for d in dataset.documents],
-                             columns=["doc_id", "title", "text"])
+    docs = dataset.documents
+    documents = pd.DataFrame({"doc_id": [d.doc_id for d in docs], "title": [d.title for d in docs],
+                              "text": [d.text for d in docs],
+                              **layout.to_columns([d.pages for d in docs],
+                                                  [d.headings for d in docs])})
     out.write("examples", examples)
     out.write("documents", documents)
     out.update(source=dataset.source, issues={
         "skipped": dataset.skipped, "warnings": dataset.warnings,
         "first": [str(i) for i in dataset.issues[:20]],
     })
+    if evidence is not None:
+        out.update(evidence=evidence)
     return {"examples": len(examples), "documents": len(documents),
             "skipped": dataset.skipped, "warnings": dataset.warnings}
 

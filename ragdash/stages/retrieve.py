@@ -32,8 +32,31 @@ def mlq_llm(cfg: dict, api_key: str | None = None) -> Iterator[object]:
 
 
 def settings(cfg: dict) -> tuple:
+    from ragdash.embeddings import precision_key
+    from ragdash.retrieval import RETRIEVERS, key_params
+
     r = cfg["retrievers"]
-    return r["resolved"], cfg["llm"] if "mlq" in r["use"] else None
+    key = ({name: key_params(p) for name, p in r["resolved"].items()},
+           cfg["llm"] if "mlq" in r["use"] else None)
+    # the embedding precision only where it shapes results (left out at fp32, as before it)
+    dense = any(RETRIEVERS[name].embeds for name in r["use"])
+    precision = precision_key(cfg) if dense else None
+    return key if precision is None else (*key, precision)
+
+
+def index_recalls(cfg: dict, chunks: pd.DataFrame, queries: list[str], k: int = 10) -> dict:
+    """For each dense retriever on an approximate index (hnsw, ivf): its index, the recall@k of
+    that index against exact search on the run's own questions, and how many were asked."""
+    from ragdash.retrieval import build_retriever
+
+    out = {}
+    for name, params in cfg["retrievers"]["resolved"].items():
+        if params.get("index", "exact") == "exact" or name not in cfg["retrievers"]["use"]:
+            continue
+        ret = build_retriever(name, chunks, cache_dir(cfg), params)
+        out[name] = {"index": params["index"], "k": k, "queries": len(queries),
+                     "recall": round(ret.index_recall(queries, k), 4)}
+    return out
 
 
 def run(ctx: StageContext) -> dict:
@@ -73,6 +96,7 @@ def run(ctx: StageContext) -> dict:
     retrieved = pd.concat([read_table(parts_dir / f"{n}.parquet") for n in names],
                           ignore_index=True)
     ctx.run.write("retrieved", retrieved)
+    ctx.run.update(index_recall=index_recalls(cfg, chunks, topics["query"].tolist()))
     if (parts_dir / "mlq.queries.parquet").exists():
         ctx.run.write("queries", read_table(parts_dir / "mlq.queries.parquet"))
     shutil.rmtree(ctx.run.path / ".parts", ignore_errors=True)  # only needed to resume

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Iterable
 from pathlib import Path
 
+from ragdash import embeddings
 from ragdash.config import fingerprint
 from ragdash.rundir import Run
 from ragdash.stages import REGISTRY, STAGES
@@ -71,6 +72,14 @@ def run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str] | None = No
     run = Run(run_dir)
     run.create(cfg)
     keys = stage_keys(cfg)
+    with embeddings.configured(cfg):  # embedding precision and disk cache for every stage
+        _run(cfg, run, wanted, keys, force, progress, api_key)
+    return run
+
+
+def _run(cfg: dict, run: Run, wanted: set[str], keys: dict[str, str], force: bool,
+         progress: Progress, api_key: str | None) -> None:
+    """The stage loop of `run_stages`."""
     ran: set[str] = set()
     for stage in REGISTRY:
         name = stage.name
@@ -94,4 +103,3 @@ def run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str] | None = No
         ran.add(name)
         with run.running(name, keys[name]) as counts:
             counts.update(stage.run(StageContext(run, cfg, keys[name], progress, api_key)))
-    return run

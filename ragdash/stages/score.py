@@ -1,9 +1,11 @@
 """Score: Score_IR of every (question, retriever, budget N), its summary table (the paper's
-Table 3.1) and chunk-level IR metrics."""
+Table 3.1) and chunk-level IR metrics; with `scoring.also`, Score_IR by more matching methods
+(e.g. `semantic`) beside the main one."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ragdash.stages.base import Stage, StageContext
 
@@ -19,8 +21,16 @@ def run(ctx: StageContext) -> dict:
     ctx_ = contexts(out)
     ctx.progress("scoring contexts", 0, len(ctx_))
     s = cfg["scoring"]
-    ir = score_contexts(ctx_, parts, cfg["budgets"], cfg["tokenizer"], s["method"], s["mode"])
+    ir = score_contexts(ctx_, parts, cfg["budgets"], cfg["tokenizer"], s["method"], s["mode"],
+                        ctx.progress)
     out.write("ir_scores", ir)
+    also = s.get("also") or []
+    if also:
+        out.write("ir_scores_also", pd.concat(
+            [score_contexts(ctx_, parts, cfg["budgets"], cfg["tokenizer"], m, s["mode"],
+                            ctx.progress).assign(method=m) for m in also], ignore_index=True))
+    else:  # scores of methods no longer asked for would be shown as this run's
+        out.file("ir_scores_also").unlink(missing_ok=True)
     table = summary_table(ir, cfg["retrievers"]["use"], s["mode"])
     out.write("ir_summary", table.reset_index())
     metrics = chunk_metrics(out.read("retrieved"), out.read("chunks"), parts,
@@ -29,11 +39,18 @@ def run(ctx: StageContext) -> dict:
     out.write("ir_metrics", metrics)
     ctx.progress("scoring done", len(ctx_), len(ctx_))
     top = table.loc[table.index.max()]
-    return {"contexts": len(ctx_), "rows": len(ir),
+    return {"contexts": len(ctx_), "rows": len(ir), "methods": [s["method"], *also],
             "mean_at_max_budget": {k: round(float(v), 4) for k, v in top.items()
                                    if not np.isnan(v)}}
 
 
+def settings(cfg: dict) -> tuple:
+    """Tokenizer, budgets and the scoring section; `also` left out while empty, so runs made
+    before it keep their key."""
+    scoring = {k: v for k, v in cfg["scoring"].items() if not (k == "also" and not v)}
+    return cfg["tokenizer"], cfg["budgets"], scoring
+
+
 STAGE = Stage("score", "score retrieval over token budgets", needs=("retrieve",),
-              settings=lambda cfg: (cfg["tokenizer"], cfg["budgets"], cfg["scoring"]),
-              run=run, writes=("ir_scores", "ir_summary", "ir_metrics"))
+              settings=settings, run=run, writes=("ir_scores", "ir_scores_also", "ir_summary",
+                                                  "ir_metrics"))

@@ -29,6 +29,7 @@ PAGES = (
     PageSpec("retrieval", "Retrieval scores", "show_chart", "retrieval", EXPLORE),
     PageSpec("browser", "Question browser", "manage_search", "browser", EXPLORE),
     PageSpec("compare", "Compare retrievers", "compare_arrows", "compare", EXPLORE),
+    PageSpec("runs", "Compare runs", "leaderboard", "runs", EXPLORE),
     PageSpec("llm", "LLM results", "smart_toy", "llm", EXPLORE),
     PageSpec("thresholds", "Thresholds", "tune", "thresholds", EXPLORE),
     PageSpec("report", "Report", "download", "report", EXPLORE),

@@ -17,12 +17,12 @@ import pandas as pd
 import streamlit as st
 
 from ragdash import judge_audit
-from ragdash.analysis import frames
+from ragdash.analysis import compare, frames, leaderboard, matching
 from ragdash.analysis.thresholds import ThresholdData
 from ragdash.budget import Tokenizer, get_tokenizer
 from ragdash.chunking.preview import ChunkPreview, preview
 from ragdash.constants import PROJECT_ROOT
-from ragdash.rundir import Run, RunConfig, list_runs, read_table
+from ragdash.rundir import MANIFEST, Run, RunConfig, list_runs, read_table
 from ragdash.view import RunView
 
 DEMOS = ("data/demo_squad", "data/demo_run")
@@ -58,16 +58,39 @@ def run_key(path: Path) -> str:
         return str(p)
 
 
+def _listed(root: Path) -> list[Run]:
+    """The runs under `root` (newest first), then those one folder deeper (a sweep's, made by
+    `ragdash sweep --runs-root <root>/<name>`)."""
+    runs = list_runs(root)
+    if root.is_dir():
+        for sub in sorted(root.iterdir()):
+            if sub.is_dir() and not sub.name.startswith(("_", ".")) and \
+                    not (sub / MANIFEST).exists():
+                runs += list_runs(sub)
+    return runs
+
+
 def available_runs() -> dict[str, Run]:
-    """{url key: Run}, the demo runs first, then runs under the runs root (newest first)."""
+    """{url key: Run}, the demo runs first, then runs under the runs root (newest first), then
+    the runs of sweep folders under it."""
     out: dict[str, Run] = {}
     for path in demo_paths():
         demo = Run(path)
         if demo.exists():
             out[run_key(demo.path)] = demo
-    for r in list_runs(runs_root()):
+    for r in _listed(runs_root()):
         out.setdefault(run_key(r.path), r)
     return out
+
+
+def run_label(run: Run) -> str:
+    """How pickers show a run: its id, `(demo)` for a demo, `<folder>/<id>` inside a sweep
+    folder."""
+    if is_demo(run):
+        return f"{run.id} (demo)"
+    if run.path.parent.resolve() != runs_root().resolve():
+        return f"{run.path.parent.name}/{run.id}"
+    return run.id
 
 
 def select_run(container=None) -> Run | None:
@@ -84,11 +107,8 @@ def select_run(container=None) -> Run | None:
         box.warning(f"Run '{asked}' (from the link) was not found; showing "
                     f"'{next(iter(runs))}' instead.")
 
-    def fmt(k: str) -> str:
-        r = runs[k]
-        return f"{r.id} (demo)" if is_demo(r) else r.id
-
-    key = url_select("Run", list(runs), "run", container=box, format_func=fmt,
+    key = url_select("Run", list(runs), "run", container=box,
+                     format_func=lambda k: run_label(runs[k]),
                      help="The run directory every page shows: the demos first, then the runs "
                           f"under `{run_key(runs_root())}`.")
     if text := description(runs[key]):
@@ -220,13 +240,44 @@ def judgments(run: Run) -> pd.DataFrame | None:
 _JUDGED = ("ir_scores", "judgments", "calibration", "manifest")
 
 
+_SCORED = ("ir_scores", "ir_scores_also", "manifest")
+
+
 @st.cache_data(show_spinner="Bootstrapping confidence bands…", max_entries=16)
-def _bands(path: str, stamps_: tuple, n_boot: int) -> pd.DataFrame:
-    return RunView(path).bands(n_boot)
+def _bands(path: str, stamps_: tuple, n_boot: int, method: str | None) -> pd.DataFrame:
+    return RunView(path).bands(n_boot, method)
 
 
-def bands(run: Run, n_boot: int = 1000) -> pd.DataFrame:
-    return _bands(str(run.path), stamps(run, "ir_scores"), n_boot)
+def bands(run: Run, n_boot: int = 1000, method: str | None = None) -> pd.DataFrame:
+    """Mean Score_IR curves with bootstrap bands, by one matching method (None: the run's)."""
+    return _bands(str(run.path), stamps(run, *_SCORED), n_boot, method)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _methods(path: str, stamps_: tuple) -> list[str]:
+    return Run(path).score_methods()
+
+
+def score_methods(run: Run) -> list[str]:
+    """The Score_IR matching methods of the run: scoring.method first, then scoring.also's."""
+    return _methods(str(run.path), stamps(run, *_SCORED))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _scores(path: str, stamps_: tuple, method: str | None) -> pd.DataFrame:
+    return Run(path).ir_scores(method)
+
+
+def ir_scores(run: Run, method: str | None = None) -> pd.DataFrame:
+    """Score_IR by one matching method (None: the run's scoring.method)."""
+    return _scores(str(run.path), stamps(run, *_SCORED), method)
+
+
+@st.cache_data(show_spinner="Embedding the context's sentences…", max_entries=256)
+def semantic_matches(parts: tuple[str, ...], context: str, cut: int
+                     ) -> list[matching.SemanticMatch]:
+    """Each part's closest sentence window in context[:cut] (loads MiniLM once per server)."""
+    return matching.semantic_matches(parts, context, cut)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -285,3 +336,70 @@ def _audit(path: str, stamps_: tuple) -> list[judge_audit.Check]:
 def audit(run: Run) -> list[judge_audit.Check]:
     """The judge audit of the run's main judgments (empty without judgments)."""
     return _audit(str(run.path), stamps(run, "judgments", "answers", "examples", "manifest"))
+
+
+# --- several runs (the Runs page), keyed by the runs' paths and their files' stamps ---------------
+
+_COMPARED = ("manifest", "ir_scores", "ir_metrics", "examples", "answers", "judgments",
+             "calibration")
+
+
+def _signature(runs: dict[str, Run]) -> tuple:
+    return tuple((k, str(r.path), stamps(r, *_COMPARED)) for k, r in runs.items())
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _catalogue(sig: tuple) -> pd.DataFrame:
+    return leaderboard.catalogue({k: Run(p) for k, p, _ in sig})
+
+
+def catalogue(runs: dict[str, Run]) -> pd.DataFrame:
+    """One row per run: dataset, chunker, retrievers, budgets, stages, size (cached)."""
+    return _catalogue(tuple((k, str(r.path), stamps(r, "manifest", "calibration"))
+                            for k, r in runs.items()))
+
+
+@st.cache_data(show_spinner="Reading the runs' scores…", max_entries=8)
+def _comparison(sig: tuple) -> leaderboard.Comparison:
+    return leaderboard.compare_runs({k: Run(p) for k, p, _ in sig})
+
+
+def comparison(runs: dict[str, Run]) -> leaderboard.Comparison:
+    """The runs on their shared questions and budgets; NotComparable says why not."""
+    return _comparison(_signature(runs))
+
+
+@st.cache_data(show_spinner="Bootstrapping confidence bands…", max_entries=8)
+def _run_bands(sig: tuple, n_boot: int) -> pd.DataFrame:
+    return leaderboard.bands(_comparison(sig), n_boot)
+
+
+def run_bands(runs: dict[str, Run], n_boot: int = 1000) -> pd.DataFrame:
+    """Mean Score_IR per (entry, budget) with its bootstrap band."""
+    return _run_bands(_signature(runs), n_boot)
+
+
+@st.cache_data(show_spinner="Ranking…", max_entries=32)
+def _board(sig: tuple, budget: int, n_boot: int) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
+    comp = _comparison(sig)
+    board = leaderboard.leaderboard(comp, budget, _run_bands(sig, n_boot))
+    return (board, leaderboard.verdict(comp, board, budget),
+            leaderboard.versus_leader(comp, board, budget))
+
+
+def board(runs: dict[str, Run], budget: int, n_boot: int = 1000
+          ) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
+    """(leaderboard, verdict, the leader against every other entry) at `budget`."""
+    return _board(_signature(runs), int(budget), n_boot)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _runs_pair(sig: tuple, a: str, b: str, budget: int) -> tuple[dict, pd.DataFrame]:
+    comp = _comparison(sig)
+    m = comp.matrix(budget)
+    return compare.paired(m[a], m[b]), compare.difference_curve(comp.scores, a, b)
+
+
+def runs_pair(runs: dict[str, Run], a: str, b: str, budget: int) -> tuple[dict, pd.DataFrame]:
+    """Entries `a` vs `b`: `compare.paired` at `budget` and the difference across budgets."""
+    return _runs_pair(_signature(runs), a, b, int(budget))

@@ -5,7 +5,9 @@ metrics, and paired comparisons of two retrievers. They take the frames of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -15,30 +17,60 @@ from ragdash.viz.colors import color_of, label
 from ragdash.viz.style import rgba, style, subtitle
 
 
-def score_curves(bands: pd.DataFrame, order: Sequence[str], level: float = 0.95) -> go.Figure:
-    """Mean Score_IR vs N per retriever with its bootstrap band (analysis.bootstrap_curves)."""
+@dataclass(frozen=True)
+class Looks:
+    """How series are drawn: display names, colours and line dashes by series name (a
+    retriever, or a `run::retriever` entry); a name not given falls back to the retriever's
+    label and colour and a solid line."""
+
+    names: Mapping[str, str] = field(default_factory=dict)
+    colors: Mapping[str, str] = field(default_factory=dict)
+    dashes: Mapping[str, str] = field(default_factory=dict)
+
+    def name(self, r: str) -> str:
+        return self.names.get(r) or label(r)
+
+    def color(self, r: str) -> str:
+        return self.colors.get(r) or color_of(r)
+
+    def dash(self, r: str) -> str:
+        return self.dashes.get(r, "solid")
+
+
+RETRIEVERS = Looks()
+
+
+def score_curves(bands: pd.DataFrame, order: Sequence[str], level: float = 0.95,
+                 looks: Looks = RETRIEVERS, legend: str = "Retriever") -> go.Figure:
+    """Mean Score_IR vs N per retriever (or per entry of several runs, drawn by `looks`) with
+    its bootstrap band (analysis.bootstrap_curves)."""
     fig = go.Figure()
     for r in order:
         g = bands[bands["retriever"] == r].sort_values("budget")
         if g.empty:
             continue
-        c = color_of(r)
+        c, name = looks.color(r), looks.name(r)
         fig.add_trace(go.Scatter(
             x=np.concatenate([g["budget"], g["budget"][::-1]]),
             y=np.concatenate([g["hi"], g["lo"][::-1]]), fill="toself", fillcolor=rgba(c, 0.15),
-            line={"width": 0}, hoverinfo="skip", showlegend=False, legendgroup=r))
+            mode="lines", line={"width": 0}, hoverinfo="skip", showlegend=False,
+            legendgroup=r))  # no markers: plotly draws them on short bands by default
         fig.add_trace(go.Scatter(
-            x=g["budget"], y=g["mean"], mode="lines+markers", name=label(r), legendgroup=r,
-            line={"color": c, "width": 2.5}, marker={"size": 6},
+            x=g["budget"], y=g["mean"], mode="lines+markers", name=name, legendgroup=r,
+            line={"color": c, "width": 2.5, "dash": looks.dash(r)}, marker={"size": 6},
             customdata=np.stack([g["lo"], g["hi"], g["n"]], axis=1),
-            hovertemplate=(f"<b>{label(r)}</b><br>N = %{{x}} tokens<br>mean Score_IR = "
+            hovertemplate=(f"<b>{html.escape(name)}</b><br>N = %{{x}} tokens<br>mean Score_IR = "
                            "%{y:.3f}<br>95% CI %{customdata[0]:.3f}–%{customdata[1]:.3f}"
                            "<br>%{customdata[2]} questions<extra></extra>")))
     style(fig, subtitle("Mean Score_IR by token budget N",
                         f"share of the relevant parts found in the first N tokens; bands: "
                         f"{level:.0%} bootstrap interval over questions"),
-          "Token budget N", "Mean Score_IR", legend="Retriever")
+          "Token budget N", "Mean Score_IR", legend=legend)
     fig.update_yaxes(range=[0, 1.02], tickformat=".1f")
+    # the legend below the plot: on a narrow column a side legend squeezed the plot and
+    # clipped the axis title (the paper's Figure 3.1)
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
+                      margin={"b": 90}, height=460)
     return fig
 
 
@@ -124,27 +156,31 @@ def metrics_bars(metrics: pd.DataFrame, order: Sequence[str]) -> go.Figure:
 # --- comparisons ------------------------------------------------------------------------------
 
 
-def pair_scatter(matrix: pd.DataFrame, a: str, b: str, budget: int) -> go.Figure:
+def pair_scatter(matrix: pd.DataFrame, a: str, b: str, budget: int,
+                 looks: Looks = RETRIEVERS) -> go.Figure:
     """Per-question Score_IR of `a` (x) vs `b` (y); points coloured by the winner."""
     m = matrix[[a, b]].dropna()
     d = m[a] - m[b]
+    la, lb = html.escape(looks.name(a)), html.escape(looks.name(b))
+    ca, cb = looks.color(a), looks.color(b)
+    if ca == cb:  # the same retriever in two runs: tell the winners apart all the same
+        cb = "#5f3dc4"
     fig = go.Figure()
-    for name, mask, color in ((f"{label(a)} higher", d > 1e-9, color_of(a)),
-                              (f"{label(b)} higher", d < -1e-9, color_of(b)),
+    for name, mask, color in ((f"{la} higher", d > 1e-9, ca),
+                              (f"{lb} higher", d < -1e-9, cb),
                               ("tie", d.abs() <= 1e-9, "#adb5bd")):
         sub = m[mask]
         fig.add_trace(go.Scatter(
             x=sub[a], y=sub[b], mode="markers", name=f"{name} ({int(mask.sum())})",
             marker={"color": color, "size": 8, "opacity": 0.75,
                     "line": {"width": 0.5, "color": "white"}},
-            text=sub.index, hovertemplate=(f"question %{{text}}<br>{label(a)} = %{{x:.3f}}<br>"
-                                           f"{label(b)} = %{{y:.3f}}<extra></extra>")))
+            text=sub.index, hovertemplate=(f"question %{{text}}<br>{la} = %{{x:.3f}}<br>"
+                                           f"{lb} = %{{y:.3f}}<extra></extra>")))
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line={"color": "#868e96",
                              "dash": "dot", "width": 1}, hoverinfo="skip", showlegend=False))
-    style(fig, subtitle(f"Per-question Score_IR at N = {budget}: {label(a)} vs {label(b)}",
-                        "one point per question; above the diagonal the second retriever "
-                        "does better"),
-          f"{label(a)} Score_IR", f"{label(b)} Score_IR", height=520)
+    style(fig, subtitle(f"Per-question Score_IR at N = {budget}",
+                        f"one point per question; above the diagonal {lb} does better"),
+          f"{la} Score_IR", f"{lb} Score_IR", height=520)
     fig.update_layout(legend={"orientation": "h", "y": -0.18, "yanchor": "top", "x": 0})
     fig.update_xaxes(range=[-0.03, 1.03], tickformat=".1f", constrain="domain")
     fig.update_yaxes(range=[-0.03, 1.03], tickformat=".1f", scaleanchor="x", scaleratio=1,
@@ -152,14 +188,15 @@ def pair_scatter(matrix: pd.DataFrame, a: str, b: str, budget: int) -> go.Figure
     return fig
 
 
-def difference_curves(curves: dict[tuple[str, str], pd.DataFrame]) -> go.Figure:
+def difference_curves(curves: dict[tuple[str, str], pd.DataFrame],
+                      looks: Looks = RETRIEVERS) -> go.Figure:
     """Mean paired difference a − b vs N with bootstrap bands, one line per pair."""
     fig = go.Figure()
     for (a, b), g in curves.items():
         if g.empty:
             continue
-        c = color_of(a)
-        name = f"{label(a)} − {label(b)}"
+        c = looks.color(a)
+        name = html.escape(f"{looks.name(a)} − {looks.name(b)}")
         fig.add_trace(go.Scatter(
             x=np.concatenate([g["budget"], g["budget"][::-1]]),
             y=np.concatenate([g["hi"], g["lo"][::-1]]), fill="toself", fillcolor=rgba(c, 0.13),
@@ -167,7 +204,7 @@ def difference_curves(curves: dict[tuple[str, str], pd.DataFrame]) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=g["budget"], y=g["mean"], mode="lines+markers", name=name, legendgroup=name,
             line={"color": c, "width": 2.5, "dash": "solid"},
-            marker={"color": color_of(b), "size": 8, "line": {"color": c, "width": 2}},
+            marker={"color": looks.color(b), "size": 8, "line": {"color": c, "width": 2}},
             customdata=np.stack([g["lo"], g["hi"]], axis=1),
             hovertemplate=(f"<b>{name}</b><br>N = %{{x}}<br>mean difference = %{{y:+.3f}}"
                            "<br>95% CI %{customdata[0]:+.3f} to %{customdata[1]:+.3f}"
@@ -175,7 +212,33 @@ def difference_curves(curves: dict[tuple[str, str], pd.DataFrame]) -> go.Figure:
     fig.add_hline(y=0, line={"color": "#868e96", "width": 1})
     style(fig, subtitle("Difference in mean Score_IR across budgets",
                         "paired over questions; bands: 95% bootstrap interval; above 0 the "
-                        "first retriever is better"),
+                        "first one is better"),
           "Token budget N", "Mean difference in Score_IR", legend="Pair")
+    fig.update_layout(legend={"orientation": "h", "y": -0.22, "yanchor": "top", "x": 0})
     fig.update_yaxes(tickformat="+.2f")
+    return fig
+
+
+def method_curves(bands: Mapping[str, pd.DataFrame], order: Sequence[str],
+                  level: float = 0.95) -> go.Figure:
+    """Mean Score_IR vs N per retriever under several matching methods ({method: its
+    bootstrap_curves}, e.g. substring and semantic): one colour per retriever, the first
+    method's line solid, the others dotted or dashed, each with its band."""
+    dashes = ("solid", "dot", "dash", "dashdot")
+    parts, names, colors, styles = [], {}, {}, {}
+    for i, (method, b) in enumerate(bands.items()):
+        for r in order:
+            key = f"{r}::{method}"
+            parts.append(b[b["retriever"] == r].assign(retriever=key))
+            names[key], colors[key] = f"{label(r)} · {method}", color_of(r)
+            styles[key] = dashes[i % len(dashes)]
+    keys = [f"{r}::{m}" for r in order for m in bands]
+    data = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["retriever", "budget", "mean", "lo", "hi", "n"])
+    fig = score_curves(data, keys, level, Looks(names, colors, styles),
+                       legend="Retriever · matching")
+    fig.update_layout(title_text=subtitle(
+        "Mean Score_IR by token budget N, by matching method",
+        f"{' vs '.join(bands)}: same retriever, same colour; bands: {level:.0%} bootstrap "
+        "interval over questions"))
     return fig

@@ -1,0 +1,326 @@
+"""Compare runs: every run (`ragdash run`, `ragdash sweep`, the demos) in one table grouped by
+dataset; runs on the same dataset side by side: who leads and by how much, a leaderboard of
+every (run, retriever), their Score_IR curves overlaid, and a paired comparison of any two whose
+largest differences open in the question browser. The selection lives in the URL."""
+
+from __future__ import annotations
+
+import html
+import re
+from urllib.parse import urlencode
+
+import pandas as pd
+import streamlit as st
+
+from ragdash.analysis import compare, frames
+from ragdash.analysis.leaderboard import (
+    METRICS,
+    NotComparable,
+    best_per_run,
+    budgets_text,
+    split_entry,
+)
+from ragdash.ui import navigation, state, widgets
+from ragdash.viz import retrieval
+from ragdash.viz import runs as runs_viz
+from ragdash.viz.colors import label
+
+st.title("Compare runs")
+st.caption("Every run on one page. Pick runs made on the same dataset to rank each (run, "
+           "retriever) by mean Score_IR at a token budget N, overlay their curves and test any "
+           "two question by question. Runs on different datasets are never compared.")
+runs = state.available_runs()
+if not runs:
+    st.info("There is no run yet. Make some with `ragdash run` or `ragdash sweep`, or on the "
+            "**Build a run** page.")
+    st.stop()
+cat = state.catalogue(runs)
+labels = {k: state.run_label(r) for k, r in runs.items()}
+cat.insert(1, "name", cat["key"].map(labels))
+dataset_names = (cat.drop_duplicates("dataset_key").set_index("dataset_key")
+                 .apply(lambda r: f"{r['dataset']} · {r['sha256']}", axis=1).to_dict())
+dataset_of = dict(zip(cat["key"], cat["dataset_key"], strict=True))
+
+
+def md(text: str) -> str:
+    """`text` shown literally where Streamlit renders markdown (run names are user text)."""
+    return re.sub(r"([\\`*_{}\[\]()#+!|<>~$])", r"\\\1", str(text))
+
+
+def pick(keys: list[str]) -> None:
+    """Select these runs (a button's callback: runs before the page draws the picker)."""
+    st.session_state["rn_runs"] = keys
+    for k in ("rn_a", "rn_b", "rn_show"):
+        st.session_state.pop(k, None)
+
+
+# --- every run, grouped by dataset ------------------------------------------------------------
+with st.expander(f"All runs ({len(cat)})", expanded="rn_runs" not in st.query_params):
+    f1, f2, f3, f4 = st.columns([3, 3, 2, 2])
+    search = f1.text_input("Search run or folder", key="rn_search", bind="query-params",
+                           placeholder="e.g. semantic, sweep1")
+    ds_sel = widgets.url_select("Dataset", list(dataset_names), "rn_ds", multi=True,
+                                format_func=dataset_names.get, container=f2, placeholder="any")
+    ch_sel = widgets.url_select("Chunker", sorted(cat["chunker"].unique()), "rn_ch", multi=True,
+                                container=f3, placeholder="any")
+    llm_sel = widgets.url_select("LLM stages", ["any", "ran", "not run"], "rn_llm",
+                                 container=f4, help="Whether generation and judging ran.")
+    shown = cat
+    if search:
+        hay = shown["name"] + " " + shown["folder"] + " " + shown["key"]
+        shown = shown[hay.str.contains(search, case=False, regex=False)]
+    if ds_sel:
+        shown = shown[shown["dataset_key"].isin(ds_sel)]
+    if ch_sel:
+        shown = shown[shown["chunker"].isin(ch_sel)]
+    if llm_sel != "any":
+        shown = shown[(shown["llm"] != "no") == (llm_sel == "ran")]
+    if shown.empty:
+        st.info("No run matches these filters.")
+    for ds_key, group in shown.groupby("dataset_key", sort=False):
+        first = group.iloc[0]
+        head, button = st.columns([5, 2], vertical_alignment="bottom")
+        head.markdown(f"**{md(first['dataset'])}** · sha256 `{first['sha256']}` · "
+                      f"{len(group)} run{'s' if len(group) != 1 else ''}")
+        if len(group) > 1:
+            button.button(f"Compare these {len(group)} runs", key=f"rn_pick_{ds_key}",
+                          on_click=pick, args=(group["key"].tolist(),), width="stretch")
+        st.dataframe(
+            group[["name", *(["varied"] if group["varied"].astype(bool).any() else []),
+                   "questions", "chunker", "chunker_params", "retrievers",
+                   "retriever_params", "budgets", "tokenizer", "scoring", "llm",
+                   "judged_correct", "size_mb", "updated"]],
+            hide_index=True, width="stretch", key=f"rn_table_{ds_key}",
+            column_config={
+                "name": st.column_config.TextColumn("Run", pinned=True),
+                "varied": st.column_config.TextColumn("Sweep values", help="The values "
+                                                      "`ragdash sweep` set for this run."),
+                "questions": st.column_config.NumberColumn("Questions", format="%d"),
+                "chunker": "Chunker", "chunker_params": "Chunker parameters",
+                "retrievers": "Retrievers", "retriever_params": "Retriever parameters",
+                "budgets": "Budgets N", "tokenizer": "Tokenizer", "scoring": "Score_IR",
+                "llm": st.column_config.TextColumn("LLM stages", help="Stages that ran "
+                                                   "after scoring (generate, judge, "
+                                                   "calibrate)."),
+                "judged_correct": st.column_config.NumberColumn(
+                    "Judged correct", format="%.1f %%", help="Share of the answers the "
+                    "judge scored 5 (all systems pooled; calibration.json)."),
+                "size_mb": st.column_config.NumberColumn("Size (MB)", format="%.1f"),
+                "updated": "Updated"})
+
+# --- the selection ------------------------------------------------------------------------------
+if "rn_runs" not in st.session_state and "rn_runs" not in st.query_params:
+    # first visit: the largest group of one's own runs on one dataset (else with the demos),
+    # written to the URL like a pick
+    for pool in (cat[~cat["key"].map(lambda k: state.is_demo(runs[k]))], cat):
+        groups = pool.groupby("dataset_key", sort=False)["key"].agg(list)
+        biggest = max(groups, key=len, default=[])
+        if len(biggest) > 1:
+            st.session_state["rn_runs"] = biggest[:6]
+            break
+keys = widgets.url_select(
+    "Runs to compare", list(runs), "rn_runs", default=[], multi=True,
+    format_func=lambda k: f"{labels[k]} · {dataset_names[dataset_of[k]].rsplit(' · ', 1)[-1]}",
+    placeholder="pick runs made on the same dataset",
+    help="Runs must read the same dataset file (same sha256); they are compared on the "
+         "questions and budgets they all have.")
+if not keys:
+    st.info("Pick two or more runs made on the same dataset above (or one run to rank its "
+            "retrievers), or click **Compare these runs** under a dataset.")
+    st.stop()
+chosen = {k: runs[k] for k in keys}
+try:
+    comp = state.comparison(chosen)
+except NotComparable as exc:
+    st.error(f"**These runs cannot be compared.** {md(exc)}", icon=":material/block:")
+    st.stop()
+for note in comp.notes:
+    st.caption(f"Note: {md(note)}")
+
+budgets = list(comp.budgets)
+if st.session_state.get("rn_n") not in (None, *budgets):
+    del st.session_state["rn_n"]
+n = widgets.budget_picker("rn_n", budgets, frames.default_budget(budgets),
+                          help_="Rank by mean Score_IR over the first N tokens of each context.")
+board, verdict, vs_leader = state.board(chosen, n)
+drawn = runs_viz.looks(comp.entries)
+
+# --- who wins, by how much ---------------------------------------------------------------------
+st.subheader(f"Who wins at N = {n}")
+tone = ("#2f9e44", "#ebfbee") if verdict["significant"] else ("#1971c2", "#e7f5ff")
+st.html(f"<div style='border-left:6px solid {tone[0]};background:{tone[1]};padding:14px 18px;"
+        f"border-radius:6px'><div style='font-size:1.35rem;font-weight:600;color:#1f2430'>"
+        f"{html.escape(verdict['headline'])}</div><div style='margin-top:6px;color:#343a40'>"
+        f"{html.escape(verdict['detail'])}</div></div>")
+if len(comp.runs) > 1:
+    st.caption(f"Each run with its best retriever at N = {n}: " + " · ".join(
+        f"**{md(r['name'])}** {r['score']:.3f} ({label(r['retriever'])}"
+        + ("" if r["gap"] == 0 else f", {r['gap']:+.3f}") + ")"
+        for r in best_per_run(board, comp).to_dict("records")))
+m = st.columns(4)
+m[0].metric("Leader's mean Score_IR", f"{verdict['score']:.3f}",
+            help="Mean over the shared questions of the share of the relevant parts found in "
+                 "the first N tokens.")
+if verdict["pair"] is not None:
+    p = verdict["pair"]
+    m[1].metric("Lead over the runner-up", f"{p['mean_diff']:+.3f}",
+                delta=f"95 % CI {p['lo']:+.3f} to {p['hi']:+.3f}", delta_color="off",
+                delta_arrow="off", help=f"Paired over {p['n']} questions: "
+                                        f"{verdict['score']:.3f} − {verdict['runner_score']:.3f}")
+    m[2].metric("Significant?", "yes" if verdict["significant"] else "no",
+                delta="Wilcoxon p = " + ("—" if p["pvalue"] is None else f"{p['pvalue']:.2g}"),
+                delta_color="off", delta_arrow="off",
+                help="Yes when the Wilcoxon signed-rank test gives p < 0.05 and the "
+                     "interval of the mean difference lies above 0.")
+m[3].metric("Questions compared", f"{len(comp.qids):,}",
+            delta=f"{len(board)} (run, retriever) pairs", delta_color="off", delta_arrow="off")
+widgets.chart(runs_viz.leaderboard_dots(board, n, drawn), key="rn_dots")
+
+# --- the leaderboard ----------------------------------------------------------------------------
+st.subheader("Leaderboard")
+view = board.assign(
+    ci=[f"{lo:.3f}–{hi:.3f}" for lo, hi in zip(board["lo"], board["hi"], strict=True)],
+    gap=["leader" if r == 1 else f"{g:+.3f}" for r, g in zip(board["rank"], board["gap"],
+                                                               strict=True)],
+    **{c: [widgets.fmt_pct(None if pd.isna(v) else v) for v in board[c]]
+       for c in ("judged_correct", "est_correct")})
+optional = [c for c in (*METRICS, "judged_correct", "est_correct", "llm_tokens", "cost_usd")
+            if board[c].notna().any()]
+leader_row = view["rank"] == 1
+st.dataframe(
+    view[["rank", "name", "score", "ci", "gap", "auc", "context_tokens", *optional, "n"]]
+    .style.apply(lambda col: ["background-color: #d3f9d8" if top else "" for top in leader_row],
+                 axis=0),
+    hide_index=True, width="stretch", key="rn_board",
+    column_config={
+        "rank": st.column_config.NumberColumn("#", width="small"),
+        "name": st.column_config.TextColumn("Run · retriever", pinned=True),
+        "score": st.column_config.ProgressColumn(f"Score_IR at N = {n}", min_value=0,
+                                                 max_value=1, format="%.3f"),
+        "ci": st.column_config.TextColumn("95 % CI", help="Percentile bootstrap over "
+                                          "questions (1,000 resamples)."),
+        "gap": st.column_config.TextColumn("vs leader"),
+        "auc": st.column_config.NumberColumn(
+            "Area under curve", format="%.3f", help="Mean height of the Score_IR curve over "
+            f"N = {budgets_text(budgets)} (trapezoid area ÷ budget range): good at every "
+            "budget, not only at N."),
+        "context_tokens": st.column_config.NumberColumn(
+            "Tokens at N", format="%.0f", help="Mean length of C_N: min(N, context length)."),
+        **{c: st.column_config.NumberColumn(c, format="%.3f", help="Chunk-level metric over "
+                                            "the run's own questions (ir_metrics).")
+           for c in METRICS},
+        "judged_correct": st.column_config.TextColumn(
+            "Judged correct", help="Share of this system's answers the judge scored 5, on "
+            "the shared questions (— where the run has no judgments)."),
+        "est_correct": st.column_config.TextColumn(
+            "Estimated correct", help="Share the run's h/k rule predicts correct (Score_IR "
+            "> k) at its calibration budget: no LLM needed (— without thresholds)."),
+        "llm_tokens": st.column_config.NumberColumn(
+            "Generation tokens", format="%d", help="Tokens in and out of this system's "
+            "answers on the shared questions (judging left out)."),
+        "cost_usd": st.column_config.NumberColumn(
+            "Generation cost", format="$%.4f", help="Their price (ragdash.llm.cost); a local "
+            "model costs nothing."),
+        "n": st.column_config.NumberColumn("Questions", format="%d"),
+    })
+st.caption(f"Ranked by mean Score_IR at N = {n} on the {len(comp.qids):,} questions every "
+           "chosen run scored; ties keep the same rank.")
+
+# --- curves overlaid ----------------------------------------------------------------------------
+st.subheader("Score_IR curves")
+entries = board["entry"].tolist()
+shown_entries = widgets.url_select(
+    "Pairs to draw", entries, "rn_show", default=entries[:5], multi=True,
+    format_func=drawn.name, placeholder="pick (run, retriever) pairs")
+bands = state.run_bands(chosen)
+widgets.chart(retrieval.score_curves(bands, shown_entries, looks=drawn,
+                                     legend="Run · retriever"), key="rn_curves")
+
+# --- two pairs, question by question ------------------------------------------------------------
+st.subheader("Two pairs, question by question")
+c1, c2 = st.columns(2)
+a = widgets.url_select("First", entries, "rn_a", default=entries[0], format_func=drawn.name,
+                       container=c1)
+others = [e for e in entries if e != a]
+if not others:
+    st.info("Only one (run, retriever) pair: pick another run or retriever to compare.")
+    st.stop()
+b = widgets.url_select("Second", others, "rn_b", default=others[0], format_func=drawn.name,
+                       container=c2)
+pair, diff = state.runs_pair(chosen, a, b, n)
+na, nb = drawn.name(a), drawn.name(b)
+k = st.columns(5)
+k[0].metric("First higher", f"{pair['win']:,}", help=f"Questions where {md(na)} scores more.")
+k[1].metric("Ties", f"{pair['tie']:,}", help="Same Score_IR (often both 0 or both 1).")
+k[2].metric("Second higher", f"{pair['loss']:,}", help=f"Questions where {md(nb)} scores more.")
+k[3].metric("Mean difference", f"{pair['mean_diff']:+.3f}",
+            delta=f"95 % CI {pair['lo']:+.3f} to {pair['hi']:+.3f}", delta_color="off",
+            delta_arrow="off", help=f"Mean of first − second over {pair['n']} questions.")
+pv = pair["pvalue"]
+k[4].metric("Wilcoxon p-value", "—" if pv is None else f"{pv:.2g}",
+            help="Two-sided Wilcoxon signed-rank test on the non-zero differences "
+                 f"({pair['n_nonzero']} of {pair['n']}).")
+left, right = st.columns(2)
+with left:
+    widgets.chart(retrieval.pair_scatter(comp.matrix(n), a, b, n, looks=drawn), key="rn_scatter")
+with right:
+    widgets.chart(retrieval.difference_curves({(a, b): diff}, looks=drawn), key="rn_diff")
+
+st.markdown("**Questions with the largest differences**")
+big = (compare.largest_differences(comp.scores, comp.examples, a, b, n, n=15)
+       if comp.examples is not None else pd.DataFrame(columns=["diff"]))
+big = big[big["diff"].abs() > compare.TIE]
+if big.empty:
+    st.caption(f"No question differs at N = {n}: the two score the same on every shared "
+               "question.")
+else:
+    (ka, ra), (kb, rb) = split_entry(a), split_entry(b)
+
+    def link(run_key: str, qid: str, *rets: str) -> str:
+        """The question browser on `qid` of run `run_key`, showing `rets` cut at N."""
+        return "browser?" + urlencode([("run", run_key), ("qb_q", qid),
+                                       *(("qb_ret", r) for r in dict.fromkeys(rets)),
+                                       ("qb_cut", n)])
+
+    same = ka == kb
+    big["open_a"] = [link(ka, q, ra, rb) if same else link(ka, q, ra) for q in big["qid"]]
+    big["open_b"] = [link(kb, q, rb) for q in big["qid"]]
+    st.dataframe(
+        big[["open_a", *([] if same else ["open_b"]), "qid", "question", a, b, "diff"]],
+        hide_index=True, width="stretch", key="rn_big", column_config={
+            "open_a": st.column_config.LinkColumn(
+                "Browser" if same else f"In {comp.names[ka]}", display_text="open ↗",
+                help="Open the question in the question browser"),
+            "open_b": st.column_config.LinkColumn(f"In {comp.names[kb]}",
+                                                  display_text="open ↗"),
+            "qid": st.column_config.TextColumn("id"),
+            "question": st.column_config.TextColumn("Question", width="large"),
+            a: st.column_config.ProgressColumn(na, min_value=0, max_value=1, format="%.2f"),
+            b: st.column_config.ProgressColumn(nb, min_value=0, max_value=1, format="%.2f"),
+            "diff": st.column_config.NumberColumn("first − second", format="%+.2f")})
+    st.caption(f"{len(big)} question(s) shown, the largest |first − second| first; the links "
+               "open them in the question browser of each run.")
+    top = str(big["qid"].iloc[0])
+    st.page_link(navigation.page("browser"), icon=":material/manage_search:",
+                 label=f"Open the largest difference ({top}) in the question browser of "
+                       f"{md(comp.names[ka])}",
+                 query_params={"run": ka, "qb_q": top, "qb_ret": list(dict.fromkeys([ra, rb]))
+                               if same else [ra], "qb_cut": str(n)})
+
+# --- every pair against the leader, corrected for testing several -------------------------------
+if len(vs_leader) > 1:
+    with st.expander(f"The leader against every other pair at N = {n} (Holm-adjusted)"):
+        t = vs_leader.assign(pair=[f"{drawn.name(x)} vs {drawn.name(y)}"
+                                   for x, y in zip(vs_leader["a"], vs_leader["b"],
+                                                   strict=True)])
+        st.dataframe(pd.DataFrame(t[["pair", "win", "tie", "loss", "mean_diff", "lo", "hi",
+                                     "pvalue", "p_holm"]]).rename(columns={
+            "win": "leader higher", "loss": "leader lower", "mean_diff": "mean difference",
+            "lo": "CI low", "hi": "CI high", "pvalue": "Wilcoxon p", "p_holm": "Holm p"}),
+            hide_index=True, width="stretch", column_config={
+                c: st.column_config.NumberColumn(format="%+.3f")
+                for c in ("mean difference", "CI low", "CI high")} | {
+                c: st.column_config.NumberColumn(format="%.2g") for c in ("Wilcoxon p",
+                                                                          "Holm p")})
+        st.caption("Holm p: the Wilcoxon p-values adjusted for testing several pairs at once; "
+                   "below 0.05 the leader is ahead of that pair beyond chance.")

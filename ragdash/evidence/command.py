@@ -1,0 +1,114 @@
+"""`ragdash evidence`: find relevant parts for a dataset that has only id, question, answer (and
+a corpus), and write a generic JSONL dataset that `ragdash run` takes as it is."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ragdash.evidence.finder import Progress
+from ragdash.evidence.records import EvidenceResult
+
+HELP = "find relevant parts in the corpus for a dataset that has only questions and answers"
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register the subcommand on the `ragdash` subparsers."""
+    p = sub.add_parser("evidence", help=HELP, description=HELP + ". Candidates are the "
+                       "sentences holding the answer, ranked by BM25 and MiniLM similarity to "
+                       "the question; one to three are kept, each marked parts_source 'auto' "
+                       "with a confidence in [0, 1]. Questions without evidence are written "
+                       "with parts_source 'none' and the reason.")
+    p.add_argument("--dataset", required=True, help="dataset file: JSONL/CSV/Parquet with id, "
+                                                     "question, answer (or HotpotQA/SQuAD)")
+    p.add_argument("--corpus", help="corpus file, folder or .zip (for JSONL/CSV/Parquet)")
+    p.add_argument("-o", "--output", required=True, help="the JSONL dataset to write")
+    p.add_argument("--format", help="dataset format (default: auto)")
+    p.add_argument("--corpus-format", help="corpus format (default: auto)")
+    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--config", help="YAML config (its dataset.evidence and llm sections)")
+    p.add_argument("--llm", action="store_true", help="ask the LLM to quote a supporting "
+                   "sentence when the answer occurs verbatim in no document")
+    p.add_argument("--llm-backend", help="LLM backend for --llm: local, ollama or openai")
+    p.add_argument("--llm-model", help="LLM model for --llm")
+    p.add_argument("--llm-url", help="base URL of the LLM server for --llm")
+    p.add_argument("--max-parts", type=int, help="most parts kept per question (1-3, default 3)")
+    p.add_argument("--margin", type=float, help="keep further parts scoring within this of the "
+                                                "best (default 0.05)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    ds = {k: v for k, v in {"path": args.dataset, "corpus": args.corpus,
+                            "format": args.format or "auto", "corpus_format": args.corpus_format,
+                            "limit": args.limit}.items() if v is not None}
+    evidence = {k: v for k, v in {"llm": True if args.llm else None, "max_parts": args.max_parts,
+                                  "margin": args.margin}.items() if v is not None}
+    if evidence:
+        ds["evidence"] = evidence
+    out: dict[str, Any] = {"dataset": ds}
+    llm = {k: v for k, v in {"backend": args.llm_backend, "model": args.llm_model,
+                             "base_url": args.llm_url}.items() if v}
+    if llm:
+        out["llm"] = llm
+    return out
+
+
+def report(result: EvidenceResult, shown: int = 20) -> list[str]:
+    """What the command prints: how many questions got evidence, and the others with why."""
+    s = result.summary()
+    methods = {"answer": "holding the answer", "llm": "quoted by the LLM"}
+    how = ", ".join(f"{n} {methods.get(m, m)}" for m, n in s["by_method"].items())
+    lines = [f"Evidence found for {s['found']} of {s['questions']} questions "
+             f"({s['parts']} parts" + (f"; {how}" if how else "") + ")."]
+    if s["missing"]:
+        lines.append(f"{s['missing']} question(s) without evidence are kept apart: written with "
+                     "parts_source 'none' and the reason (`ragdash run` lists them as skipped):")
+        lines += [f"  {q.qid}: {q.reason}" for q in result.missing[:shown]]
+        if s["missing"] > shown:
+            lines.append(f"  … and {s['missing'] - shown} more (see the file)")
+    return lines
+
+
+def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
+    from ragdash.config import load_config
+    from ragdash.data import load_dataset
+    from ragdash.evidence import output
+    from ragdash.evidence.finder import find_evidence
+    from ragdash.evidence.settings import check
+    from ragdash.stages.generate import llm_cache
+
+    cfg = load_config(args.config, _overrides(args))
+    ds = cfg["dataset"]
+    dataset = load_dataset(ds["path"], ds["format"], corpus=ds["corpus"],
+                           corpus_fmt=ds["corpus_format"], limit=ds["limit"])
+    gold = {e.qid: e.parts for e in dataset.examples if e.parts}
+    if gold:
+        print(f"note: {len(gold)} question(s) already have relevant parts; evidence is found "
+              "anyway (ignoring them) and compared with them below.")
+    settings = check(ds["evidence"])
+    llm = None
+    if settings.llm:
+        from ragdash.llm import LLMSettings
+
+        llm = LLMSettings.from_config(cfg["llm"])
+    result = find_evidence(dataset.examples, dataset.documents, settings, llm=llm,
+                           cache=llm_cache(cfg) if llm else None, progress=progress)
+    target = output.write_jsonl(output.dataset_rows(result), args.output)
+    corpus = ds["corpus"]
+    if corpus is None:  # HotpotQA/SQuAD carry their corpus: write it beside the dataset
+        corpus = target.with_name(f"{target.stem}.corpus.jsonl")
+        output.write_jsonl([{"doc_id": d.doc_id, "title": d.title, "text": d.text}
+                            for d in dataset.documents], corpus)
+        print(f"The corpus of {Path(ds['path']).name} is written to {corpus}.")
+    print("\n".join(report(result)))
+    if gold:
+        a = output.agreement(output.found_parts(result), gold)
+        print(f"Against the given parts ({a['questions']} questions with both): a found part "
+              f"equals a given one for {a['equal_share']:.0%}, overlaps one for "
+              f"{a['overlap_share']:.0%}." if a["questions"]
+              else "No question has both given and found parts.")
+    print(f"Wrote {target}. Evaluate with: ragdash run --dataset {target} --corpus {corpus}")
+    return 0

@@ -1,0 +1,124 @@
+"""Finding evidence: for each question, the corpus sentences that hold its answer, ranked by
+similarity to the question, the best one to three kept (relevant parts, the paper's §2.2).
+
+    result = find_evidence(dataset.examples, dataset.documents)
+    result.found, result.missing          # questions with / without evidence
+
+Steps: (1) the corpus is cut into units (`locate`); (2) candidates are the units holding the
+normalised answer (`normalize`); (3) they are ranked by BM25 and MiniLM similarity to the
+question and one to three are kept (`rank`); (4) with `settings.llm`, questions whose answer
+occurs verbatim nowhere ask the LLM for a quote (`quotes`). A question left without evidence
+keeps its reason; it is never dropped silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ragdash.data.schema import Document, Example
+from ragdash.evidence.locate import Corpus, Span
+from ragdash.evidence.normalize import answer_forms, is_yes_no
+from ragdash.evidence.rank import PRESELECT, Embed, Lexical, Vectors, combine, keep, minilm, order
+from ragdash.evidence.records import Candidate, EvidenceResult, QuestionEvidence
+from ragdash.evidence.settings import EvidenceSettings
+
+__all__ = ["Candidate", "EvidenceResult", "QuestionEvidence", "find_evidence"]
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ragdash.llm.cache import LLMCache
+    from ragdash.llm.settings import LLMSettings
+    from ragdash.llm.types import Backend
+
+Progress = Callable[[str, int, int], None]
+SHOWN = 5
+"""Candidates kept per question for review (the kept ones are among them)."""
+PART_WORD_PENALTY = 0.5
+"""Confidence factor of a candidate where the answer occurs only inside a longer word."""
+
+NO_ANSWER = "the answer is empty"
+YES_NO = "a yes/no answer cannot be located by matching (use the LLM variant)"
+NOT_IN_CORPUS = "the answer occurs verbatim in no document"
+
+
+def _start(example: Example) -> QuestionEvidence:
+    return QuestionEvidence(example.qid, example.question, example.answer, dict(example.meta))
+
+
+def _locate(qe: QuestionEvidence, corpus: Corpus) -> tuple[list[Span], bool]:
+    forms = answer_forms(qe.answer)
+    if not forms:
+        qe.reason = NO_ANSWER
+        return [], False
+    if is_yes_no(qe.answer):
+        qe.reason = YES_NO
+        return [], False
+    spans, whole = corpus.locate(forms)
+    qe.matches = len(spans)
+    if not spans:
+        qe.reason = NOT_IN_CORPUS
+    return spans, whole
+
+
+def _preselect(spans: list[Span], unit_scores: np.ndarray) -> tuple[list[Span], np.ndarray]:
+    """The PRESELECT spans with the highest BM25 (a span scores its best unit)."""
+    bm25 = np.array([unit_scores[s.first: s.last + 1].max() for s in spans], dtype=float)
+    top = order(bm25)[:PRESELECT]
+    return [spans[i] for i in top], bm25[top]
+
+
+def candidates(corpus: Corpus, spans: Sequence[Span], bm25: np.ndarray, cosine: np.ndarray,
+               factor: float = 1.0, method: str = "answer") -> list[Candidate]:
+    """Candidates of one question, best first (at most SHOWN)."""
+    scores = combine(bm25, cosine) * factor
+    out = []
+    for i in order(scores)[:SHOWN]:
+        span = spans[i]
+        start, end = corpus.span_offsets(span)
+        out.append(Candidate(corpus.documents[span.doc].doc_id, start, end,
+                             corpus.span_text(span), round(float(scores[i]), 4),
+                             round(float(bm25[i]), 4), round(float(cosine[i]), 4), method))
+    return out
+
+
+def find_evidence(examples: Sequence[Example], documents: Sequence[Document],
+                  settings: EvidenceSettings | None = None, *, embed: Embed | None = None,
+                  llm: LLMSettings | None = None, cache: LLMCache | str | Path | None = None,
+                  backend: Backend | None = None,
+                  progress: Progress | None = None) -> EvidenceResult:
+    """Evidence for every example (module docstring). `embed` replaces MiniLM; `llm` (with
+    `settings.llm`) is the model asked for quotes, through the reply `cache`; `backend`
+    replaces the one built from `llm`."""
+    settings = settings or EvidenceSettings()
+    say = progress or (lambda message, done, total: None)
+    corpus = Corpus(documents)
+    questions = [_start(e) for e in examples]
+    say("evidence: locating answers", 0, len(questions))
+    located = [_locate(q, corpus) for q in questions]
+    vectors = Vectors(embed or minilm())
+    if any(spans for spans, _ in located):
+        lexical = Lexical([corpus.unit_text(u) for u in range(len(corpus.units))])
+        pre = [_preselect(spans, lexical.scores(q.question)) if spans else ([], np.zeros(0))
+               for q, (spans, _) in zip(questions, located, strict=True)]
+        vectors.add([t for q, (spans, _) in zip(questions, pre, strict=True) if spans
+                     for t in (q.question, *(corpus.span_text(s) for s in spans))])
+        for i, (q, (spans, bm25), (_, whole)) in enumerate(zip(questions, pre, located,
+                                                              strict=True)):
+            if spans:
+                cos = vectors.cosine(q.question, [corpus.span_text(s) for s in spans])
+                q.candidates = candidates(corpus, spans, bm25, cos,
+                                          1.0 if whole else PART_WORD_PENALTY)
+                q.kept = keep([c.confidence for c in q.candidates], settings.max_parts,
+                              settings.margin)
+            say("evidence: ranking candidates", i + 1, len(questions))
+    if settings.llm and llm is not None:
+        from ragdash.evidence.quotes import quote_evidence
+
+        asked = [q for q in questions if not q.found and q.reason != NO_ANSWER]
+        quote_evidence(asked, corpus, vectors, settings, llm, cache=cache, backend=backend,
+                       progress=say)
+    return EvidenceResult(questions, settings)

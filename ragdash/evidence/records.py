@@ -1,0 +1,80 @@
+"""What the evidence finder produces: candidates, each question's evidence, the whole result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ragdash.evidence.settings import EvidenceSettings
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One possible relevant part: a span of a document and its scores."""
+
+    doc_id: str
+    start: int
+    end: int
+    text: str  # the document's own text[start:end]
+    confidence: float  # the rank score (see ragdash.evidence.rank), in [0, 1]
+    bm25: float
+    cosine: float
+    method: str = "answer"  # "answer" (holds the answer) or "llm" (an LLM's verbatim quote)
+
+
+@dataclass
+class QuestionEvidence:
+    """What was found for one question: candidates best first, the indices kept, and the
+    reason when none is kept."""
+
+    qid: str
+    question: str
+    answer: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    candidates: list[Candidate] = field(default_factory=list)
+    kept: list[int] = field(default_factory=list)
+    matches: int = 0  # distinct unit runs holding the answer
+    reason: str | None = None
+    reviewed: bool = False
+
+    @property
+    def found(self) -> bool:
+        return bool(self.kept)
+
+    @property
+    def parts(self) -> list[Candidate]:
+        return [self.candidates[i] for i in self.kept]
+
+
+@dataclass
+class EvidenceResult:
+    """The evidence of every question, in dataset order."""
+
+    questions: list[QuestionEvidence]
+    settings: EvidenceSettings = field(default_factory=EvidenceSettings)
+
+    @property
+    def found(self) -> list[QuestionEvidence]:
+        return [q for q in self.questions if q.found]
+
+    @property
+    def missing(self) -> list[QuestionEvidence]:
+        return [q for q in self.questions if not q.found]
+
+    def summary(self, listed: int = 50) -> dict[str, Any]:
+        """Counts for the run manifest and the command's report."""
+        by_method: dict[str, int] = {}
+        for q in self.found:
+            by_method[q.parts[0].method] = by_method.get(q.parts[0].method, 0) + 1
+        reasons: dict[str, int] = {}
+        for q in self.missing:
+            reasons[q.reason or "?"] = reasons.get(q.reason or "?", 0) + 1
+        return {"questions": len(self.questions), "found": len(self.found),
+                "missing": len(self.missing), "by_method": by_method,
+                "parts": sum(len(q.kept) for q in self.found),
+                "missing_reasons": reasons,
+                "missing_qids": [q.qid for q in self.missing][:listed],
+                "settings": self.settings.to_dict()}
+
+    def replace_question(self, new: QuestionEvidence) -> EvidenceResult:
+        return replace(self, questions=[new if q.qid == new.qid else q for q in self.questions])

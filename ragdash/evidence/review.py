@@ -1,0 +1,102 @@
+"""A person's review of found evidence: per question, accept it, reject it (the question is left
+out, with that reason), or pick another candidate; then save the result as a dataset file.
+
+Decisions are strings: ACCEPT, REJECT or `pick:<i>` (candidate i, 0-based, best first);
+a question without a decision keeps its automatic evidence (`parts_source` "auto").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from ragdash.evidence.output import dataset_rows, to_jsonl, write_jsonl
+from ragdash.evidence.records import EvidenceResult, QuestionEvidence
+
+ACCEPT, REJECT, PICK = "accept", "reject", "pick:"
+REJECTED = "rejected in review"
+FOLDER = "_datasets"
+"""Where reviewed datasets are saved under the runs root (no run.json: not a run)."""
+
+
+def pick(i: int) -> str:
+    return f"{PICK}{i}"
+
+
+def choices(qe: QuestionEvidence) -> list[str]:
+    """The decisions open for a question: accept (when something was found), pick each other
+    candidate, reject."""
+    out = [ACCEPT] if qe.found else []
+    out += [pick(i) for i in range(len(qe.candidates)) if qe.kept != [i]]
+    return [*out, REJECT]
+
+
+def describe(qe: QuestionEvidence, decision: str) -> str:
+    """A decision in words, for the review panel."""
+    if decision == ACCEPT:
+        return f"Accept the found part{'s' if len(qe.kept) > 1 else ''} " \
+               f"(candidate {', '.join(str(i + 1) for i in qe.kept)})"
+    if decision == REJECT:
+        return "Reject: leave the question out"
+    i = int(decision[len(PICK):])
+    return f"Use candidate {i + 1} instead (confidence {qe.candidates[i].confidence:.2f})"
+
+
+def decide(qe: QuestionEvidence, decision: str | None) -> QuestionEvidence:
+    """The question's evidence after a decision (None: unchanged)."""
+    if decision is None:
+        return qe
+    if decision == ACCEPT:
+        if not qe.found:
+            raise ValueError(f"question {qe.qid}: nothing was found to accept")
+        return replace(qe, reviewed=True)
+    if decision == REJECT:
+        return replace(qe, kept=[], reviewed=True, reason=REJECTED)
+    if decision.startswith(PICK) and decision[len(PICK):].isdigit():
+        i = int(decision[len(PICK):])
+        if i < len(qe.candidates):
+            return replace(qe, kept=[i], reviewed=True, reason=None)
+    raise ValueError(f"question {qe.qid}: unknown decision {decision!r}")
+
+
+def apply(result: EvidenceResult, decisions: Mapping[str, str]) -> EvidenceResult:
+    """The result with every decision applied."""
+    return replace(result, questions=[decide(q, decisions.get(q.qid))
+                                      for q in result.questions])
+
+
+def status(qe: QuestionEvidence, decision: str | None) -> str:
+    """What will be written for a question: auto, accepted, picked, rejected or no evidence."""
+    if decision is None:
+        return "auto" if qe.found else "no evidence"
+    return {ACCEPT: "accepted", REJECT: "rejected"}.get(decision, "picked")
+
+
+def table(result: EvidenceResult, decisions: Mapping[str, str]) -> list[dict[str, object]]:
+    """One row per question for the review overview: what will be saved (the decision
+    applied), the least confident (automatic choice) first, questions without evidence last."""
+    rows = []
+    for q in result.questions:
+        now = decide(q, decisions.get(q.qid))
+        best = now.parts[0] if now.found else None
+        rows.append({"qid": q.qid, "question": q.question, "answer": q.answer,
+                     "evidence": best.text if best else now.reason,
+                     "confidence": best.confidence if best else None,
+                     "candidates": len(q.candidates),
+                     "status": status(q, decisions.get(q.qid)),
+                     "_order": q.parts[0].confidence if q.found else None})
+    rows.sort(key=lambda r: (r["_order"] is None, r["_order"] or 0))
+    return [{k: v for k, v in r.items() if k != "_order"} for r in rows]
+
+
+def save(result: EvidenceResult, decisions: Mapping[str, str], root: str | Path,
+         name: str) -> Path:
+    """Write the reviewed dataset as JSONL under `<root>/_datasets/`, named after `name` and
+    its content; the same content gives the same file."""
+    rows = dataset_rows(apply(result, decisions))
+    digest = hashlib.sha256(to_jsonl(rows).encode("utf-8")).hexdigest()[:10]
+    stem = re.sub(r"[^A-Za-z0-9._-]", "_", Path(name).name.split(".")[0])[:60] or "dataset"
+    return write_jsonl(rows, Path(root) / FOLDER / f"{stem}-evidence-{digest}.jsonl")

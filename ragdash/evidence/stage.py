@@ -1,0 +1,81 @@
+"""What ingest does with a dataset that has no relevant_parts column: find evidence in the
+loaded corpus, leave out (and list) the questions without any, and say so.
+
+The finder's settings enter the ingest key only for such a dataset (`key`), so the keys of
+runs whose datasets carry their parts do not change.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ragdash.data.schema import DataError, Dataset
+from ragdash.evidence.settings import VERSION, check
+from ragdash.stages.base import StageContext
+
+log = logging.getLogger("ragdash")
+
+
+@lru_cache(maxsize=16)
+def _absent(path: str, fmt: str, _stamp: tuple[int, int]) -> bool:
+    from ragdash.data import detect_format
+    from ragdash.data.generic import TABULAR, parts_absent
+    from ragdash.data.reading import read_file
+
+    fmt = detect_format(path) if fmt == "auto" else fmt
+    return fmt in TABULAR and parts_absent(read_file(path), fmt)
+
+
+def needed(dataset: dict[str, Any]) -> bool:
+    """Whether the config's dataset is a JSONL/CSV/Parquet file with no relevant_parts column
+    (False when it cannot be read: ingest then reports why)."""
+    path = dataset.get("path")
+    try:
+        stat = os.stat(path) if path else None
+        return bool(stat) and _absent(str(Path(path)), dataset.get("format") or "auto",
+                                      (stat.st_mtime_ns, stat.st_size))
+    except (DataError, OSError, ValueError):
+        return False
+
+
+def key(cfg: dict[str, Any]) -> dict[str, Any] | None:
+    """The finder's settings for the ingest key, or None when ingest will not use it."""
+    if not needed(cfg["dataset"]):
+        return None
+    settings = check(cfg["dataset"].get("evidence"))
+    out: dict[str, Any] = {**settings.to_dict(), "version": VERSION}
+    if settings.llm:  # the model that quotes
+        out["model"] = cfg["llm"]
+    return out
+
+
+def find_if_missing(dataset: Dataset, ctx: StageContext) -> tuple[Dataset, dict | None]:
+    """The dataset with found evidence (and the summary for the manifest) when it has no
+    relevant_parts column; else the dataset unchanged and None."""
+    from ragdash.data.generic import PARTS, PARTS_ABSENT
+    from ragdash.evidence import output
+    from ragdash.evidence.finder import find_evidence
+
+    if dataset.source.get(PARTS) != PARTS_ABSENT:
+        return dataset, None
+    cfg = ctx.cfg
+    settings = check(cfg["dataset"].get("evidence"))
+    llm = None
+    if settings.llm:
+        from ragdash.llm import LLMSettings
+
+        llm = LLMSettings.from_config(cfg["llm"], api_key=ctx.api_key)
+    from ragdash.stages.generate import llm_cache
+
+    result = find_evidence(dataset.examples, dataset.documents, settings, llm=llm,
+                           cache=llm_cache(cfg) if llm else None, progress=ctx.progress)
+    summary = result.summary()
+    log.info("ingest: the dataset has no relevant_parts column, so evidence was found in the "
+             "corpus: %d of %d questions got relevant parts; %d without evidence are left out "
+             "(listed in %s)", summary["found"], summary["questions"], summary["missing"],
+             ctx.run.file("issues"))
+    return output.completed(dataset, result), summary

@@ -1,0 +1,165 @@
+"""The Data page's evidence panel, for an uploaded dataset without relevant parts: find evidence
+(`ragdash.evidence`), review it question by question (accept, reject, or pick another
+candidate), and save the result as a dataset file that the Build page then uses.
+
+Layout only: finding, deciding and saving live in `ragdash.evidence`. Document, question and
+answer text is HTML-escaped (`ragdash.ui.evidence.highlight`).
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ragdash.analysis.matching import Match
+from ragdash.data.generic import PARTS, PARTS_ABSENT
+from ragdash.data.schema import Dataset
+from ragdash.evidence import output, review
+from ragdash.evidence.finder import find_evidence
+from ragdash.evidence.normalize import answer_spans
+from ragdash.evidence.records import EvidenceResult, QuestionEvidence
+from ragdash.ui import evidence as marks
+
+FOUND, DECISIONS, SAVED = "data_evidence", "data_evidence_decisions", "data_evidence_saved"
+SAVED_WITH = "data_evidence_saved_decisions"
+PICKED = "ev_question"
+ANSWER_COLOR = "#ffe066"
+CARD_CSS = """<style>
+.rd-chunk.ev-kept{border:2px solid #2f9e44;}
+.ev-conf{display:inline-block;height:8px;border-radius:4px;background:#4c6ef5;}
+.ev-bar{display:inline-block;width:90px;height:8px;border-radius:4px;background:#e3e7ef;}
+.ev-q{font-size:1.02rem;margin:0 0 4px 0;overflow-wrap:anywhere;}
+</style>"""
+
+
+def needs_evidence(dataset: Dataset) -> bool:
+    """Whether an uploaded dataset has no relevant_parts column."""
+    return dataset.source.get(PARTS) == PARTS_ABSENT
+
+
+def use_saved(upload: dict[str, Any], sig: tuple) -> dict[str, Any]:
+    """The Data page's upload record, pointing at the reviewed dataset once one is saved for
+    this upload (the Build page builds from `upload['dataset']`)."""
+    saved = st.session_state.get(SAVED, {}).get(sig)
+    return {**upload, **saved} if saved else upload
+
+
+def _card(qe: QuestionEvidence, i: int, kept: bool) -> str:
+    """One candidate; `kept`: it is what will be saved (the decision applied)."""
+    c = qe.candidates[i]
+    matches = [Match(0, s, e) for s, e in answer_spans(c.text, qe.answer)]
+    head = (f"<b>Candidate {i + 1}</b>"
+            f'<span><span class="ev-bar"><span class="ev-conf" style="width:'
+            f'{c.confidence * 100:.0f}%"></span></span> confidence {c.confidence:.2f}</span>'
+            f"<span>document {html.escape(c.doc_id)}</span>"
+            f"<span>BM25 {c.bm25:.2f} · cosine {c.cosine:.2f}</span>"
+            + ("<span><b>· kept</b></span>" if kept else "")
+            + ("<span>· quoted by the LLM</span>" if c.method == "llm" else ""))
+    body = marks.highlight(c.text, 0, matches, [ANSWER_COLOR])
+    return (f'<div class="rd-chunk{" ev-kept" if kept else ""}"><div class="rd-head">{head}'
+            f"</div><div>{body}</div></div>")
+
+
+def _remember(qid: str, key: str) -> None:
+    value = st.session_state.get(key)
+    if value is not None:
+        st.session_state[DECISIONS][qid] = value
+
+
+def _next(order: list[str]) -> None:
+    now = st.session_state.get(PICKED)
+    i = order.index(now) if now in order else -1
+    st.session_state[PICKED] = order[(i + 1) % len(order)]
+
+
+def _question(result: EvidenceResult, decisions: dict[str, str], order: list[str]) -> None:
+    by_id = {q.qid: q for q in result.questions}
+    if st.session_state.get(PICKED) not in by_id:
+        st.session_state[PICKED] = order[0]
+    c1, c2 = st.columns([5, 1])
+    qid = c1.selectbox("Question to review (least confident first)", order, key=PICKED,
+                       format_func=lambda k: f"{k} · {by_id[k].question[:90]}")
+    c2.button("Next question →", on_click=_next, args=(order,), key="ev_next",
+              width="stretch")
+    qe = by_id[qid]
+    st.html(f'{CARD_CSS}<div class="ev-q"><b>Q:</b> {html.escape(qe.question)}<br><b>Answer:'
+            f"</b> {html.escape(qe.answer)}</div>")
+    kept = review.decide(qe, decisions.get(qid)).kept
+    if qe.candidates:
+        st.html(marks.CSS + CARD_CSS + '<div class="rd-ctx">' + "".join(
+            _card(qe, i, i in kept) for i in range(len(qe.candidates))) + "</div>")
+    else:
+        st.warning(f"No evidence: {qe.reason}. The question is left out of the dataset.")
+    options = review.choices(qe)
+    key = f"ev_decision_{qid}"
+    current = decisions.get(qid)
+    st.radio("Decision", options, key=key, index=options.index(current)
+             if current in options else None, format_func=lambda d: review.describe(qe, d),
+             on_change=_remember, args=(qid, key),
+             help="No decision: the found part(s) are kept and marked parts_source 'auto'.")
+
+
+def _save(result: EvidenceResult, decisions: dict[str, str], name: str, sig: tuple,
+          root: Path) -> None:
+    decided = review.apply(result, decisions)
+    c1, c2 = st.columns(2)
+    if c1.button("Save the reviewed dataset for the Build page", type="primary",
+                 key="ev_save", width="stretch"):
+        path = review.save(result, decisions, root, name)
+        st.session_state.setdefault(SAVED, {})[sig] = {
+            "dataset": str(path), "format": "jsonl", "name": f"{path.name} (evidence reviewed)",
+            "examples": len(decided.found)}
+        st.session_state[SAVED_WITH] = dict(decisions)
+        if "data_upload" in st.session_state:
+            st.session_state["data_upload"] = use_saved(st.session_state["data_upload"], sig)
+    c2.download_button("Download the dataset (JSONL)", output.to_jsonl(
+        output.dataset_rows(decided)), f"{Path(name).stem}-evidence.jsonl",
+        "application/jsonl", key="ev_download", on_click="ignore", width="stretch")
+    saved = st.session_state.get(SAVED, {}).get(sig)
+    if saved and st.session_state.get(SAVED_WITH) != decisions:
+        st.warning("Decisions changed since the last save: save again for the Build page to "
+                   "use them.")
+    elif saved:
+        st.success(f"Saved as `{saved['dataset']}`: {saved['examples']:,} questions with "
+                   "relevant parts. **Build a run** now uses this file.")
+
+
+def panel(dataset: Dataset, name: str, sig: tuple, root: Path) -> None:
+    """The whole panel for an upload without relevant parts (see the module docstring)."""
+    with st.container(border=True):
+        st.subheader("Find evidence")
+        st.caption("This dataset has no relevant parts, which Score_IR needs. ragdash can find "
+                   "them: for each question, the corpus sentences that hold its answer, ranked "
+                   "by BM25 and MiniLM similarity to the question; the best one to three are "
+                   "kept, each with a confidence in [0, 1]. Questions whose answer occurs in no "
+                   "document are left out and listed. (A run built without review finds them "
+                   "the same way, automatically.)")
+        found = st.session_state.get(FOUND)
+        if found is None or found[0] != sig:
+            if not st.button("Find evidence", type="primary", key="ev_find"):
+                return
+            with st.spinner("Finding evidence (MiniLM loads once, then a few questions a "
+                            "second)…"):
+                result = find_evidence(dataset.examples, dataset.documents)
+            st.session_state[FOUND], st.session_state[DECISIONS] = (sig, result), {}
+        result = st.session_state[FOUND][1]
+        decisions = st.session_state[DECISIONS]
+        rows = pd.DataFrame(review.table(result, decisions))
+        m = st.columns(4)
+        m[0].metric("Questions with evidence", f"{len(result.found):,}")
+        m[1].metric("Without evidence (left out)", f"{len(result.missing):,}")
+        m[2].metric("Reviewed", f"{len(decisions):,}")
+        m[3].metric("Rejected", f"{sum(d == review.REJECT for d in decisions.values()):,}")
+        st.dataframe(rows, hide_index=True, width="stretch", height=220, column_order=[
+            "qid", "status", "confidence", "question", "answer", "evidence", "candidates"],
+            column_config={
+            "evidence": st.column_config.TextColumn("evidence (best part, or why none)",
+                                                    width="large"),
+            "confidence": st.column_config.ProgressColumn(min_value=0, max_value=1,
+                                                          format="%.2f")})
+        _question(result, decisions, rows["qid"].tolist())
+        _save(result, decisions, name, sig, root)

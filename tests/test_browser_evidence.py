@@ -1,0 +1,129 @@
+"""The Data page's evidence review in a real browser: upload a dataset with only id, question and
+answer plus a corpus, find evidence, pick another candidate for one question, reject another,
+save, and check the saved file and that the Build page uses it. Screenshots go to
+test-artifacts/screenshots/ (30-*)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from test_browser import (  # noqa: F401 (page and server are fixtures)
+    goto,
+    no_exception,
+    page,
+    server,
+    settle,
+    shot,
+    upload,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+HOSTILE = '<img src=x onerror="alert(1)">'
+
+
+def _files(tmp_path):
+    qa = tmp_path / "towers_qa.csv"
+    with open(qa, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "question", "answer"])
+        for i in range(4):
+            w.writerow([f"t{i}", f"What did person {i} build in {1900 + i}?", f"tower {i}"])
+        w.writerow(["moon", "Who first walked on the moon?", "Neil Armstrong"])
+    corpus = tmp_path / "towers_docs.jsonl"
+    corpus.write_text("\n".join(json.dumps({
+        "doc_id": f"d{i}", "title": f"Doc {i}",
+        "text": f"Visitors climb tower {i} every summer. Person {i} built tower {i} in "
+                f"{1900 + i}. Tower {i} is made of stone{' ' + HOSTILE if i == 0 else ''}."})
+        for i in range(4)))
+    return qa, corpus
+
+
+def _pick_question(pg, qid: str) -> None:
+    box = pg.locator('[data-testid="stSelectbox"]').filter(has_text="Question to review")
+    box.click()
+    pg.keyboard.type(qid)
+    pg.keyboard.press("Enter")
+    settle(pg)
+
+
+def _decide(pg, text: str) -> None:
+    pg.locator('[data-testid="stRadio"]').filter(has_text="Decision").get_by_text(
+        text, exact=False).click()
+    settle(pg)
+
+
+def test_find_review_and_save_evidence(server, page, tmp_path):  # noqa: F811 (fixtures)
+    qa, corpus = _files(tmp_path)
+    page.set_viewport_size({"width": 1400, "height": 2600})
+    goto(page, server, "data")
+    upload(page, qa, corpus)
+    no_exception(page, "data upload without parts")
+    assert page.get_by_text("This dataset has no relevant parts").count() == 1
+    page.get_by_role("button", name="Find evidence").click()
+    page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
+    settle(page)
+    no_exception(page, "evidence found")
+    found = page.locator('[data-testid="stMetric"]').filter(has_text="Questions with evidence")
+    assert "4" in found.inner_text()
+    missing = page.locator('[data-testid="stMetric"]').filter(has_text="Without evidence")
+    assert "1" in missing.inner_text()
+
+    _pick_question(page, "t0")
+    cards = page.locator(".rd-chunk")
+    assert cards.count() == 3  # three sentences hold 'tower 0'
+    assert page.locator(".ev-kept").first.inner_text().count("Person 0 built tower 0") == 1
+    assert page.locator("mark").count() >= 3  # the answer highlighted in each candidate
+    assert page.get_by_text(HOSTILE, exact=False).count() > 0  # shown as text
+    assert page.locator("img[src='x']").count() == 0
+    page.get_by_role("heading", name="Find evidence").scroll_into_view_if_needed()
+    shot(page, "30-evidence-review")
+    _decide(page, "Use candidate 2 instead")
+    no_exception(page, "pick a candidate")
+    assert page.locator(".ev-kept").count() == 1  # the card that will be saved moved
+    assert "Visitors climb tower 0" in page.locator(".ev-kept").inner_text()
+    picked = page.locator('[data-testid="stRadio"]').filter(has_text="Decision").inner_text()
+    _pick_question(page, "t1")
+    _decide(page, "Reject")
+    _pick_question(page, "moon")
+    assert page.get_by_text("No evidence: the answer occurs verbatim in no document").count() == 1
+    _pick_question(page, "t0")  # the decision made before is remembered
+    checked = page.locator('[data-testid="stRadio"] input[type="radio"]:checked')
+    assert checked.count() == 1 and "candidate 2" in picked
+    metric = page.locator('[data-testid="stMetric"]').filter(has_text="Reviewed")
+    assert "2" in metric.inner_text()
+    shot(page, "31-evidence-decided")
+
+    page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
+    settle(page)
+    no_exception(page, "save")
+    assert page.get_by_text("Build a run now uses this file").count() == 1
+    saved = sorted((server["root"] / "runs" / "_datasets").glob("towers_qa-evidence-*.jsonl"))
+    assert len(saved) == 1
+    rows = {r["id"]: r for r in map(json.loads, saved[0].read_text().splitlines())}
+    assert rows["t0"]["parts_source"] == "reviewed"
+    assert rows["t0"]["relevant_parts"] != ["Person 0 built tower 0 in 1900."]
+    assert rows["t1"]["relevant_parts"] == [] and rows["t1"]["parts_note"] == "rejected in review"
+    assert rows["t2"]["parts_source"] == "auto"
+    assert rows["t2"]["relevant_parts"] == ["Person 2 built tower 2 in 1902."]
+    assert rows["moon"]["parts_source"] == "none"
+    shot(page, "32-evidence-saved")
+    _pick_question(page, "t3")  # a later decision asks for a new save
+    _decide(page, "Accept the found part")
+    assert page.get_by_text("Decisions changed since the last save").count() == 1
+    page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
+    settle(page)
+    assert page.get_by_text("Build a run now uses this file").count() == 1
+    newest = set((server["root"] / "runs" / "_datasets").glob("*.jsonl")) - set(saved)
+    assert len(newest) == 1
+    rows = {r["id"]: r for r in map(json.loads, newest.pop().read_text().splitlines())}
+    assert rows["t3"]["parts_source"] == "reviewed" and rows["t2"]["parts_source"] == "auto"
+
+    page.get_by_text("Build a run from this dataset").click()
+    settle(page)
+    no_exception(page, "build with the reviewed dataset")
+    assert page.get_by_text("(evidence reviewed)", exact=False).count() >= 1
+    assert page.get_by_text("3 valid questions", exact=False).count() == 1
+    shot(page, "33-build-uses-reviewed-dataset")

@@ -1,0 +1,47 @@
+"""An approximate dense index in the dashboard, in real Chromium: a run built with the real
+stages whose SIM searches an HNSW index; the Retrieval page says how much of exact search's top
+10 it finds. Reuses the streamlit server of tests/test_browser.py; screenshot 60-…."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+from conftest import DOCS, QUESTIONS, write_jsonl
+from test_browser import goto, no_exception, page, server, shot  # noqa: F401 (fixtures)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def hnsw_run(server):  # noqa: F811 (the imported fixture)
+    from ragdash.config import load_config
+    from ragdash.stages.runner import run_stages
+
+    base = server["root"] / "hnsw"
+    base.mkdir(parents=True, exist_ok=True)
+    qa = write_jsonl(base / "qa.jsonl", [{"id": q, "question": t, "answer": a,
+                                         "relevant_parts": p} for q, t, a, p in QUESTIONS])
+    corpus = write_jsonl(base / "corpus.jsonl", [{"doc_id": d, "title": t, "text": x}
+                                                 for d, t, x in DOCS])
+    cfg = load_config(None, {
+        "name": "hnsw", "dataset": {"path": str(qa), "corpus": str(corpus)},
+        "chunker": {"method": "recursive", "params": {"chunk_size": 80, "chunk_overlap": 0}},
+        "retrievers": {"use": ["bm25", "sim"], "params": {"sim": {"index": "hnsw"}}},
+        "tokenizer": "whitespace", "budgets": [10, 20, 40],
+        "runs_root": str(server["root"] / "runs")})
+    run = run_stages(cfg, server["root"] / "runs" / "hnsw")
+    return str(run.path.resolve())
+
+
+def test_the_retrieval_page_gives_the_recall_of_an_approximate_index(
+        server, page, hnsw_run):  # noqa: F811
+    page.set_viewport_size({"width": 1400, "height": 2600})
+    goto(page, server, f"retrieval?run={quote(hnsw_run)}")
+    no_exception(page, "retrieval, hnsw run")
+    caption = page.get_by_test_id("stCaptionContainer").filter(has_text="Approximate dense index")
+    assert caption.count() == 1
+    assert caption.inner_text().strip() == (
+        "Approximate dense index: SIM searches HNSW, which returns 100.0% of exact search's top "
+        "10 chunks (recall@10 on this run's 4 questions).")
+    shot(page, "60-retrieval-hnsw-recall")

@@ -1,0 +1,78 @@
+"""The Runs page in a real browser (the server and helpers of test_browser.py): two synthetic
+runs on one dataset are picked, ranked and compared; a link opens a question in the browser;
+a reload keeps the view (it is in the URL); runs of different datasets are refused."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from fixtures.make_run import make_run
+from test_browser import goto, no_exception, page, server, settle, shot  # noqa: F401 (fixtures)
+
+from ragdash.rundir import Run
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _made(path, retrievers: tuple[str, ...], sha: str, llm: bool = False) -> str:
+    """A synthetic run (one seed: the same questions and parts for all) said to read `sha`."""
+    make_run(path, n_questions=16, seed=1, llm=llm, retrievers=retrievers,
+             budgets=(100, 200, 400, 800))
+    Run(path).update(source={"dataset": f"data/{sha[:4]}.jsonl", "format": "jsonl",
+                             "corpus": None, "sha256": sha, "corpus_sha256": None,
+                             "records": 16})
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def two_runs(server):  # noqa: F811 (the fixture imported above)
+    runs = server["root"] / "runs"
+    return (_made(runs / "run-a", ("bm25", "sim"), "ab" * 32, llm=True),
+            _made(runs / "run-b", ("sim", "bm25"), "ab" * 32),
+            _made(runs / "run-other", ("bm25",), "cd" * 32))
+
+
+def test_pick_rank_follow_and_reload(server, page, two_runs):  # noqa: F811
+    a, b, _ = two_runs
+    page.set_viewport_size({"width": 1400, "height": 2600})
+    goto(page, server, "runs")
+    # the user picks the two runs of one dataset with its button
+    page.get_by_role("button", name="Compare these 2 runs").click()
+    settle(page)
+    no_exception(page, "runs picked")
+    picked = parse_qs(urlparse(page.url).query).get("rn_runs")
+    assert sorted(picked) == sorted([a, b])
+    assert page.get_by_role("heading", name="Who wins at N = 800").count() == 1
+    assert page.get_by_role("heading", name="Leaderboard").count() == 1
+    assert page.get_by_text(re.compile(r"(leads|tie) at N = 800")).count() >= 1
+    assert page.locator(".js-plotly-plot").count() >= 4  # dots, curves, scatter, difference
+    shot(page, "30-runs-leaderboard")
+    url = page.url
+    # follow the link to the question with the largest difference
+    link = page.get_by_text(re.compile("Open the largest difference"))
+    link.scroll_into_view_if_needed()
+    link.click()
+    settle(page)
+    no_exception(page, "browser from runs")
+    assert "/browser" in page.url and "qb_q=" in page.url
+    assert page.get_by_role("heading", name="Question browser").count() == 1
+    shot(page, "31-browser-from-runs")
+    # back to the comparison by its link, then reload: the same view
+    goto(page, server, url.split("/", 3)[3])
+    page.reload()
+    settle(page)
+    no_exception(page, "runs reloaded")
+    assert sorted(parse_qs(urlparse(page.url).query).get("rn_runs")) == sorted([a, b])
+    assert page.get_by_role("heading", name="Leaderboard").count() == 1
+
+
+def test_runs_of_different_datasets_are_refused(server, page, two_runs):  # noqa: F811
+    a, _, other = two_runs
+    goto(page, server, f"runs?rn_runs={a}&rn_runs={other}")
+    alert = page.get_by_text("These runs cannot be compared.")
+    assert alert.count() == 1
+    assert page.get_by_text(re.compile("read different datasets")).count() == 1
+    assert page.get_by_role("heading", name="Leaderboard").count() == 0
+    shot(page, "32-runs-refused")

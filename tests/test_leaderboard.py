@@ -1,0 +1,276 @@
+"""Several runs side by side: the leaderboard's maths (bootstrap intervals, the area under the
+Score_IR curve, paired statistics against scipy), the refusal to compare runs of different
+datasets, and the dashboard's Runs page (AppTest) on synthetic runs."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+from fixtures.make_run import make_run
+from scipy import stats
+from streamlit.testing.v1 import AppTest
+
+from ragdash.analysis import compare, curves, frames
+from ragdash.analysis import leaderboard as lb
+from ragdash.rundir import Run
+
+SHA = "ab" * 32
+APP = os.path.join(os.path.dirname(__file__), "..", "app.py")
+
+
+def _source(path, sha=SHA, name="qa.jsonl"):
+    Run(path).update(source={"dataset": f"data/{name}", "format": "jsonl", "corpus": None,
+                             "sha256": sha, "corpus_sha256": None, "records": 12})
+    return Run(path)
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    """Three synthetic runs on one dataset (one with fewer questions, one with no LLM files)
+    and one on another dataset."""
+    root = tmp_path_factory.mktemp("lb")
+    runs = root / "runs"
+    # one seed: the same questions and relevant parts; the retrievers' draws differ with
+    # their order
+    make_run(runs / "alpha", n_questions=12, seed=1, retrievers=("bm25", "sim"),
+             budgets=(100, 200, 400))
+    make_run(runs / "beta", n_questions=12, seed=1, llm=False, retrievers=("sim", "bm25"),
+             budgets=(100, 200, 400))
+    make_run(runs / "short", n_questions=9, seed=1, llm=False, retrievers=("bm25",),
+             budgets=(100, 400, 800))
+    make_run(runs / "other", n_questions=12, seed=4, llm=False, retrievers=("bm25",),
+             budgets=(100, 200, 400))
+    for name in ("alpha", "beta", "short"):
+        _source(runs / name)
+    _source(runs / "other", sha="cd" * 32, name="another.jsonl")
+    return root
+
+
+def runs_of(root, *names):
+    return {n: Run(root / "runs" / n) for n in names}
+
+
+# --- the maths --------------------------------------------------------------------------------
+
+
+def test_curve_auc_is_the_mean_height_over_the_budget_range():
+    budgets, means = [100, 200, 400, 1000], [0.2, 0.5, 0.6, 0.9]
+    expected = np.trapezoid(means, budgets) / (1000 - 100)
+    assert lb.curve_auc(budgets, means) == pytest.approx(expected)
+    assert lb.curve_auc(budgets[::-1], means[::-1]) == pytest.approx(expected)  # any order
+    assert lb.curve_auc([100, 500, 1000], [0.7] * 3) == pytest.approx(0.7)  # flat curve
+    assert lb.curve_auc([1000], [0.4]) == pytest.approx(0.4)  # one budget: its value
+    assert np.isnan(lb.curve_auc([], []))
+    # a curve that rises early beats one that rises late with the same end points
+    assert lb.curve_auc([100, 200, 1000], [0.1, 0.8, 0.9]) > \
+        lb.curve_auc([100, 900, 1000], [0.1, 0.2, 0.9])
+
+
+def test_mean_ci_matches_scipy_percentile_bootstrap():
+    rng = np.random.default_rng(3)
+    d = rng.normal(0.05, 0.2, 300)
+    lo, hi = compare.mean_ci(d, n_boot=4000, seed=1)
+    ref = stats.bootstrap((d,), np.mean, n_resamples=4000, method="percentile",
+                          random_state=np.random.default_rng(2)).confidence_interval
+    assert lo < d.mean() < hi
+    assert lo == pytest.approx(ref.low, abs=0.006) and hi == pytest.approx(ref.high, abs=0.006)
+    # and about mean ± 1.96 standard errors for a normal sample
+    se = d.std(ddof=1) / np.sqrt(len(d))
+    assert hi - lo == pytest.approx(2 * 1.96 * se, rel=0.1)
+    assert all(np.isnan(compare.mean_ci(np.array([]))))
+
+
+def test_paired_statistics_agree_with_scipy_on_aligned_questions():
+    rng = np.random.default_rng(0)
+    qids = [f"q{i}" for i in range(60)]
+    a = pd.Series(rng.random(60), index=qids)
+    b = (a - rng.normal(0.05, 0.1, 60)).clip(0, 1)
+    b.iloc[:10] = a.iloc[:10]  # ten ties
+    b = b.drop(qids[-5:]).iloc[::-1]  # other order, five questions missing from b
+    a.iloc[20] = np.nan  # and one question without a score in a
+    p = compare.paired(a, b, n_boot=500)
+    both = pd.concat([a, b], axis=1, join="inner").dropna()
+    d = both.iloc[:, 0] - both.iloc[:, 1]
+    assert p["n"] == len(d) == 54
+    assert (p["win"], p["tie"], p["loss"]) == ((d > 1e-9).sum(), (d.abs() <= 1e-9).sum(),
+                                               (d < -1e-9).sum())
+    assert p["tie"] == 10
+    assert p["mean_diff"] == pytest.approx(d.mean())
+    ref = stats.wilcoxon(d[d.abs() > 1e-12], zero_method="wilcox")
+    assert p["pvalue"] == pytest.approx(ref.pvalue) and p["statistic"] == ref.statistic
+    assert p["lo"] < p["mean_diff"] < p["hi"]
+    same = compare.paired(a, a)
+    assert same["pvalue"] is None and same["tie"] == 59
+
+
+def test_pairwise_columns_holm_adjusts_over_the_pairs():
+    rng = np.random.default_rng(5)
+    m = pd.DataFrame({"x": rng.random(40)})
+    m["y"], m["z"] = m["x"] - 0.2 * rng.random(40), m["x"] - 0.01 * rng.random(40) + 0.005
+    out = compare.pairwise_columns(m, [("x", "y"), ("x", "z")], n_boot=200)
+    raw = [stats.wilcoxon(m["x"] - m[c]).pvalue for c in ("y", "z")]
+    assert out["pvalue"].tolist() == pytest.approx(raw)
+    assert out["p_holm"].tolist() == pytest.approx(compare.holm(raw))
+    assert list(out.columns) == compare.PAIR_COLUMNS
+    # the single-run helpers give the same numbers as before on the matrix they build
+    ir = pd.DataFrame({"qid": list(m.index) * 2, "retriever": ["x"] * 40 + ["y"] * 40,
+                       "budget": 100, "score": [*m["x"], *m["y"]]})
+    assert compare.win_tie_loss(ir, "x", "y", 100) == {k: out.iloc[0][k] for k in
+                                                       ("win", "tie", "loss", "n")}
+    assert compare.paired_test(ir, "x", "y", 100)["pvalue"] == pytest.approx(raw[0])
+
+
+# --- several runs -----------------------------------------------------------------------------
+
+
+def test_runs_of_different_datasets_are_refused(root):
+    with pytest.raises(lb.NotComparable, match="different datasets") as exc:
+        lb.compare_runs(runs_of(root, "alpha", "other"))
+    assert "another.jsonl" in str(exc.value) and "qa.jsonl" in str(exc.value)
+    assert "cdcdcdcd" in str(exc.value)  # the hash that differs is named
+
+
+def test_runs_without_scores_or_shared_questions_are_refused(root, tmp_path):
+    empty = Run(tmp_path / "empty").create({"name": "empty"})
+    with pytest.raises(lb.NotComparable, match="no retrieval scores"):
+        lb.compare_runs({"alpha": Run(root / "runs" / "alpha"), "empty": empty})
+    moved = tmp_path / "moved"
+    make_run(moved, n_questions=4, seed=9, llm=False, retrievers=("bm25",), budgets=(100,))
+    ir = Run(moved).read("ir_scores")
+    Run(moved).write("ir_scores", ir.assign(qid="z" + ir["qid"]))
+    _source(moved)
+    with pytest.raises(lb.NotComparable, match="share no question"):
+        lb.compare_runs({"alpha": Run(root / "runs" / "alpha"), "moved": Run(moved)})
+    with pytest.raises(lb.NotComparable, match="at least one"):
+        lb.compare_runs({})
+    # same dataset hash, other gold parts (e.g. parts found by other evidence settings)
+    other_parts = tmp_path / "other-parts"
+    make_run(other_parts, n_questions=12, seed=7, llm=False, retrievers=("bm25",),
+             budgets=(100, 200, 400))
+    _source(other_parts)
+    with pytest.raises(lb.NotComparable, match="different relevant parts for 12 of the 12"):
+        lb.compare_runs({"alpha": Run(root / "runs" / "alpha"), "o": Run(other_parts)})
+
+
+def test_comparison_keeps_shared_questions_and_budgets_and_says_so(root):
+    comp = lb.compare_runs(runs_of(root, "alpha", "beta", "short"))
+    assert len(comp.qids) == 9 and comp.budgets == (100, 400)
+    assert any("9 questions every run scored" in n for n in comp.notes)
+    assert any("budgets every run scored: 100, 400" in n for n in comp.notes)
+    assert comp.entries["run"].tolist() == ["alpha"] * 2 + ["beta"] * 2 + ["short"]
+    assert set(comp.entries["entry"]) == {"alpha::bm25", "alpha::sim", "beta::sim",
+                                          "beta::bm25", "short::bm25"}
+    assert comp.name("beta::sim") == "beta · SIM"
+    assert set(comp.scores["qid"]) == set(comp.qids)
+    assert set(comp.scores["budget"]) == {100, 400}
+
+
+def test_leaderboard_ranks_by_mean_score_with_its_interval(root):
+    runs = runs_of(root, "alpha", "beta")
+    comp = lb.compare_runs(runs)
+    board = lb.leaderboard(comp, 400, n_boot=500)
+    assert list(board.columns) == lb.BOARD_COLUMNS
+    assert board["score"].is_monotonic_decreasing and board["rank"].iloc[0] == 1
+    assert board["gap"].iloc[0] == 0 and (board["gap"] <= 0).all()
+    for row in board.itertuples():
+        run, ret = lb.split_entry(row.entry)
+        ir = frames.at_budget(runs[run].read("ir_scores"), 400)
+        assert row.score == pytest.approx(ir.loc[ir["retriever"] == ret, "score"].mean())
+        assert row.lo <= row.score <= row.hi and row.n == 12
+    # the interval is the bootstrap band of curves.bootstrap_curves at that budget
+    bands = curves.bootstrap_curves(comp.scores, n_boot=500)
+    at = bands[bands["budget"] == 400].set_index("retriever")
+    assert board.set_index("entry")["lo"].to_dict() == pytest.approx(at["lo"].to_dict())
+    # AUC from the mean curve over the common budgets
+    top = bands[bands["retriever"] == board["entry"].iloc[0]]
+    assert board["auc"].iloc[0] == pytest.approx(lb.curve_auc(top["budget"], top["mean"]))
+    # judged correct only where the LLM stages ran, computed on the shared questions
+    alpha = board[board["run"] == "alpha"].set_index("retriever")
+    j = Run(root / "runs" / "alpha").read("judgments")
+    j = j[j["system"] == "bm25"].dropna(subset=["score"])
+    assert alpha.loc["bm25", "judged_correct"] == pytest.approx((j["score"] == 5).mean())
+    assert board.loc[board["run"] == "beta", "judged_correct"].isna().all()
+    assert (board["context_tokens"] <= 400).all()
+    with pytest.raises(ValueError, match="not a budget every run scored"):
+        lb.leaderboard(comp, 300)
+
+
+def test_equal_scores_share_a_rank_and_the_verdict_names_the_margin(root, tmp_path):
+    twin = tmp_path / "twin"
+    make_run(twin, n_questions=12, seed=1, llm=False, retrievers=("bm25", "sim"),
+             budgets=(100, 200, 400))  # alpha's retrieval again, without LLM files
+    _source(twin)
+    runs = {"alpha": Run(root / "runs" / "alpha"), "twin": Run(twin)}
+    comp = lb.compare_runs(runs)
+    board = lb.leaderboard(comp, 400, n_boot=200)
+    assert board["rank"].tolist() == [1, 1, 3, 3]
+    v = lb.verdict(comp, board, 400, n_boot=200)
+    assert "tie" in v["headline"] and not v["significant"]
+    # a real lead: a retriever against a weaker copy of itself
+    comp2 = lb.compare_runs(runs_of(root, "alpha"))
+    board2 = lb.leaderboard(comp2, 400, n_boot=200)
+    v2 = lb.verdict(comp2, board2, 400, n_boot=200)
+    assert v2["leader"] == board2["entry"].iloc[0]
+    assert f"{v2['pair']['mean_diff']:+.3f}" in v2["headline"]
+    text = lb.format_board(comp2, board2, 400)
+    assert "alpha · BM25" in text and "Score_IR@400" in text
+    vs = lb.versus_leader(comp2, board2, 400, n_boot=200)
+    assert vs["a"].unique().tolist() == [board2["entry"].iloc[0]] and len(vs) == 1
+
+
+def test_catalogue_describes_each_run(root):
+    cat = lb.catalogue(runs_of(root, "alpha", "other"))
+    a = cat.set_index("run").loc["alpha"]
+    assert a["dataset"] == "qa.jsonl" and a["sha256"] == SHA[:8]
+    assert a["retrievers"] == "bm25, sim" and a["budgets"] == "100, 200, 400"
+    assert a["chunker"] == "none" and a["scored"]
+    assert a["size_mb"] > 0
+    assert cat.set_index("run").loc["other", "llm"] == "no"
+    assert lb.budgets_text([100, 200, 300]) == "100:300:100"
+    assert lb.budgets_text([100, 500, 1000]) == "100, 500, 1000"
+    groups = lb.group_by_dataset(runs_of(root, "alpha", "other", "beta"))
+    assert [list(g) for g in groups.values()] == [["alpha", "beta"], ["other"]]
+
+
+# --- the page ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def app_env(root, monkeypatch):
+    monkeypatch.setenv("RAGDASH_DEMO_RUN", str(root / "no-demo"))
+    monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(root / "runs"))
+
+
+def open_runs_page(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page("app_pages/runs.py")
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_runs_page_ranks_runs_from_the_url(root, app_env):
+    keys = [str(root / "runs" / "alpha"), str(root / "runs" / "beta")]
+    at = open_runs_page(rn_runs=keys, rn_n="400")
+    assert [s.value for s in at.subheader][:2] == ["Who wins at N = 400", "Leaderboard"]
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["Questions compared"] == "12"
+    assert labels["Significant?"] in ("yes", "no")
+    tables = [d.value for d in at.dataframe]
+    board = next(t for t in tables if "ci" in getattr(t, "columns", []))
+    assert len(board) == 4 and board["rank"].iloc[0] == 1
+    assert at.query_params["rn_runs"] == keys  # the view stays in the URL
+
+
+def test_runs_page_refuses_runs_of_different_datasets(root, app_env):
+    at = open_runs_page(rn_runs=[str(root / "runs" / "alpha"), str(root / "runs" / "other")])
+    assert len(at.error) == 1
+    assert "cannot be compared" in at.error[0].value
+    assert "different datasets" in at.error[0].value
+    assert not at.subheader  # no leaderboard drawn
