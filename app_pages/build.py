@@ -272,7 +272,7 @@ if st.button("▶ Start the run", type="primary", disabled=bool(problems) or bus
 
 # --- progress: this session's run, and any run still going (a reload reconnects) ------------------
 shown = [jobs.jobs().get(st.session_state.get("build_job", ""))]
-shown += [j for j in jobs.running() if j not in shown]
+shown += [j for j in jobs.recent() if j not in shown]
 for i, current in enumerate(j for j in shown if j is not None):
     jobs.follow(current, on_open=lambda c=current: _open(state.run_key(c.run_dir)),
                 key=f"build{i}")

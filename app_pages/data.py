@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import streamlit as st
 
 from ragdash.analysis import frames
 from ragdash.data import CORPUS_FORMATS, FORMATS, DataError, layout, load_dataset, readers
+from ragdash.rundir import atomic_path
 from ragdash.ui import evidence_review, navigation, state, widgets
 from ragdash.viz import questions
 
@@ -39,18 +39,22 @@ def _safe_name(name: str) -> str:
 
 
 def _save(upload) -> Path:
-    """Write an upload into this session's private temporary folder."""
+    """Keep an upload under the runs root, named by its sha256 and original name
+    (`_uploads/<sha256>/<name>`): a run built from it can be rebuilt after a restart, and its
+    manifest names the file by content."""
     if upload.size > MAX_MB * 1024 * 1024:
         raise ValueError(f"{upload.name} is {upload.size / 1e6:.1f} MB; the limit is {MAX_MB} MB")
-    folder = st.session_state.get("data_tmp")
-    if not folder or not Path(folder).is_dir():
-        folder = st.session_state["data_tmp"] = tempfile.mkdtemp(prefix="ragdash-upload-")
-    digest = hashlib.sha256(upload.getvalue()).hexdigest()[:10]
-    path = Path(folder) / digest / _safe_name(upload.name)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(upload.getvalue()).hexdigest()
+    path = state.runs_root() / "_uploads" / digest / _safe_name(upload.name)
     if not path.exists():
-        path.write_bytes(upload.getvalue())
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(upload.getvalue())
     return path
+
+
+for _key in ("data_fmt", "data_cfmt", "data_limit"):  # keep these choices across pages
+    if _key in st.session_state:
+        st.session_state[_key] = st.session_state[_key]
 
 
 with st.container(border=True):
@@ -73,11 +77,34 @@ with st.container(border=True):
     limit = st.number_input("Load only the first N questions (0 = all)", 0, 1_000_000, 0,
                             step=100, key="data_limit")
 
+# the current upload: one record in the session, kept while the user visits other pages
+try:
+    if ds_file is not None:
+        st.session_state["data_current"] = {"dataset": str(_save(ds_file)), "name": ds_file.name}
+    if corpus_file is not None and "data_current" in st.session_state:
+        st.session_state["data_current"].update(corpus=str(_save(corpus_file)),
+                                                corpus_name=corpus_file.name)
+    elif ds_file is not None:
+        st.session_state["data_current"].update(corpus=None, corpus_name=None)
+except (ValueError, OSError) as exc:
+    st.error(str(exc))
+current = st.session_state.get("data_current")
+if current and ds_file is None:
+    c1, c2 = st.columns([4, 1])
+    c1.info(f"Current upload: **{current['name']}**"
+            + (f" with corpus **{current['corpus_name']}**" if current.get("corpus") else "")
+            + ". It stays the current dataset on every page until you upload another or "
+              "forget it.", icon="📄")
+    if c2.button("Forget this upload", key="data_forget"):
+        for k in ("data_current", "data_upload", "data_loaded"):
+            st.session_state.pop(k, None)
+        st.rerun()
+
 loaded = None
-if ds_file is not None:
+if current is not None:
     try:
-        ds_path = _save(ds_file)
-        corpus_path = _save(corpus_file) if corpus_file is not None else None
+        ds_path = Path(current["dataset"])
+        corpus_path = Path(current["corpus"]) if current.get("corpus") else None
         sig = (str(ds_path), str(corpus_path), ds_fmt, corpus_fmt, int(limit))
         cache = st.session_state.get("data_loaded")
         if cache is None or cache[0] != sig:
@@ -87,9 +114,9 @@ if ds_file is not None:
             st.session_state["data_loaded"] = (sig, dataset)
         loaded = st.session_state["data_loaded"][1]
         st.session_state["data_upload"] = evidence_review.use_saved({
-            "dataset": str(ds_path), "format": ds_fmt, "name": ds_file.name,
+            "dataset": str(ds_path), "format": ds_fmt, "name": current["name"],
             "corpus": None if corpus_path is None else str(corpus_path),
-            "corpus_format": corpus_fmt, "corpus_name": getattr(corpus_file, "name", None),
+            "corpus_format": corpus_fmt, "corpus_name": current.get("corpus_name"),
             "examples": len(loaded.examples)}, sig)
     except DataError as exc:
         i = exc.issue
@@ -120,14 +147,14 @@ if loaded is not None:
         st.success("No problem found: every record is valid and every relevant part occurs "
                    "in the corpus.")
     if loaded.examples and evidence_review.needs_evidence(loaded):  # find and review parts
-        evidence_review.panel(loaded, ds_file.name, sig, state.runs_root())
+        evidence_review.panel(loaded, current["name"], sig, state.runs_root())
     if loaded.examples:
         st.page_link(navigation.page("build"), label="Build a run from this dataset →",
                      icon=":material/play_circle:")
         examples = pd.DataFrame([{"qid": e.qid, "question": e.question, "answer": e.answer,
                                   "parts": list(e.parts), **e.meta} for e in loaded.examples])
         documents = pd.DataFrame([asdict(d) for d in loaded.documents])
-        source = f"uploaded dataset {ds_file.name}"
+        source = f"uploaded dataset {current['name']}"
     else:
         examples = None
 else:

@@ -67,8 +67,17 @@ def jobs() -> dict[str, Job]:
 
 
 def running() -> list[Job]:
-    """The jobs still running in this server, oldest first: a reloaded page reconnects to them."""
+    """The jobs still running in this server, oldest first."""
     return sorted((j for j in jobs().values() if j.status == "running"), key=lambda j: j.started)
+
+
+def recent(seconds: float = 600) -> list[Job]:
+    """The jobs running, or finished in the last `seconds`, oldest first: a reloaded page
+    reconnects to them and still shows how they ended."""
+    now = time.time()
+    return sorted((j for j in jobs().values()
+                   if j.status == "running" or now - (j.finished or now) < seconds),
+                  key=lambda j: j.started)
 
 
 def start(cfg: dict, run_dir: Path, stages: tuple[str, ...], api_key: str | None = None) -> Job:

@@ -1,0 +1,116 @@
+"""The user's whole path in Chromium: upload a CSV dataset and a zip corpus, leave the Data page
+and come back (the upload is still there), build a run with two retrievers, reload mid-run (the
+progress panel comes back), open the run and visit every page, see highlighted evidence, then
+rename and delete the run with confirmation."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+
+import pytest
+from test_browser import goto, no_exception, page, server, settle, shot, upload  # noqa: F401
+
+from ragdash.ui.navigation import PAGES
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+PEOPLE = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald"]
+
+
+def _inputs(tmp_path):
+    rows = ["id,question,answer,relevant_parts"]
+    for i, who in enumerate(PEOPLE):
+        rows.append(f"p{i},Which tower did {who} build?,tower {i},"
+                    f"{who} built tower {i} in {1900 + i}.")
+    rows.append("bad,,no question,x")  # one invalid record, reported on the Data page
+    dataset = tmp_path / "qa.csv"
+    dataset.write_text("\n".join(rows) + "\n")
+    corpus = tmp_path / "docs.zip"
+    with zipfile.ZipFile(corpus, "w") as z:
+        for i, who in enumerate(PEOPLE):
+            z.writestr(f"people/{who.lower()}.md",
+                       f"# {who}\n\n{who} grew up near the sea. {who} built tower {i} in "
+                       f"{1900 + i}. The tower still stands.\n")
+    return dataset, corpus
+
+
+def test_upload_build_reload_explore_rename_delete(server, page, tmp_path):  # noqa: F811
+    dataset, corpus = _inputs(tmp_path)
+    goto(page, server, "data")
+    upload(page, dataset, corpus)
+    no_exception(page, "data upload")
+    assert page.get_by_text("Questions loaded").count() == 1
+
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    nav.get_by_text("Retrieval scores").click()  # away and back in the same session
+    settle(page)
+    nav.get_by_text("Data", exact=True).click()
+    settle(page)
+    no_exception(page, "data page after coming back")
+    assert page.get_by_text("qa.csv").count() >= 1, "the upload was lost on navigation"
+    assert page.get_by_text("Questions loaded").count() == 1
+    shot(page, "50-path-data-after-navigation")
+
+    nav.get_by_text("Build a run").click()  # in the same session, which holds the upload
+    settle(page)
+    page.get_by_text(re.compile(r"^Uploaded on the Data page")).click()
+    settle(page)
+    chunker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Chunker")
+    chunker.click()
+    page.get_by_role("option", name=re.compile(r"^none")).click()
+    settle(page)
+    rets = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Retrievers")
+    rets.click()
+    page.get_by_role("option", name="SIM").click()
+    page.keyboard.press("Escape")
+    settle(page)
+    name = page.get_by_label("Run name (folder under the runs root)")
+    name.fill("path-run")
+    name.press("Enter")
+    settle(page)
+    start = page.get_by_role("button", name="Start the run")
+    assert start.is_enabled(), page.locator('[data-testid="stAlert"]').all_inner_texts()
+    start.click()
+    page.get_by_text(re.compile(r"Building path-run")).wait_for(timeout=60_000)
+    page.reload()  # mid-run: the panel reconnects to the job still running in the server
+    page.get_by_text(re.compile(r"(Building|Run) path-run")).wait_for(timeout=60_000)
+    shot(page, "51-path-build-after-reload")
+    page.get_by_text(re.compile(r"Run path-run (finished|failed)")).wait_for(timeout=300_000)
+    settle(page)
+    no_exception(page, "build page after the run")
+    assert page.get_by_text("Run path-run finished").count() == 1
+    run_dir = server["root"] / "runs" / "path-run"
+    assert (run_dir / "ir_scores.parquet").exists()
+
+    page.get_by_role("button", name="Open run path-run").click()
+    settle(page)
+    key = re.search(r"[?&]run=([^&]+)", page.url)
+    assert key, page.url
+    for spec in PAGES:
+        if spec.hidden:
+            continue
+        path = "" if spec.default else spec.url_path  # the default page lives at /
+        goto(page, server, f"{path}?run={key.group(1)}")
+        no_exception(page, f"{spec.name} of the built run")
+    goto(page, server, f"browser?run={key.group(1)}")
+    marks = page.locator(".rd-ctx mark")
+    assert marks.count() >= 1, "no highlighted evidence in the question browser"
+    shot(page, "52-path-browser-evidence")
+
+    goto(page, server, "build")
+    page.get_by_role("button", name="Rename").click()
+    new = page.get_by_label("New name")
+    new.fill("path-run-renamed")
+    page.get_by_role("button", name="Rename the run").click()
+    settle(page)
+    no_exception(page, "after renaming")
+    assert page.get_by_text("Renamed path-run to path-run-renamed.").count() == 1
+    assert (server["root"] / "runs" / "path-run-renamed" / "run.json").exists()
+    assert not run_dir.exists()
+    page.get_by_role("button", name="Delete").click()
+    page.get_by_role("button", name="Delete for good").click()
+    settle(page)
+    no_exception(page, "after deleting")
+    assert not (server["root"] / "runs" / "path-run-renamed").exists()
+    shot(page, "53-path-deleted")
