@@ -292,3 +292,14 @@ def test_the_configured_order_wins_over_the_papers():
 
     assert order_systems(["bm25", "sim", "mlq", "llm_only", "zz"], ["sim", "bm25"]) == [
         "llm_only", "sim", "bm25", "mlq", "zz"]
+
+
+def test_the_score_curves_legend_sits_below_the_plot():
+    import pandas as pd
+
+    from ragdash.viz.retrieval import score_curves
+
+    bands = pd.DataFrame({"retriever": ["bm25", "sim"], "budget": [100, 100], "mean": [0.5, 0.6],
+                          "lo": [0.4, 0.5], "hi": [0.6, 0.7], "n": [10, 10]})
+    legend = score_curves(bands, ["bm25", "sim"]).layout.legend
+    assert legend.orientation == "h" and legend.y < 0  # a side legend squeezed Figure 3.1

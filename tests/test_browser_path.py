@@ -96,6 +96,8 @@ def test_upload_build_reload_explore_rename_delete(server, page, tmp_path):  # n
     goto(page, server, f"browser?run={key.group(1)}")
     marks = page.locator(".rd-ctx mark")
     assert marks.count() >= 1, "no highlighted evidence in the question browser"
+    first = page.locator(".rd-chunk").first.inner_text()
+    assert re.search(r"^# \w+\s*\n", first.split("\n", 1)[1], re.M), first  # heading, own line
     shot(page, "52-path-browser-evidence")
 
     goto(page, server, "build")
@@ -105,12 +107,15 @@ def test_upload_build_reload_explore_rename_delete(server, page, tmp_path):  # n
     page.get_by_role("button", name="Rename the run").click()
     settle(page)
     no_exception(page, "after renaming")
-    assert page.get_by_text("Renamed path-run to path-run-renamed.").count() == 1
+    shot(page, "53-path-renamed")
+    page.get_by_text("Renamed path-run to path-run-renamed.").wait_for(timeout=60_000)
     assert (server["root"] / "runs" / "path-run-renamed" / "run.json").exists()
     assert not run_dir.exists()
     page.get_by_role("button", name="Delete").click()
     page.get_by_role("button", name="Delete for good").click()
+    page.get_by_text("Deleted path-run-renamed.").wait_for(timeout=60_000)
     settle(page)
     no_exception(page, "after deleting")
     assert not (server["root"] / "runs" / "path-run-renamed").exists()
     shot(page, "53-path-deleted")
+

@@ -260,6 +260,7 @@ def test_command_writes_a_dataset_that_ragdash_run_takes(qa_only, tmp_path, caps
     printed = capsys.readouterr().out
     assert "Evidence found for 4 of 5 questions" in printed
     assert "q5: the answer occurs verbatim in no document" in printed
+    assert "--llm asks the LLM to quote" in printed
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in rows] == ["q1", "q2", "q3", "q4", "q5"]  # none dropped
     for r in rows[:4]:

@@ -69,6 +69,9 @@ def report(result: EvidenceResult, shown: int = 20) -> list[str]:
         lines += [f"  {q.qid}: {q.reason}" for q in result.missing[:shown]]
         if s["missing"] > shown:
             lines.append(f"  … and {s['missing'] - shown} more (see the file)")
+        if not result.settings.llm:
+            lines.append("(--llm asks the LLM to quote a supporting sentence for them; a quote "
+                         "is kept only if it occurs verbatim in a document)")
     return lines
 
 

@@ -41,7 +41,7 @@ PART_WORD_PENALTY = 0.5
 """Confidence factor of a candidate where the answer occurs only inside a longer word."""
 
 NO_ANSWER = "the answer is empty"
-YES_NO = "a yes/no answer cannot be located by matching (use the LLM variant)"
+YES_NO = "a yes/no answer cannot be located by matching"
 NOT_IN_CORPUS = "the answer occurs verbatim in no document"
 
 
