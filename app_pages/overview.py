@@ -67,7 +67,9 @@ if cal:
     if ev is None and int(cal["budget"]) in state.budgets(run):  # written before it was stored
         ev = state.predictiveness(run, int(cal["budget"]))
     flat = degenerate(cal)
-    st.subheader(f"Answer quality predicted from retrieval alone (N = {cal['budget']})")
+    fit_on = cal.get("scores") or scoring.get("method") or "substring"
+    st.subheader(f"Answer quality predicted from retrieval alone (N = {cal['budget']}, "
+                 f"Score_IR by {fit_on} matching)")
     if ev:
         widgets.verdict(ev)
     c2 = st.columns(4)

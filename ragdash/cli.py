@@ -35,7 +35,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", help="retriever preset: paper or equal-k")
     p.add_argument("--tokenizer", help=f"{', '.join(TOKENIZERS)} or a tokenizer.json path")
     p.add_argument("--budgets", help="token budgets, e.g. 100:1000:100 or 100,500,1000")
-    p.add_argument("--scoring", help="substring, subsequence, normalized, token, contains")
+    p.add_argument("--scoring", help="Score_IR matching method: substring (default), "
+                   "subsequence, normalized, token, contains or semantic")
+    p.add_argument("--also", help="more matching methods scored beside --scoring, comma-"
+                   "separated (e.g. semantic): curves and calibration can use either")
+    p.add_argument("--calibrate-on", help="the matching method h and k are fit on "
+                   "(default: --scoring)")
     p.add_argument("--mode", choices=["corrected", "reference"], help="scoring mode")
     p.add_argument("--llm-backend", help="generator (and mlq) LLM: local, ollama or openai")
     p.add_argument("--llm-model", help="generator model name (or GGUF path / smollm2 for local)")
@@ -124,9 +129,12 @@ def overrides_from(args: argparse.Namespace) -> dict:
         o["tokenizer"] = args.tokenizer
     if args.budgets:
         o["budgets"] = args.budgets
-    s = {k: v for k, v in {"method": args.scoring, "mode": args.mode}.items() if v}
+    s = {k: v for k, v in {"method": args.scoring, "mode": args.mode,
+                           "also": args.also}.items() if v}
     if s:
         o["scoring"] = s
+    if args.calibrate_on:
+        o["calibration"] = {"scores": args.calibrate_on}
     llm = {k: v for k, v in {"backend": args.llm_backend, "model": args.llm_model,
                              "base_url": args.llm_url}.items() if v}
     if llm:
