@@ -91,9 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve = llm_sub.add_parser("serve", help="serve the local GGUF model (OpenAI-compatible)")
     serve.add_argument("--model", help="GGUF path or 'smollm2' (default: bundled Qwen2.5 0.5B)")
     serve.add_argument("--port", type=int, default=8011)
+    from ragdash.cache_command import add_parser as add_cache
     from ragdash.evidence.command import add_parser as add_evidence
 
     add_evidence(sub)
+    add_cache(sub)
     sweep = sub.add_parser(
         "sweep", help="one run per combination of varied config values, then a leaderboard",
         description="Make one run per combination of the --vary values (cartesian product), "
@@ -371,6 +373,10 @@ def main(argv: list[str] | None = None) -> int:
                 return find_evidence(args, progress=bars)
             finally:
                 bars.close()
+        if args.command == "cache":
+            from ragdash.cache_command import run as cache
+
+            return cache(args)
         if args.command == "llm":
             from ragdash.llm.local import serve
 

@@ -102,6 +102,19 @@ class EmbeddingStore:
             return self._guard(
                 lambda: self._conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0], 0)
 
+    def stats(self) -> list[tuple[str, str, int, int]]:
+        """(model id, precision, vectors, bytes of vectors and keys) per model and precision."""
+        with self._lock:
+            return self._guard(lambda: self._conn.execute(
+                "SELECT model, precision, COUNT(*), SUM(LENGTH(vec) + LENGTH(key)) FROM vectors "
+                "GROUP BY model, precision ORDER BY model, precision").fetchall(), [])
+
+    def prune(self, max_bytes: int) -> int:
+        """Delete the vectors stored first until the rest take at most `max_bytes` (vectors and
+        keys), then give the space back to the disk; the number deleted."""
+        with self._lock:
+            return self._guard(lambda: self._prune(max(int(max_bytes), 0)), 0)
+
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
@@ -144,6 +157,19 @@ class EmbeddingStore:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _prune(self, max_bytes: int) -> int:
+        conn = self._conn
+        cut = conn.execute(
+            "SELECT rowid FROM (SELECT rowid, SUM(LENGTH(vec) + LENGTH(key)) OVER "
+            "(ORDER BY rowid DESC) AS kept FROM vectors) WHERE kept > ? ORDER BY rowid DESC "
+            "LIMIT 1", (max_bytes,)).fetchone()
+        if cut is None:
+            return 0
+        deleted = conn.execute("DELETE FROM vectors WHERE rowid <= ?", cut).rowcount
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return deleted
 
     def _guard(self, op, fallback):
         """Run `op` (connecting first if needed). A damaged file is recreated and `op` retried

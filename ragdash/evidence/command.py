@@ -78,6 +78,7 @@ def report(result: EvidenceResult, shown: int = 20) -> list[str]:
 def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
     from ragdash.config import load_config
     from ragdash.data import load_dataset
+    from ragdash.embeddings import configured
     from ragdash.evidence import output
     from ragdash.evidence.finder import find_evidence
     from ragdash.evidence.settings import check
@@ -97,8 +98,9 @@ def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
         from ragdash.llm import LLMSettings
 
         llm = LLMSettings.from_config(cfg["llm"])
-    result = find_evidence(dataset.examples, dataset.documents, settings, llm=llm,
-                           cache=llm_cache(cfg) if llm else None, progress=progress)
+    with configured(cfg):  # the embedding cache of the runs root, as a run uses it
+        result = find_evidence(dataset.examples, dataset.documents, settings, llm=llm,
+                               cache=llm_cache(cfg) if llm else None, progress=progress)
     target = output.write_jsonl(output.dataset_rows(result), args.output)
     corpus = ds["corpus"]
     if corpus is None:  # HotpotQA/SQuAD carry their corpus: write it beside the dataset

@@ -140,10 +140,12 @@ def chunk_preview(dataset: tuple, limit: int | None, method: str, params: tuple,
     """`ragdash.chunking.preview.preview` of a dataset given as (path, format, corpus,
     corpus format); `params` as sorted (name, value) pairs."""
     from ragdash.data import load_dataset
+    from ragdash.embeddings import embedding_settings
 
     path, fmt, corpus, corpus_fmt = dataset
     docs = load_dataset(path, fmt, corpus=corpus, corpus_fmt=corpus_fmt, limit=limit).documents
-    return preview(docs, method, dict(params), max_chars, k)
+    with embedding_settings(runs_root()):  # the run built next reads these embeddings back
+        return preview(docs, method, dict(params), max_chars, k)
 
 
 @st.cache_resource(show_spinner="Loading the tokenizer…")
