@@ -287,6 +287,13 @@ def test_defaults_leave_stage_keys_as_before_and_bf16_changes_only_what_it_shape
     plain = stage_keys(load_config(overrides=lexical))
     with_bf16 = stage_keys(load_config(overrides={**lexical, "embeddings": {"precision": "bf16"}}))
     assert plain["chunk"] == with_bf16["chunk"] and plain["retrieve"] == with_bf16["retrieve"]
+    from ragdash.stages import score
+
+    semantic = {**lexical, "scoring": {"also": ["semantic"]}}
+    assert score.settings(load_config(overrides=lexical)) == score.settings(
+        load_config(overrides={**lexical, "embeddings": {"precision": "bf16"}}))
+    assert score.settings(load_config(overrides=semantic)) != score.settings(
+        load_config(overrides={**semantic, "embeddings": {"precision": "bf16"}}))
     hnsw = stage_keys(load_config(overrides={"retrievers": {
         "use": ["bm25", "sim", "mmr"], "params": {"sim": {"index": "hnsw"}}}}))
     assert hnsw["retrieve"] != base["retrieve"] and hnsw["chunk"] == base["chunk"]

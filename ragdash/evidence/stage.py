@@ -50,6 +50,10 @@ def key(cfg: dict[str, Any]) -> dict[str, Any] | None:
     out: dict[str, Any] = {**settings.to_dict(), "version": VERSION}
     if settings.llm:  # the model that quotes
         out["model"] = cfg["llm"]
+    from ragdash.embeddings import precision_key
+
+    if precision := precision_key(cfg):  # the ranking embeds (fp32 keeps the old keys)
+        out.update(precision)
     return out
 
 

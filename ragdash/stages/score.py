@@ -47,8 +47,13 @@ def run(ctx: StageContext) -> dict:
 def settings(cfg: dict) -> tuple:
     """Tokenizer, budgets and the scoring section; `also` left out while empty, so runs made
     before it keep their key."""
+    from ragdash.embeddings import precision_key
+
     scoring = {k: v for k, v in cfg["scoring"].items() if not (k == "also" and not v)}
-    return cfg["tokenizer"], cfg["budgets"], scoring
+    key = (cfg["tokenizer"], cfg["budgets"], scoring)
+    semantic = "semantic" in (scoring["method"], *scoring.get("also", ()))
+    # semantic matching embeds: a bf16 run scores apart from an fp32 one (fp32 keeps old keys)
+    return (*key, precision) if semantic and (precision := precision_key(cfg)) else key
 
 
 STAGE = Stage("score", "score retrieval over token budgets", needs=("retrieve",),
