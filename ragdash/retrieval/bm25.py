@@ -106,24 +106,24 @@ def _in_child(path: Path, texts: Path | None, settings: dict) -> None:
     """Index (when `texts` is given) and prepare BM25 structures in a child process.
 
     PISA's native code prints progress bars to the process's stdout/stderr in a way that
-    cannot be silenced from Python, so the noisy work runs in a child writing to build.log.
+    cannot be silenced from Python, so the noisy work runs in a child writing to build.log. The
+    child is a fresh interpreter running this module (not a multiprocessing spawn, which
+    re-imports the parent's __main__ and fails under Streamlit, pytest-xdist or a notebook).
     """
-    import multiprocessing
+    import json
+    import subprocess
 
-    proc = multiprocessing.get_context("spawn").Process(
-        target=_pisa_child, args=(str(path), str(texts) if texts else None, settings))
-    proc.start()
-    proc.join()
-    if proc.exitcode != 0:
-        log = (path / "build.log").read_text(errors="replace")[-1500:] \
-            if (path / "build.log").exists() else ""
-        raise RuntimeError(f"bm25: building the PISA index failed (exit {proc.exitcode}): {log}")
+    job = json.dumps({"path": str(path), "texts": str(texts) if texts else None,
+                      "settings": settings})
+    with open(path / "build.log", "ab") as log:
+        code = subprocess.run([sys.executable, "-m", __name__, job], stdin=subprocess.DEVNULL,
+                              stdout=log, stderr=log, check=False).returncode
+    if code != 0:
+        tail = (path / "build.log").read_text(errors="replace")[-1500:]
+        raise RuntimeError(f"bm25: building the PISA index failed (exit {code}): {tail}")
 
 
 def _pisa_child(path: str, texts: str | None, settings: dict) -> None:
-    log = os.open(os.path.join(path, "build.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
     from pyterrier_pisa import PisaIndex
 
     idx = PisaIndex(os.path.join(path, "pisa"), text_field="text", stemmer=settings["stemmer"],
@@ -153,3 +153,10 @@ def _terrier_pipeline(chunks: pd.DataFrame, index_dir: Path, k: int, k1: float, 
         ) from exc
     return pt.terrier.Retriever(ref, wmodel="BM25", num_results=k,
                                 controls={"bm25.k_1": str(k1), "bm25.b": str(b)})
+
+
+if __name__ == "__main__":  # the child of `_in_child`
+    import json
+
+    _job = json.loads(sys.argv[1])
+    _pisa_child(_job["path"], _job["texts"], _job["settings"])
