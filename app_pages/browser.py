@@ -17,7 +17,7 @@ from ragdash.analysis import frames, matching
 from ragdash.budget import cuts_from_ends, join_chunks
 from ragdash.constants import LLM_ONLY, SCORE_LABELS, SCORES
 from ragdash.scoring import part_scores
-from ragdash.ui import evidence, state, widgets
+from ragdash.ui import crossrun, evidence, state, widgets
 from ragdash.viz.colors import PART_COLORS, label
 
 run = state.require_run()
@@ -131,6 +131,13 @@ c1, c2 = st.columns([3, 2])
 chosen = widgets.retriever_picker("qb_ret", rets, rets[:2],
                                   label_="Retrievers side by side", container=c1,
                                   max_selections=4)
+other = crossrun.pick_second_run(run, qid, container=c1)
+chosen2: list[str] = []
+if other is not None:
+    rets2 = state.retrievers(other)
+    chosen2 = widgets.retriever_picker(
+        "qb_ret2", rets2, [r for r in chosen if r in rets2][:1] or rets2[:1],
+        label_=f"Retrievers of {state.run_label(other)}", container=c1, max_selections=2)
 max_n = max(budgets)
 n = c2.slider("Cut C_N at N tokens", 10, max_n + max_n // 2, n_default, step=10, key="qb_cut",
               bind="query-params", help="Move the cut: the matches, the part scores and "
@@ -166,66 +173,87 @@ if llm_only is not None:
 st.markdown("**Relevant parts** (each has its colour below)")
 st.html(evidence.CSS + evidence.parts_legend(parts))
 
-by_ret = state.question_chunks(run, qid)
-stored = ir[(ir["qid"].astype(str) == qid)].set_index(["retriever", "budget"])
-if not chosen:
+sides = [crossrun.Side(run, ret) for ret in chosen] + \
+    [crossrun.Side(other, ret) for ret in chosen2]
+if not sides:
     st.info("Pick at least one retriever to see its chunks.")
     st.stop()
-columns = st.columns(len(chosen))
-for col, ret in zip(columns, chosen, strict=True):
+if other is not None:
+    theirs = state.config(other)
+    if theirs.tokenizer != tokenizer:
+        notes.append(f"the runs count tokens differently ({tokenizer} here, "
+                     f"{theirs.tokenizer} in {state.run_label(other)}): each column cuts C_N "
+                     "at N tokens of its own run's tokenizer")
+
+
+def show(side: crossrun.Side, wide: bool) -> None:
+    """One (run, retriever) column: Score_IR at the cut, answer and judge, chunks highlighted."""
+    r, ret = side.run, side.retriever
+    rcfg = state.config(r)
+    rmethod = rcfg.section("scoring").get("method", "substring")
+    chunks = state.question_chunks(r, qid).get(ret)
+    st.markdown((f"**{state.run_label(r)}** · " if other is not None else "")
+                + widgets.chip(ret), unsafe_allow_html=True)
+    if chunks is None or chunks.empty:
+        st.info(f"No chunk retrieved: {label(ret)} found nothing for this question, so its "
+                "Score_IR is 0 at every budget.")
+        return
+    context = join_chunks(chunks["text"].tolist())
+    rir = state.table(r, "ir_scores")
+    stored = rir[(rir["qid"].astype(str) == qid) & (rir["retriever"] == ret)].set_index("budget")
+    tokens = int(stored["context_tokens"].iloc[0]) if len(stored) else None
+    try:
+        ends = state.tokenizer(rcfg.tokenizer).token_ends([context])[0]
+        cut = cuts_from_ends(ends, [n], len(context))[0]
+    except Exception as exc:  # tokenizer unavailable here: nearest stored budget
+        rb = sorted(stored.index) or budgets
+        near = max([b for b in rb if b <= n] or [min(rb)])
+        cut = int(stored.loc[near, "cut"]) if len(stored) else len(context)
+        notes.append(f"tokenizer {rcfg.tokenizer} unavailable ({type(exc).__name__}); cut at "
+                     f"the stored N = {near}")
+    sem = state.semantic_matches(tuple(parts), context, cut) if semantic and parts else []
+    scores = (np.array([w.score for w in sem]) if rmethod == "semantic" else
+              part_scores(parts, context, [cut], rmethod)[0] if parts else np.zeros(0))
+    score = float(scores.mean()) if len(scores) else 0.0
+    reached = cut < len(context)
+    # side by side while there is room; stacked with 3+ columns, so numbers are not cut
+    m1, m2 = st.columns(2) if wide else (st.container(), st.container())
+    m1.metric(f"Score_IR at N = {n}" + (f" ({rmethod})" if sem else ""), f"{score:.3f}",
+              help="Mean over the parts of their matched share within C_N.")
+    m2.metric("Context", f"{len(chunks)} chunks",
+              delta=(f"{tokens:,} tokens" if tokens else None) if reached
+              else "shorter than N: used whole", delta_color="off", delta_arrow="off")
+    matches = matching.part_matches(parts, context, cut)
+    st.html(evidence.CSS + evidence.parts_legend(parts, list(scores), PART_COLORS))
+    if sem:  # beside the exact score: each part's closest window by meaning
+        head = "" if rmethod == "semantic" else (
+            f"<div><b>Semantic Score_IR {np.mean([w.score for w in sem]):.3f}</b> "
+            "(by meaning, not by characters)</div>")
+        st.html(evidence.CSS + head + evidence.semantic_legend(sem))
+    r_answers = state.answers(r)
+    if r_answers is not None:
+        a = r_answers[(r_answers["qid"].astype(str) == qid) & (r_answers["system"] == ret)]
+        if len(a):
+            jw_r = frames.judge_wide(state.judgments(r))
+            judge = jw_r.loc[qid].get(ret) if qid in jw_r.index else None
+            row = a.iloc[0]
+            txt = row["answer"] if pd.notna(row["answer"]) else f"(error: {row['error']})"
+            st.html(f"<div><b>Answer:</b> {html.escape(str(txt))}<br>Judge score: <b>"
+                    f"{'— (error)' if judge is None or pd.isna(judge) else int(judge)}"
+                    "</b></div>")
+    r_queries = state.table(r, "queries")
+    if ret == "mlq" and r_queries is not None:
+        q = r_queries[r_queries["qid"].astype(str) == qid]
+        if len(q):
+            subs = "".join(f"<li>{html.escape(str(s))}</li>" for s in q.iloc[0]["queries"])
+            st.html(f"<div><b>MLQ sub-questions</b><ol>{subs}</ol></div>")
+    with st.container(height=640, border=False):
+        st.html(evidence.CSS + evidence.context_html(chunks, matches, cut, n,
+                                                     whole=not reached, windows=sem))
+
+
+for col, side in zip(st.columns(len(sides)), sides, strict=True):
     with col:
-        chunks = by_ret.get(ret)
-        st.markdown(widgets.chip(ret), unsafe_allow_html=True)
-        if chunks is None or chunks.empty:
-            st.info(f"No chunk retrieved: {label(ret)} found nothing for this question, so its "
-                    "Score_IR is 0 at every budget.")
-            continue
-        context = join_chunks(chunks["text"].tolist())
-        mine = stored.xs(ret, level="retriever") if ret in stored.index.get_level_values(0) \
-            else None
-        tokens = int(mine["context_tokens"].iloc[0]) if mine is not None else None
-        try:
-            ends = state.tokenizer(tokenizer).token_ends([context])[0]
-            cut = cuts_from_ends(ends, [n], len(context))[0]
-        except Exception as exc:  # tokenizer unavailable here: nearest stored budget
-            near = max([b for b in budgets if b <= n] or [min(budgets)])
-            cut = int(mine.loc[near, "cut"]) if mine is not None else len(context)
-            notes.append(f"tokenizer {tokenizer} unavailable ({type(exc).__name__}); cut at "
-                         f"the stored N = {near}")
-        sem = state.semantic_matches(tuple(parts), context, cut) if semantic and parts else []
-        scores = (np.array([w.score for w in sem]) if method == "semantic" else
-                  part_scores(parts, context, [cut], method)[0] if parts else np.zeros(0))
-        score = float(scores.mean()) if len(scores) else 0.0
-        reached = cut < len(context)
-        # side by side while there is room; stacked with 3+ retrievers, so numbers are not cut
-        m1, m2 = st.columns(2) if len(chosen) <= 2 else (st.container(), st.container())
-        m1.metric(f"Score_IR at N = {n}" + (f" ({method})" if sem else ""), f"{score:.3f}",
-                  help="Mean over the parts of their matched share within C_N.")
-        m2.metric("Context", f"{len(chunks)} chunks",
-                  delta=(f"{tokens:,} tokens" if tokens else None) if reached
-                  else "shorter than N: used whole", delta_color="off", delta_arrow="off")
-        matches = matching.part_matches(parts, context, cut)
-        st.html(evidence.CSS + evidence.parts_legend(parts, list(scores), PART_COLORS))
-        if sem:  # beside the exact score: each part's closest window by meaning
-            head = "" if method == "semantic" else (
-                f"<div><b>Semantic Score_IR {np.mean([w.score for w in sem]):.3f}</b> "
-                "(by meaning, not by characters)</div>")
-            st.html(evidence.CSS + head + evidence.semantic_legend(sem))
-        judge = judge_of.get(ret)
-        if answers is not None:
-            a = answers[(answers["qid"].astype(str) == qid) & (answers["system"] == ret)]
-            if len(a):
-                row = a.iloc[0]
-                txt = row["answer"] if pd.notna(row["answer"]) else f"(error: {row['error']})"
-                st.html(f"<div><b>Answer:</b> {html.escape(str(txt))}<br>Judge score: <b>"
-                        f"{'— (error)' if pd.isna(judge) else int(judge)}</b></div>")
-        if ret == "mlq" and queries is not None:
-            q = queries[queries["qid"].astype(str) == qid]
-            if len(q):
-                subs = "".join(f"<li>{html.escape(str(s))}</li>" for s in q.iloc[0]["queries"])
-                st.html(f"<div><b>MLQ sub-questions</b><ol>{subs}</ol></div>")
-        with st.container(height=640, border=False):
-            st.html(evidence.CSS + evidence.context_html(chunks, matches, cut, n,
-                                                         whole=not reached, windows=sem))
+        show(side, wide=len(sides) <= 2)
 for note in dict.fromkeys(notes):
     st.caption("Note: " + note)

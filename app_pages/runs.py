@@ -276,36 +276,36 @@ if big.empty:
 else:
     (ka, ra), (kb, rb) = split_entry(a), split_entry(b)
 
-    def link(run_key: str, qid: str, *rets: str) -> str:
-        """The question browser on `qid` of run `run_key`, showing `rets` cut at N."""
-        return "browser?" + urlencode([("run", run_key), ("qb_q", qid),
-                                       *(("qb_ret", r) for r in dict.fromkeys(rets)),
-                                       ("qb_cut", n)])
+    def side_by_side(qid: str) -> list[tuple[str, str]]:
+        """The question browser's URL parameters showing `qid` in both pairs, cut at N: one
+        run with both retrievers, or the first run beside the second."""
+        second = [("qb_ret", r) for r in dict.fromkeys([ra, rb])] if same else \
+            [("qb_ret", ra), ("qb_run2", kb), ("qb_ret2", rb)]
+        return [("run", ka), ("qb_q", qid), *second, ("qb_cut", str(n))]
 
     same = ka == kb
-    big["open_a"] = [link(ka, q, ra, rb) if same else link(ka, q, ra) for q in big["qid"]]
-    big["open_b"] = [link(kb, q, rb) for q in big["qid"]]
+    big["open"] = ["browser?" + urlencode(side_by_side(q)) for q in big["qid"]]
     st.dataframe(
-        big[["open_a", *([] if same else ["open_b"]), "qid", "question", a, b, "diff"]],
+        big[["open", "qid", "question", a, b, "diff"]],
         hide_index=True, width="stretch", key="rn_big", column_config={
-            "open_a": st.column_config.LinkColumn(
-                "Browser" if same else f"In {comp.names[ka]}", display_text="open ↗",
-                help="Open the question in the question browser"),
-            "open_b": st.column_config.LinkColumn(f"In {comp.names[kb]}",
-                                                  display_text="open ↗"),
+            "open": st.column_config.LinkColumn(
+                "Browser", display_text="open ↗",
+                help="Open the question in the question browser, both pairs side by side"),
             "qid": st.column_config.TextColumn("id"),
             "question": st.column_config.TextColumn("Question", width="large"),
             a: st.column_config.ProgressColumn(na, min_value=0, max_value=1, format="%.2f"),
             b: st.column_config.ProgressColumn(nb, min_value=0, max_value=1, format="%.2f"),
             "diff": st.column_config.NumberColumn("first − second", format="%+.2f")})
     st.caption(f"{len(big)} question(s) shown, the largest |first − second| first; the links "
-               "open them in the question browser of each run.")
+               "open them in the question browser with both pairs side by side.")
     top = str(big["qid"].iloc[0])
+    params: dict[str, list[str]] = {}
+    for k, v in side_by_side(top):
+        params.setdefault(k, []).append(v)
     st.page_link(navigation.page("browser"), icon=":material/manage_search:",
-                 label=f"Open the largest difference ({top}) in the question browser of "
-                       f"{md(comp.names[ka])}",
-                 query_params={"run": ka, "qb_q": top, "qb_ret": list(dict.fromkeys([ra, rb]))
-                               if same else [ra], "qb_cut": str(n)})
+                 label=f"Open the largest difference ({top}) in the question browser, "
+                       f"{md(na)} beside {md(nb)}",
+                 query_params={k: v[0] if len(v) == 1 else v for k, v in params.items()})
 
 # --- every pair against the leader, corrected for testing several -------------------------------
 if len(vs_leader) > 1:

@@ -59,6 +59,25 @@ def test_pick_rank_follow_and_reload(server, page, two_runs):  # noqa: F811
     assert "/browser" in page.url and "qb_q=" in page.url
     assert page.get_by_role("heading", name="Question browser").count() == 1
     shot(page, "31-browser-from-runs")
+    # the two (run, retriever) pairs stand side by side, each with its Score_IR at N = 800
+    query = parse_qs(urlparse(page.url).query)
+    assert {query["run"][0], query["qb_run2"][0]} == {a, b}, page.url
+    assert page.get_by_text(re.compile(r"^Score_IR at N = 800")).count() == 2
+    for path in (a, b):
+        assert page.get_by_text(path.rsplit("/", 1)[-1] + " ·", exact=False).count() >= 1
+    # the cut moves both columns; a reload keeps the two-run view
+    page.keyboard.press("Escape")
+    thumb = page.locator('[data-testid="stSlider"]').filter(
+        has_text="Cut C_N at N tokens").get_by_role("slider")
+    thumb.focus()
+    for _ in range(10):
+        page.keyboard.press("ArrowLeft")
+    settle(page)
+    assert page.get_by_text(re.compile(r"^Score_IR at N = 700")).count() == 2
+    page.reload()
+    settle(page)
+    no_exception(page, "two-run browser reloaded")
+    assert page.get_by_text(re.compile(r"^Score_IR at N = 700")).count() == 2
     # back to the comparison by its link, then reload: the same view
     goto(page, server, url.split("/", 3)[3])
     page.reload()
@@ -76,3 +95,12 @@ def test_runs_of_different_datasets_are_refused(server, page, two_runs):  # noqa
     assert page.get_by_text(re.compile("read different datasets")).count() == 1
     assert page.get_by_role("heading", name="Leaderboard").count() == 0
     shot(page, "32-runs-refused")
+
+
+def test_browser_refuses_a_second_run_on_another_dataset(server, page, two_runs):  # noqa: F811
+    a, _, other = two_runs
+    qid = Run(a).read("examples")["qid"].astype(str).iloc[0]
+    goto(page, server, f"browser?run={a}&qb_q={qid}&qb_run2={other}")
+    assert page.get_by_text(re.compile("read different datasets")).count() == 1
+    assert page.get_by_text(re.compile(r"^Score_IR at N = ")).count() >= 1  # run a still shown
+    assert page.get_by_text("run-other ·").count() == 0

@@ -72,6 +72,10 @@ def url_select(label_: str, options: Sequence, key: str, default=None, multi: bo
     box = container or st
     options = list(options)
     by_text = {str(o): o for o in options}
+    seen = f"_url_{key}"  # what this widget last wrote to the URL
+    asked = st.query_params.get_all(key)
+    if asked and key in st.session_state and asked != st.session_state.get(seen, asked):
+        del st.session_state[key]  # a link changed ?key= (not this widget): the link wins
     if key not in st.session_state and key in st.query_params:
         if multi:
             picked = [by_text[v] for v in st.query_params.get_all(key) if v in by_text]
@@ -103,6 +107,7 @@ def url_select(label_: str, options: Sequence, key: str, default=None, multi: bo
         st.query_params.pop(key, None)
     else:
         st.query_params[key] = url
+    st.session_state[seen] = [] if is_default else url if multi else [url]
     return value
 
 
