@@ -16,7 +16,7 @@ import streamlit as st
 from ragdash.analysis import frames
 from ragdash.data import CORPUS_FORMATS, FORMATS, DataError, layout, load_dataset, readers
 from ragdash.rundir import atomic_path
-from ragdash.ui import evidence_review, navigation, state, widgets
+from ragdash.ui import evidence_review, generate_questions, navigation, state, widgets
 from ragdash.viz import questions
 
 MAX_MB = int(os.environ.get("RAGDASH_MAX_UPLOAD_MB", "200"))
@@ -78,6 +78,7 @@ with st.container(border=True):
                             step=100, key="data_limit")
 
 # the current upload: one record in the session, kept while the user visits other pages
+corpus_alone = None  # a corpus uploaded without a dataset: questions can be generated from it
 try:
     if ds_file is not None:
         st.session_state["data_current"] = {"dataset": str(_save(ds_file)), "name": ds_file.name}
@@ -86,6 +87,8 @@ try:
                                                 corpus_name=corpus_file.name)
     elif ds_file is not None:
         st.session_state["data_current"].update(corpus=None, corpus_name=None)
+    elif corpus_file is not None:
+        corpus_alone = {"corpus": str(_save(corpus_file)), "corpus_name": corpus_file.name}
 except (ValueError, OSError) as exc:
     st.error(str(exc))
 current = st.session_state.get("data_current")
@@ -99,6 +102,8 @@ if current and ds_file is None:
         for k in ("data_current", "data_upload", "data_loaded"):
             st.session_state.pop(k, None)
         st.rerun()
+generate_questions.panel(current if current and current.get("corpus") else corpus_alone,
+                         corpus_fmt, state.runs_root(), dataset_in_uploader=ds_file is not None)
 
 loaded = None
 if current is not None:

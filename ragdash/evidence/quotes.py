@@ -22,6 +22,7 @@ from ragdash.evidence.normalize import FoldedText
 from ragdash.evidence.rank import PRESELECT, Lexical, Vectors, combine, order
 from ragdash.evidence.records import Candidate, QuestionEvidence
 from ragdash.evidence.settings import EvidenceSettings
+from ragdash.llm.prompts import NO_QUOTE, quote_messages
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,12 +34,6 @@ if TYPE_CHECKING:
 
 PASSAGE_CHARS = 1200
 MIN_WORDS = 3
-NO_QUOTE = "NONE"
-PROMPT = (
-    "Below are a question, its answer and numbered passages. Copy, word for word, the one "
-    "sentence of the passages that best supports the answer. Reply with that sentence only, "
-    f"without quotation marks. If no passage supports the answer, reply {NO_QUOTE}.\n\n"
-    "Question: {question}\nAnswer: {answer}\n\nPassages:\n{passages}\n\nSentence:")
 REJECTED = "the LLM's quote occurs verbatim in none of the shown documents"
 NO_SUPPORT = "the LLM found no supporting sentence"
 _LABEL = re.compile(r"^\s*(?:\[\d+\]|passage\s*\d+\s*:|sentence\s*:)\s*", re.IGNORECASE)
@@ -67,9 +62,8 @@ class Passages:
 
 
 def messages(qe: QuestionEvidence, texts: Sequence[str]) -> Messages:
-    shown = "\n".join(f"[{i + 1}] {' '.join(t.split())}" for i, t in enumerate(texts))
-    return [{"role": "user", "content": PROMPT.format(question=qe.question, answer=qe.answer,
-                                                      passages=shown)}]
+    """The quote prompt (`ragdash.llm.prompts.quote_messages`) for a question."""
+    return quote_messages(qe.question, qe.answer, texts)
 
 
 def clean(reply: str) -> str:
@@ -93,19 +87,6 @@ def locate_quote(quote: str, corpus: Corpus, docs: Sequence[int]) -> tuple[int, 
             start, end = folded.original(pos, pos + len(quote))
             return d, start, end
     return None
-
-
-def _call(msgs: Messages) -> Callable[[Backend], CallOutcome]:
-    from ragdash.llm.runner import CallOutcome
-    from ragdash.llm.types import LLMError
-
-    def call(backend: Backend) -> CallOutcome:
-        try:
-            return CallOutcome(backend.chat(msgs), None)
-        except LLMError as exc:
-            return CallOutcome(None, str(exc), exc.kind)
-
-    return call
 
 
 def _accept(qe: QuestionEvidence, outcome: CallOutcome, corpus: Corpus, docs: list[int],
@@ -141,11 +122,11 @@ def quote_evidence(questions: Sequence[QuestionEvidence], corpus: Corpus, vector
         return
     from ragdash.llm.cache import open_cache
     from ragdash.llm.factory import open_backend
-    from ragdash.llm.runner import run_calls
+    from ragdash.llm.runner import chat_call, run_calls
 
     passages = Passages(corpus, vectors)
     shown = [passages.best(f"{q.question} {q.answer}", settings.passages) for q in questions]
-    calls = [_call(messages(q, [passages.text(i) for i in top]))
+    calls = [chat_call(messages(q, [passages.text(i) for i in top]))
              for q, top in zip(questions, shown, strict=True)]
     store = open_cache(cache)
     tick = (lambda d, t: progress("evidence: asking the LLM for quotes", d, t)) \

@@ -5,6 +5,9 @@ layout and instructions with its typos fixed; `reference=True` reproduces the re
 quirks: every line of a generation prompt after the first carries 8 leading spaces (the template
 was indented in the source), the LLM-only instruction says "Responde", and the judge labels the
 candidates "Candidate's Answers:".
+
+Also here, so that every prompt lives in one place: the evidence finder's quote prompt
+(`ragdash.evidence.quotes`) and the synthetic question prompts (`ragdash.synth`).
 """
 
 from __future__ import annotations
@@ -200,3 +203,75 @@ def judge_prompt_version() -> str:
                    verdict_prompt("{q}", "{a}", "{c}"), details_prompt("{q}", "{a}", ["{r}"],
                                                                        "{c}"),
                    str(correction_message(2, "{p}")), str(choice_correction("k", ["a"], "{p}")))
+
+
+# --- evidence: ask the model to quote the supporting sentence (ragdash.evidence.quotes) --------
+
+NO_QUOTE = "NONE"
+QUOTE_PROMPT = (
+    "Below are a question, its answer and numbered passages. Copy, word for word, the one "
+    "sentence of the passages that best supports the answer. Reply with that sentence only, "
+    f"without quotation marks. If no passage supports the answer, reply {NO_QUOTE}.\n\n"
+    "Question: {question}\nAnswer: {answer}\n\nPassages:\n{passages}\n\nSentence:")
+
+
+def quote_messages(question: str, answer: str, passages: Sequence[str]) -> list[dict[str, str]]:
+    """The quote prompt with the passages numbered, whitespace collapsed."""
+    shown = "\n".join(f"[{i + 1}] {' '.join(t.split())}" for i, t in enumerate(passages))
+    return [{"role": "user", "content": QUOTE_PROMPT.format(question=question, answer=answer,
+                                                            passages=shown)}]
+
+
+# --- synthetic test sets: a question, its answer and the verbatim span (ragdash.synth) ---------
+
+_SYNTH_RULES = (
+    "- The answer is short (a name, a number, a date or a few words) and occurs in the {where}.\n"
+    "- The question makes sense on its own: it names the person, place or thing it asks about "
+    "and never says \"the passage\" or \"the text\".\n")
+SYNTH_PROMPT = (
+    "Write one question for a reading test on the passage below.\n\nRules:\n"
+    + _SYNTH_RULES.format(where="passage")
+    + "- The span is the sentence of the passage that holds the answer, copied word for word."
+      "\n\nPassage (from \"{title}\"):\n{passage}\n\n"
+      'Return only a JSON object: {{"question": "...", "answer": "...", "span": "..."}}')
+MULTIHOP_PROMPT = (
+    "Write one question for a reading test that needs both passages below: a fact from "
+    "passage 1 and a fact from passage 2 must be combined to answer it.\n\nRules:\n"
+    + _SYNTH_RULES.format(where="passages")
+    + "- span_1 is the sentence of passage 1 that the question needs, copied word for word; "
+      "span_2 the same for passage 2.\n\n"
+      "Passage 1 (from \"{title_1}\"):\n{passage_1}\n\n"
+      "Passage 2 (from \"{title_2}\"):\n{passage_2}\n\n"
+      'Return only a JSON object: {{"question": "...", "answer": "...", "span_1": "...", '
+      '"span_2": "..."}}')
+SPAN_KEYS = {1: ("span",), 2: ("span_1", "span_2")}
+"""The reply's span fields of a question on one passage, and on two."""
+
+
+def synth_messages(passages: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+    """The prompt for one question on one passage, or on two ((title, text) pairs) for a
+    multi-hop question; passage whitespace is collapsed."""
+    texts = [(title, " ".join(text.split())) for title, text in passages]
+    if len(texts) == 1:
+        content = SYNTH_PROMPT.format(title=texts[0][0], passage=texts[0][1])
+    elif len(texts) == 2:
+        content = MULTIHOP_PROMPT.format(title_1=texts[0][0], passage_1=texts[0][1],
+                                         title_2=texts[1][0], passage_2=texts[1][1])
+    else:
+        raise ValueError(f"a synthetic question is written from 1 or 2 passages, not {len(texts)}")
+    return [{"role": "user", "content": content}]
+
+
+def synth_schema(hops: int) -> dict:
+    """JSON schema of a synth reply: question, answer and the span field(s) as strings."""
+    keys = ["question", "answer", *SPAN_KEYS[hops]]
+    return {"type": "object", "properties": {k: {"type": "string"} for k in keys},
+            "required": keys, "additionalProperties": False}
+
+
+def synth_prompt_version() -> str:
+    """A hash of the synth prompts' rendered text and of the LLM-only prompt that the leakage
+    check asks (recorded with every synthetic question)."""
+    return _digest(synth_messages([("{t}", "{p}")])[0]["content"],
+                   synth_messages([("{t}", "{p}"), ("{u}", "{q}")])[0]["content"],
+                   generation_prompt("{q}"))

@@ -32,6 +32,7 @@ class Job:
     finished: float | None = None
     since: float = field(default_factory=time.time)  # when the current message began
     done0: int = 0  # `done` when it began
+    runs: tuple[Path, ...] = ()  # a sweep's run directories (run_dir is then its root)
 
     def progress(self, message: str, done: int, total: int) -> None:
         if message != self.message:
@@ -84,17 +85,24 @@ def start(cfg: dict, run_dir: Path, stages: tuple[str, ...], api_key: str | None
     """Run `stages` of `cfg` into run_dir in a background thread; the job is shared by reruns.
     `api_key` (OpenAI-compatible backends) stays in this thread's memory."""
     job = Job(run_dir, tuple(stages))
+    background(job, lambda: run_stages(cfg, run_dir, stages=job.stages, progress=job.progress,
+                                       api_key=api_key), f"ragdash-build-{run_dir.name}")
+    jobs()[str(run_dir)] = job
+    return job
 
-    def work() -> None:
+
+def background(job: Job, work: Callable[[], object], name: str) -> Job:
+    """Run `work()` in a daemon thread; the job's status, error and end time follow it (a
+    pipeline run's manifest also records its stages)."""
+    def target() -> None:
         try:
-            run_stages(cfg, run_dir, stages=job.stages, progress=job.progress, api_key=api_key)
+            work()
             job.status = "done"
-        except BaseException as exc:  # shown on the page; the manifest records the stage
+        except BaseException as exc:  # shown on the page
             job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
         job.finished = time.time()
 
-    threading.Thread(target=work, name=f"ragdash-build-{run_dir.name}", daemon=True).start()
-    jobs()[str(run_dir)] = job
+    threading.Thread(target=target, name=name, daemon=True).start()
     return job
 
 
@@ -107,9 +115,12 @@ def show(job: Job, on_open: Callable | None = None, key: str = "job") -> None:
     title = {"running": f"Building {job.run_dir.name}… ({elapsed:.0f} s)",
              "done": f"Run {job.run_dir.name} finished in {elapsed:.0f} s",
              "failed": f"Run {job.run_dir.name} failed after {elapsed:.0f} s"}[job.status]
+    if job.runs:
+        title = title.replace("Run ", "Sweep ").replace("Building", "Sweeping")
     with st.status(title, state=state_, expanded=True):
         rows = [{"stage": s, "status": stages.get(s, {}).get("status", "waiting"),
-                 "seconds": stages.get(s, {}).get("seconds")} for s in job.stages]
+                 "seconds": stages.get(s, {}).get("seconds")} for s in job.stages] \
+            if not job.runs else [_sweep_row(d) for d in job.runs]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         frac = job.done / job.total if job.total else 0.0
         left = eta_text(job.eta())
@@ -126,17 +137,28 @@ def show(job: Job, on_open: Callable | None = None, key: str = "job") -> None:
 
 
 
-def follow(job: Job | None, on_open: Callable | None = None, key: str = "job") -> None:
-    """Show a job; while it runs, a fragment refreshes the panel every second."""
+def _sweep_row(run_dir: Path) -> dict:
+    """A sweep's run as a row: its name and each stage's status."""
+    run = Run(run_dir)
+    stages = run.manifest.get("stages", {}) if run.exists() else {}
+    return {"run": run_dir.name, **{s: v.get("status", "?") for s, v in stages.items()}} \
+        if stages else {"run": run_dir.name, "ingest": "waiting"}
+
+
+def follow(job: Job | None, on_open: Callable | None = None, key: str = "job",
+           render: Callable[[], None] | None = None) -> None:
+    """Show a job (with `render`, else `show`); while it runs, a fragment refreshes the panel
+    every second."""
     if job is None:
         return
+    draw = render or (lambda: show(job, on_open, key))
     if job.status != "running":
-        show(job, on_open, key)
+        draw()
         return
 
     @st.fragment(run_every=1.0)
     def poll() -> None:
-        show(job, on_open, key)
+        draw()
         if job.status != "running":
             st.rerun()
 

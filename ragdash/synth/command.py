@@ -1,0 +1,128 @@
+"""`ragdash synth`: a synthetic test set from a corpus alone, written as a generic JSONL dataset
+that `ragdash run --dataset OUT --corpus DOCS` takes as it is (rejects beside it)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from typing import Any
+
+from ragdash.synth.records import REASONS, SynthResult
+from ragdash.synth.settings import DEDUP_THRESHOLD
+
+HELP = "generate questions, answers and verbatim relevant parts from a corpus with an LLM"
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register the subcommand on the `ragdash` subparsers."""
+    p = sub.add_parser("synth", help=HELP, description=HELP + ". Chunks are sampled across "
+                       "documents (round-robin, seeded); the LLM writes a question, its answer "
+                       "and the span of the chunk that answers it; a pair is kept when the span "
+                       "occurs verbatim in the document and holds the answer, and the question "
+                       "repeats no kept one. The cost estimate is printed first; replies are "
+                       "cached, so a run that was stopped resumes when run again.")
+    p.add_argument("--corpus", required=True, help="corpus file, folder or .zip of documents")
+    p.add_argument("--corpus-format", default="auto", help="corpus format (default: auto)")
+    p.add_argument("-o", "--output", required=True, help="the JSONL dataset to write (the "
+                   "rejected pairs go to OUTPUT.rejects.jsonl beside it)")
+    p.add_argument("--n", type=int, default=50, help="pairs to generate, one LLM call each "
+                                                     "(default 50); the kept ones are written")
+    p.add_argument("--seed", type=int, default=0, help="seed of the chunk sample (default 0)")
+    p.add_argument("--multihop", action="store_true", help="each question needs two chunks of "
+                   "two documents; both spans are its relevant parts")
+    p.add_argument("--check-leakage", action="store_true", help="ask the LLM each kept "
+                   "question without the document and reject it when the reply holds the answer")
+    p.add_argument("--dedup-threshold", type=float, default=DEDUP_THRESHOLD,
+                   help="MiniLM cosine at or above which a question repeats a kept one "
+                        f"(default {DEDUP_THRESHOLD})")
+    p.add_argument("--chunker", default="recursive", help="how documents are cut into the "
+                   "chunks questions are written on (default recursive: ~1000 characters)")
+    p.add_argument("--config", help="YAML config (its llm section and runs_root: caches)")
+    p.add_argument("--llm-backend", help="LLM backend: local, ollama or openai")
+    p.add_argument("--llm-model", help="LLM model (local: qwen, qwen-1.5b or a GGUF path)")
+    p.add_argument("--llm-url", help="base URL of the LLM server")
+    p.add_argument("--dry-run", action="store_true", help="print the sample and the cost "
+                                                          "estimate only; no LLM call")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    llm = {k: v for k, v in {"backend": args.llm_backend, "model": args.llm_model,
+                             "base_url": args.llm_url}.items() if v}
+    return {"llm": llm} if llm else {}
+
+
+def report(result: SynthResult, rejects_file: str = "", shown: int = 10) -> list[str]:
+    """What the command prints: the acceptance rate, rejections by reason, the first rejects."""
+    s = result.summary()
+    if not s["generated"]:
+        return ["No chunk to ask about: the corpus holds no text."]
+    lines = [f"Kept {s['kept']} of {s['generated']} generated pairs ({s['acceptance']:.0%} "
+             f"accepted), written from {s['documents_used']} of {s['documents']} documents; "
+             f"model {s['model']}, prompt {s['prompt_version']}."]
+    if s["reasons"]:
+        lines.append(f"Rejected {s['rejected']}:")
+        lines += [f"  {n:>4}  {REASONS[r]} ({r})" for r, n in s["reasons"].items()]
+        lines.append("First rejected pairs" + (f" (all in {rejects_file})" if rejects_file
+                                                 else "") + ":")
+        for a in result.rejected[:shown]:
+            q = f" Q: {a.reply.question[:100]!r}" if a.reply and a.reply.question else ""
+            lines.append(f"  {a.qid} [{a.reason}] {a.why()[:160]}{q}")
+    return lines
+
+
+def run(args: argparse.Namespace, progress: Any = None) -> int:
+    from ragdash.config import load_config
+    from ragdash.data import load_corpus
+    from ragdash.embeddings import configured
+    from ragdash.llm.settings import LLMSettings
+    from ragdash.llm.types import LLMError
+    from ragdash.stages.generate import llm_cache
+    from ragdash.synth.estimate import describe, estimate
+    from ragdash.synth.sample import sample
+    from ragdash.synth.settings import SynthSettings, check
+    from ragdash.synth.synthesize import synthesize
+    from ragdash.synth.write import write
+
+    cfg = load_config(args.config, _overrides(args))
+    settings = check(SynthSettings(n=args.n, seed=args.seed, multihop=args.multihop,
+                                   check_leakage=args.check_leakage,
+                                   dedup_threshold=args.dedup_threshold, chunker=args.chunker))
+    llm = LLMSettings.from_config(cfg["llm"])
+    documents, issues = load_corpus(args.corpus, args.corpus_format)
+    for issue in issues[:5]:
+        print(f"warning: {issue}", file=sys.stderr)
+    if not documents:
+        raise ValueError(f"{args.corpus}: the corpus holds no usable document")
+    with configured(cfg):  # the embedding cache of the runs root, as a run uses it
+        items = sample(documents, settings)
+        per_doc = Counter(i.chunks[0].doc_id for i in items)
+        print(f"Sampled {len(items)} chunk{'s' if len(items) != 1 else ''} ({settings.chunker}) "
+              f"from {len(per_doc)} of {len(documents)} documents, at most "
+              f"{max(per_doc.values(), default=0)} per document"
+              + (", each with a partner chunk of another document" if settings.multihop else "")
+              + ".")
+        for what, e in estimate(items, settings, llm, cfg).items():
+            print(f"Estimate, {what}: {describe(e)}")
+        if args.dry_run:
+            return 0
+        print(f"[llm] synth: {llm.backend} model {llm.model or '(default)'}"
+              + (f" at {llm.base_url}" if llm.base_url else ""), file=sys.stderr)
+        try:
+            result = synthesize(documents, settings, llm, items=items, cache=llm_cache(cfg),
+                                progress=progress)
+        except LLMError as exc:
+            raise RuntimeError(f"{exc}. Finished calls are kept in the LLM reply cache: run the "
+                               "same command again to resume.") from exc
+    data, rejects = write(result, args.output)
+    print("\n".join(report(result, str(rejects))))
+    if not result.kept:
+        print(f"warning: no pair was kept, so {data} is empty and no run can use it",
+              file=sys.stderr)
+        return 1
+    print(f"Wrote {len(result.kept)} questions to {data} and {len(result.rejected)} rejected "
+          f"pairs to {rejects}. Evaluate with: ragdash run --dataset {data} --corpus "
+          f"{args.corpus}")
+    return 0

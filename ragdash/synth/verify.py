@@ -1,0 +1,106 @@
+"""Step 3: a pair is kept only when each span occurs verbatim in its document and holds the
+answer.
+
+A span is found in its document's text with whitespace runs and case ignored (the
+`ragdash.evidence.normalize` folding, which maps back to exact offsets), after a leading label
+and surrounding quotation marks are removed (`ragdash.evidence.quotes.clean`); when it is not
+found as written, it is tried once more without punctuation at its ends (a model often adds a
+full stop). The occurrence inside the chunk the question was written on is taken first. The
+part stored is the document's own text at the offsets found. A multi-hop reply may give the
+two spans in the other order.
+
+The answer is consistent with the spans when one of them holds the normalised answer
+(`contains_answer`: case, whitespace and end punctuation ignored, "the/a/an" dropped), or holds
+every word of the answer but articles and MINOR_WORDS.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from itertools import permutations
+
+from ragdash.chunking import Chunk
+from ragdash.data.schema import Document
+from ragdash.evidence.normalize import FoldedText, contains_answer, fold, strip_punctuation
+from ragdash.evidence.quotes import clean
+from ragdash.synth.records import Attempt, Part
+from ragdash.synth.settings import MIN_SPAN_WORDS
+
+MINOR_WORDS = frozenset({"the", "a", "an", "of", "in", "on", "at", "to", "and", "by", "for"})
+_WORD = re.compile(r"\w+")
+
+
+def answer_in(span: str, answer: str) -> bool:
+    """Whether `span` states `answer` (module docstring)."""
+    if contains_answer(span, answer):
+        return True
+    words = [w for w in _WORD.findall(answer.casefold()) if w not in MINOR_WORDS]
+    have = set(_WORD.findall(span.casefold()))
+    return bool(words) and all(w in have for w in words)
+
+
+class Verifier:
+    """Checks attempts against the documents (each document folded once)."""
+
+    def __init__(self, documents: Sequence[Document]):
+        self.texts = {d.doc_id: d.text for d in documents}
+        self._folded: dict[str, FoldedText] = {}
+
+    def locate(self, span: str, chunk: Chunk) -> tuple[int, int] | None:
+        """(start, end) of `span` in the chunk's document (module docstring), or None."""
+        if chunk.doc_id not in self._folded:
+            self._folded[chunk.doc_id] = FoldedText(self.texts[chunk.doc_id])
+        folded = self._folded[chunk.doc_id]
+        quote = clean(span)
+        for form in dict.fromkeys((fold(quote), fold(strip_punctuation(quote)))):
+            if not form:
+                continue
+            hits, pos = [], folded.text.find(form)
+            while pos != -1:
+                hits.append(folded.original(pos, pos + len(form)))
+                pos = folded.text.find(form, pos + 1)
+            if hits:
+                inside = [h for h in hits if chunk.start <= h[0] and h[1] <= chunk.end]
+                return (inside or hits)[0]
+        return None
+
+    def _parts(self, spans: Sequence[str], chunks: Sequence[Chunk]) -> list[Part] | None:
+        parts = []
+        for span, chunk in zip(spans, chunks, strict=True):
+            hit = self.locate(span, chunk)
+            if hit is None:
+                return None
+            start, end = hit
+            parts.append(Part(chunk.doc_id, start, end, self.texts[chunk.doc_id][start:end],
+                              chunk.chunk_id))
+        return parts
+
+    def check(self, attempt: Attempt) -> None:
+        """Sets the attempt's parts, or rejects it with the first check it fails."""
+        reply = attempt.reply
+        if reply is None:
+            attempt.reject("unparsable")
+            return
+        empty = [name for name, value in (("question", reply.question),
+                                          ("answer", reply.answer)) if not value]
+        empty += [f"span {i + 1}" if len(reply.spans) > 1 else "span"
+                  for i, s in enumerate(reply.spans) if not clean(s)]
+        if empty:
+            attempt.reject("empty", ", ".join(empty))
+            return
+        short = [s for s in reply.spans if len(clean(s).split()) < MIN_SPAN_WORDS]
+        if short:
+            attempt.reject("span_too_short", repr(short[0]))
+            return
+        for order in permutations(range(len(reply.spans))):
+            parts = self._parts([reply.spans[i] for i in order], attempt.chunks)
+            if parts is not None:
+                break
+        else:
+            attempt.reject("span_not_verbatim")
+            return
+        if not any(answer_in(p.text, reply.answer) for p in parts):
+            attempt.reject("answer_not_in_span", repr(reply.answer))
+            return
+        attempt.parts = parts

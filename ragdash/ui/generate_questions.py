@@ -1,0 +1,250 @@
+"""The Data page's "Generate questions" panel: a synthetic test set from an uploaded corpus
+(`ragdash.synth`). Settings and the LLM first, then the sample and the cost estimate, then
+generation as a background job with its progress, then the acceptance rate, the rejected pairs
+with their reason and the kept ones; the dataset is saved under the runs root and can become
+the page's current dataset (and so the Build page's).
+
+Layout only: sampling, calls, checks and files live in `ragdash.synth`. The expander is lazy:
+nothing is loaded or estimated until it is opened.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ragdash.data.schema import Document
+from ragdash.evidence.review import FOLDER
+from ragdash.llm.settings import BACKENDS, LLMSettings
+from ragdash.synth import write
+from ragdash.synth.records import REASONS, SynthResult
+from ragdash.synth.sample import Item
+from ragdash.synth.settings import DEDUP_THRESHOLD, SynthSettings
+from ragdash.ui import jobs
+
+JOB = "synth_job"
+OPEN = "synth_open"
+
+
+@dataclass
+class SynthJob(jobs.Job):
+    """A generation in a background thread; `result` and the files `saved` once done."""
+
+    result: SynthResult | None = None
+    saved: tuple[Path, Path] | None = None
+
+
+@st.cache_resource
+def synth_jobs() -> dict[str, SynthJob]:
+    """Every generation started by this server process, by settings (shared across reruns)."""
+    return {}
+
+
+def _documents(corpus: str, fmt: str) -> list[Document]:
+    """The corpus's documents, read once per session and file."""
+    from ragdash.data import load_corpus
+
+    held = st.session_state.get("synth_docs")
+    if held is None or held[0] != (corpus, fmt):
+        documents, _ = load_corpus(corpus, fmt)
+        held = st.session_state["synth_docs"] = ((corpus, fmt), documents)
+    return held[1]
+
+
+def _sample(documents: list[Document], settings: SynthSettings, sig: tuple) -> list[Item]:
+    from ragdash.synth.sample import sample
+
+    held = st.session_state.get("synth_items")
+    if held is None or held[0] != sig:
+        held = st.session_state["synth_items"] = (sig, sample(documents, settings))
+    return held[1]
+
+
+def _form() -> tuple[SynthSettings, dict[str, Any]]:
+    c = st.columns(4)
+    n = int(c[0].number_input("Questions to generate", 1, 5000, 20, step=10, key="synth_n",
+                              help="One LLM call each; the pairs that pass the checks are kept"))
+    seed = int(c[1].number_input("Sample seed", 0, 1_000_000, 0, key="synth_seed"))
+    multihop = c[2].checkbox("Multi-hop", key="synth_multihop",
+                             help="Each question needs two chunks of two documents (the second "
+                                  "is the closest by BM25); both spans are relevant parts")
+    leakage = c[3].checkbox("Leakage check", key="synth_leakage",
+                            help="Ask each kept question without the document and reject it "
+                                 "when the LLM's reply holds the answer (one more call each)")
+    c = st.columns(4)
+    backend = c[0].selectbox("Backend", BACKENDS, key="synth_backend")
+    model = c[1].text_input("Model (empty: the backend's default)", key="synth_model",
+                            placeholder="local: qwen (0.5B) or qwen-1.5b")
+    url = c[2].text_input("Base URL (empty: default)", key="synth_url")
+    threshold = float(c[3].number_input(
+        "Duplicate at cosine ≥", 0.5, 1.0, DEDUP_THRESHOLD, step=0.01, key="synth_dedup",
+        help="MiniLM cosine of two questions at or above which the later one is rejected as a "
+             "near-duplicate"))
+    settings = SynthSettings(n=n, seed=seed, multihop=multihop, check_leakage=leakage,
+                             dedup_threshold=threshold)
+    llm = {k: v for k, v in {"backend": backend, "model": model or None,
+                             "base_url": url or None}.items() if v is not None}
+    return settings, llm
+
+
+def _estimate(items: list[Item], documents: list[Document], settings: SynthSettings,
+              llm: LLMSettings, cfg: dict) -> None:
+    from ragdash.synth.estimate import describe, duration, estimate
+
+    per_doc = Counter(i.chunks[0].doc_id for i in items)
+    st.caption(f"Sample: {len(items):,} chunks from {len(per_doc):,} of {len(documents):,} "
+               f"documents, at most {max(per_doc.values(), default=0)} per document"
+               + (", each with a partner chunk of another document" if settings.multihop
+                  else "") + ".")
+    est = estimate(items, settings, llm, cfg)
+    usd = [e.usd for e in est.values() if e.usd is not None]
+    seconds = [e.seconds for e in est.values() if e.seconds is not None]
+    known = len(usd) == len(est), len(seconds) == len(est)
+    m = st.columns(4)
+    m[0].metric("LLM calls (estimate)", f"{sum(e.calls for e in est.values()):,}",
+                help="With the leakage check: at most one more per kept pair")
+    m[1].metric("Tokens in / out", f"{sum(e.tokens_in for e in est.values()):,} / "
+                f"{sum(e.tokens_out for e in est.values()):,}")
+    m[2].metric("Cost", "unknown" if not known[0] else "free" if not sum(usd)
+                else f"${sum(usd):,.2f}", help="Local and Ollama models are free; others are "
+                "priced by ragdash.llm.cost (RAGDASH_PRICES overrides)")
+    m[3].metric("Time", duration(sum(seconds)) if known[1] else "unknown",
+                help="From the calls per minute measured in the LLM reply cache for this "
+                     "model; unknown before its first call")
+    for what, e in est.items():
+        st.caption(f"{what.capitalize()}: {describe(e)}.")
+
+
+def _start(key: str, documents: list[Document], items: list[Item], settings: SynthSettings,
+           llm: LLMSettings, cfg: dict, name: str, root: Path) -> None:
+    from ragdash.embeddings import configured
+    from ragdash.stages.generate import llm_cache
+    from ragdash.synth.synthesize import synthesize
+
+    job = SynthJob(root / FOLDER, ())
+
+    def work() -> None:
+        with configured(cfg):  # MiniLM vectors through the runs root's embedding cache
+            job.result = synthesize(documents, settings, llm, items=items,
+                                    cache=llm_cache(cfg), progress=job.progress)
+        job.saved = write.save(job.result, root, name)
+
+    synth_jobs()[key] = jobs.background(job, work, "ragdash-synth")
+    st.session_state[JOB] = key
+
+
+def _progress(job: SynthJob) -> None:
+    elapsed = (job.finished or time.time()) - job.started
+    title = {"running": f"Generating questions… ({elapsed:.0f} s)",
+             "done": f"Generated in {elapsed:.0f} s",
+             "failed": f"Generation failed after {elapsed:.0f} s"}[job.status]
+    with st.status(title, state={"running": "running", "done": "complete",
+                                 "failed": "error"}[job.status], expanded=job.status != "done"):
+        left = jobs.eta_text(job.eta())
+        frac = job.done / job.total if job.total else 0.0
+        st.progress(min(max(frac, 0.0), 1.0), text=f"{job.message} ({job.done:,}/{job.total:,}"
+                    + (f", {left})" if left else ")") if job.total else job.message)
+        if job.log:
+            st.code("\n".join(job.log[-8:]), language=None)
+        if job.error:
+            st.error(job.error + " Finished calls are kept in the LLM reply cache: start again "
+                     "to resume.")
+
+
+def _use(saved: Path, source: dict[str, Any]) -> None:
+    st.session_state["data_current"] = {"dataset": str(saved), "name": saved.name,
+                                        "corpus": source["corpus"],
+                                        "corpus_name": source["corpus_name"]}
+    for k in ("data_loaded", "data_upload"):
+        st.session_state.pop(k, None)
+
+
+def _results(job: SynthJob, source: dict[str, Any], dataset_in_uploader: bool) -> None:
+    result, saved = job.result, job.saved
+    assert result is not None and saved is not None
+    s = result.summary()
+    m = st.columns(4)
+    m[0].metric("Generated pairs", f"{s['generated']:,}")
+    m[1].metric("Kept", f"{s['kept']:,}")
+    m[2].metric("Acceptance rate", f"{s['acceptance']:.0%}" if s["acceptance"] is not None
+                else "–", help="Kept / generated: the pairs that passed every check")
+    m[3].metric("Rejected", f"{s['rejected']:,}")
+    if s["reasons"]:
+        st.markdown("**Why pairs were rejected**")
+        st.dataframe(pd.DataFrame([{"reason": REASONS[r], "pairs": n}
+                                   for r, n in s["reasons"].items()]), hide_index=True)
+        rejects = pd.DataFrame(write.reject_rows(result))
+        rejects["spans"] = rejects["spans"].map(lambda v: " ‖ ".join(v))
+        st.dataframe(rejects[["id", "why", "question", "answer", "spans", "doc_ids"]],
+                     hide_index=True, width="stretch", height=240, key="synth_rejects",
+                     column_config={"why": st.column_config.TextColumn("reason", width="medium"),
+                                    "spans": st.column_config.TextColumn("span(s) as written",
+                                                                         width="large")})
+    if result.kept:
+        st.markdown("**Kept pairs** (the relevant parts are the document's own text)")
+        kept = pd.DataFrame(write.dataset_rows(result))
+        kept["relevant_parts"] = kept["relevant_parts"].map(lambda v: " ‖ ".join(v))
+        st.dataframe(kept[["id", "question", "answer", "relevant_parts", "parts_doc_ids"]],
+                     hide_index=True, width="stretch", height=240, key="synth_kept",
+                     column_config={"relevant_parts": st.column_config.TextColumn(
+                         "relevant parts", width="large")})
+    st.caption(f"Saved as `{saved[0]}` (rejected pairs in `{saved[1].name}`).")
+    c1, c2 = st.columns(2)
+    if dataset_in_uploader:
+        c1.info("Remove the dataset from the uploader above to use these questions.")
+    else:
+        c1.button("Use these questions as the current dataset", type="primary",
+                  disabled=not result.kept, on_click=_use, args=(saved[0], source),
+                  key="synth_use", width="stretch")
+    c2.download_button("Download the dataset (JSONL)", saved[0].read_bytes(), saved[0].name,
+                       "application/jsonl", key="synth_download", on_click="ignore",
+                       width="stretch")
+
+
+def panel(source: dict[str, Any] | None, corpus_fmt: str, root: Path,
+          dataset_in_uploader: bool = False) -> None:
+    """The panel for `source` ({corpus, corpus_name}: an uploaded corpus, or None)."""
+    with st.expander("Generate questions from the corpus", key=OPEN, on_change="rerun",
+                     icon=":material/auto_awesome:") as box:
+        if not box.open:
+            return
+        st.caption("No questions yet? An LLM writes them from your documents: chunks are "
+                   "sampled across documents (no document dominates), the LLM writes a "
+                   "question, its answer and the sentence that answers it, and a pair is kept "
+                   "only when that sentence occurs verbatim in the document and holds the "
+                   "answer, and the question repeats no kept one. The sentence becomes the "
+                   "question's relevant part.")
+        if source is None:
+            st.info("Upload a corpus above (a dataset is not needed) to generate questions "
+                    "from it.")
+            return
+        from ragdash.llm.types import LLMError
+
+        settings, llm_cfg = _form()
+        cfg = {"runs_root": str(root)}
+        key = repr((source["corpus"], corpus_fmt, settings, sorted(llm_cfg.items())))
+        try:
+            llm = LLMSettings.from_config(llm_cfg)
+            documents = _documents(source["corpus"], corpus_fmt)
+            items = _sample(documents, settings, (source["corpus"], corpus_fmt, settings.n,
+                                                  settings.seed, settings.multihop))
+            _estimate(items, documents, settings, llm, cfg)
+        except (ValueError, OSError, LLMError) as exc:  # DataError is a ValueError
+            st.error(f"Cannot generate from {source['corpus_name']}: {exc}")
+            return
+        job = synth_jobs().get(st.session_state.get(JOB, key))  # a reload finds its job
+        busy = job is not None and job.status == "running"
+        if st.button(f"Generate {len(items)} question{'s' if len(items) != 1 else ''}",
+                     type="primary", disabled=busy or not items, key="synth_start"):
+            _start(key, documents, items, settings, llm, cfg, source["corpus_name"], root)
+            job = synth_jobs()[key]
+        if job is not None:
+            jobs.follow(job, key="synth", render=lambda: _progress(job))
+            if job.status == "done":
+                _results(job, source, dataset_in_uploader)
