@@ -11,10 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from itertools import pairwise
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ragdash.byte_bpe import ByteBPE
 
 TOKENIZERS = ("llama3", "cl100k", "minilm", "whitespace")
 DEFAULT_TOKENIZER = "llama3"
@@ -32,25 +37,79 @@ class Tokenizer:
     def token_ends(self, texts: Sequence[str]) -> list[np.ndarray]:
         """For each text, the character offset (exclusive) where each of its tokens ends.
 
-        Ends are non-decreasing; a token that splits a multi-byte character ends after it.
+        Ends are non-decreasing; a token that splits a multi-byte character ends after it
+        (cl100k: where the next token starts). Llama-3 and cl100k encode with tiktoken
+        (`ragdash.byte_bpe`), giving the same ends as their Hugging Face or tiktoken offsets.
         """
         if self._kind == "whitespace":
             return [
                 np.fromiter((m.end() for m in _WORD.finditer(t)), dtype=np.int64) for t in texts
             ]
+        if self._fast is not None:
+            return self._fast.token_ends(texts)
+        return self._hf_ends(texts)
+
+    @cached_property
+    def _fast(self) -> ByteBPE | None:
+        """The tiktoken path of `token_ends`, built on first use (None: Hugging Face)."""
+        from ragdash import byte_bpe
+
         if self._kind == "tiktoken":
-            out = []
-            for t in texts:
-                ids = self._impl.encode_ordinary(t)
-                _, starts = self._impl.decode_with_offsets(ids)
-                ends = np.asarray(starts[1:] + [len(t)], dtype=np.int64)
-                out.append(np.maximum.accumulate(ends) if len(ends) else ends)
-            return out
+            return byte_bpe.for_tiktoken(self._impl)
+        if self.name == "llama3":
+            return byte_bpe.for_llama3(self._impl, self._hf_ends)
+        return None
+
+    def _hf_ends(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Token ends from a Hugging Face tokenizer's offsets."""
         encs = self._impl.encode_batch(list(texts), add_special_tokens=False)
         out = []
         for enc in encs:
             ends = np.fromiter((e for _, e in enc.offsets), dtype=np.int64, count=len(enc.offsets))
             out.append(np.maximum.accumulate(ends) if len(ends) else ends)
+        return out
+
+    @property
+    def composes(self) -> bool:
+        """Whether a context's token ends may be composed from its chunks' (`context_ends`).
+
+        True for the built-in tokenizers: none of their pre-tokenizers lets a token span a single
+        space between two non-space characters (Llama-3's and cl100k's regexes start a pre-token
+        at such a space, BERT's and `whitespace` split on it). A tokenizer.json of unknown
+        pre-tokenization is never composed."""
+        return self.name in TOKENIZERS
+
+    def context_ends(self, contexts: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """`token_ends` of `join_chunks(chunks)` for each list of chunk texts, tokenizing each
+        distinct piece once: the first chunk of a context as it is, a later chunk with the
+        separator before it (BPE tokens differ with and without a leading space).
+
+        A context whose joins are not all clean (`joins_cleanly`), or any context of a tokenizer
+        that does not compose, is tokenized whole: the result equals `token_ends` on the
+        joined texts either way."""
+        pieces: dict[tuple[bool, str], int] = {}
+        plans: list[list[int] | None] = []
+        for chunks in contexts:
+            if self.composes and joins_cleanly(chunks):
+                plans.append([pieces.setdefault((j > 0, c), len(pieces))
+                              for j, c in enumerate(chunks)])
+            else:
+                plans.append(None)
+        whole = [join_chunks(c) for c, plan in zip(contexts, plans, strict=True) if plan is None]
+        piece_ends = self.token_ends([SEPARATOR + c if lead else c for lead, c in pieces])
+        piece_len = np.array([len(c) + lead * len(SEPARATOR) for lead, c in pieces], np.int64)
+        piece_n = np.array([len(e) for e in piece_ends], np.int64)
+        whole_ends = iter(self.token_ends(whole))
+        out = []
+        for plan in plans:
+            if plan is None:
+                out.append(next(whole_ends))
+            elif len(plan) <= 1:
+                out.append(piece_ends[plan[0]] if plan else np.zeros(0, np.int64))
+            else:  # each piece's ends shifted by where the piece starts in the context
+                starts = np.cumsum(piece_len[plan]) - piece_len[plan]
+                flat = np.concatenate([piece_ends[k] for k in plan])
+                out.append(flat + np.repeat(starts, piece_n[plan]))
         return out
 
     def count(self, text: str) -> int:
@@ -170,9 +229,21 @@ def cuts(context: str, budgets: Sequence[int], tokenizer: str = DEFAULT_TOKENIZE
     return cuts_from_ends(ends, budgets, len(context))
 
 
+SEPARATOR = " "
+"""What joins the chunks of a retrieved context."""
+
+
 def join_chunks(texts: Iterable[str]) -> str:
     """The retrieved context: chunk texts in rank order joined with a single space."""
-    return " ".join(texts)
+    return SEPARATOR.join(texts)
+
+
+def joins_cleanly(chunks: Sequence[str]) -> bool:
+    """Whether every join of `chunks` puts the separator between two non-space characters, so
+    that no token of a composing tokenizer spans it (`Tokenizer.composes`). Python's `isspace`
+    holds for every character the tokenizers' `\\s` matches, and for a few more."""
+    return all(a and b and not a[-1].isspace() and not b[0].isspace()
+               for a, b in pairwise(chunks))
 
 
 # --- reference mode: the original code's C_N -------------------------------------------------

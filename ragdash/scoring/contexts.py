@@ -26,32 +26,47 @@ IR_COLUMNS = ["qid", "retriever", "budget", "score", "part_scores", "context_tok
               "reached"]
 
 
-def contexts(run: Run) -> pd.DataFrame:
-    """One row per (qid, retriever): the retrieved context (chunk texts joined in rank order).
+def contexts(run: Run, chunks: bool = False) -> pd.DataFrame:
+    """One row per (qid, retriever): the retrieved context (chunk texts joined in rank order),
+    with `chunks` also the list of those texts (what `context_token_ends` composes from).
 
     Every question of the run gets a row for every retriever of its config: a question that
     retrieved nothing has the empty context, which scores 0 at every budget."""
-    retrieved = run.read("retrieved")
-    texts = run.read("chunks").set_index("chunk_id")["text"]
-    retrieved = retrieved.sort_values(["retriever", "qid", "rank"])
-    retrieved["text"] = texts.reindex(retrieved["chunk_id"]).to_numpy()
-    out = retrieved.groupby(["retriever", "qid"], sort=False)["text"].agg(join_chunks)
+    retrieved = run.read("retrieved").sort_values(["retriever", "qid", "rank"])
+    chunk_rows = run.read("chunks")
+    texts = dict(zip(chunk_rows["chunk_id"].tolist(), chunk_rows["text"].tolist(), strict=True))
+    lists: dict[tuple[str, str], list[str]] = {}
+    for key, cid in zip(zip(retrieved["retriever"].tolist(), retrieved["qid"].tolist(),
+                            strict=True), retrieved["chunk_id"].tolist(), strict=True):
+        lists.setdefault(key, []).append(texts[cid])
     names = list(dict.fromkeys([*retrieved["retriever"], *run.config.retrievers]))
     qids = sorted(run.read("examples")["qid"].astype(str))
-    full = pd.MultiIndex.from_product([names, qids], names=["retriever", "qid"])
-    out = out.reindex(full, fill_value="")
-    return out.rename("context").reset_index()[["qid", "retriever", "context"]]
+    keys = [(r, q) for r in names for q in qids]
+    texts_of = [lists.get(k, []) for k in keys]
+    out = pd.DataFrame({"qid": [q for _, q in keys], "retriever": [r for r, _ in keys],
+                        "context": [join_chunks(x) for x in texts_of]})
+    return out.assign(chunks=texts_of) if chunks else out
+
+
+def context_token_ends(ctx: pd.DataFrame, tokenizer: str) -> list[np.ndarray]:
+    """Token ends of every context of `ctx`: composed from its `chunks` column when it has one
+    (each distinct chunk tokenized once, `Tokenizer.context_ends`), else each context tokenized
+    whole; the two give the same ends."""
+    tok = get_tokenizer(tokenizer)
+    if "chunks" in ctx.columns:
+        return tok.context_ends(ctx["chunks"].tolist())
+    return tok.token_ends(ctx["context"].tolist())
 
 
 def budget_contexts(run: Run, tokenizer: str, mode: str, budget: int) -> pd.DataFrame:
     """C_N of every (qid, retriever) at one budget, cut as the score stage cuts: qid,
     retriever, text."""
-    ctx = contexts(run)
+    ctx = contexts(run, chunks=True)
     if mode == "reference":
         texts = [reference_prefixes(c, [budget], tokenizer)[0][0] for c in ctx["context"]]
-    else:  # one batched tokenisation
+    else:  # one batched tokenisation of the distinct chunks
         contexts_ = ctx["context"].tolist()
-        ends = get_tokenizer(tokenizer).token_ends(contexts_)
+        ends = context_token_ends(ctx, tokenizer)
         texts = [c[: cuts_from_ends(e, [budget], len(c))[0]]
                  for c, e in zip(contexts_, ends, strict=True)]
     return ctx.assign(text=texts)[["qid", "retriever", "text"]]
@@ -60,12 +75,12 @@ def budget_contexts(run: Run, tokenizer: str, mode: str, budget: int) -> pd.Data
 def score_contexts(ctx: pd.DataFrame, parts: dict[str, list[str]], budgets: list[int],
                    tokenizer: str, method: str, mode: str,
                    progress: Progress | None = None) -> pd.DataFrame:
-    """Score_IR for every (qid, retriever, budget); `ctx` has qid, retriever, context.
+    """Score_IR for every (qid, retriever, budget); `ctx` has qid, retriever, context (and may
+    have chunks: then C_N is cut at token ends composed from the chunks', the same cuts).
 
     `corrected` cuts C_N at token offsets; `reference` decodes N-1 tokens as the original
     code did. `semantic` embeds every part and sentence window of all contexts first, each
     distinct text once (`progress` reports it)."""
-    tok = get_tokenizer(tokenizer)
     rows = []
     score: Callable[[list[str], str, list[int]], np.ndarray]
     if method == "semantic":
@@ -77,14 +92,15 @@ def score_contexts(ctx: pd.DataFrame, parts: dict[str, list[str]], budgets: list
     else:
         score = partial(part_scores, method=method)
     if mode == "corrected":
-        all_ends = tok.token_ends(ctx["context"].tolist())
+        all_ends = context_token_ends(ctx, tokenizer)
         for (qid, ret, context), ends in zip(ctx[["qid", "retriever", "context"]].itertuples(
                 index=False), all_ends, strict=True):
             cut_list = cuts_from_ends(ends, budgets, len(context))
             scores = score(parts[qid], context, cut_list)
-            for b, cut, row in zip(budgets, cut_list, scores, strict=True):
-                rows.append((qid, ret, b, float(row.mean()) if len(row) else 0.0, row.tolist(),
-                             len(ends), int(cut), len(ends) >= b))
+            k, n = len(budgets), len(ends)
+            means = scores.mean(axis=1).tolist() if scores.shape[1] else [0.0] * k
+            rows.extend(zip([qid] * k, [ret] * k, budgets, means, scores.tolist(), [n] * k,
+                            cut_list, [n >= b for b in budgets], strict=True))
     else:
         for qid, ret, context in ctx[["qid", "retriever", "context"]].itertuples(index=False):
             prefixes, total = reference_prefixes(context, budgets, tokenizer)

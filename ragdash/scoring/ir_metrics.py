@@ -20,8 +20,10 @@ CUTOFFS = (5, 10)
 def relevant_chunks(chunks: pd.DataFrame, parts: dict[str, list[str]],
                     share: float = 1.0) -> pd.DataFrame:
     """qrels frame (query_id, doc_id, relevance=1) of chunks holding a part (or `share` of it)."""
-    by_doc = {d: list(zip(g["chunk_id"].astype(str), g["text"], strict=True))
-              for d, g in chunks.groupby("doc_id", sort=False)}
+    by_doc: dict[object, list[tuple[str, str]]] = {}  # documents in order of first chunk
+    for d, cid, text in zip(chunks["doc_id"], chunks["chunk_id"].astype(str), chunks["text"],
+                            strict=True):
+        by_doc.setdefault(d, []).append((cid, text))
     doc_ids = list(by_doc)
     joined = "\x00".join(" ".join(t for _, t in by_doc[d]) for d in doc_ids)
     starts = np.cumsum([0] + [sum(len(t) + 1 for _, t in by_doc[d]) for d in doc_ids])
