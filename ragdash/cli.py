@@ -50,6 +50,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge-url", help="judge server URL (default: --llm-url when the judge "
                                        "uses the generator's backend)")
     p.add_argument("--gen-budget", type=int, help="token budget N of the generation contexts")
+    p.add_argument("--executor", choices=["local", "ray"],
+                   help="where stages run their batches: local (default) or ray (the optional "
+                        "ray extra; same results)")
+    p.add_argument("--ray-address", help="Ray cluster: auto, ray://host:10001 (default: start "
+                                         "Ray on this machine); implies --executor ray")
+    p.add_argument("--workers", type=int, help="Ray: batches run at once (default: the "
+                                               "cluster's CPUs); implies --executor ray")
     p.add_argument("--force", action="store_true", help="redo stages even if up to date")
     p.add_argument("--dry-run", action="store_true",
                    help="run the retrieval stages, then only estimate the LLM stages' calls, "
@@ -93,8 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8011)
     from ragdash.cache_command import add_parser as add_cache
     from ragdash.evidence.command import add_parser as add_evidence
+    from ragdash.synth.command import add_parser as add_synth
 
     add_evidence(sub)
+    add_synth(sub)
     add_cache(sub)
     sweep = sub.add_parser(
         "sweep", help="one run per combination of varied config values, then a leaderboard",
@@ -147,6 +156,10 @@ def overrides_from(args: argparse.Namespace) -> dict:
         o["judge"] = {"llm": judge}
     if args.gen_budget:
         o["generation"] = {"budget": args.gen_budget}
+    ex = {k: v for k, v in {"address": args.ray_address, "workers": args.workers}.items()
+          if v is not None}
+    if args.executor or ex:
+        o["executor"] = {"kind": args.executor or "ray", **ex}
     from ragdash.stages import STAGES
 
     # a stage asked for is switched on (`sweep` runs what the config asks, as `run` does)
@@ -365,12 +378,14 @@ def main(argv: list[str] | None = None) -> int:
                 return sweep(args, overrides_from(args), bars, _print_endpoints)
             finally:
                 bars.close()
-        if args.command == "evidence":
+        if args.command in ("evidence", "synth"):
             from ragdash.evidence.command import run as find_evidence
+            from ragdash.synth.command import run as synth
 
             bars = _Bars(args.quiet)
             try:
-                return find_evidence(args, progress=bars)
+                return {"evidence": find_evidence, "synth": synth}[args.command](
+                    args, progress=bars)
             finally:
                 bars.close()
         if args.command == "cache":

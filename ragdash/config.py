@@ -16,6 +16,8 @@ from ragdash.data.sample import check_rule
 from ragdash.embeddings import DEFAULT_PRECISION, check_precision
 from ragdash.evidence.settings import DEFAULTS as EVIDENCE_DEFAULTS
 from ragdash.evidence.settings import check as check_evidence
+from ragdash.executors.base import DEFAULTS as EXECUTOR_DEFAULTS
+from ragdash.executors.base import check as check_executor
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
 from ragdash.llm.settings import JUDGE_MODES
@@ -44,6 +46,7 @@ DEFAULTS: dict = {
                     "scores": None},  # the Score_IR method h, k are fit on (None: scoring.method)
     "embeddings": {"precision": DEFAULT_PRECISION,  # fp32 or bf16 (README "Speed")
                    "cache": True},  # vectors kept in <runs_root>/_embedding_cache.sqlite
+    "executor": dict(EXECUTOR_DEFAULTS),  # local, or ray (README "On a Ray cluster")
     "runs_root": "runs",
 }
 
@@ -90,7 +93,7 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
 
 
 FREE_FORM = {"chunker.params", "retrievers.params", "llm", "generation.llm", "judge.llm",
-             "generation.sweep", "dataset.sample", "judge.refusal"}
+             "generation.sweep", "dataset.sample", "judge.refusal", "executor.runtime_env"}
 """Sections whose keys are checked by their own validator (LLM settings, a chunker's or a
 retriever's parameters, the sampling rule, the refusal rule)."""
 
@@ -222,6 +225,10 @@ def validate(cfg: dict) -> dict:
     limit = cfg["dataset"].get("limit")
     if limit is not None and limit <= 0:
         raise ConfigError("dataset.limit must be a positive integer")
+    try:  # where stages run (never in a stage key: the results are the same)
+        cfg["executor"] = check_executor(cfg.get("executor"))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     return cfg
 
 

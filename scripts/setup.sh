@@ -12,7 +12,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 
 stamp=.venv/.ragdash-requirements
-want=$(cat requirements.txt requirements-dev.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+want=$(cat requirements.txt requirements-dev.txt requirements-ray.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "[setup] installing Python packages (torch==2.13.0 CPU first; about a minute)"
   .venv/bin/pip install -q torch==2.13.0

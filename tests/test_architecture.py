@@ -103,7 +103,7 @@ def test_each_run_file_name_is_written_once():
 def test_importing_the_config_loads_no_llm_machinery():
     code = ("import sys, ragdash.config, ragdash.stages, ragdash.rundir; "
             "print(sorted(m for m in sys.modules if m.startswith(('ragdash.llm.judge', "
-            "'ragdash.llm.local', 'ragdash.llm.generate', 'torch', 'streamlit'))))")
+            "'ragdash.llm.local', 'ragdash.llm.generate', 'torch', 'streamlit', 'ray'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]", out.stdout

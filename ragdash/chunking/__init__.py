@@ -108,6 +108,15 @@ def _coerce(method: str, name: str, value: Any, default: Any) -> Any:
     return value
 
 
+def check_unique_ids(doc_ids: Iterable[str]) -> None:
+    """ValueError naming the first doc_id given twice (its chunk ids would collide)."""
+    seen: set[str] = set()
+    for doc_id in doc_ids:
+        if doc_id in seen:
+            raise ValueError(f"duplicate doc_id '{doc_id}': chunk ids would collide")
+        seen.add(doc_id)
+
+
 def chunk_documents(
     documents: Iterable[Document],
     method: str = "semantic",
@@ -130,11 +139,7 @@ def chunk_documents(
                                   or max_chars <= 0):
         raise ValueError(f"max_chars must be a positive integer or None, got {max_chars!r}")
     docs = list(documents)
-    seen: set[str] = set()
-    for doc in docs:
-        if doc.doc_id in seen:
-            raise ValueError(f"duplicate doc_id '{doc.doc_id}': chunk ids would collide")
-        seen.add(doc.doc_id)
+    check_unique_ids(doc.doc_id for doc in docs)
     chunks: list[Chunk] = []
     for doc, spans in zip(docs, chunker(docs, progress=progress, **kwargs), strict=True):
         pieces: list[Span] = []
@@ -157,5 +162,5 @@ def chunk_documents(
     return chunks
 
 
-__all__ = ["CHUNKERS", "Chunk", "Span", "chunk_documents", "default_params", "describe",
-           "resolve_params", "split_text"]
+__all__ = ["CHUNKERS", "Chunk", "Span", "check_unique_ids", "chunk_documents", "default_params",
+           "describe", "resolve_params", "split_text"]

@@ -11,16 +11,19 @@ import contextlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 
 from ragdash.llm.cache import LLMCache, open_cache
 from ragdash.llm.factory import open_backend
 from ragdash.llm.prompts import generation_messages
-from ragdash.llm.runner import CallOutcome, Progress, run_calls
+from ragdash.llm.runner import CallOutcome, Progress, dispatch_calls
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.types import Backend, LLMError, LLMResult, Messages
+
+if TYPE_CHECKING:
+    from ragdash.executors import Executor
 
 ANSWER_COLUMNS = ["qid", "system", "budget", "model", "prompt", "answer", "latency_s",
                   "tokens_in", "tokens_out", "error"]
@@ -60,7 +63,8 @@ def _generation_call(messages: Messages) -> Callable[[Backend], CallOutcome]:
 def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str, Any]],
              settings: LLMSettings, *, cache: LLMCache | str | Path | None = None,
              progress: Progress | None = None, reference_prompts: bool = False,
-             prompt: str = "paper", backend: Backend | None = None) -> pd.DataFrame:
+             prompt: str = "paper", backend: Backend | None = None,
+             executor: Executor | None = None) -> pd.DataFrame:
     """Answers for (qid, system, budget, question, context-or-None) requests.
 
     Columns: qid, system, budget, model, prompt, answer, latency_s, tokens_in, tokens_out, error;
@@ -68,6 +72,8 @@ def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str,
     (`GENERATION_PROMPTS`). Identical prompts are sent once. `progress(done, total)` is
     called as calls finish (total = distinct prompts). `backend`
     replaces the one built from `settings` (already wrapped with retries and cache).
+    `executor`: where the calls run (`dispatch_calls`; default here, also when `backend` is
+    given).
     """
     reqs = [as_request(r) for r in requests]
     messages = [generation_messages(r.question, r.context, reference=reference_prompts,
@@ -84,7 +90,8 @@ def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str,
     try:
         with (contextlib.nullcontext(backend) if backend is not None
               else open_backend(settings, cache=store)) as be:
-            done = run_calls(be, calls, settings.concurrency or 1, progress)
+            done = dispatch_calls(be, calls, settings, progress, cache=store,
+                                  executor=None if backend is not None else executor)
             outcomes = [done[slot[k]] for k in keys]
             model = be.model
     finally:

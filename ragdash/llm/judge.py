@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 
@@ -43,9 +43,12 @@ from ragdash.llm.prompts import (
     verdict_prompt,
 )
 from ragdash.llm.refusal import REASON, RefusalRule
-from ragdash.llm.runner import Progress, run_calls
+from ragdash.llm.runner import Progress, dispatch_calls
 from ragdash.llm.settings import JUDGE_MODES, LLMSettings
 from ragdash.llm.types import Backend, LLMError, Messages
+
+if TYPE_CHECKING:
+    from ragdash.executors import Executor
 
 JUDGMENT_COLUMNS = ["qid", "system", "budget", "judge_model", "score", "raw", "error", "position",
                     "call_id", "tokens_in", "tokens_out", "latency_s", "rule"]
@@ -277,7 +280,8 @@ def judge(items: Iterable[JudgeItem], settings: LLMSettings, *,
           cache: LLMCache | str | Path | None = None, mode: str = "grouped",
           shuffle: bool = True, seed: int = 0, progress: Progress | None = None,
           reference_prompts: bool = False, max_corrections: int | None = None,
-          refusal: RefusalRule | None = None, backend: Backend | None = None) -> pd.DataFrame:
+          refusal: RefusalRule | None = None, backend: Backend | None = None,
+          executor: Executor | None = None) -> pd.DataFrame:
     """Judge every candidate of every item; one row per candidate (JUDGMENT_COLUMNS).
 
     `mode`: "grouped" (one call per question, the paper's design), "single" (one call per
@@ -286,7 +290,8 @@ def judge(items: Iterable[JudgeItem], settings: LLMSettings, *,
     rule matches get score 1 (raw "refusal (rule)", `rule` the pattern) without an LLM call.
     `position` is the 1-based place of the candidate in its prompt. Token counts and latency are
     those of the whole call (all correction rounds), repeated on each row of the call: sum them
-    once per `call_id`.
+    once per `call_id`. `executor`: where the calls run (`dispatch_calls`; default here, also
+    when `backend` is given).
     """
     if mode not in JUDGE_MODES:
         raise ValueError(f"judge mode must be one of {', '.join(JUDGE_MODES)}, not '{mode}'")
@@ -326,7 +331,9 @@ def judge(items: Iterable[JudgeItem], settings: LLMSettings, *,
     try:
         with (contextlib.nullcontext(backend) if backend is not None
               else open_backend(settings, cache=store)) as be:
-            outcomes = run_calls(be, calls, settings.concurrency or 1, progress) if calls else []
+            outcomes = dispatch_calls(be, calls, settings, progress, cache=store,
+                                      executor=None if backend is not None else executor) \
+                if calls else []
             judge_model = be.model
     finally:
         if own_cache and store is not None:

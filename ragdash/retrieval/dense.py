@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,6 +25,9 @@ import pandas as pd
 
 from ragdash.embeddings import DEFAULT_MODEL, current_settings, get_embedder
 from ragdash.retrieval.base import Retriever, cached_build, corpus_fingerprint, index_key
+
+Embed = Callable[[list[str]], Sequence]
+"""Texts to their vectors (one row each, in order)."""
 
 INDEXES = {
     "exact": {},
@@ -41,15 +45,17 @@ def check_index(kind: object) -> str:
 
 
 def build_vectorstore(chunks: pd.DataFrame, cache_dir: Path, model: str = DEFAULT_MODEL,
-                      index: str = "exact"):
+                      index: str = "exact", embed: Embed | None = None):
     """A LangChain FAISS store over the chunks, built once per corpus, model, embedding
     precision and index kind, then cached. An approximate index is built from the vectors of
-    the exact one (so both search the same embeddings)."""
+    the exact one (so both search the same embeddings). `embed` (texts -> vectors) replaces
+    the model's own call when the index is built, e.g. to embed in batches on a cluster."""
     check_index(index)
     corpus = corpus_fingerprint(chunks)
     precision = current_settings().precision
     params = {"model": model, **({} if precision == "fp32" else {"precision": precision})}
-    exact = cached_build(cache_dir, index_key("faiss", corpus, params), _builder(chunks, model))
+    exact = cached_build(cache_dir, index_key("faiss", corpus, params),
+                         _builder(chunks, model, embed))
     if index == "exact":
         return _load_vectorstore(str(exact), model)
     approx = cached_build(cache_dir, index_key(f"faiss-{index}", corpus,
@@ -58,12 +64,13 @@ def build_vectorstore(chunks: pd.DataFrame, cache_dir: Path, model: str = DEFAUL
     return _load_vectorstore(str(approx), model)
 
 
-def _builder(chunks: pd.DataFrame, model: str):
+def _builder(chunks: pd.DataFrame, model: str, embed: Embed | None = None):
     def build(path: Path) -> None:
         import faiss
 
         texts = chunks["text"].tolist()
-        vectors = np.asarray(get_embedder(model).embed_documents(texts), dtype=np.float32)
+        vectors = np.asarray((embed or get_embedder(model).embed_documents)(texts),
+                             dtype=np.float32)
         index = faiss.IndexFlatIP(vectors.shape[1] if len(vectors) else 384)
         if len(vectors):
             index.add(vectors)

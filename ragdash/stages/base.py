@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ragdash.executors.base import Executor, LocalExecutor
 from ragdash.rundir import Run
 
 
@@ -27,13 +28,14 @@ def no_progress(message: str, done: int, total: int, /) -> None:
 class StageContext:
     """What a stage runs with: the run directory, the validated config, its key, progress, and
     an API key given for this run only (never written: not in the config, the environment or
-    the manifest)."""
+    the manifest), and the executor that runs its per-batch work (`ragdash.executors`)."""
 
     run: Run
     cfg: dict[str, Any]
     key: str
     progress: Progress = no_progress
     api_key: str | None = field(default=None, repr=False)
+    executor: Executor = field(default_factory=LocalExecutor)
 
 
 @dataclass(frozen=True)

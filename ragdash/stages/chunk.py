@@ -2,27 +2,54 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, fields
 
 import pandas as pd
 
 from ragdash.rundir.files import FILES
-from ragdash.stages.base import Stage, StageContext
+from ragdash.stages.base import Progress, Stage, StageContext
+
+
+class ChunkBatch:
+    """Chunks a batch of `documents` rows with the configured chunker; built once per worker,
+    so the semantic chunker's embedding model is loaded once. Documents are chunked one by one
+    (chunk ids count within a document), so any split of the corpus gives the same chunks."""
+
+    def __init__(self, method: str, max_chars: int | None, params: dict | None):
+        from ragdash.chunking import resolve_params
+
+        self.method, self.max_chars = method, max_chars
+        self.params = dict(params or {})
+        if method == "semantic":  # load the model now, once per worker
+            from ragdash.embeddings import get_embedder
+
+            get_embedder(resolve_params(method, self.params)["model"])
+
+    def __call__(self, docs: pd.DataFrame, progress: Progress | None = None) -> pd.DataFrame:
+        from ragdash.chunking import Chunk, chunk_documents
+        from ragdash.data import Document
+        from ragdash.data.layout import from_columns
+
+        documents = [Document(r.doc_id, r.title, r.text,
+                              *from_columns(getattr(r, "pages", None),
+                                            getattr(r, "headings", None)))
+                     for r in docs.itertuples(index=False)]
+        chunks = chunk_documents(documents, self.method, max_chars=self.max_chars,
+                                 progress=progress, **self.params)
+        return pd.DataFrame([asdict(x) for x in chunks], columns=[f.name for f in fields(Chunk)])
 
 
 def run(ctx: StageContext) -> dict:
-    from ragdash.chunking import chunk_documents
-    from ragdash.data import Document
-    from ragdash.data.layout import from_columns
+    from ragdash.chunking import check_unique_ids
+    from ragdash.executors import batch_size
 
     docs = ctx.run.read("documents")
-    documents = [Document(r.doc_id, r.title, r.text,
-                          *from_columns(getattr(r, "pages", None), getattr(r, "headings", None)))
-                 for r in docs.itertuples(index=False)]
+    check_unique_ids(docs["doc_id"])  # across batches too
     c = ctx.cfg["chunker"]
-    chunks = chunk_documents(documents, c["method"], max_chars=c.get("max_chars"),
-                             progress=ctx.progress, **(c.get("params") or {}))
-    frame = pd.DataFrame([asdict(x) for x in chunks])
+    frame = ctx.executor.map_batches(
+        docs, ChunkBatch, batch_size=batch_size(ctx.executor, len(docs), most=500),
+        args=(c["method"], c.get("max_chars"), c.get("params") or {}),
+        progress=ctx.progress, label="chunking documents")
     # page and heading columns only for corpora with a layout (PDF, HTML, DOCX, Markdown)
     frame = frame.drop(columns=[col for col in FILES["chunks"].optional
                                 if col in frame and frame[col].isna().all()])

@@ -62,7 +62,8 @@ def run(ctx: StageContext) -> dict:
     answers = generate(requests(out, cfg), gen, cache=llm_cache(cfg),
                        reference_prompts=cfg["generation"].get("reference_prompts", False),
                        prompt=cfg["generation"].get("prompt", "paper"),
-                       progress=lambda d, t: ctx.progress("generating answers", d, t))
+                       progress=lambda d, t: ctx.progress("generating answers", d, t),
+                       executor=ctx.executor)
     out.write("answers", answers)
     out.update(llm={**out.manifest.get("llm", {}), "generator": gen.to_manifest()})
     return {"answers": len(answers), "errors": int(answers["error"].notna().sum()),

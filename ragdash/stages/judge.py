@@ -35,7 +35,8 @@ def run(ctx: StageContext) -> dict:
         shuffle=j["shuffle"], seed=j["seed"],
         reference_prompts=j.get("reference_prompts", False),
         refusal=RefusalRule.from_config(j.get("refusal")),
-        progress=lambda d, t: ctx.progress("judging answers", d, t))
+        progress=lambda d, t: ctx.progress("judging answers", d, t),
+        executor=ctx.executor)
     out.write("judgments", judgments)
     checks = judge_audit.audit(judgments, answers, out.read("examples"))
     out.update(llm={**out.manifest.get("llm", {}), "judge": judge.to_manifest()},

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ragdash.rundir import read_table, write_table
-from ragdash.stages.base import Stage, StageContext
+from ragdash.stages.base import Progress, Stage, StageContext
 
 
 def cache_dir(cfg: dict) -> Path:
@@ -59,6 +59,76 @@ def index_recalls(cfg: dict, chunks: pd.DataFrame, queries: list[str], k: int = 
     return out
 
 
+def ranked(name: str, res: pd.DataFrame) -> pd.DataFrame:
+    """A retriever's results as rows of the run's `retrieved` table."""
+    return pd.DataFrame({"qid": res["qid"].astype(str), "retriever": name,
+                         "rank": res["rank"].astype(int), "chunk_id": res["docno"],
+                         "score": res["score"].astype(float)})
+
+
+class SearchBatch:
+    """Searches a batch of questions (qid, query) with one retriever; built once per worker,
+    which loads the retriever's cached index (built before under `cache_dir`) and the run's
+    chunks."""
+
+    def __init__(self, name: str, run_dir: str, index_dir: str, params: dict):
+        from ragdash.retrieval import build_retriever
+        from ragdash.rundir import Run
+
+        self.name = name
+        self.retriever = build_retriever(name, Run(run_dir).read("chunks"), Path(index_dir),
+                                         params)
+
+    def __call__(self, topics: pd.DataFrame, progress: Progress | None = None) -> pd.DataFrame:
+        return ranked(self.name, self.retriever(topics))
+
+
+class EmbedBatch:
+    """MiniLM vectors of a batch of texts (column `text`); the model loaded once per worker."""
+
+    def __init__(self, model: str):
+        from ragdash.embeddings import get_embedder
+
+        self.embedder = get_embedder(model)
+
+    def __call__(self, texts: pd.DataFrame, progress: Progress | None = None) -> pd.DataFrame:
+        import numpy as np
+
+        vectors = np.asarray(self.embedder.embed_documents(texts["text"].tolist()),
+                             dtype=np.float32)
+        return pd.DataFrame({"vector": list(vectors)})
+
+
+def search(ctx: StageContext, name: str, chunks: pd.DataFrame,
+           topics: pd.DataFrame) -> pd.DataFrame:
+    """One retriever's ranked chunks for every question, searched in batches on the executor.
+    Elsewhere than in this process the index is built here first (a dense index from chunk
+    vectors embedded in batches on the workers), so workers only load it."""
+    from ragdash.executors import batch_size
+    from ragdash.retrieval import RETRIEVERS, build_retriever
+    from ragdash.retrieval.dense import build_vectorstore
+
+    ex, cfg = ctx.executor, ctx.cfg
+    params = cfg["retrievers"]["resolved"][name]
+    if not ex.in_process:
+        if RETRIEVERS[name].embeds:
+            def embed(texts: list[str]) -> list:
+                out = ex.map_batches(pd.DataFrame({"text": texts}), EmbedBatch,
+                                     batch_size=batch_size(ex, len(texts), most=2048),
+                                     args=(params["model"],), progress=ctx.progress,
+                                     label=f"{name}: embedding chunks")
+                return out["vector"].tolist()
+
+            build_vectorstore(chunks, cache_dir(cfg), params["model"], params["index"],
+                              embed=embed)
+        else:
+            build_retriever(name, chunks, cache_dir(cfg), params)  # BM25's index, k1/b files
+    return ex.map_batches(topics, SearchBatch, batch_size=batch_size(ex, len(topics), most=1000),
+                          args=(name, str(ctx.run.path.resolve()),  # workers have their
+                                str(cache_dir(cfg).resolve()), params),  # own working dirs
+                          progress=ctx.progress, label=f"searching with {name}")
+
+
 def run(ctx: StageContext) -> dict:
     from ragdash.retrieval import RETRIEVERS, build_retriever
 
@@ -78,18 +148,17 @@ def run(ctx: StageContext) -> dict:
         progress(f"{name}: loading the embedding model and embedding {len(chunks):,} chunks…"
                  if RETRIEVERS[name].embeds else f"retrieving with {name}", i, len(names))
         params = cfg["retrievers"]["resolved"][name]
-        with mlq_llm(cfg, ctx.api_key) if name == "mlq" else contextlib.nullcontext() as llm:
-            ret = build_retriever(
-                name, chunks, cache_dir(cfg), params, llm=llm,
-                progress=lambda d, t, n=name: progress(f"{n}: sub-questions", d, t))
-            res = ret(topics)
-        frame = pd.DataFrame({"qid": res["qid"].astype(str), "retriever": name,
-                              "rank": res["rank"].astype(int), "chunk_id": res["docno"],
-                              "score": res["score"].astype(float)})
-        if name == "mlq":
+        if name == "mlq":  # its LLM server lives here: MLQ runs in this process
+            with mlq_llm(cfg, ctx.api_key) as llm:
+                ret = build_retriever(
+                    name, chunks, cache_dir(cfg), params, llm=llm,
+                    progress=lambda d, t, n=name: progress(f"{n}: sub-questions", d, t))
+                frame = ranked(name, ret(topics))
             write_table(parts_dir / "mlq.queries.parquet", pd.DataFrame({
                 "qid": topics["qid"], "retriever": name,
                 "queries": [ret.generated.get(q, []) for q in topics["query"]]}))
+        else:
+            frame = search(ctx, name, chunks, topics)
         write_table(part, frame)
         counts[name] = len(frame)
     progress("retrieval done", len(names), len(names))

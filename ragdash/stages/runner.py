@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ragdash import embeddings
 from ragdash.config import fingerprint
+from ragdash.executors import Executor, make_executor
 from ragdash.rundir import Run
 from ragdash.stages import REGISTRY, STAGES
 from ragdash.stages.base import Progress, StageContext, no_progress
@@ -60,10 +61,11 @@ def llm_stages() -> tuple[str, ...]:
 
 def run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str] | None = None,
                force: bool = False, progress: Progress = no_progress,
-               api_key: str | None = None) -> Run:
+               api_key: str | None = None, executor: Executor | None = None) -> Run:
     """Run the given stages (default: every configured one) in registry order, skipping finished
     ones whose inputs are unchanged. `api_key`: for OpenAI-compatible backends, kept in memory
-    only (else the backend reads its environment variable)."""
+    only (else the backend reads its environment variable). `executor`: where the stages' batch
+    work runs (default: the config's `executor` section, closed at the end)."""
     wanted = set(configured_stages(cfg) if stages is None else stages)
     unknown = wanted - set(STAGES)
     if unknown:
@@ -72,13 +74,19 @@ def run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str] | None = No
     run = Run(run_dir)
     run.create(cfg)
     keys = stage_keys(cfg)
-    with embeddings.configured(cfg):  # embedding precision and disk cache for every stage
-        _run(cfg, run, wanted, keys, force, progress, api_key)
+    own = executor is None
+    executor = make_executor(cfg.get("executor")) if executor is None else executor
+    try:
+        with embeddings.configured(cfg):  # embedding precision and disk cache for every stage
+            _run(cfg, run, wanted, keys, force, progress, api_key, executor)
+    finally:
+        if own:
+            executor.close()
     return run
 
 
 def _run(cfg: dict, run: Run, wanted: set[str], keys: dict[str, str], force: bool,
-         progress: Progress, api_key: str | None) -> None:
+         progress: Progress, api_key: str | None, executor: Executor) -> None:
     """The stage loop of `run_stages`."""
     ran: set[str] = set()
     for stage in REGISTRY:
@@ -102,4 +110,5 @@ def _run(cfg: dict, run: Run, wanted: set[str], keys: dict[str, str], force: boo
                         "(finished calls come from the LLM cache)", name, failed)
         ran.add(name)
         with run.running(name, keys[name]) as counts:
-            counts.update(stage.run(StageContext(run, cfg, keys[name], progress, api_key)))
+            counts.update(stage.run(StageContext(run, cfg, keys[name], progress, api_key,
+                                                 executor)))

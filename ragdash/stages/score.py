@@ -7,28 +7,48 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ragdash.stages.base import Stage, StageContext
+from ragdash.stages.base import Progress, Stage, StageContext
+
+
+def score_batch(batch: pd.DataFrame, budgets: list[int], tokenizer: str, method: str,
+                mode: str, progress: Progress | None = None) -> pd.DataFrame:
+    """Score_IR rows of a batch of contexts (qid, retriever, context, parts, and optionally
+    chunks: the context's chunk texts, each distinct one tokenized once per batch): each
+    context is scored on its own, so any split of the contexts gives the same rows."""
+    from ragdash.scoring.contexts import score_contexts
+
+    parts = {str(q): list(p) for q, p in zip(batch["qid"], batch["parts"], strict=True)}
+    return score_contexts(batch.drop(columns="parts"), parts, budgets, tokenizer, method, mode,
+                          progress)
 
 
 def run(ctx: StageContext) -> dict:
     from ragdash.analysis.curves import summary_table
-    from ragdash.scoring.contexts import contexts, score_contexts
+    from ragdash.executors import batch_size
+    from ragdash.scoring.contexts import contexts
     from ragdash.scoring.ir_metrics import chunk_metrics
 
     cfg, out = ctx.cfg, ctx.run
     examples = out.read("examples")
     parts = {str(q): list(p) for q, p in zip(examples["qid"], examples["parts"], strict=True)}
-    ctx_ = contexts(out)
+    ctx_ = contexts(out, chunks=True)
     ctx.progress("scoring contexts", 0, len(ctx_))
     s = cfg["scoring"]
-    ir = score_contexts(ctx_, parts, cfg["budgets"], cfg["tokenizer"], s["method"], s["mode"],
-                        ctx.progress)
+    batch = ctx_.assign(parts=[parts[q] for q in ctx_["qid"]])
+
+    def score(method: str) -> pd.DataFrame:  # in batches on the executor
+        return ctx.executor.map_batches(
+            batch, score_batch, batch_size=batch_size(ctx.executor, len(batch), most=2000),
+            kwargs={"budgets": cfg["budgets"], "tokenizer": cfg["tokenizer"],
+                    "method": method, "mode": s["mode"]},
+            progress=ctx.progress, label="scoring contexts")
+
+    ir = score(s["method"])
     out.write("ir_scores", ir)
     also = s.get("also") or []
     if also:
-        out.write("ir_scores_also", pd.concat(
-            [score_contexts(ctx_, parts, cfg["budgets"], cfg["tokenizer"], m, s["mode"],
-                            ctx.progress).assign(method=m) for m in also], ignore_index=True))
+        out.write("ir_scores_also", pd.concat([score(m).assign(method=m) for m in also],
+                                              ignore_index=True))
     else:  # scores of methods no longer asked for would be shown as this run's
         out.file("ir_scores_also").unlink(missing_ok=True)
     table = summary_table(ir, cfg["retrievers"]["use"], s["mode"])
