@@ -19,7 +19,7 @@ from ragdash.rundir import Run, list_runs
 from ragdash.rundir.manage import RUN_NAME, delete_run, rename_run
 from ragdash.scoring import METHODS
 from ragdash.stages.runner import configured_stages
-from ragdash.ui import jobs, navigation, state, widgets
+from ragdash.ui import jobs, navigation, state, sweep_grid, widgets
 from ragdash.viz import questions
 from ragdash.viz.colors import label
 
@@ -221,6 +221,30 @@ with st.container(border=True):
         st.caption("API keys come from the environment (OPENAI_API_KEY); they are never "
                    "written to the run.")
 
+# --- several runs at once ----------------------------------------------------------------------
+with st.container(border=True):
+    st.subheader("6 · Several runs at once (optional)")
+    sweeping = st.toggle("Vary one or two settings: one run per combination", False,
+                         key="build_sweep",
+                         help="As `ragdash sweep --vary KEY=V1,V2`: the runs go into one folder "
+                              "named as the run below, share indexes and caches, and open "
+                              "together on Compare runs.")
+    vary_texts: list[str] = []
+    if sweeping:
+        keys = ["chunker.method", "chunker.max_chars", "tokenizer", "scoring.method",
+                *(f"retrievers.params.{r}.k" for r in use)]
+        examples = {"chunker.method": "semantic, recursive", "chunker.max_chars": "500, 1000",
+                    "tokenizer": "llama3, cl100k", "scoring.method": "substring, semantic"}
+        c = st.columns(2)
+        for i in range(2):
+            k = c[i].selectbox(f"Setting {i + 1}", ["", *keys], key=f"build_vary_key{i}",
+                               format_func=lambda x: x or "—")
+            v = c[i].text_input(f"Values of setting {i + 1} (comma-separated)",
+                                key=f"build_vary_values{i}",
+                                placeholder=examples.get(k, "5, 10") if k else "")
+            if k and v.strip():
+                vary_texts.append(f"{k}={v}")
+
 stamp = datetime.now().strftime("%Y%m%d-%H%M")
 name = st.text_input("Run name (folder under the runs root)", f"run-{stamp}", key="build_name")
 problems = []
@@ -241,41 +265,59 @@ run_dir = state.runs_root() / (name or "_")
 if Run(run_dir).exists() and not problems:
     st.caption(f"`{state.run_key(run_dir)}` exists: finished stages with the same settings are "
                "kept, the rest is redone.")
+overrides = {
+    "name": name, "runs_root": str(state.runs_root()),
+    "dataset": {**ds, "limit": int(limit) or None},
+    "chunker": {"method": method, "params": ch_params, "max_chars": int(max_chars) or None},
+    "retrievers": {"preset": preset, "use": use, "params": r_params},
+    "tokenizer": tokenizer, "budgets": budgets,
+    "scoring": {"method": s_method, "mode": s_mode},
+}
+if use_llm:
+    overrides.update(llm={k: v for k, v in llm_cfg.items() if v is not None},
+                     generation={"enabled": True, "prompt": prompt},
+                     judge={"enabled": True, "mode": judge_mode,
+                            "llm": {k: v for k, v in judge_cfg.items() if v is not None}},
+                     calibration={"enabled": True})
+planned: list = []
+if sweeping and not problems:
+    if not vary_texts:
+        problems.append("Give a setting and at least one value to vary, or switch the sweep "
+                        "off.")
+    else:
+        try:
+            planned = sweep_grid.plan(overrides, vary_texts, run_dir)
+        except (ConfigError, ValueError) as exc:
+            problems.append(f"Sweep: {exc}")
+    if planned:
+        st.markdown(f"**{len(planned)} runs** in `{state.run_key(run_dir)}`:")
+        st.dataframe(sweep_grid.table(planned), hide_index=True, width="stretch")
 for p in problems:
     st.warning(p)
 
 job = jobs.jobs().get(str(run_dir))
 busy = job is not None and job.status == "running"
-if st.button("▶ Start the run", type="primary", disabled=bool(problems) or busy,
-             key="build_start"):
-    overrides = {
-        "name": name, "runs_root": str(state.runs_root()),
-        "dataset": {**ds, "limit": int(limit) or None},
-        "chunker": {"method": method, "params": ch_params, "max_chars": int(max_chars) or None},
-        "retrievers": {"preset": preset, "use": use, "params": r_params},
-        "tokenizer": tokenizer, "budgets": budgets,
-        "scoring": {"method": s_method, "mode": s_mode},
-    }
-    if use_llm:
-        overrides.update(llm={k: v for k, v in llm_cfg.items() if v is not None},
-                         generation={"enabled": True, "prompt": prompt},
-                         judge={"enabled": True, "mode": judge_mode,
-                                "llm": {k: v for k, v in judge_cfg.items() if v is not None}},
-                         calibration={"enabled": True})
+start_label = f"▶ Start the {len(planned)} runs" if planned else "▶ Start the run"
+if st.button(start_label, type="primary", disabled=bool(problems) or busy, key="build_start"):
     try:
         cfg = load_config(None, overrides)
     except (ConfigError, ValueError) as exc:
         st.error(f"The settings are not valid: {exc}")
     else:
-        job = jobs.start(cfg, run_dir, configured_stages(cfg))
+        job = sweep_grid.start(planned, run_dir) if planned else \
+            jobs.start(cfg, run_dir, configured_stages(cfg))
         st.session_state["build_job"] = str(run_dir)
 
 # --- progress: this session's run, and any run still going (a reload reconnects) ------------------
 shown = [jobs.jobs().get(st.session_state.get("build_job", ""))]
 shown += [j for j in jobs.recent() if j not in shown]
 for i, current in enumerate(j for j in shown if j is not None):
-    jobs.follow(current, on_open=lambda c=current: _open(state.run_key(c.run_dir)),
-                key=f"build{i}")
+    jobs.follow(current, on_open=None if current.runs else
+                lambda c=current: _open(state.run_key(c.run_dir)), key=f"build{i}")
+    if current.runs and current.status == "done":
+        st.page_link(navigation.page("runs"), icon=":material/leaderboard:",
+                     label=f"Compare the {len(current.runs)} runs of {current.run_dir.name}",
+                     query_params={"rn_runs": [state.run_key(d) for d in current.runs]})
 
 # --- earlier runs ------------------------------------------------------------------------------
 st.subheader("Earlier runs")

@@ -14,4 +14,5 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "[test] chromium missing and not root: browser tests will skip"
   fi
 fi
-exec .venv/bin/python -m pytest -q "$@"
+# both cores: one test file per worker (module-scoped servers stay in one process)
+exec .venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"

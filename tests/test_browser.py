@@ -295,7 +295,7 @@ def test_five_sessions_moving_sliders_lose_no_update(server, page):
             pg.set_default_timeout(60_000)
             goto(pg, server, "thresholds")
         caption = re.compile(r"Sliders now: h = [0-9.]+, k = (\d+\.\d+)")
-        lost, rounds = 0, 4
+        lost, rounds = 0, 2
         for _ in range(rounds):
             wanted = []
             for pg in pages:  # every session moves k up by 0.010 before any is checked

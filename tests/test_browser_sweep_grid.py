@@ -1,0 +1,80 @@
+"""The Build page's sweep in Chromium: upload a tiny dataset, vary BM25's k over two values, see
+the two planned runs, start them, wait, and open them together on Compare runs."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from test_browser import goto, no_exception, page, server, settle, shot, upload  # noqa: F401
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _tiny(tmp_path):
+    rows = [{"id": f"t{i}", "question": f"What did person {i} build?", "answer": f"tower {i}",
+             "relevant_parts": [f"Person {i} built tower {i} in {1900 + i}."]} for i in range(6)]
+    dataset = tmp_path / "grid.jsonl"
+    dataset.write_text("\n".join(json.dumps(r) for r in rows))
+    corpus = tmp_path / "grid_docs.jsonl"
+    corpus.write_text("\n".join(json.dumps({
+        "doc_id": f"d{i}", "title": f"Doc {i}",
+        "text": f"Some intro about place {i}. Person {i} built tower {i} in {1900 + i}. "
+                "It still stands."}) for i in range(6)))
+    return dataset, corpus
+
+
+def _choose(pg, label: str, option: str | re.Pattern) -> None:
+    pg.locator('[data-testid="stSelectbox"]').filter(has_text=label).click()
+    pg.get_by_role("option", name=option).click()
+    settle(pg)
+
+
+def _values(pg, text: str) -> None:
+    box = pg.get_by_label("Values of setting 1 (comma-separated)")
+    box.fill(text)
+    box.press("Enter")
+    settle(pg)
+
+
+def test_vary_k_plan_start_and_compare(server, page, tmp_path):  # noqa: F811
+    page.set_viewport_size({"width": 1400, "height": 2600})
+    goto(page, server, "data")
+    upload(page, *_tiny(tmp_path))
+    page.get_by_text("Build a run from this dataset").click()
+    settle(page)
+    _choose(page, "Chunker", re.compile(r"^none"))
+    name = page.get_by_label("Run name (folder under the runs root)")
+    name.fill("grid")
+    name.press("Enter")
+    settle(page)
+    page.get_by_text("Vary one or two settings: one run per combination").click()
+    settle(page)
+    _choose(page, "Setting 1", "chunker.method")
+    _values(page, "none, nosuch")  # a bad value is refused by the config's own check
+    shot(page, "59-sweep-bad")
+    assert page.get_by_text(re.compile(r"^Sweep: .*unknown method .nosuch.")).count() == 1
+    assert not page.get_by_role("button", name=re.compile("Start the")).is_enabled()
+    _choose(page, "Setting 1", "retrievers.params.bm25.k")
+    _values(page, "2, 3")
+    no_exception(page, "sweep planned")
+    assert page.get_by_text("2 runs", exact=False).count() >= 1
+    shot(page, "60-build-sweep-plan")
+    start = page.get_by_role("button", name="Start the 2 runs")
+    assert start.is_enabled(), page.locator('[data-testid="stAlert"]').all_inner_texts()
+    start.click()
+    page.get_by_text(re.compile(r"Sweep grid (finished|failed)")).wait_for(timeout=240_000)
+    settle(page)
+    no_exception(page, "sweep finished")
+    assert page.get_by_text(re.compile(r"Sweep grid finished")).count() == 1
+    shot(page, "61-build-sweep-done")
+    root = server["root"] / "runs" / "grid"
+    made = sorted(p.name for p in root.iterdir() if (p / "ir_scores.parquet").exists())
+    assert len(made) == 2, made
+    page.get_by_text("Compare the 2 runs of grid").click()
+    settle(page)
+    no_exception(page, "compare the sweep")
+    assert "/runs" in page.url and page.url.count("rn_runs=") == 2
+    assert page.get_by_role("heading", name="Leaderboard").count() == 1
+    shot(page, "62-sweep-compared")
