@@ -56,13 +56,18 @@ def test_pick_rank_follow_and_reload(server, page, two_runs):  # noqa: F811
     link.click()
     settle(page)
     no_exception(page, "browser from runs")
+    # (a loaded machine can take a while to draw the new page: wait for it, then check)
+    page.get_by_role("heading", name="Question browser").wait_for(timeout=60_000)
+    at_800 = page.get_by_text(re.compile(r"^Score_IR at N = 800"))
+    at_800.nth(1).wait_for(timeout=60_000)
+    settle(page)
+    no_exception(page, "two-run browser")
     assert "/browser" in page.url and "qb_q=" in page.url
-    assert page.get_by_role("heading", name="Question browser").count() == 1
     shot(page, "31-browser-from-runs")
     # the two (run, retriever) pairs stand side by side, each with its Score_IR at N = 800
     query = parse_qs(urlparse(page.url).query)
     assert {query["run"][0], query["qb_run2"][0]} == {a, b}, page.url
-    assert page.get_by_text(re.compile(r"^Score_IR at N = 800")).count() == 2
+    assert at_800.count() == 2
     for path in (a, b):
         assert page.get_by_text(path.rsplit("/", 1)[-1] + " ·", exact=False).count() >= 1
     # the cut moves both columns; a reload keeps the two-run view
@@ -86,6 +91,7 @@ def test_pick_rank_follow_and_reload(server, page, two_runs):  # noqa: F811
     # back to the comparison by its link, then reload: the same view
     goto(page, server, url.split("/", 3)[3])
     page.reload()
+    page.get_by_role("heading", name="Leaderboard").wait_for(timeout=60_000)
     settle(page)
     no_exception(page, "runs reloaded")
     assert sorted(parse_qs(urlparse(page.url).query).get("rn_runs")) == sorted([a, b])
