@@ -14,7 +14,6 @@ from ragdash.budget import TOKENIZERS, parse_budgets
 from ragdash.config import SAMPLE_DATASET, ConfigError, load_config
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
-from ragdash.retrieval.bm25 import STEMMERS, STOPWORDS
 from ragdash.rundir import Run, list_runs
 from ragdash.rundir.manage import RUN_NAME, delete_run, rename_run
 from ragdash.scoring import METHODS
@@ -24,10 +23,10 @@ from ragdash.viz import questions
 from ragdash.viz.colors import label
 
 MARKS = {"done": "✓", "failed": "✗", "running": "…", "interrupted": "⏸"}
-CHOICES = {("bm25", "stemmer"): STEMMERS, ("bm25", "stopwords"): STOPWORDS,
-           ("bm25", "backend"): ("pisa", "terrier"), ("mlq", "mode"): ("default", "reference"),
-           ("semantic", "spacing"): ("exact", "reference"),
-           **{(r, "index"): ("exact", "hnsw", "ivf") for r in ("sim", "mmr", "reo")}}
+CHOICES = {("semantic", "spacing"): ("exact", "reference"),
+           **{(r, name): values for r in retrieval.RETRIEVERS
+              for name, values in retrieval.CHOICES.items()
+              if name in retrieval.default_params(r)}}
 
 
 def param_inputs(owner: str, defaults: dict, prefix: str, helps: dict[str, str]) -> dict:

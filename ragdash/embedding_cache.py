@@ -16,6 +16,7 @@ because of the cache.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -295,4 +296,26 @@ def autocast(precision: str) -> contextlib.AbstractContextManager:
         raise ValueError(f"precision must be fp32 or bf16, not {precision!r}")
     import torch
 
+    if not bf16_native():
+        _warn_slow_bf16()
     return torch.autocast("cpu", dtype=torch.bfloat16)
+
+
+@functools.cache
+def bf16_native() -> bool:
+    """Whether this CPU computes bfloat16 natively (AVX-512 BF16 or AMX), as oneDNN reports it.
+    Without it, bf16 autocast emulates the arithmetic: MiniLM measured 5-7x slower than fp32
+    on an AVX2-only CPU (`benchmarks/bench_index.py` prints which this CPU is)."""
+    import torch
+
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):  # no oneDNN in this torch build: no fast path
+        return False
+
+
+@functools.cache
+def _warn_slow_bf16() -> None:
+    log.warning("embeddings.precision is bf16 but this CPU has no bfloat16 instructions "
+                "(AVX-512 BF16 or AMX): embedding runs several times slower than fp32 here; "
+                "set embeddings.precision: fp32")

@@ -252,6 +252,24 @@ def test_bf16_autocast_is_close_to_fp32_on_minilm():
         emb.compute(TEXTS[:1], "int8")
 
 
+
+@pytest.mark.parametrize("native", [False, True])
+def test_bf16_on_a_cpu_without_bfloat16_warns_once(monkeypatch, caplog, native):
+    from ragdash import embedding_cache
+
+    assert isinstance(embedding_cache.bf16_native(), bool)  # this CPU's answer, either way
+    monkeypatch.setattr(embedding_cache, "bf16_native", lambda: native)
+    embedding_cache._warn_slow_bf16.cache_clear()
+    with caplog.at_level(logging.WARNING, logger="ragdash"):
+        for _ in range(2):
+            with embedding_cache.autocast("bf16"):
+                pass
+        with embedding_cache.autocast("fp32"):
+            pass
+    warned = [r for r in caplog.records if "no bfloat16 instructions" in r.getMessage()]
+    assert len(warned) == (0 if native else 1)
+    embedding_cache._warn_slow_bf16.cache_clear()
+
 # --- configuration and stage keys ----------------------------------------------------------------
 
 def test_config_validates_the_embeddings_section():

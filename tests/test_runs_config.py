@@ -86,12 +86,33 @@ def test_config_defaults_file_and_overrides(tmp_path):
     # budgets that would exhaust memory
     ("budgets: '1:40000000:1'", "40,000,000 budgets; at most 200"),
     ("budgets: [100, 5000000]", "above the 1,000,000-token limit"),
+    # retriever parameters are checked before any stage runs, against their defaults' types
+    ("retrievers: {params: {bm25: {k: x}}}", "bm25.k must be a whole number of at least 1, not 'x'"),
+    ("retrievers: {params: {bm25: {k: 0}}}", "bm25.k must be a whole number of at least 1"),
+    ("retrievers: {params: {bm25: {k: 2.5}}}", "bm25.k must be a whole number"),
+    ("retrievers: {params: {bm25: {k: true}}}", "bm25.k must be a whole number"),
+    ("retrievers: {params: {bm25: {b: 1.5}}}", "bm25.b must be between 0 and 1, not 1.5"),
+    ("retrievers: {params: {bm25: {k1: high}}}", "bm25.k1 must be a number of at least 0"),
+    ("retrievers: {params: {bm25: {stemmer: snowball}}}", "stemmer must be one of porter2"),
+    ("retrievers: {params: {sim: {index: lsh}}}", "sim.index must be one of exact, hnsw, ivf"),
+    ("retrievers: {use: [mmr], params: {mmr: {k: 30}}}", r"fetch_k \(20\) must be at least k"),
+    ("retrievers: {use: [mmr], params: {mmr: {lambda_mult: 2}}}", "between 0 and 1"),
+    ("retrievers: {params: {sim: {model: 3}}}", "sim.model must be text"),
 ])
 def test_config_errors_name_the_key(tmp_path, text, match):
     f = tmp_path / "bad.yaml"
     f.write_text(text)
     with pytest.raises(ConfigError, match=match):
         load_config(f)
+
+
+def test_valid_retriever_parameters_keep_the_values_written():
+    cfg = load_config(overrides={"retrievers": {"use": ["bm25", "mmr"], "params": {
+        "bm25": {"k": 7, "k1": 2, "b": 0}, "mmr": {"k": 25, "fetch_k": 25}}}})
+    assert cfg["retrievers"]["resolved"]["bm25"] == {**cfg["retrievers"]["resolved"]["bm25"],
+                                                    "k": 7, "k1": 2, "b": 0}
+    assert type(cfg["retrievers"]["resolved"]["bm25"]["k1"]) is int  # stage keys stay as before
+    assert cfg["retrievers"]["resolved"]["mmr"]["k"] == 25
 
 
 def test_missing_config_file():

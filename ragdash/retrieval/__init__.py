@@ -14,9 +14,9 @@ from pathlib import Path
 import pandas as pd
 
 from ragdash.retrieval.base import RESULT_COLUMNS, Retriever, corpus_fingerprint
-from ragdash.retrieval.bm25 import BM25
-from ragdash.retrieval.dense import INDEXES, MMR, Reorder, Sim, check_index
-from ragdash.retrieval.multiquery import MultiQuery
+from ragdash.retrieval.bm25 import BM25, STEMMERS, STOPWORDS
+from ragdash.retrieval.dense import INDEXES, MMR, Reorder, Sim
+from ragdash.retrieval.multiquery import MODES, MultiQuery
 
 RETRIEVERS: dict[str, type[Retriever]] = {
     "bm25": BM25, "sim": Sim, "mmr": MMR, "reo": Reorder, "mlq": MultiQuery,
@@ -59,6 +59,14 @@ PARAM_HELP: dict[str, str] = {
 }
 """One line per retriever parameter."""
 
+CHOICES: dict[str, tuple[str, ...]] = {
+    "stemmer": STEMMERS, "stopwords": STOPWORDS, "backend": ("pisa", "terrier"),
+    "mode": MODES, "index": tuple(INDEXES),
+}
+"""The allowed values of the parameters that take a name."""
+UNIT_INTERVAL = {"b", "lambda_mult"}
+"""Parameters that are shares, from 0 to 1."""
+
 _NOT_PARAMS = {"self", "chunks", "cache_dir", "llm", "progress"}
 ADDED_LATER = {"index": "exact"}
 """Parameters added after runs were made, with the default that reproduces those runs: left out
@@ -82,13 +90,34 @@ def resolve_params(name: str, preset: str | None = None, overrides: dict | None 
     if unknown:
         raise ValueError(f"{name}: unknown parameter(s) {sorted(unknown)}; "
                          f"known: {', '.join(sorted(params))}")
-    params.update(overrides or {})
-    if "index" in params:
-        try:
-            check_index(params["index"])
-        except ValueError as exc:
-            raise ValueError(f"{name}: {exc}") from None
+    for key, value in (overrides or {}).items():
+        params[key] = _checked(name, key, value, params[key])
+    if params.get("fetch_k", 0) and params["fetch_k"] < params["k"]:
+        raise ValueError(f"{name}: fetch_k ({params['fetch_k']}) must be at least k "
+                         f"({params['k']}): MMR picks its k chunks among the fetch_k fetched")
     return params
+
+
+def _checked(name: str, key: str, value: object, default: object) -> object:
+    """`value` if it has the default's type (a whole number for counts, a number for weights,
+    one of CHOICES for names) and range, else ValueError saying what is expected."""
+    where = f"{name}.{key}"
+    if key in CHOICES:
+        if value not in CHOICES[key]:
+            raise ValueError(f"{where} must be one of {', '.join(CHOICES[key])}, "
+                             f"not {value!r}")
+    elif isinstance(default, int):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{where} must be a whole number of at least 1, not {value!r}")
+    elif isinstance(default, float):
+        if (not isinstance(value, int | float) or isinstance(value, bool) or value < 0
+                or value != value):
+            raise ValueError(f"{where} must be a number of at least 0, not {value!r}")
+        if key in UNIT_INTERVAL and value > 1:
+            raise ValueError(f"{where} must be between 0 and 1, not {value!r}")
+    elif isinstance(default, str) and not isinstance(value, str):
+        raise ValueError(f"{where} must be text, not {value!r}")
+    return value
 
 
 def key_params(params: dict) -> dict:

@@ -22,6 +22,9 @@ from ragdash.embeddings import DEFAULT_MODEL
 from ragdash.retrieval.base import Retriever
 from ragdash.retrieval.dense import build_vectorstore
 
+MODES = ("default", "reference")
+"""default: the original question searched too, fused by rank; reference: the paper's code."""
+
 # Chat-form few-shot prompt: small local models follow turns far better than one long message.
 DECOMPOSE_MESSAGES = [
     ("system", "You split a complex question into the simple factual questions needed to answer "
@@ -108,7 +111,7 @@ class MultiQuery(Retriever):
                  per_query_k: int = 10, mode: str = "default", max_queries: int = 5,
                  model: str = DEFAULT_MODEL, progress: Callable[[int, int], None] | None = None):
         super().__init__(k)
-        if mode not in ("default", "reference"):
+        if mode not in MODES:
             raise ValueError(f"mlq: unknown mode '{mode}' (use default or reference)")
         if llm is None:
             raise ValueError("mlq needs an LLM (a LangChain chat model); none was configured")

@@ -7,8 +7,8 @@ for share < 1, its first share of characters) are candidates, which keeps the ju
 
 from __future__ import annotations
 
+import ahocorasick
 import ir_measures
-import numpy as np
 import pandas as pd
 from ir_measures import RR, P, R, nDCG
 
@@ -21,18 +21,19 @@ def relevant_chunks(chunks: pd.DataFrame, parts: dict[str, list[str]],
                     share: float = 1.0) -> pd.DataFrame:
     """qrels frame (query_id, doc_id, relevance=1) of chunks holding a part (or `share` of it)."""
     by_doc: dict[object, list[tuple[str, str]]] = {}  # documents in order of first chunk
-    for d, cid, text in zip(chunks["doc_id"], chunks["chunk_id"].astype(str), chunks["text"],
-                            strict=True):
+    for d, cid, text in zip(chunks["doc_id"].tolist(), chunks["chunk_id"].astype(str).tolist(),
+                            chunks["text"].tolist(), strict=True):
         by_doc.setdefault(d, []).append((cid, text))
     doc_ids = list(by_doc)
-    joined = "\x00".join(" ".join(t for _, t in by_doc[d]) for d in doc_ids)
-    starts = np.cumsum([0] + [sum(len(t) + 1 for _, t in by_doc[d]) for d in doc_ids])
+    probe = {p: p if share >= 1 else p[: max(8, int(len(p) * share))]
+             for plist in parts.values() for p in plist}
+    docs_with = _docs_containing(set(probe.values()), doc_ids,
+                                 [" ".join(t for _, t in by_doc[d]) for d in doc_ids])
     rows = []
     for qid, plist in parts.items():
         hit: set[str] = set()
         for p in plist:
-            probe = p if share >= 1 else p[: max(8, int(len(p) * share))]
-            for doc in _docs_containing(probe, joined, starts, doc_ids):
+            for doc in docs_with.get(probe[p], ()):
                 for cid, text in by_doc[doc]:
                     if cid not in hit and (p in text or (share < 1 and part_scores(
                             [p], text, [len(text)])[0, 0] >= share)):
@@ -41,13 +42,20 @@ def relevant_chunks(chunks: pd.DataFrame, parts: dict[str, list[str]],
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
 
 
-def _docs_containing(probe: str, joined: str, starts: np.ndarray, doc_ids: list) -> list:
-    found, at = [], joined.find(probe)
-    while at >= 0:
-        doc = doc_ids[int(np.searchsorted(starts, at, side="right")) - 1]
-        if doc not in found:
-            found.append(doc)
-        at = joined.find(probe, at + 1)
+def _docs_containing(probes: set[str], doc_ids: list, texts: list[str]) -> dict[str, list]:
+    """The documents (in order) whose text contains each probe: one Aho-Corasick pass over all
+    texts for all probes (an empty probe is in no document)."""
+    probes = {p for p in probes if p}
+    if not probes:
+        return {}
+    automaton = ahocorasick.Automaton()
+    for p in probes:
+        automaton.add_word(p, p)
+    automaton.make_automaton()
+    found: dict[str, list] = {}
+    for doc, text in zip(doc_ids, texts, strict=True):
+        for p in {p for _, p in automaton.iter(text)}:
+            found.setdefault(p, []).append(doc)
     return found
 
 
@@ -57,21 +65,28 @@ def chunk_metrics(retrieved: pd.DataFrame, chunks: pd.DataFrame, parts: dict[str
     """Recall@k, P@k, MRR and nDCG@k per retriever (or per query with `per_query`), columns in
     a fixed order. `retrievers` lists every retriever of the run: one that retrieved nothing for
     any question scores 0 (a question with no chunk already counts 0 in the mean)."""
-    qrels = relevant_chunks(chunks, parts, share)
+    qrels: dict[str, dict[str, int]] = {}
+    frame = relevant_chunks(chunks, parts, share)
+    for q, d in zip(frame["query_id"].tolist(), frame["doc_id"].tolist(), strict=True):
+        qrels.setdefault(q, {})[d] = 1
     measures = [m @ k for k in CUTOFFS for m in (R, P, nDCG)] + [RR]
+    evaluator = ir_measures.evaluator(measures, qrels) if qrels else None
     names = list(dict.fromkeys([*(retrievers or []), *retrieved["retriever"]]))
     out = []
     for name in names:
         res = retrieved[retrieved["retriever"] == name]
-        run = pd.DataFrame({"query_id": res["qid"].astype(str),
-                            "doc_id": res["chunk_id"].astype(str),
-                            "score": -res["rank"].astype(float)})  # keep the retriever's order
+        run: dict[str, dict[str, float]] = {}  # scores keep the retriever's order
+        for q, d, rank in zip(res["qid"].astype(str).tolist(),
+                              res["chunk_id"].astype(str).tolist(),
+                              res["rank"].astype(float).tolist(), strict=True):
+            run.setdefault(q, {})[d] = -rank
         if per_query:
             out += [{"retriever": name, "qid": m.query_id, "measure": str(m.measure),
-                     "value": m.value} for m in ir_measures.iter_calc(measures, qrels, run)]
+                     "value": m.value} for m in (evaluator.iter_calc(run) if evaluator and run
+                                                 else ())]
             continue
-        agg = ({str(m): float(v) for m, v in ir_measures.calc_aggregate(measures, qrels, run)
-                .items()} if len(run) and len(qrels) else {})
+        agg = ({str(m): float(v) for m, v in evaluator.calc_aggregate(run).items()}
+               if evaluator and run else {})
         out.append({"retriever": name, **{str(m): agg.get(str(m), 0.0) for m in measures},
-                    "questions_with_relevant": int(qrels["query_id"].nunique())})
+                    "questions_with_relevant": len(qrels)})
     return pd.DataFrame(out)
