@@ -26,7 +26,7 @@ from ragdash.synth.reply import parse_reply
 from ragdash.synth.sample import eligible, sample, stratified
 from ragdash.synth.settings import SynthSettings, check
 from ragdash.synth.synthesize import synthesize
-from ragdash.synth.verify import Verifier, answer_in
+from ragdash.synth.verify import Verifier, answer_in, states_answer
 from ragdash.synth.write import dataset_rows, rejects_path
 
 TEXTS = {
@@ -201,6 +201,10 @@ def _attempt(doc: str, reply: Parsed | None) -> Attempt:
     (None, "unparsable"),
     (Parsed("", "1889", ("It was completed in 1889.",)), "empty"),
     (Parsed("When?", "1889", ("",)), "empty"),
+    (Parsed("When, in 1889, was it completed?", "1889", ("It was completed in 1889.",)),
+     "circular"),
+    (Parsed("Was the Eiffel Tower completed in 1889?", "the Eiffel Tower",
+            ("It was completed in 1889.",)), "circular"),  # 'the' dropped, words kept whole
     (Parsed("When?", "1889", ("in 1889",)), "span_too_short"),
     (Parsed("When?", "1889", ("The tower was finished in 1889 for the fair.",)),
      "span_not_verbatim"),  # invented: close to the text, not in it
@@ -212,6 +216,13 @@ def test_checks_reject_with_the_first_reason(reply, reason):
     a = _attempt("eiffel", reply)
     Verifier(documents()).check(a)
     assert not a.kept and a.reason == reason and a.why()
+
+
+def test_only_an_answer_stated_as_whole_words_makes_a_question_circular():
+    assert states_answer("Which river, the Seine, flows through Paris?", "The Seine.")
+    assert not states_answer("What happened in 18890?", "1889")  # part of a longer number
+    assert not states_answer("Was it finished in 1889?", "yes")  # yes/no answers aside
+    assert not states_answer("Who designed it?", "Gustave Eiffel")
 
 
 def test_a_verbatim_span_is_stored_as_the_documents_own_text_with_offsets():
@@ -233,7 +244,7 @@ def test_the_occurrence_inside_the_chunk_is_taken_first():
     doc = Document("d", "d", text)
     later = text.rindex("Paris is big.")
     chunk = Chunk("d#1", "d", "d", text[later - 14:], later - 14, len(text))
-    a = Attempt("synth-001", (chunk,), reply=Parsed("Is Paris big?", "big", ("Paris is big.",)))
+    a = Attempt("synth-001", (chunk,), reply=Parsed("How is Paris?", "big", ("Paris is big.",)))
     Verifier([doc]).check(a)
     assert a.kept and a.parts[0].start >= chunk.start
 

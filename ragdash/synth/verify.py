@@ -9,6 +9,9 @@ full stop). The occurrence inside the chunk the question was written on is taken
 part stored is the document's own text at the offsets found. A multi-hop reply may give the
 two spans in the other order.
 
+A question that states its own answer (the normalised answer as whole words of the question;
+yes/no answers aside) is circular: it tests nothing a retriever must find, so it is rejected.
+
 The answer is consistent with the spans when one of them holds the normalised answer
 (`contains_answer`: case, whitespace and end punctuation ignored, "the/a/an" dropped), or holds
 every word of the answer but articles and MINOR_WORDS.
@@ -22,7 +25,14 @@ from itertools import permutations
 
 from ragdash.chunking import Chunk
 from ragdash.data.schema import Document
-from ragdash.evidence.normalize import FoldedText, contains_answer, fold, strip_punctuation
+from ragdash.evidence.normalize import (
+    FoldedText,
+    answer_forms,
+    contains_answer,
+    fold,
+    is_yes_no,
+    strip_punctuation,
+)
 from ragdash.evidence.quotes import clean
 from ragdash.synth.records import Attempt, Part
 from ragdash.synth.settings import MIN_SPAN_WORDS
@@ -38,6 +48,15 @@ def answer_in(span: str, answer: str) -> bool:
     words = [w for w in _WORD.findall(answer.casefold()) if w not in MINOR_WORDS]
     have = set(_WORD.findall(span.casefold()))
     return bool(words) and all(w in have for w in words)
+
+
+def states_answer(question: str, answer: str) -> bool:
+    """Whether `question` holds the normalised answer as whole words (module docstring)."""
+    if is_yes_no(answer):
+        return False
+    text = fold(question)
+    return any(re.search(rf"(?<!\w){re.escape(form)}(?!\w)", text)
+               for form in answer_forms(answer))
 
 
 class Verifier:
@@ -88,6 +107,9 @@ class Verifier:
                   for i, s in enumerate(reply.spans) if not clean(s)]
         if empty:
             attempt.reject("empty", ", ".join(empty))
+            return
+        if states_answer(reply.question, reply.answer):
+            attempt.reject("circular", repr(reply.answer))
             return
         short = [s for s in reply.spans if len(clean(s).split()) < MIN_SPAN_WORDS]
         if short:
