@@ -58,6 +58,8 @@ def test_the_executor_enters_no_stage_key():
     ({"kind": "ray", "workers": 0}, "executor.workers must be a positive whole number"),
     ({"kind": "ray", "workers": "2"}, "executor.workers must be a positive whole number"),
     ({"kind": "ray", "address": ""}, "executor.address must be"),
+    ({"kind": "ray", "address": "headnode"}, "executor.address must be"),
+    ({"kind": "ray", "address": "ray://head:port"}, "executor.address must be"),
     ({"kind": "ray", "runtime_env": "pip"}, "'executor.runtime_env' must be a mapping"),
     ({"kind": "ray", "actors": "yes"}, "executor.actors must be true or false"),
     ({"kind": "local", "address": "auto"}, "apply to the ray executor only"),
@@ -83,6 +85,18 @@ def test_cli_options_set_the_executor():
     assert section("--workers", "3")["workers"] == 3
     with pytest.raises(ConfigError, match="ray executor only"):
         section("--executor", "local", "--workers", "2")
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:1", "ray://127.0.0.1:1", "nohost.invalid:6379"])
+def test_an_unreachable_cluster_fails_fast_with_the_address(address):
+    """ray.init alone retries an unreachable head for minutes; the executor checks first."""
+    import time
+
+    ex = make_executor({"kind": "ray", "address": address})
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=rf"cannot reach the Ray cluster at '{address}'"):
+        ex.map_batches(pd.DataFrame({"a": [1]}), lambda b: b, batch_size=1)
+    assert time.monotonic() - start < 30
 
 
 def test_without_ray_the_ray_executor_says_how_to_install_it(monkeypatch):

@@ -96,7 +96,8 @@ def check(section: Mapping[str, Any] | None) -> dict[str, Any]:
                                 or workers < 1):
         raise ValueError(f"executor.workers must be a positive whole number, not {workers!r}")
     address = out["address"]
-    if address is not None and not (isinstance(address, str) and address.strip()):
+    if address is not None and not (address == "auto" or (isinstance(address, str)
+                                                          and host_port(address))):
         raise ValueError(f"executor.address must be 'auto', 'ray://host:port' or "
                          f"'host:port', not {address!r}")
     if out["runtime_env"] is not None and not isinstance(out["runtime_env"], dict):
@@ -107,3 +108,10 @@ def check(section: Mapping[str, Any] | None) -> dict[str, Any]:
         raise ValueError("executor.address, workers, runtime_env and actors apply to the ray "
                          "executor only: set executor.kind: ray (or --executor ray)")
     return out
+
+
+def host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) of a Ray address "host:port" or "ray://host:port", else None."""
+    host, _, port = address.strip().removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")  # an IPv6 literal
+    return (host, int(port)) if host and port.isdigit() and 0 < int(port) < 65536 else None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
+import socket
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -28,9 +29,11 @@ from typing import Any
 import pandas as pd
 
 from ragdash import embeddings
-from ragdash.executors.base import BatchFn, Progress, call_batch
+from ragdash.executors.base import BatchFn, Progress, call_batch, host_port
 
 log = logging.getLogger("ragdash")
+CONNECT_TIMEOUT_S = 10.0
+"""How long a Ray head may take to accept a connection before the run stops."""
 
 
 class RayExecutor:
@@ -56,6 +59,7 @@ class RayExecutor:
         import ray.data
 
         if not ray.is_initialized():
+            _check_reachable(self.address)
             try:
                 ray.init(address=self.address, runtime_env=self.runtime_env,
                          include_dashboard=False, log_to_driver=False,
@@ -128,6 +132,22 @@ class RayExecutor:
 
             ray.shutdown()
             self._started = False
+
+
+def _check_reachable(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """RuntimeError unless a TCP connection to `address` ("host:port" or "ray://host:port")
+    opens within `timeout` seconds: `ray.init` itself retries an unreachable head for minutes.
+    None and "auto" (this machine's Ray, found by Ray itself) are not checked here."""
+    if not address or address == "auto":
+        return
+    target = host_port(address)
+    if target is None:
+        raise RuntimeError(f"Ray address {address!r} is not host:port or ray://host:port")
+    try:
+        socket.create_connection(target, timeout=timeout).close()
+    except OSError as exc:
+        raise RuntimeError(f"cannot reach the Ray cluster at {address!r} within {timeout:g} s "
+                           f"({exc}); check the address and that the head node is up") from None
 
 
 def concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
