@@ -238,14 +238,14 @@ def test_llm_stages_on_ray_give_the_local_answers_and_judgments(generic, ray_ses
 def test_llm_calls_on_workers_cache_record_errors_and_keep_the_key_home(ray_session, tmp_path):
     from ragdash.executors.ray_data import RayExecutor
     from ragdash.llm.cache import LLMCache
-    from ragdash.llm.generate import _generation_call
-    from ragdash.llm.runner import dispatch_calls
+    from ragdash.llm.generate import _not_empty
+    from ragdash.llm.runner import chat_call, dispatch_calls
     from ragdash.llm.settings import LLMSettings
 
     secret = "sk-given-in-memory-only-0123456789"
     ex = RayExecutor(workers=2)
     prompts = ["ok 1", "fail 2", "ok 3", "ok 4", "fail 5", "ok 6"]
-    calls = [_generation_call([{"role": "user", "content": p}]) for p in prompts]
+    calls = [chat_call([{"role": "user", "content": p}], validate=_not_empty) for p in prompts]
 
     def reply(body):
         text = body["messages"][-1]["content"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -18,9 +18,9 @@ import pandas as pd
 from ragdash.llm.cache import LLMCache, open_cache
 from ragdash.llm.factory import open_backend
 from ragdash.llm.prompts import generation_messages
-from ragdash.llm.runner import CallOutcome, Progress, dispatch_calls
+from ragdash.llm.runner import Progress, chat_call, dispatch_calls
 from ragdash.llm.settings import LLMSettings
-from ragdash.llm.types import Backend, LLMError, LLMResult, Messages
+from ragdash.llm.types import Backend, LLMError, LLMResult
 
 if TYPE_CHECKING:
     from ragdash.executors import Executor
@@ -50,16 +50,6 @@ def _not_empty(result: LLMResult) -> None:
         raise LLMError("empty answer", kind="invalid_reply", retryable=True)
 
 
-def _generation_call(messages: Messages) -> Callable[[Backend], CallOutcome]:
-    def call(backend: Backend) -> CallOutcome:
-        try:
-            return CallOutcome(backend.chat(messages, validate=_not_empty), None)
-        except LLMError as exc:
-            return CallOutcome(None, str(exc), exc.kind)
-
-    return call
-
-
 def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str, Any]],
              settings: LLMSettings, *, cache: LLMCache | str | Path | None = None,
              progress: Progress | None = None, reference_prompts: bool = False,
@@ -84,7 +74,7 @@ def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str,
     for i, k in enumerate(keys):
         first.setdefault(k, i)
     slot = {k: j for j, k in enumerate(first)}
-    calls = [_generation_call(messages[i]) for i in first.values()]
+    calls = [chat_call(messages[i], validate=_not_empty) for i in first.values()]
     own_cache = cache is not None and not isinstance(cache, LLMCache)
     store = open_cache(cache)
     try:
