@@ -35,7 +35,7 @@ from ragdash.chunking import chunk_documents
 from ragdash.chunking.semantic import merge_sentences, sentences, windows
 from ragdash.config import load_config
 from ragdash.data import Document
-from ragdash.embedding_cache import forget_stores
+from ragdash.embedding_cache import bf16_native, forget_stores
 from ragdash.stages.runner import run_stages
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -230,7 +230,8 @@ def main() -> None:
     ap.add_argument("--skip-chunking", action="store_true", help="skip part 2 (the longest)")
     args = ap.parse_args()
     os.environ.pop(embeddings.CACHE_ENV, None)
-    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
+          f"bfloat16 instructions: {bf16_native()} (without them bf16 is emulated, slower)")
     docs = long_documents(args.docs, args.max_chars or None)
     bench_throughput(semantic_windows(docs, args.windows), args.precision, args.reps)
     with tempfile.TemporaryDirectory() as tmp:
