@@ -44,9 +44,14 @@ def param_inputs(owner: str, defaults: dict, prefix: str, helps: dict[str, str])
         elif isinstance(value, bool):
             out[name] = box.checkbox(name, value, **kw)
         elif isinstance(value, int):
-            out[name] = int(box.number_input(name, value=value, step=1, **kw))
+            low = {"min_value": 1} if owner in retrieval.RETRIEVERS else {}  # counts
+            out[name] = int(box.number_input(name, value=value, step=1, **low, **kw))
         elif isinstance(value, float):
-            out[name] = float(box.number_input(name, value=value, format="%.3f", **kw))
+            bounds = ({"min_value": 0.0, **({"max_value": 1.0} if name in retrieval.UNIT_INTERVAL
+                                            else {})}
+                      if owner in retrieval.RETRIEVERS else {})  # weights and shares
+            out[name] = float(box.number_input(name, value=value, format="%.3f", **bounds,
+                                               **kw))
         elif value is None:
             text = box.text_input(name, "", placeholder="default", **kw)
             if text:

@@ -45,3 +45,33 @@ def test_the_retrieval_page_gives_the_recall_of_an_approximate_index(
         "Approximate dense index: SIM searches HNSW, which returns 100.0% of exact search's top "
         "10 chunks (recall@10 on this run's 4 questions).")
     shot(page, "60-retrieval-hnsw-recall")
+
+
+def test_build_page_refuses_mmr_keeping_more_chunks_than_it_fetches(server, page):  # noqa: F811
+    """Retriever parameters are checked before anything runs: MMR with k above fetch_k is
+    refused with both values named; counts cannot go below 1."""
+    import re
+
+    from test_browser import settle
+
+    page.set_viewport_size({"width": 1400, "height": 2600})
+    goto(page, server, "build")
+    rets = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Retrievers")
+    rets.click()
+    page.get_by_role("option", name="MMR").click()
+    page.keyboard.press("Escape")
+    settle(page)
+    page.get_by_text("MMR parameters").click()
+    k = page.get_by_label("k", exact=True).last
+    k.wait_for(timeout=60_000)
+    assert k.get_attribute("min") == "1"  # a count below 1 cannot be typed
+    k.fill("30")
+    k.press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Start the run").click()
+    error = page.locator('[data-testid="stAlert"]').filter(has_text="The settings are not valid")
+    error.wait_for(timeout=60_000)
+    assert re.search(r"mmr: fetch_k \(20\) must be at least k \(30\)", error.inner_text())
+    no_exception(page, "build page, mmr k above fetch_k")
+    assert page.get_by_text(re.compile(r"^Building run-")).count() == 0  # nothing started
+    shot(page, "61-build-mmr-k-refused")
