@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragdash.llm.cache import LLMCache
+from ragdash.llm.cache import LLMCache, open_cache
 from ragdash.llm.clients.ollama import OllamaBackend
 from ragdash.llm.clients.openai import OpenAIBackend
 from ragdash.llm.local.models import model_alias
@@ -54,6 +55,21 @@ def open_backend(settings: LLMSettings, *, cache: LLMCache | None = None) -> Ite
             raw.close()
     else:
         yield make_backend(settings, cache=cache)
+
+
+@contextlib.contextmanager
+def calls_session(settings: LLMSettings, cache: LLMCache | str | Path | None = None,
+                  backend: Backend | None = None) -> Iterator[tuple[Backend, LLMCache | None]]:
+    """The backend a batch of calls goes to and the cache it fills: `backend` as given, else
+    `open_backend(settings)` over the cache; a cache opened here from a path is closed on exit."""
+    store = open_cache(cache)
+    try:
+        with (contextlib.nullcontext(backend) if backend is not None
+              else open_backend(settings, cache=store)) as be:
+            yield be, store
+    finally:
+        if store is not None and store is not cache:
+            store.close()
 
 
 # --- LangChain --------------------------------------------------------------------------------

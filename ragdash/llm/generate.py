@@ -7,7 +7,6 @@ an `LLMError` after the finished calls are cached.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -15,8 +14,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 
-from ragdash.llm.cache import LLMCache, open_cache
-from ragdash.llm.factory import open_backend
+from ragdash.llm.cache import LLMCache
+from ragdash.llm.factory import calls_session
 from ragdash.llm.prompts import generation_messages
 from ragdash.llm.runner import Progress, chat_call, dispatch_calls
 from ragdash.llm.settings import LLMSettings
@@ -75,18 +74,11 @@ def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str,
         first.setdefault(k, i)
     slot = {k: j for j, k in enumerate(first)}
     calls = [chat_call(messages[i], validate=_not_empty) for i in first.values()]
-    own_cache = cache is not None and not isinstance(cache, LLMCache)
-    store = open_cache(cache)
-    try:
-        with (contextlib.nullcontext(backend) if backend is not None
-              else open_backend(settings, cache=store)) as be:
-            done = dispatch_calls(be, calls, settings, progress, cache=store,
-                                  executor=None if backend is not None else executor)
-            outcomes = [done[slot[k]] for k in keys]
-            model = be.model
-    finally:
-        if own_cache and store is not None:
-            store.close()
+    with calls_session(settings, cache, backend) as (be, store):
+        done = dispatch_calls(be, calls, settings, progress, cache=store,
+                              executor=None if backend is not None else executor)
+        outcomes = [done[slot[k]] for k in keys]
+        model = be.model
     rows = []
     for req, o in zip(reqs, outcomes, strict=True):
         r = o.result

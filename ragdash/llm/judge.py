@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pandas as pd
 
 from ragdash.constants import PAPER_SYSTEMS
-from ragdash.llm.cache import LLMCache, open_cache
-from ragdash.llm.factory import open_backend
+from ragdash.llm.cache import LLMCache
+from ragdash.llm.factory import calls_session
 from ragdash.llm.prompts import (
     DETAIL_SCORES,
     VERDICT_SCORES,
@@ -326,18 +326,11 @@ def judge(items: Iterable[JudgeItem], settings: LLMSettings, *,
                                       reference=reference_prompts, json_output=json_output)
             calls.append(_Call(call_id, item, group, messages, json_output, use_schema,
                                corrections))
-    own_cache = cache is not None and not isinstance(cache, LLMCache)
-    store = open_cache(cache)
-    try:
-        with (contextlib.nullcontext(backend) if backend is not None
-              else open_backend(settings, cache=store)) as be:
-            outcomes = dispatch_calls(be, calls, settings, progress, cache=store,
-                                      executor=None if backend is not None else executor) \
-                if calls else []
-            judge_model = be.model
-    finally:
-        if own_cache and store is not None:
-            store.close()
+    with calls_session(settings, cache, backend) as (be, store):
+        outcomes = dispatch_calls(be, calls, settings, progress, cache=store,
+                                  executor=None if backend is not None else executor) \
+            if calls else []
+        judge_model = be.model
     for call, o in zip(calls, outcomes, strict=True):
         for pos, c in enumerate(call.shown, 1):
             rows.append(_row(
