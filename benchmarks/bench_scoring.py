@@ -15,8 +15,9 @@ at the 10 budgets 100..1000 three ways (and the tokenization alone the same thre
 
 It checks that all three give identical ir_scores rows and prints ms per context (medians) and
 the ratios; then times the score stage itself (`run_stages(..., ["score"], force=True)`: reading
-the run, scoring, chunk metrics, writing the files). Tokenizers run single-threaded, as under
-the CLI.
+the run, scoring, chunk metrics, writing the files), now and with chunk relevance found as
+before (one str.find scan of the corpus per gold part), checking the chunk metrics are identical.
+Tokenizers run single-threaded, as under the CLI.
 
 RAGAS NonLLMContextRecall (one score per context: rapidfuzz similarity of each part with each
 chunk) is timed on the same contexts: in this process when ragas imports, else under
@@ -46,11 +47,29 @@ import pandas as pd
 from ragdash.budget import DEFAULT_BUDGETS, get_tokenizer, joins_cleanly
 from ragdash.config import load_config
 from ragdash.scoring.contexts import contexts, score_contexts
+from ragdash.scoring.ir_metrics import _docs_containing
 from ragdash.stages.runner import chain, run_stages
 
 ROOT = Path(__file__).resolve().parent.parent
 RAGAS_SCRIPT = ROOT / "benchmarks" / "ragas_context_recall.py"
 RAGAS_VENV = Path("/tmp/ragas-venv/bin/python")
+
+
+def docs_by_find(probes: set[str], doc_ids: list, texts: list[str]) -> dict[str, list]:
+    """The documents holding each probe, found as before the Aho-Corasick pass: every probe
+    searched with str.find through all documents joined (a drop-in for
+    `ir_metrics._docs_containing`)."""
+    joined = "\x00".join(texts)
+    starts = np.cumsum([0] + [len(t) + 1 for t in texts])
+    found: dict[str, list] = {}
+    for p in probes:
+        at = joined.find(p) if p else -1
+        while at >= 0:
+            doc = doc_ids[int(np.searchsorted(starts, at, side="right")) - 1]
+            if doc not in found.setdefault(p, []):
+                found[p].append(doc)
+            at = joined.find(p, at + 1)
+    return found
 
 
 def ms(seconds: list[float], n: int) -> float:
@@ -154,14 +173,22 @@ def main() -> None:
     print(("  before: whole contexts, Hugging Face offsets; " if "before" in times else "  ")
           + "whole: whole contexts, the tokenizer's engine now; composed: `ragdash score` now")
 
-    stage = []
+    stage: dict[str, list[float]] = {"before": [], "now": []}
+    metrics: dict[str, pd.DataFrame] = {}
     for _ in range(3):
-        t0 = time.perf_counter()
-        run = run_stages(cfg, args.run_dir, stages=["score"], force=True)
-        stage.append(time.perf_counter() - t0)
-    rows = len(run.read("ir_scores"))
-    print(f"score stage:         {1000 * np.median(stage) / (rows / len(budgets)):.3f} ms/context "
-          f"({rows // len(budgets)} contexts, I/O and chunk metrics included; median of 3)")
+        for name in stage:  # before: one str.find scan of the corpus per gold part
+            with patch("ragdash.scoring.ir_metrics._docs_containing",
+                       docs_by_find if name == "before" else _docs_containing):
+                t0 = time.perf_counter()
+                run = run_stages(cfg, args.run_dir, stages=["score"], force=True)
+                stage[name].append(time.perf_counter() - t0)
+            metrics[name] = run.read("ir_metrics")
+    n_ctx = len(run.read("ir_scores")) // len(budgets)
+    before, now = (1000 * float(np.median(stage[k])) / n_ctx for k in ("before", "now"))
+    print(f"score stage:         before {before:.3f}  now {now:.3f} ms/context -> "
+          f"{before / now:.2f}x ({n_ctx} contexts, I/O and chunk metrics included; chunk "
+          f"relevance by str.find per part before, one Aho-Corasick pass now; identical "
+          f"ir_metrics: {metrics['before'].equals(metrics['now'])}; medians of 3)")
 
     frame = ctx.assign(parts=[parts[q] for q in ctx["qid"]])
     ragas = ragas_timings(frame, args.ragas_python, max(3, args.reps // 2))
@@ -174,6 +201,8 @@ def main() -> None:
               f"{ours / len(budgets) / r_ms:.3f}; mean recall {np.mean(ragas['scores']):.3f}")
     if not (same and ends_same):
         raise SystemExit("composed and whole tokenization differ")
+    if not metrics["before"].equals(metrics["now"]):
+        raise SystemExit("chunk metrics differ between str.find and Aho-Corasick")
 
 
 if __name__ == "__main__":
