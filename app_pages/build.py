@@ -283,6 +283,11 @@ if use_llm:
                      judge={"enabled": True, "mode": judge_mode,
                             "llm": {k: v for k, v in judge_cfg.items() if v is not None}},
                      calibration={"enabled": True})
+if not problems:  # checked as the settings change: the start button waits for valid ones
+    try:
+        load_config(None, overrides)
+    except (ConfigError, ValueError) as exc:
+        problems.append(f"The settings are not valid: {exc}")
 planned: list = []
 if sweeping and not problems:
     if not vary_texts:

@@ -48,8 +48,9 @@ def test_the_retrieval_page_gives_the_recall_of_an_approximate_index(
 
 
 def test_build_page_refuses_mmr_keeping_more_chunks_than_it_fetches(server, page):  # noqa: F811
-    """Retriever parameters are checked before anything runs: MMR with k above fetch_k is
-    refused with both values named; counts cannot go below 1."""
+    """Retriever parameters are checked as they change: MMR with k above fetch_k is refused
+    with both values named and the run cannot start until fetch_k is raised; counts cannot go
+    below 1."""
     import re
 
     from test_browser import settle
@@ -68,10 +69,18 @@ def test_build_page_refuses_mmr_keeping_more_chunks_than_it_fetches(server, page
     k.fill("30")
     k.press("Enter")
     settle(page)
-    page.get_by_role("button", name="Start the run").click()
-    error = page.locator('[data-testid="stAlert"]').filter(has_text="The settings are not valid")
-    error.wait_for(timeout=60_000)
-    assert re.search(r"mmr: fetch_k \(20\) must be at least k \(30\)", error.inner_text())
+    warning = page.locator('[data-testid="stAlert"]').filter(has_text="The settings are not valid")
+    warning.wait_for(timeout=60_000)  # as soon as the value changes, before any click
+    assert re.search(r"mmr: fetch_k \(20\) must be at least k \(30\)", warning.inner_text())
+    start = page.get_by_role("button", name="Start the run")
+    assert start.is_disabled()
     no_exception(page, "build page, mmr k above fetch_k")
-    assert page.get_by_text(re.compile(r"^Building run-")).count() == 0  # nothing started
     shot(page, "61-build-mmr-k-refused")
+    fetch_k = page.get_by_label("fetch_k", exact=True).last
+    fetch_k.fill("40")
+    fetch_k.press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Start the run").wait_for(timeout=60_000)
+    assert page.locator('[data-testid="stAlert"]').filter(
+        has_text="The settings are not valid").count() == 0
+    assert page.get_by_role("button", name="Start the run").is_enabled()
