@@ -2,8 +2,9 @@
 
 Every figure is a ratio or an agreement measured in this process, beside its fp32 baseline:
 
-1. embedding throughput: MiniLM fp32 vs `--precision` (bf16 autocast) on distinct semantic
-   windows of the long-document corpus, alternated `--reps` times (wall and CPU time);
+1. embedding throughput: MiniLM fp32 vs `--precision` (bf16 autocast; by default only on a CPU
+   with bfloat16 instructions) on distinct semantic windows of the long-document corpus,
+   alternated `--reps` times (wall and CPU time);
 2. semantic chunking (§3.1) of a long-document corpus: the first `--docs` SQuAD v1.1 dev articles,
    each article's paragraphs (up to `--max-chars`) joined into one document: fp32 without cache
    (today) vs fp32 with an empty disk cache (cold) and again (warm) vs `--precision` with an
@@ -79,8 +80,13 @@ def timed(fn):
     return out, time.perf_counter() - w, time.process_time() - c
 
 
-def bench_throughput(texts: list[str], precision: str, reps: int) -> None:
+def bench_throughput(texts: list[str], precision: str | None, reps: int) -> None:
     model = embeddings.get_embedder()
+    if precision is None:  # fp32 alone
+        model.compute(texts[:4], "fp32")
+        _, w, _ = timed(lambda: [model.compute(texts, "fp32") for _ in range(reps)])
+        print(f"1. embedding {len(texts)} windows x {reps}: fp32 {len(texts) * reps / w:.1f}/s")
+        return
     model.compute(texts[:4], "fp32")  # load and warm up
     model.compute(texts[:4], precision)
     wall = {"fp32": 0.0, precision: 0.0}
@@ -128,11 +134,12 @@ def ratio(base: tuple[float, float], other: tuple[float, float]) -> str:
             f"{base[1] / max(other[1], 1e-9):.2f}x CPU time")
 
 
-def bench_chunking(docs: list[Document], precision: str, cache: Path, rounds: int) -> None:
+def bench_chunking(docs: list[Document], precision: str | None, cache: Path,
+                   rounds: int) -> None:
     """Documents split into `rounds` groups; every configuration chunks each group in turn
     (cold caches: the groups share no window), then fp32 + cache chunks all again (warm)."""
     configs = [("today", None, "fp32"), ("fp32", cache / "fp32", "fp32"),
-               (precision, cache / precision, precision)]
+               *([(precision, cache / precision, precision)] if precision else [])]
     groups = [docs[i::rounds] for i in range(rounds)]
     times = {name: [0.0, 0.0] for name, _, _ in configs}
     chunks: dict[str, list] = {name: [] for name, _, _ in configs}
@@ -155,8 +162,9 @@ def bench_chunking(docs: list[Document], precision: str, cache: Path, rounds: in
           f"{sorted(chunks['fp32'], key=key) == today}")
     print(f"   fp32 + cache, warm {ratio(base, (w, c))}; chunks identical: "
           f"{sorted(warm, key=key) == today}")
-    print(f"   {precision} + cache, cold {ratio(base, times[precision])}; "
-          f"{agreement(today, chunks[precision])}")
+    if precision:
+        print(f"   {precision} + cache, cold {ratio(base, times[precision])}; "
+              f"{agreement(today, chunks[precision])}")
 
 
 def pipeline(root: Path, name: str, limit: int, precision: str, cache: bool, **params) -> tuple:
@@ -188,11 +196,12 @@ def same_chunks(base, other) -> bool:
     return base.read("chunks")[cols].equals(other.read("chunks")[cols])
 
 
-def bench_retrieval(limit: int, precision: str, root: Path, rounds: int) -> None:
+def bench_retrieval(limit: int, precision: str | None, root: Path, rounds: int) -> None:
     """Each configuration runs the stages on a fresh runs root (cold index and embedding
     caches) once per round, in rotating order; then fp32 + cache runs again (warm)."""
     pipeline(root / "warm-up", "run", 2, "fp32", cache=False)  # imports, tokenizers
-    configs = [("today", "fp32", False), ("fp32", "fp32", True), (precision, precision, True)]
+    configs = [("today", "fp32", False), ("fp32", "fp32", True),
+               *([(precision, precision, True)] if precision else [])]
     times = {name: [0.0, 0.0] for name, _, _ in configs}
     runs = {}
     for r, (name, p, cache) in rotations(configs, rounds):
@@ -205,7 +214,8 @@ def bench_retrieval(limit: int, precision: str, root: Path, rounds: int) -> None
           f"(today) {base[0]:.1f}s wall, {base[1]:.1f}s CPU")
     for label, run, t in (("fp32 + cache, cold", runs["fp32"], times["fp32"]),
                           ("fp32 + cache, warm", warm, t_warm),
-                          (f"{precision} + cache, cold", runs[precision], times[precision])):
+                          *([(f"{precision} + cache, cold", runs[precision], times[precision])]
+                            if precision else [])):
         print(f"   {label} {ratio(base, t)}; {same_lists(runs['today'], run)}; chunks "
               f"identical: {same_chunks(runs['today'], run)}")
     for kind in ("hnsw", "ivf"):
@@ -225,11 +235,15 @@ def main() -> None:
     ap.add_argument("--windows", type=int, default=128, help="windows timed in part 1")
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--limit", type=int, default=100, help="sample questions in part 3")
-    ap.add_argument("--precision", default="bf16", choices=embeddings.PRECISIONS)
+    ap.add_argument("--precision", choices=[p for p in embeddings.PRECISIONS if p != "fp32"],
+                    help="the lower precision compared with fp32 (default: bf16 where the CPU "
+                         "has bfloat16 instructions, else none: emulated bf16 is 5-7x slower)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (parts 2, 3)")
     ap.add_argument("--skip-chunking", action="store_true", help="skip part 2 (the longest)")
     args = ap.parse_args()
     os.environ.pop(embeddings.CACHE_ENV, None)
+    if args.precision is None and bf16_native():
+        args.precision = "bf16"
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
           f"bfloat16 instructions: {bf16_native()} (without them bf16 is emulated, slower)")
     docs = long_documents(args.docs, args.max_chars or None)
