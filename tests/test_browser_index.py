@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 import pytest
 from conftest import DOCS, QUESTIONS, write_jsonl
+from playwright.sync_api import expect
 from test_browser import goto, no_exception, page, server, shot  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -79,8 +80,7 @@ def test_build_page_refuses_mmr_keeping_more_chunks_than_it_fetches(server, page
     fetch_k = page.get_by_label("fetch_k", exact=True).last
     fetch_k.fill("40")
     fetch_k.press("Enter")
-    settle(page)
-    page.get_by_role("button", name="Start the run").wait_for(timeout=60_000)
-    assert page.locator('[data-testid="stAlert"]').filter(
-        has_text="The settings are not valid").count() == 0
-    assert page.get_by_role("button", name="Start the run").is_enabled()
+    settle(page)  # the rerun may still be drawing on a loaded machine: wait for its result
+    expect(page.locator('[data-testid="stAlert"]').filter(
+        has_text="The settings are not valid")).to_have_count(0, timeout=60_000)
+    expect(page.get_by_role("button", name="Start the run")).to_be_enabled(timeout=60_000)
