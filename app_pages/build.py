@@ -47,9 +47,11 @@ def param_inputs(owner: str, defaults: dict, prefix: str, helps: dict[str, str])
             low = {"min_value": 1} if owner in retrieval.RETRIEVERS else {}  # counts
             out[name] = int(box.number_input(name, value=value, step=1, **low, **kw))
         elif isinstance(value, float):
-            bounds = ({"min_value": 0.0, **({"max_value": 1.0} if name in retrieval.UNIT_INTERVAL
-                                            else {})}
-                      if owner in retrieval.RETRIEVERS else {})  # weights and shares
+            bounds: dict[str, float] = {}
+            if owner in retrieval.RETRIEVERS:  # weights from 0, shares up to 1
+                bounds["min_value"] = 0.0
+                if name in retrieval.UNIT_INTERVAL:
+                    bounds["max_value"] = 1.0
             out[name] = float(box.number_input(name, value=value, format="%.3f", **bounds,
                                                **kw))
         elif value is None:

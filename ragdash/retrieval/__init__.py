@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ragdash.retrieval.base import RESULT_COLUMNS, Retriever, corpus_fingerprint
-from ragdash.retrieval.bm25 import BM25, STEMMERS, STOPWORDS
+from ragdash.retrieval.bm25 import BACKENDS, BM25, STEMMERS, STOPWORDS
 from ragdash.retrieval.dense import INDEXES, MMR, Reorder, Sim
 from ragdash.retrieval.multiquery import MODES, MultiQuery
 
@@ -60,7 +60,7 @@ PARAM_HELP: dict[str, str] = {
 """One line per retriever parameter."""
 
 CHOICES: dict[str, tuple[str, ...]] = {
-    "stemmer": STEMMERS, "stopwords": STOPWORDS, "backend": ("pisa", "terrier"),
+    "stemmer": STEMMERS, "stopwords": STOPWORDS, "backend": BACKENDS,
     "mode": MODES, "index": tuple(INDEXES),
 }
 """The allowed values of the parameters that take a name."""

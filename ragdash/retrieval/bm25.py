@@ -15,6 +15,7 @@ from ragdash.retrieval.base import Retriever, cached_build, corpus_fingerprint, 
 _LIBC = ctypes.CDLL(None)
 STEMMERS = ("porter2", "krovetz", "none")
 STOPWORDS = ("none", "terrier")
+BACKENDS = ("pisa", "terrier")
 
 
 @contextlib.contextmanager
@@ -63,7 +64,7 @@ class BM25(Retriever):
             raise ValueError(f"bm25: unknown stemmer '{stemmer}' (use {', '.join(STEMMERS)})")
         if stopwords not in STOPWORDS:
             raise ValueError(f"bm25: unknown stopwords '{stopwords}' (use {', '.join(STOPWORDS)})")
-        if backend not in ("pisa", "terrier"):
+        if backend not in BACKENDS:
             raise ValueError(f"bm25: unknown backend '{backend}' (use pisa or terrier)")
         self.k1, self.b = k1, b
         self._ids = chunks["chunk_id"].astype(str).tolist()
