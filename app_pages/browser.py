@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis import frames, matching
+from ragdash.analysis import frames, judging, matching
 from ragdash.budget import cuts_from_ends, join_chunks
 from ragdash.constants import LLM_ONLY, SCORE_LABELS, SCORES
 from ragdash.scoring import part_scores
@@ -29,6 +29,10 @@ if examples is None or ir is None:
                     "ir_scores.parquet (the ingest and score stages).")
     st.stop()
 judgments = state.judgments(run)
+if failed := judging.all_failed(judgments):
+    st.error(f"{failed} The judge-score columns and filter are left out; the errors are "
+             "listed on the **LLM results** page.", icon="⚠️")
+    judgments = None
 answers = state.answers(run)
 queries = state.table(run, "queries")
 cfg = state.config(run)

@@ -11,6 +11,7 @@ from ragdash.calibration import calls_avoided
 from ragdash.calibration.predictive import degenerate
 from ragdash.constants import PAPER_H, PAPER_K
 from ragdash.planning import cost_avoided
+from ragdash.stages.retrieve import empty_message
 from ragdash.ui import navigation, state, widgets
 from ragdash.viz import retrieval
 from ragdash.viz.colors import label
@@ -40,6 +41,16 @@ if scoring:
     bits.append(f"Score_IR **{scoring.get('method')}** ({cfg.scoring_mode})")
 st.caption(" · ".join(bits))
 
+
+def code(text: str) -> str:
+    """`text` as a markdown code span: shown literally (no link, emphasis or HTML)."""
+    return "`" + " ".join(str(text).replace("`", "'").split()) + "`"
+
+
+if empty := man.get("stages", {}).get("retrieve", {}).get("warnings"):
+    st.warning("**Some questions got no retrieved chunk**, so they score 0:\n"
+               + "\n".join(f"- {empty_message(w, quote=code)}" for w in empty), icon="⚠️")
+
 # --- headline figures -------------------------------------------------------------------------
 c = st.columns(4)
 c[0].metric("Questions", f"{len(examples):,}" if examples is not None else "—",
@@ -60,6 +71,9 @@ if ir is not None and len(ir):
 else:
     c[3].metric("Best retriever", "—", help="The run has no IR scores yet.")
 
+failed = judging.all_failed(state.judgments(run))
+if failed:
+    st.error(f"{failed} The errors are listed on the **LLM results** page.", icon="⚠️")
 if cal:
     n_q = len(examples) if examples is not None else 0
     calls = calls_avoided(n_q, len(order))
@@ -116,7 +130,7 @@ if cal:
                          "tokens" if gpt else "")
                       + f". This run spent ${spent:,.2f}"
                       + (" (local models)." if not spent else "."))
-elif ir is not None:
+elif ir is not None and not failed:
     st.info("This run has no calibration yet (no LLM answers and judgments): the estimated vs "
             "actual share of correct answers appears once the LLM stage has run. The "
             "**Thresholds** page already estimates outcomes from retrieval with the paper's "

@@ -28,6 +28,9 @@ if ir is None or examples is None:
     st.stop()
 order = state.order(run)
 budgets = state.budgets(run)
+if failed := judging.all_failed(judgments):
+    st.error(f"{failed} The HTML report says so and lists the errors; so does the "
+             "`llm_errors` table below.", icon="⚠️")
 safe_id = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in run.id)
 
 

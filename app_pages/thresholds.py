@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdash.analysis import frames, thresholds
+from ragdash.analysis import frames, judging, thresholds
 from ragdash.constants import PAPER_H, PAPER_K
 from ragdash.ui import state, widgets
 from ragdash.ui.threshold_drag import threshold_chart
@@ -26,6 +26,12 @@ ir = state.ir_scores_or_stop(run)
 budgets = state.budgets(run)
 cal = state.calibration(run)
 widgets.judge_audit_banner(state.audit(run), "thresholds fitted to its scores")
+failed = judging.all_failed(state.judgments(run))
+if failed:
+    st.error(f"{failed} h and k start at the paper's values and the estimates below use no "
+             "judge; the errors are listed on the **LLM results** page.", icon="⚠️")
+no_judgments = "No judgment in this run could be scored" if failed else \
+    "The run has no judgments"
 n0 = int(cal["budget"]) if cal and int(cal["budget"]) in budgets else \
     frames.default_budget(budgets)
 first = state.thresholds(run, n0)
@@ -83,7 +89,8 @@ def panel() -> None:
         for note in thresholds.fit_diagnosis(data):
             st.info(note, icon="🔎")
     else:
-        st.caption(f"No judgments in this run: h and k start at the paper's values "
+        st.caption(f"{'No judgment could be scored' if failed else 'No judgments in this run'}"
+                   ": h and k start at the paper's values "
                    f"(h = {PAPER_H}, k = {PAPER_K}); the estimates below need no LLM.")
     res = thresholds.panel(data, h, k)
     if data.has_judgments:
@@ -115,8 +122,9 @@ def panel() -> None:
                     h, k, reference, key="thr_drag", h_key="thr_h", k_key="thr_k")
     if not data.has_judgments:
         widgets.chart(calibration.estimated_only(res["estimated"]), key="thr_est")
-        st.info("The run has no judgments, so the actual shares, the fit objective, the "
-                "confusion matrix and Figure 3.1 appear once the LLM stage has run.", icon="ℹ️")
+        st.info(f"{no_judgments}, so the actual shares, the fit objective, the confusion "
+                "matrix and Figure 3.1 appear once the LLM stage has run and its judgments "
+                "are scored.", icon="ℹ️")
         return
     widgets.chart(calibration.estimated_vs_actual(res["compare"]), key="thr_cmp")
     cmp = res["compare"]

@@ -40,6 +40,7 @@ th,td{border-bottom:1px solid #e3e7ef;padding:4px 10px;text-align:right;}
 th:first-child,td:first-child{text-align:left;} thead th{background:#f4f6fb;}
 pre{background:#f8f9fa;padding:12px;border-radius:8px;overflow:auto;font-size:.8rem;
   max-height:420px;} .note{color:#5c677d;font-size:.88rem;}
+.warn{background:#fff4e6;border-left:4px solid #f76707;padding:8px 12px;}
 """
 
 
@@ -79,7 +80,7 @@ def figures(run: Run | str | Path) -> dict[str, go.Figure]:
     if metrics is not None:
         out["ir_metrics"] = retrieval.metrics_bars(metrics, order)
     judgments = view.judgments()
-    if judgments is not None:
+    if judgments is not None and not judging.all_failed(judgments):
         dist = judging.judge_distribution(judgments, order)
         out["judge_scores"] = llm.judge_stacked(dist, frames.order_systems(
             dist["system"], order))
@@ -183,7 +184,15 @@ def build_report(run: Run | str | Path) -> str:
             parts.append(fig("ir_metrics"))
             parts.append(_table(metrics.assign(retriever=metrics["retriever"].map(label)),
                                 index=False))
-    if judgments is not None:
+    failed = judging.all_failed(judgments)
+    if failed:
+        errs = judging.errors_table(run.table("answers"), judgments)
+        parts.append("<h2>LLM answers and judge scores</h2>")
+        parts.append(f'<p class="warn">{html.escape(failed)} See the errors below.</p>')
+        parts.append(f'<p class="note">The first {min(len(errs), 50):,} of {len(errs):,} '
+                     "failed generation or judge calls:</p>")
+        parts.append(_table(errs.head(50), fmt=None, index=False))
+    elif judgments is not None:
         parts.append("<h2>LLM answers and judge scores</h2>")
         parts.append(fig("judge_scores"))
         t33 = judging.table_3_3(judgments, order)
@@ -199,6 +208,17 @@ def build_report(run: Run | str | Path) -> str:
             "check": [c.title for c in checks], "status": [c.status for c in checks],
             "finding": [c.finding for c in checks], "passes when": [c.limit for c in checks]}),
             index=False))
+    ref = view.reference_summary()
+    if ref is not None and not ref.empty:
+        parts.append("<h2>Answers against the gold answers (no LLM)</h2>")
+        parts.append('<p class="note">SQuAD exact match and token F1 (the best over a '
+                     "question's gold answers) and the share of answers containing a gold "
+                     "answer, in %; failed or empty answers score 0.</p>")
+        pct = {"em": "exact match", "f1": "token F1", "contains": "contains a gold answer"}
+        parts.append(_table(ref.assign(system=ref["system"].map(label), **{
+            c: 100 * ref[c] for c in pct}).set_index("system").rename(columns=pct)
+            .rename_axis(None),
+            fmt="{:.1f}"))
     if "prediction_roc" in figs:
         parts.append("<h2>Does retrieval predict answer quality here?</h2>")
         ev = (cal or {}).get("evidence")

@@ -85,11 +85,44 @@ def rag_gain(judgments: pd.DataFrame, order: Sequence[str] = ()) -> pd.DataFrame
         if sys_ == LLM_ONLY:
             continue
         p = w[[LLM_ONLY, sys_]].dropna()
-        lo, rag = p[LLM_ONLY] == 5, p[sys_] == 5
-        rows.append({"system": sys_, "n": len(p), "rag_correct": float(rag.mean()),
-                     "llm_only_correct": float(lo.mean()), "fixed": int((rag & ~lo).sum()),
+        lo, rag = (p[LLM_ONLY] == 5).to_numpy(bool), (p[sys_] == 5).to_numpy(bool)
+        rows.append({"system": sys_, "n": len(p), "rag_correct": _share(rag),
+                     "llm_only_correct": _share(lo), "fixed": int((rag & ~lo).sum()),
                      "broken": int((~rag & lo).sum())})
     return pd.DataFrame(rows)
+
+
+def _share(hits: np.ndarray) -> float:
+    """The share of True, NaN when there is nothing to count."""
+    return float(hits.mean()) if len(hits) else float("nan")
+
+
+def all_failed(judgments: pd.DataFrame | None) -> str | None:
+    """A plain sentence when there are judgments and not one has a score (every judge call
+    failed or had nothing to judge): how many and why. None otherwise."""
+    if judgments is None or judgments.empty or judgments["score"].notna().any():
+        return None
+    return (f"All {len(judgments):,} judgments failed ({_causes(judgments)}): no judge-based "
+            "figure can be shown.")
+
+
+def _causes(judgments: pd.DataFrame) -> str:
+    """Why judgments have no score, most frequent first: an unreadable reply (the judge
+    replied), no answer to judge, or a failed call."""
+    from ragdash.llm.judge import NO_ANSWER
+
+    replied = judgments["raw"].notna() if "raw" in judgments.columns else \
+        pd.Series(False, index=judgments.index)
+    error = judgments["error"].astype("string").fillna("") if "error" in judgments.columns \
+        else pd.Series("", index=judgments.index)
+    kinds = pd.Series(np.where(replied, "the judge's replies could not be read",
+                               np.where(error.str.startswith(NO_ANSWER).to_numpy(bool),
+                                        "there was no answer to judge",
+                                        "the judge calls failed")), index=judgments.index)
+    counts = kinds.value_counts()
+    if len(counts) == 1:
+        return str(counts.index[0])
+    return "; ".join(f"{kind} for {n:,}" for kind, n in counts.items())
 
 
 def errors_table(answers: pd.DataFrame | None, judgments: pd.DataFrame | None) -> pd.DataFrame:
