@@ -180,7 +180,10 @@ checks = state.audit(run)
 widgets.judge_audit_banner(checks, "the score distributions below")
 
 # --- Table 3.3 ------------------------------------------------------------------------------------
-if judgments is not None:
+failed = judging.all_failed(judgments)
+if failed:
+    st.error(f"{failed} See the errors below.", icon="⚠️")
+elif judgments is not None:
     dist = judging.judge_distribution(judgments, order)
     systems = frames.order_systems(dist["system"], order)
     widgets.chart(llm.judge_stacked(dist, systems), key="llm_stacked")

@@ -293,6 +293,9 @@ def _run_stages(args: argparse.Namespace) -> int:
     run.update(command=" ".join(["ragdash", *args.argv]))
     for issue in run.manifest.get("issues", {}).get("first", [])[:10]:
         print(f"warning: {issue}", file=sys.stderr)
+    for name, stage in run.manifest.get("stages", {}).items():
+        for warning in stage.get("warnings") or []:
+            print(f"warning: stage {name}: {warning['message']}", file=sys.stderr)
     _print_summary(run)
     return 0
 

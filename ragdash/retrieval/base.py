@@ -69,6 +69,7 @@ class Retriever(pt.Transformer):
 
     name = "retriever"
     embeds = False  # it embeds the chunks with MiniLM (the first use loads the model)
+    finds_nothing_for = "questions its search found no chunk for"  # when it returns nothing
 
     def __init__(self, k: int):
         if k <= 0:

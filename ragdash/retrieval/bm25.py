@@ -47,6 +47,7 @@ class BM25(Retriever):
     """
 
     name = "bm25"
+    finds_nothing_for = "questions of stopwords only or with no word in the corpus"
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -57,6 +57,43 @@ def index_recalls(cfg: dict, chunks: pd.DataFrame, queries: list[str], k: int = 
         out[name] = {"index": params["index"], "k": k, "queries": len(queries),
                      "recall": round(ret.index_recall(queries, k), 4)}
     return out
+
+
+EXAMPLES = 3
+"""Questions named as examples in a warning about questions a retriever found nothing for."""
+
+
+def empty_results(retrieved: pd.DataFrame, examples: pd.DataFrame,
+                  names: Sequence[str]) -> list[dict]:
+    """Per retriever that returned no chunk for some questions: its name, how many questions of
+    how many, the first few (qid, question) and the likely cause. These questions score 0."""
+    from ragdash.retrieval import RETRIEVERS
+
+    qids = examples["qid"].astype(str)
+    out = []
+    for name in names:
+        found = set(retrieved.loc[retrieved["retriever"] == name, "qid"].astype(str))
+        empty = examples[~qids.isin(found)]
+        if empty.empty:
+            continue
+        cls = RETRIEVERS.get(name)
+        out.append({"retriever": name, "questions": len(empty), "of": len(examples),
+                    "examples": [{"qid": str(q), "question": str(t)} for q, t in
+                                 zip(empty["qid"][:EXAMPLES], empty["question"][:EXAMPLES],
+                                     strict=True)],
+                    "cause": cls.finds_nothing_for if cls else "no chunk was found"})
+    return out
+
+
+def empty_message(warning: dict, quote: Callable[[str], str] | None = None) -> str:
+    """One line about a retriever that found nothing for some questions (an `empty_results`
+    entry). `quote` shows the ids and questions (a markdown-safe quoting on pages); plain
+    text by default: the id as is, the question in quotes."""
+    shown = ", ".join(f"{quote(e['qid'])} {quote(e['question'][:80])}" if quote else
+                      f"{e['qid']} {e['question'][:80]!r}" for e in warning["examples"])
+    n, of = warning["questions"], warning["of"]
+    return (f"{warning['retriever']} retrieved nothing for {n:,} of {of:,} question"
+            f"{'s' if of != 1 else ''} (e.g. {shown}): {warning['cause']} score 0")
 
 
 def ranked(name: str, res: pd.DataFrame) -> pd.DataFrame:
@@ -138,6 +175,7 @@ def run(ctx: StageContext) -> dict:
     topics = pd.DataFrame({"qid": examples["qid"].astype(str), "query": examples["question"]})
     parts_dir = ctx.run.path / ".parts" / f"retrieve-{ctx.key}"
     parts_dir.mkdir(parents=True, exist_ok=True)
+    ctx.run.set_stage(STAGE.name, warnings=[])  # those of an earlier run no longer hold
     counts: dict = {}
     names = cfg["retrievers"]["use"]
     for i, name in enumerate(names):
@@ -165,6 +203,9 @@ def run(ctx: StageContext) -> dict:
     retrieved = pd.concat([read_table(parts_dir / f"{n}.parquet") for n in names],
                           ignore_index=True)
     ctx.run.write("retrieved", retrieved)
+    warnings = empty_results(retrieved, examples, names)
+    ctx.run.set_stage(STAGE.name, warnings=[{**w, "message": empty_message(w)}
+                                            for w in warnings])
     ctx.run.update(index_recall=index_recalls(cfg, chunks, topics["query"].tolist()))
     if (parts_dir / "mlq.queries.parquet").exists():
         ctx.run.write("queries", read_table(parts_dir / "mlq.queries.parquet"))
