@@ -229,6 +229,19 @@ elif judgments is not None:
 else:
     widgets.missing("No judgments yet", "answers exist but have not been judged.")
 
+# --- reference metrics (no LLM) -------------------------------------------------------------------
+ref = state.reference_summary(run)
+if ref is not None and not ref.empty:
+    st.subheader("Answers against the gold answers (no LLM)")
+    st.caption("SQuAD's exact match and token F1 (lower case, punctuation and articles removed; "
+               "the best over a question's gold answers) and the share of answers containing a "
+               "gold answer as whole words. No LLM is involved, so they are a check on the "
+               "judge; failed or empty answers score 0.")
+    names = {"em": "exact match", "f1": "token F1", "contains": "contains a gold answer"}
+    st.dataframe(ref.assign(system=ref["system"].map(label)).set_index("system")
+                 .rename(columns=names).style.format(dict.fromkeys(names.values(), "{:.1%}")),
+                 width="stretch")
+
 refusals()
 
 # --- errors ---------------------------------------------------------------------------------------

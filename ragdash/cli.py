@@ -13,12 +13,13 @@ from ragdash.budget import TOKENIZERS
 
 def stage_commands() -> dict[str, tuple[tuple[str, ...] | None, str]]:
     """{subcommand: (the stages it runs, help)}: one per stage of the registry (with what it
-    needs), and `run` for every configured stage."""
+    needs; a stage that works on an existing run has its own sub-command), and `run` for every
+    configured stage."""
     from ragdash.stages import REGISTRY
     from ragdash.stages.runner import chain
 
     out: dict[str, tuple[tuple[str, ...] | None, str]] = {
-        s.cli: (chain(s.name), s.about) for s in REGISTRY}
+        s.cli: (chain(s.name), s.about) for s in REGISTRY if not s.on_run_dir}
     out["run"] = (None, "run every stage the config asks for (LLM stages when enabled)")
     return out
 
@@ -95,6 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--k", type=float, help="threshold k (instead of --thresholds)")
     est.add_argument("--budget", type=int, help="token budget N (default: the calibration's)")
     est.add_argument("--judge-model", default="gpt-4o", help="judge priced for calls avoided")
+    ref = sub.add_parser("reference", help="score a run's answers against the gold answers "
+                         "(exact match, token F1, contains); no LLM",
+                         description="Score every answer of an existing run against the "
+                                     "dataset's gold answers (SQuAD exact match and token F1, "
+                                     "the maximum over the gold answers, and whether it contains "
+                                     "one) into reference.parquet. No LLM call; `ragdash run` "
+                                     "does it too whenever it generates answers.")
+    ref.add_argument("--run-dir", required=True, help="run with answers.parquet")
     serve = llm_sub.add_parser("serve", help="serve the local GGUF model (OpenAI-compatible)")
     serve.add_argument("--model", help="GGUF path or 'smollm2' (default: bundled Qwen2.5 0.5B)")
     serve.add_argument("--port", type=int, default=8011)
@@ -218,6 +227,7 @@ def _print_summary(run) -> None:
                 print(f"warning: judge audit, {check['title'].lower()}: {check['finding']}")
         if audit and not audit.get("warnings"):
             print("Judge audit: no warning (spread, consistency, position, true-answer match)")
+    _print_reference(run)
     c = run.calibration()
     if c is not None:
         print(f"\nThresholds at N = {c['budget']}: h = {c['h']:.3f}, k = {c['k']:.3f}"
@@ -337,6 +347,29 @@ def _thresholds_file(path: Path) -> dict:
     return data
 
 
+def _print_reference(run) -> None:
+    """Mean reference metrics per system, when the run has answers."""
+    from ragdash.view import RunView
+
+    t = RunView(run).reference_summary()
+    if t is None or t.empty:
+        return
+    t = t.set_index("system")
+    print("\nAnswers against the gold answers (no LLM; mean exact match, token F1, share "
+          "containing a gold answer):")
+    print(t.to_string(float_format=lambda v: f"{v:.3f}"))
+
+
+def _reference(args: argparse.Namespace) -> int:
+    from ragdash.stages.runner import run_on
+
+    run, counts = run_on(args.run_dir, "reference")
+    _print_reference(run)
+    print(f"\n{counts['scored']:,} of {counts['answers']:,} answers scored (the others' "
+          f"questions have no gold answer); written to {run.file('reference')}")
+    return 0
+
+
 def _estimate(args: argparse.Namespace) -> int:
     from ragdash.planning import estimate_run
     from ragdash.rundir import Run
@@ -373,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "estimate":
             return _estimate(args)
+        if args.command == "reference":
+            return _reference(args)
         if args.command == "sweep":
             from ragdash.sweep import main as sweep
 

@@ -19,20 +19,18 @@ A check without enough data is reported as not applicable, never as passed.
 
 from __future__ import annotations
 
-import re
-import string
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
+
+from ragdash.analysis.reference import normalize
 
 SPREAD_MAX = 0.9
 CONSISTENCY_MIN = 0.8
 POSITION_P, POSITION_V = 0.01, 0.2
 KAPPA_MIN = 0.2
 MIN_PAIRS = 10
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = str.maketrans("", "", string.punctuation)
 
 
 @dataclass
@@ -43,11 +41,6 @@ class Check:
     value: float | None
     limit: str
     finding: str
-
-
-def normalize(text: str) -> str:
-    """SQuAD's answer normalisation: lower case, no punctuation, no articles, single spaces."""
-    return " ".join(_ARTICLES.sub(" ", str(text).lower().translate(_PUNCT)).split())
 
 
 def _valid(judgments: pd.DataFrame) -> pd.DataFrame:

@@ -208,6 +208,17 @@ def build_report(run: Run | str | Path) -> str:
             "check": [c.title for c in checks], "status": [c.status for c in checks],
             "finding": [c.finding for c in checks], "passes when": [c.limit for c in checks]}),
             index=False))
+    ref = view.reference_summary()
+    if ref is not None and not ref.empty:
+        parts.append("<h2>Answers against the gold answers (no LLM)</h2>")
+        parts.append('<p class="note">SQuAD exact match and token F1 (the best over a '
+                     "question's gold answers) and the share of answers containing a gold "
+                     "answer, in %; failed or empty answers score 0.</p>")
+        pct = {"em": "exact match", "f1": "token F1", "contains": "contains a gold answer"}
+        parts.append(_table(ref.assign(system=ref["system"].map(label), **{
+            c: 100 * ref[c] for c in pct}).set_index("system").rename(columns=pct)
+            .rename_axis(None),
+            fmt="{:.1f}"))
     if "prediction_roc" in figs:
         parts.append("<h2>Does retrieval predict answer quality here?</h2>")
         ev = (cal or {}).get("evidence")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ragdash import judge_audit
-from ragdash.analysis import compare, curves, frames, matching
+from ragdash.analysis import compare, curves, frames, matching, reference
 from ragdash.analysis.thresholds import ThresholdData, threshold_data
 from ragdash.rundir import Run
 
@@ -40,6 +40,23 @@ class RunView:
     def judgments(self) -> pd.DataFrame | None:
         """judgments.parquet, one row per (qid, system) (main budget, one judge model)."""
         return frames.primary(self.run.table("judgments"), self.generation_budget)
+
+    def reference(self) -> pd.DataFrame | None:
+        """Every answer against the gold answers (reference.parquet; computed from the answers
+        when the run has none, or one older than its answers); None without answers."""
+        answers = self.run.file("answers")
+        if not answers.exists():
+            return None
+        saved = self.run.file("reference")
+        if saved.exists() and saved.stat().st_mtime_ns >= answers.stat().st_mtime_ns:
+            return self.run.read("reference")
+        return reference.score_answers(self.run.read("answers"), self.run.read("examples"))
+
+    def reference_summary(self) -> pd.DataFrame | None:
+        """Mean EM, F1 and share containing a gold answer per system (main budget), with n."""
+        ref = self.reference()
+        return None if ref is None else reference.summary(ref, self.order,
+                                                          self.generation_budget)
 
     def summary(self) -> pd.DataFrame:
         """Mean Score_IR per budget x retriever (the paper's Table 3.1), in display order."""

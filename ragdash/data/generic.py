@@ -1,12 +1,13 @@
 """A user's own data as JSONL, CSV or Parquet.
 
 Dataset columns: `id`, `question`, `answer`, `relevant_parts` (`qid` and `parts` are accepted
-too, as ragdash writes them); every other column goes to `Example.meta`. A dataset without a
-`relevant_parts` column at all loads with no parts (its source says PARTS_ABSENT; ingest then
-finds evidence with `ragdash.evidence`); a column present with a bad value still skips the
-record. Corpus columns: `doc_id`, `title` (optional), `text`. Records are named `line N`
-(JSONL, 1-based line number) or `row N` (CSV/Parquet, 1-based data row), with `(id X)` added
-when the id is known.
+too, as ragdash writes them), and optionally `answers`, every gold answer (a list, a JSON list in
+a string, or a '||'-separated string; `answer` is kept first); every other column goes to
+`Example.meta`. A dataset without a `relevant_parts` column at all loads with no parts (its
+source says PARTS_ABSENT; ingest then finds evidence with `ragdash.evidence`); a column present
+with a bad value still skips the record. Corpus columns: `doc_id`, `title` (optional), `text`.
+Records are named `line N` (JSONL, 1-based line number) or `row N` (CSV/Parquet, 1-based data
+row), with `(id X)` added when the id is known.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass, field
 
 from ragdash.data.common import (
@@ -36,9 +38,10 @@ from ragdash.evidence.settings import NONE as NO_EVIDENCE
 
 TABULAR = ("jsonl", "csv", "parquet")
 EXAMPLE_COLUMNS = {"id": ("id", "qid"), "question": ("question",), "answer": ("answer",),
-                   "relevant_parts": ("relevant_parts", "parts")}
+                   "relevant_parts": ("relevant_parts", "parts"), "answers": ("answers",)}
 DOCUMENT_COLUMNS = {"doc_id": ("doc_id",), "text": ("text",)}
 PARTS = "relevant_parts"
+ANSWERS = "answers"
 PARTS_ABSENT = "absent"
 """`Dataset.source[PARTS]` of a dataset that has no relevant_parts column."""
 
@@ -166,7 +169,8 @@ def load_examples(raw: RawFile, fmt: str, log: IssueLog, *, limit: int | None = 
     if not table.rows:
         raise fatal(raw.path, "holds no record")
     usable = any(isinstance(values, dict) for _, values in table.rows)
-    cols = _columns(table, EXAMPLE_COLUMNS, log.file, optional=(PARTS,)) if usable else {}
+    cols = (_columns(table, EXAMPLE_COLUMNS, log.file, optional=(PARTS, ANSWERS)) if usable
+            else {})
     out, seen = Loaded(), SeenIds()
     if usable and PARTS not in cols:
         out.extra[PARTS] = PARTS_ABSENT
@@ -190,17 +194,39 @@ def load_examples(raw: RawFile, fmt: str, log: IssueLog, *, limit: int | None = 
             parts = _parts(values, cols, log, label)
             name = cols["answer"]
             answer = optional_text(values.get(name))
+            name = ANSWERS
+            answers = _answers(values.get(cols[ANSWERS])) if ANSWERS in cols else []
         except BadValue as exc:
             log.error(label, name, str(exc))
             continue
+        if not answer.strip() and answers:
+            answer = answers[0]  # `answers` alone names the gold answers
         if not answer.strip():
-            log.warn(label, name, "answer is empty")
+            log.warn(label, cols["answer"], "answer is empty")
         if seen.is_duplicate(qid, label, log, cols["id"]):
             continue
         meta = {k: v for k, v in values.items() if k not in cols.values()}
-        out.examples.append(Example(qid, question, answer, parts, meta))
+        out.examples.append(Example(qid, question, answer, parts, meta, tuple(answers)))
         out.labels.append(label)
     return out
+
+
+def _answers(value: object) -> list[str]:
+    """A record's gold answers: none when the cell is missing or empty, else a list, a JSON list
+    in a string or a '||'-separated string of texts. Raises BadValue otherwise."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or (
+            isinstance(value, str) and not value.strip()):
+        return []
+    try:
+        items = parse_parts(value)
+    except BadValue as exc:
+        raise BadValue(f"expected a list of gold answers: {exc}") from None
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, bool) or not isinstance(item, str | int | float) or item != item:
+            raise BadValue(f"item {i} is {kind(item)}, expected text")
+        out.append(as_text(item))
+    return [a for a in out if a.strip()]
 
 
 def _parts(values: dict, cols: dict[str, str], log: IssueLog, label: str) -> list[str]:

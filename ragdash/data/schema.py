@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -10,15 +11,28 @@ from ragdash.data.layout import Heading
 Severity = Literal["error", "warning"]
 
 
+def gold_answers(answer: str, more: Iterable[str] = ()) -> tuple[str, ...]:
+    """Every gold answer of a question: `answer` first, then `more`, verbatim, without blank
+    ones or repeats."""
+    return tuple(dict.fromkeys(a for a in (answer, *more) if a.strip()))
+
+
 @dataclass(frozen=True)
 class Example:
-    """One evaluation triple (Q, A, P) plus free-form metadata (type, level, ...)."""
+    """One evaluation triple (Q, A, P) plus free-form metadata (type, level, ...).
+
+    `answers`: every gold answer (SQuAD gives several), `answer` first; filled from `answer`
+    alone when not given (see `gold_answers`)."""
 
     qid: str
     question: str
     answer: str
     parts: list[str]
     meta: dict = field(default_factory=dict)
+    answers: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "answers", gold_answers(self.answer, self.answers))
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """SQuAD v1.1 / v2.0 JSON.
 
 The relevant part of a question is the sentence of its paragraph holding the first answer's span
-(or the run of sentences the span touches, sliced from the paragraph as one string). The corpus
+(or the run of sentences the span touches, sliced from the paragraph as one string); every
+answer's text is kept as a gold answer (`Example.answers`, the first one first). The corpus
 is the paragraphs: doc_id = '<article title>#<0-based paragraph index>', title = article title;
 each example keeps its paragraph's doc_id in meta `paragraph`.
 """
@@ -79,7 +80,25 @@ def _question(qa: dict, label: str, context: str, spans: list[tuple[int, int]], 
         part = answer_part(context, spans, start, len(text))
     except BadValue as exc:
         raise BadValue(field, str(exc)) from None
-    return Example(qid, question, text, [part], meta)
+    return Example(qid, question, text, [part], meta, _other_answers(answers, label, log))
+
+
+def _other_answers(answers: list, label: str, log: IssueLog) -> tuple[str, ...]:
+    """The texts of the answers after the first (SQuAD dev gives up to six per question); a
+    bad one is left out with a warning (the question keeps its other answers)."""
+    out = []
+    for i, answer in enumerate(answers[1:], 1):
+        if not isinstance(answer, dict):
+            problem = f"expected a {{text, answer_start}} object, got {kind(answer)}"
+        elif not isinstance(answer.get("text"), str):
+            problem = f"text is {kind(answer.get('text'))}, expected text"
+        elif not answer["text"].strip():
+            problem = "text is empty"
+        else:
+            out.append(answer["text"])
+            continue
+        log.warn(label, f"answers[{i}]", f"{problem}; this gold answer is left out")
+    return tuple(out)
 
 
 def load(obj: object, text: Text, log: IssueLog, *, limit: int | None = None,

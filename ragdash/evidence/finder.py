@@ -46,7 +46,8 @@ NOT_IN_CORPUS = "the answer occurs verbatim in no document"
 
 
 def _start(example: Example) -> QuestionEvidence:
-    return QuestionEvidence(example.qid, example.question, example.answer, dict(example.meta))
+    return QuestionEvidence(example.qid, example.question, example.answer, dict(example.meta),
+                            answers=example.answers)
 
 
 def _locate(qe: QuestionEvidence, corpus: Corpus) -> tuple[list[Span], bool]:

@@ -41,7 +41,7 @@ def _meta(qe: QuestionEvidence) -> dict[str, Any]:
 def examples(result: EvidenceResult) -> list[Example]:
     """The questions with evidence, as examples whose parts are the found ones."""
     return [Example(q.qid, q.question, q.answer, [p.text for p in q.parts],
-                    {**_meta(q), **part_meta(q)}) for q in result.found]
+                    {**_meta(q), **part_meta(q)}, q.answers) for q in result.found]
 
 
 def missing_issues(result: EvidenceResult, file: str) -> list[Issue]:
@@ -63,6 +63,7 @@ def completed(dataset: Dataset, result: EvidenceResult) -> Dataset:
 def dataset_rows(result: EvidenceResult) -> list[dict[str, Any]]:
     """Every question as a generic dataset record, in dataset order."""
     return [{"id": q.qid, "question": q.question, "answer": q.answer,
+             **({"answers": list(q.answers)} if len(q.answers) > 1 else {}),
              "relevant_parts": [p.text for p in q.parts], **_meta(q), **part_meta(q)}
             for q in result.questions]
 

@@ -36,6 +36,7 @@ class QuestionEvidence:
     matches: int = 0  # distinct unit runs holding the answer
     reason: str | None = None
     reviewed: bool = False
+    answers: tuple[str, ...] = ()  # every gold answer (`Example.answers`)
 
     @property
     def found(self) -> bool:

@@ -1,9 +1,24 @@
 """Every file of a run directory, declared once: its name, the stage that writes it, the
-columns a table must have (checked on write) and those it may have."""
+columns a table must have (checked on write), those it may have, and how a table written before
+one of those existed is read."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ragdash.rundir.io import read_table
+
+
+def _with_answers(examples: pd.DataFrame) -> pd.DataFrame:
+    """examples.parquet written before `answers`: each question's one gold answer as its list."""
+    if "answers" in examples.columns or "answer" not in examples.columns:
+        return examples
+    return examples.assign(answers=[[a] if isinstance(a, str) and a.strip() else []
+                                    for a in examples["answer"]])
 
 
 @dataclass(frozen=True)
@@ -16,10 +31,17 @@ class RunFile:
     columns: tuple[str, ...] = ()  # required columns of a table (none for JSON)
     about: str = ""
     optional: tuple[str, ...] = ()  # columns a table may have (runs made before them lack them)
+    upgrade: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+    """Fills in an optional column that a table written before it lacks (on every read)."""
 
     @property
     def is_table(self) -> bool:
         return not self.filename.endswith(".json")
+
+    def read(self, path: Path) -> pd.DataFrame:
+        """The table at `path`, upgraded to the current columns."""
+        df = read_table(path)
+        return self.upgrade(df) if self.upgrade else df
 
 
 _FILES = (
@@ -28,7 +50,9 @@ _FILES = (
     RunFile("issues", "issues.csv", "ingest", ("file", "record", "field", "message", "severity"),
             "every record skipped or warned about at ingest"),
     RunFile("examples", "examples.parquet", "ingest", ("qid", "question", "answer", "parts"),
-            "the questions with their gold relevant parts (plus metadata columns)"),
+            "the questions with their gold relevant parts (plus metadata columns) and every gold "
+            "answer (`answers`, `answer` first; runs made before it read as [answer])",
+            ("answers",), _with_answers),
     RunFile("documents", "documents.parquet", "ingest", ("doc_id", "title", "text"),
             "the corpus; documents read from PDF, HTML, DOCX or Markdown files also keep their "
             "page starts and headings (character offsets in text)", ("pages", "headings")),
@@ -55,6 +79,10 @@ _FILES = (
     RunFile("answers", "answers.parquet", "generate",
             ("qid", "system", "budget", "model", "answer", "latency_s", "tokens_in",
              "tokens_out", "error")),
+    RunFile("reference", "reference.parquet", "reference",
+            ("qid", "system", "budget", "em", "f1", "contains"),
+            "each answer against the gold answers, no LLM: SQuAD exact match and token F1 (the "
+            "maximum over the gold answers) and whether it contains one"),
     RunFile("judgments", "judgments.parquet", "judge",
             ("qid", "system", "budget", "judge_model", "score", "raw", "error")),
     RunFile("estimator_cv", "estimator_cv.csv", "calibrate",

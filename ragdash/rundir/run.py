@@ -18,7 +18,7 @@ import pandas as pd
 
 from ragdash.rundir.config import RunConfig
 from ragdash.rundir.files import FILES, MANIFEST, RunFile
-from ragdash.rundir.io import read_table, write_json, write_table
+from ragdash.rundir.io import write_json, write_table
 
 PACKAGES = ("ragdash", "numpy", "pandas", "torch", "sentence-transformers", "faiss-cpu",
             "pyterrier", "pyterrier-pisa", "langchain-core", "langchain-community", "tokenizers",
@@ -110,7 +110,7 @@ class Run:
         if not f.exists():
             raise FileNotFoundError(f"run {self.path} has no {f.name} (stage "
                                     f"{spec(key).stage} not run yet?)")
-        return read_table(f)
+        return spec(key).read(f)
 
     def write(self, key: str, df: pd.DataFrame) -> Path:
         """Write a table atomically, after checking it has the columns its declaration names."""

@@ -5,7 +5,7 @@ A stage (`base.Stage`) names what it reads, hashes its settings into a key and r
 Adding a stage is one new file here and one line in `REGISTRY`.
 """
 
-from ragdash.stages import calibrate, chunk, generate, ingest, judge, retrieve, score
+from ragdash.stages import calibrate, chunk, generate, ingest, judge, reference, retrieve, score
 from ragdash.stages.base import Progress, Stage, StageContext, no_progress
 
 REGISTRY: tuple[Stage, ...] = (
@@ -14,6 +14,7 @@ REGISTRY: tuple[Stage, ...] = (
     retrieve.STAGE,
     score.STAGE,
     generate.STAGE,
+    reference.STAGE,
     judge.STAGE,
     calibrate.STAGE,
 )

@@ -69,6 +69,7 @@ def run(ctx: StageContext) -> dict:
         "qid": [e.qid for e in dataset.examples],
         "question": [e.question for e in dataset.examples],
         "answer": [e.answer for e in dataset.examples],
+        "answers": [list(e.answers) for e in dataset.examples],
         "parts": [list(e.parts) for e in dataset.examples],
         **{k: [e.meta.get(k) for e in dataset.examples] for k in meta_keys},
     })

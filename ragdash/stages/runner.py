@@ -15,7 +15,7 @@ from pathlib import Path
 from ragdash import embeddings
 from ragdash.config import fingerprint
 from ragdash.executors import Executor, make_executor
-from ragdash.rundir import Run
+from ragdash.rundir import MANIFEST, Run
 from ragdash.stages import REGISTRY, STAGES
 from ragdash.stages.base import Progress, StageContext, no_progress
 
@@ -83,6 +83,30 @@ def run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str] | None = No
         if own:
             executor.close()
     return run
+
+
+def run_on(run_dir: str | Path, name: str, progress: Progress = no_progress) -> tuple[Run, dict]:
+    """Redo one stage (`Stage.on_run_dir`) on an existing run, with the config saved there, from
+    the files the stages before it wrote, whatever their keys; it is recorded with the key that
+    config gives it. Returns the run and the stage's counts."""
+    run = Run(run_dir)
+    if not run.exists():
+        raise FileNotFoundError(f"{run.path} is not a run directory (no {MANIFEST}): give "
+                                "--run-dir a run made by `ragdash run`")
+    stage = STAGES[name]
+    for up in stage.needs:
+        for f in STAGES[up].writes:
+            if not run.has(f):
+                raise FileNotFoundError(f"run {run.path} has no {run.file(f).name}, which stage "
+                                        f"{name} reads: run `ragdash {STAGES[up].cli}` first")
+    cfg = run.config.to_dict()
+    try:
+        key = stage_keys(cfg)[name]
+    except (KeyError, TypeError):  # a config older than some stage's settings
+        key = ""  # recorded, but `ragdash run` redoes it
+    with run.running(name, key) as counts:
+        counts.update(stage.run(StageContext(run, cfg, key, progress)))
+    return run, counts
 
 
 def _run(cfg: dict, run: Run, wanted: set[str], keys: dict[str, str], force: bool,

@@ -22,7 +22,7 @@ from ragdash.analysis.thresholds import ThresholdData
 from ragdash.budget import Tokenizer, get_tokenizer
 from ragdash.chunking.preview import ChunkPreview, preview
 from ragdash.constants import PROJECT_ROOT
-from ragdash.rundir import MANIFEST, Run, RunConfig, list_runs, read_table
+from ragdash.rundir import FILES, MANIFEST, Run, RunConfig, list_runs
 from ragdash.view import RunView
 
 DEMOS = ("data/demo_squad", "data/demo_run")
@@ -164,8 +164,8 @@ def stamps(run: Run, *keys: str) -> tuple[int, ...]:
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def _read(path: str, mtime_ns: int) -> pd.DataFrame:
-    return read_table(Path(path))
+def _read(path: str, mtime_ns: int, key: str) -> pd.DataFrame:
+    return FILES[key].read(Path(path))
 
 
 def table(run: Run, key: str) -> pd.DataFrame | None:
@@ -173,7 +173,7 @@ def table(run: Run, key: str) -> pd.DataFrame | None:
     f = run.file(key)
     if not f.exists():
         return None
-    return _read(str(f), stamp(f))
+    return _read(str(f), stamp(f), key)
 
 
 def ir_scores_or_stop(run: Run) -> pd.DataFrame:
@@ -339,6 +339,16 @@ def audit(run: Run) -> list[judge_audit.Check]:
     """The judge audit of the run's main judgments (empty without judgments)."""
     return _audit(str(run.path), stamps(run, "judgments", "answers", "examples", "manifest"))
 
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _reference(path: str, stamps_: tuple) -> pd.DataFrame | None:
+    return RunView(path).reference_summary()
+
+
+def reference_summary(run: Run) -> pd.DataFrame | None:
+    """Mean EM, F1 and share containing a gold answer per system (None without answers)."""
+    return _reference(str(run.path), stamps(run, "answers", "examples", "reference",
+                                            "manifest"))
 
 # --- several runs (the Runs page), keyed by the runs' paths and their files' stamps ---------------
 
