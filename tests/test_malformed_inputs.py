@@ -127,6 +127,30 @@ def _(d):
                            'born?",London,He was born in Maida Vale. London.\n'))
 
 
+@case("relevant-part-of-1-MB", 0, "q3", "relevant_parts[0]", "1,000,000 characters long",
+      "50,000", examples=2)
+def _(d):
+    big = {"id": "q3", "question": "What is said?", "answer": "word", "relevant_parts":
+           ["word " * 200_000]}
+    return ingest(d, write(d, "qa.jsonl", jl([*GOOD, big])))
+
+
+@case("question-too-long", 0, "q3", "question", "the question is 60,000 characters long",
+      examples=2)
+def _(d):
+    big = {"id": "q3", "question": "why " * 15_000, "answer": "Byron",
+           "relevant_parts": GOOD[1]["relevant_parts"]}
+    return ingest(d, write(d, "qa.jsonl", jl([*GOOD, big])))
+
+
+@case("answer-too-long", 0, "q3", "answer", "the answer is 100,000 characters long",
+      examples=2)
+def _(d):
+    big = {"id": "q3", "question": "Who?", "answer": "Byron" * 20_000,
+           "relevant_parts": GOOD[1]["relevant_parts"]}
+    return ingest(d, write(d, "qa.jsonl", jl([*GOOD, big])))
+
+
 @case("parts-as-bare-string", 0, examples=2)
 def _(d):
     return ingest(d, write(d, "qa.jsonl", jl([{**GOOD[0], "relevant_parts":
@@ -160,7 +184,7 @@ def _(d):
     return ingest(d, write(d, "qa.jsonl", jl([{**GOOD[0], "answer": ["a", "b"]}, GOOD[1]])))
 
 
-@case("five-mb-single-line-field", 0, examples=2)
+@case("five-mb-single-line-field", 0, "the question is 5,000,000 characters long", examples=1)
 def _(d):
     return ingest(d, write(d, "qa.jsonl", jl([{**GOOD[0], "question": "x" * 5_000_000},
                                               GOOD[1]])))

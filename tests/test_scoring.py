@@ -195,3 +195,21 @@ def test_tokenizer_from_a_tokenizer_json_path_and_unknown_names():
     assert cuts(context, [3, 5], str(path)) == cuts(context, [3, 5], "llama3")
     with pytest.raises(ValueError, match="unknown tokenizer"):
         get_tokenizer("gpt-17")
+
+
+def test_chunk_relevance_survives_a_part_of_a_megabyte():
+    """A ~1 MB part once crashed the process when the Aho-Corasick automaton was freed (or ran
+    for minutes): run in a child so a crash fails this test instead of killing pytest."""
+    import subprocess
+    import sys
+    code = ("import pandas as pd\n"
+            "from ragdash.scoring.ir_metrics import relevant_chunks\n"
+            "part = 'word ' * 200_000\n"
+            "chunks = pd.DataFrame({'doc_id': ['d', 'd', 'e'], 'chunk_id': ['c1', 'c2', 'c3'],\n"
+            "                       'text': ['word word', 'x ' + part, part[:-6]]})\n"
+            "out = relevant_chunks(chunks, {'q': [part]})\n"
+            "print(out['doc_id'].tolist())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "['c2']"

@@ -13,7 +13,7 @@ from pathlib import Path, PurePath
 
 from ragdash.data import generic, hotpotqa, readers, squad, textfiles
 from ragdash.data import sample as sampling
-from ragdash.data.common import IssueLog, Loaded
+from ragdash.data.common import IssueLog, Loaded, within_limits
 from ragdash.data.reading import fatal, parse_json, read_file
 from ragdash.data.schema import DataError, Dataset, Document, Example, Issue
 from ragdash.data.validate import check_parts_found
@@ -132,6 +132,7 @@ def _examples(raw, fmt: str, path: str | Path, corpus, limit: int | None,
                               "file, a folder or .zip of document files, or one document file>")
     else:
         loaded = generic.load_examples(raw, fmt, log, limit=limit)
+    within_limits(loaded, log)
     return loaded, log, fmt
 
 

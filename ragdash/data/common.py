@@ -37,6 +37,31 @@ class Loaded:
     extra: dict = field(default_factory=dict)
 
 
+MAX_CHARS = {"question": 10_000, "answer": 50_000, "part": 50_000}
+"""The longest question, answer and relevant part a dataset may hold, in characters: a longer
+one is almost surely a mistake (a whole document pasted into a field) and would make scoring
+slow or fragile, so its record is skipped with a located error."""
+
+
+def within_limits(loaded: Loaded, log: IssueLog) -> None:
+    """Drop from `loaded` the examples whose question, answer or a relevant part is longer than
+    MAX_CHARS allows, one located error each."""
+    kept, labels = [], []
+    for ex, label in zip(loaded.examples, loaded.labels, strict=True):
+        fields = [("question", "question", ex.question), ("answer", "answer", ex.answer),
+                  *((f"relevant_parts[{i}]", "part", p) for i, p in enumerate(ex.parts))]
+        over = next(((f, k, len(v)) for f, k, v in fields if len(v) > MAX_CHARS[k]), None)
+        if over is None:
+            kept.append(ex)
+            labels.append(label)
+            continue
+        name, what, n = over
+        log.error(label, name, f"the {what} is {n:,} characters long, over the limit of "
+                               f"{MAX_CHARS[what]:,}; this record is skipped (was a whole "
+                               "document pasted into the field?)")
+    loaded.examples, loaded.labels = kept, labels
+
+
 class BadValue(ValueError):
     """A field value that cannot be used; the message says why."""
 

@@ -15,6 +15,10 @@ from ir_measures import RR, P, R, nDCG
 from ragdash.scoring import part_scores
 
 CUTOFFS = (5, 10)
+PROBE_CHARS = 1_000
+"""Longest key given to the Aho-Corasick automaton: a part's prefix of this length finds every
+document that could hold the part (each candidate is then checked exactly), and keys stay far
+below the lengths at which pyahocorasick has crashed the process (~600k characters)."""
 
 
 def relevant_chunks(chunks: pd.DataFrame, parts: dict[str, list[str]],
@@ -25,8 +29,7 @@ def relevant_chunks(chunks: pd.DataFrame, parts: dict[str, list[str]],
                             chunks["text"].tolist(), strict=True):
         by_doc.setdefault(d, []).append((cid, text))
     doc_ids = list(by_doc)
-    probe = {p: p if share >= 1 else p[: max(8, int(len(p) * share))]
-             for plist in parts.values() for p in plist}
+    probe = {p: _probe(p, share) for plist in parts.values() for p in plist}
     docs_with = _docs_containing(set(probe.values()), doc_ids,
                                  [" ".join(t for _, t in by_doc[d]) for d in doc_ids])
     rows = []
@@ -40,6 +43,13 @@ def relevant_chunks(chunks: pd.DataFrame, parts: dict[str, list[str]],
                         hit.add(cid)
         rows.extend((qid, cid, 1) for cid in sorted(hit))
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+
+
+def _probe(part: str, share: float) -> str:
+    """The prefix of `part` every document holding the part (or, for share < 1, its first
+    share of characters) contains, at most PROBE_CHARS long."""
+    head = part if share >= 1 else part[: max(8, int(len(part) * share))]
+    return head[:PROBE_CHARS]
 
 
 def _docs_containing(probes: set[str], doc_ids: list, texts: list[str]) -> dict[str, list]:
