@@ -56,7 +56,7 @@ with st.expander("Filters", expanded=True):
     meta_sel = {}
     for i, col in enumerate(meta_cols):
         values = sorted(examples[col].dropna().astype(str).unique())
-        meta_sel[col] = g[i].multiselect(f"Question {col}", values, key=f"qb_f_{col}",
+        meta_sel[col] = g[i].multiselect(f"Question {widgets.md(col)}", values, key=f"qb_f_{col}",
                                          bind="query-params", placeholder="any")
     judge_sel: list[int] = []
     if judgments is not None:
@@ -141,7 +141,8 @@ if other is not None:
     rets2 = state.retrievers(other)
     chosen2 = widgets.retriever_picker(
         "qb_ret2", rets2, [r for r in chosen if r in rets2][:1] or rets2[:1],
-        label_=f"Retrievers of {state.run_label(other)}", container=c1, max_selections=2)
+        label_=f"Retrievers of {widgets.md(state.run_label(other))}", container=c1,
+        max_selections=2)
 max_n = max(budgets)
 n = c2.slider("Cut C_N at N tokens", 10, max_n + max_n // 2, n_default, step=10, key="qb_cut",
               bind="query-params", help="Move the cut: the matches, the part scores and "
@@ -186,8 +187,8 @@ if other is not None:
     theirs = state.config(other)
     if theirs.tokenizer != tokenizer:
         notes.append(f"the runs count tokens differently ({tokenizer} here, "
-                     f"{theirs.tokenizer} in {state.run_label(other)}): each column cuts C_N "
-                     "at N tokens of its own run's tokenizer")
+                     f"{theirs.tokenizer} in {widgets.md(state.run_label(other))}): each "
+                     "column cuts C_N at N tokens of its own run's tokenizer")
 
 
 def show(side: crossrun.Side, wide: bool) -> None:
@@ -196,7 +197,7 @@ def show(side: crossrun.Side, wide: bool) -> None:
     rcfg = state.config(r)
     rmethod = rcfg.section("scoring").get("method", "substring")
     chunks = state.question_chunks(r, qid).get(ret)
-    st.markdown((f"**{state.run_label(r)}** · " if other is not None else "")
+    st.markdown((f"**{widgets.md(state.run_label(r))}** · " if other is not None else "")
                 + widgets.chip(ret), unsafe_allow_html=True)
     if chunks is None or chunks.empty:
         st.info(f"No chunk retrieved: {label(ret)} found nothing for this question, so its "
@@ -260,4 +261,4 @@ for col, side in zip(st.columns(len(sides)), sides, strict=True):
     with col:
         show(side, wide=len(sides) <= 2)
 for note in dict.fromkeys(notes):
-    st.caption("Note: " + note)
+    st.caption("Note: " + note)  # notes escape what they quote

@@ -18,7 +18,7 @@ from ragdash.rundir import Run, list_runs
 from ragdash.rundir.manage import RUN_NAME, delete_run, rename_run
 from ragdash.scoring import METHODS
 from ragdash.stages.runner import configured_stages
-from ragdash.ui import jobs, navigation, state, sweep_grid, widgets
+from ragdash.ui import jobs, navigation, paths, state, sweep_grid, widgets
 from ragdash.viz import questions
 from ragdash.viz.colors import label
 
@@ -84,9 +84,9 @@ if st.session_state.pop("build_goto", False):
 
 st.title("Build a run")
 st.caption("Runs the ingest → chunk → retrieve → score stages into a run directory under "
-           f"`{state.run_key(state.runs_root())}/`. Finished stages with unchanged settings are "
-           "skipped, so re-running a name resumes it. Generating and judging answers is "
-           "optional (section 5).")
+           f"{widgets.code(state.run_key(state.runs_root()) + '/')}. Finished stages with "
+           "unchanged settings are skipped, so re-running a name resumes it. Generating and "
+           "judging answers is optional (section 5).")
 
 # --- dataset ------------------------------------------------------------------------------------
 upload = st.session_state.get("data_upload")
@@ -109,8 +109,9 @@ with st.container(border=True):
         else:
             ds.update(path=upload["dataset"], format=upload["format"], corpus=upload["corpus"],
                       corpus_format=upload["corpus_format"])
-            st.caption(f"{upload['examples']:,} valid questions in {upload['name']}"
-                       + (f", corpus {upload['corpus_name']}" if upload.get("corpus") else ""))
+            st.caption(f"{upload['examples']:,} valid questions in {widgets.md(upload['name'])}"
+                       + (f", corpus {widgets.md(upload['corpus_name'])}"
+                          if upload.get("corpus") else ""))
     else:
         c1, c2 = st.columns(2)
         ds["path"] = c1.text_input("Dataset path", key="build_path")
@@ -157,6 +158,8 @@ with st.expander("Preview the chunks before the run", expanded=False):
     k_max = max([int(p.get("k") or 0) for p in r_params.values()] + [1])
     if not ds.get("path"):
         st.info("Choose a dataset first.")
+    elif refused := paths.refused_inputs(ds):
+        st.error(widgets.md(refused[0]))
     elif st.toggle("Show the preview (follows the settings above)", key="build_preview"):
         try:
             pv = state.chunk_preview(
@@ -164,7 +167,7 @@ with st.expander("Preview the chunks before the run", expanded=False):
                 int(limit) or None, method, tuple(sorted(ch_params.items())),
                 int(max_chars) or None, k_max)
         except (ValueError, OSError) as exc:  # DataError is a ValueError
-            st.error(f"Cannot preview: {exc}")
+            st.error(f"Cannot preview: {widgets.md(exc)}")
         else:
             m = st.columns(3)
             m[0].metric("Chunks", f"{pv.chunks:,}",
@@ -269,8 +272,8 @@ except ValueError as exc:
     problems.append(f"Budgets: {exc}")
 run_dir = state.runs_root() / (name or "_")
 if Run(run_dir).exists() and not problems:
-    st.caption(f"`{state.run_key(run_dir)}` exists: finished stages with the same settings are "
-               "kept, the rest is redone.")
+    st.caption(f"{widgets.code(state.run_key(run_dir))} exists: finished stages with the same "
+               "settings are kept, the rest is redone.")
 overrides = {
     "name": name, "runs_root": str(state.runs_root()),
     "dataset": {**ds, "limit": int(limit) or None},
@@ -301,10 +304,13 @@ if sweeping and not problems:
         except (ConfigError, ValueError) as exc:
             problems.append(f"Sweep: {exc}")
     if planned:
-        st.markdown(f"**{len(planned)} runs** in `{state.run_key(run_dir)}`:")
+        st.markdown(f"**{len(planned)} runs** in {widgets.code(state.run_key(run_dir))}:")
         st.dataframe(sweep_grid.table(planned), hide_index=True, width="stretch")
+# the dashboard reads only under its allowed roots, for every run it would start
+problems += list(dict.fromkeys(m for d in [ds, *(p.cfg["dataset"] for p in planned)]
+                               for m in paths.refused_inputs(d)))
 for p in problems:
-    st.warning(p)
+    st.warning(widgets.md(p))
 
 job = jobs.jobs().get(str(run_dir))
 busy = job is not None and job.status == "running"
@@ -313,7 +319,7 @@ if st.button(start_label, type="primary", disabled=bool(problems) or busy, key="
     try:
         cfg = load_config(None, overrides)
     except (ConfigError, ValueError) as exc:
-        st.error(f"The settings are not valid: {exc}")
+        st.error(f"The settings are not valid: {widgets.md(exc)}")
     else:
         job = sweep_grid.start(planned, run_dir) if planned else \
             jobs.start(cfg, run_dir, configured_stages(cfg))
@@ -364,10 +370,10 @@ else:
                     f"Renamed {picked.path.name} to {new_name}.")
     with c4.popover("Delete", width="stretch", disabled=busy_pick,
                     help="A running run cannot be deleted" if busy_pick else None):
-        st.warning(f"Delete run **{picked.path.name}** and every file in it? This cannot be "
-                   "undone.")
+        st.warning(f"Delete run **{widgets.md(picked.path.name)}** and every file in it? This "
+                   "cannot be undone.")
         if st.button("Delete for good", type="primary", key="build_delete_go"):
             _manage(lambda: delete_run(picked, state.runs_root()),
                     f"Deleted {picked.path.name}.")
 if note := st.session_state.pop("build_note", None):
-    st.success(note)
+    st.success(widgets.md(note))

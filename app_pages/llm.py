@@ -141,14 +141,14 @@ def launcher(expanded: bool) -> None:
                 "calibration": {**base.get("calibration", {}), "enabled": True,
                                 "budget": int(budget)}})
         except (ConfigError, ValueError) as exc:
-            st.error(f"The settings are not valid: {exc}")
+            st.error(f"The settings are not valid: {widgets.md(exc)}")
             return
         if st.button("Estimate calls, tokens, cost and time", key="llm_estimate"):
             try:
                 est = dry_run(run, cfg)
                 st.session_state["llm_estimate_text"] = [f"**{k}**: {v}" for k, v in est.items()]
             except (ValueError, FileNotFoundError) as exc:
-                st.error(f"No estimate: {exc}")
+                st.error(f"No estimate: {widgets.md(exc)}")
         shown = st.session_state.get("llm_estimate_text")
         for line in shown or []:
             st.markdown(line)

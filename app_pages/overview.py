@@ -28,7 +28,7 @@ judgments = state.table(run, "judgments")
 cal = state.calibration(run)
 order = state.retrievers(run)
 
-st.title(f"Run {run.id}")
+st.title(f"Run {widgets.md(run.id)}")
 ds, chunker, scoring = (cfg.section(s) for s in ("dataset", "chunker", "scoring"))
 bits = [f"created {man.get('created', '—')}"]
 if ds.get("path"):
@@ -42,14 +42,9 @@ if scoring:
 st.caption(" · ".join(bits))
 
 
-def code(text: str) -> str:
-    """`text` as a markdown code span: shown literally (no link, emphasis or HTML)."""
-    return "`" + " ".join(str(text).replace("`", "'").split()) + "`"
-
-
 if empty := man.get("stages", {}).get("retrieve", {}).get("warnings"):
     st.warning("**Some questions got no retrieved chunk**, so they score 0:\n"
-               + "\n".join(f"- {empty_message(w, quote=code)}" for w in empty), icon="⚠️")
+               + "\n".join(f"- {empty_message(w, quote=widgets.code)}" for w in empty), icon="⚠️")
 
 # --- headline figures -------------------------------------------------------------------------
 c = st.columns(4)

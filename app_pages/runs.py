@@ -6,7 +6,6 @@ largest differences open in the question browser. The selection lives in the URL
 from __future__ import annotations
 
 import html
-import re
 from urllib.parse import urlencode
 
 import pandas as pd
@@ -42,11 +41,6 @@ dataset_names = (cat.drop_duplicates("dataset_key").set_index("dataset_key")
 dataset_of = dict(zip(cat["key"], cat["dataset_key"], strict=True))
 
 
-def md(text: str) -> str:
-    """`text` shown literally where Streamlit renders markdown (run names are user text)."""
-    return re.sub(r"([\\`*_{}\[\]()#+!|<>~$])", r"\\\1", str(text))
-
-
 def pick(keys: list[str]) -> None:
     """Select these runs (a button's callback: runs before the page draws the picker)."""
     st.session_state["rn_runs"] = keys
@@ -80,7 +74,7 @@ with st.expander(f"All runs ({len(cat)})", expanded="rn_runs" not in st.query_pa
     for ds_key, group in shown.groupby("dataset_key", sort=False):
         first = group.iloc[0]
         head, button = st.columns([5, 2], vertical_alignment="bottom")
-        head.markdown(f"**{md(first['dataset'])}** · sha256 `{first['sha256']}` · "
+        head.markdown(f"**{widgets.md(first['dataset'])}** · sha256 `{first['sha256']}` · "
                       f"{len(group)} run{'s' if len(group) != 1 else ''}")
         if len(group) > 1:
             button.button(f"Compare these {len(group)} runs", key=f"rn_pick_{ds_key}",
@@ -132,10 +126,10 @@ chosen = {k: runs[k] for k in keys}
 try:
     comp = state.comparison(chosen)
 except NotComparable as exc:
-    st.error(f"**These runs cannot be compared.** {md(exc)}", icon=":material/block:")
+    st.error(f"**These runs cannot be compared.** {widgets.md(exc)}", icon=":material/block:")
     st.stop()
 for note in comp.notes:
-    st.caption(f"Note: {md(note)}")
+    st.caption(f"Note: {widgets.md(note)}")
 
 budgets = list(comp.budgets)
 if st.session_state.get("rn_n") not in (None, *budgets):
@@ -154,7 +148,7 @@ st.html(f"<div style='border-left:6px solid {tone[0]};background:{tone[1]};paddi
         f"{html.escape(verdict['detail'])}</div></div>")
 if len(comp.runs) > 1:
     st.caption(f"Each run with its best retriever at N = {n}: " + " · ".join(
-        f"**{md(r['name'])}** {r['score']:.3f} ({label(r['retriever'])}"
+        f"**{widgets.md(r['name'])}** {r['score']:.3f} ({label(r['retriever'])}"
         + ("" if r["gap"] == 0 else f", {r['gap']:+.3f}") + ")"
         for r in best_per_run(board, comp).to_dict("records")))
 m = st.columns(4)
@@ -250,9 +244,11 @@ b = widgets.url_select("Second", others, "rn_b", default=others[0], format_func=
 pair, diff = state.runs_pair(chosen, a, b, n)
 na, nb = drawn.name(a), drawn.name(b)
 k = st.columns(5)
-k[0].metric("First higher", f"{pair['win']:,}", help=f"Questions where {md(na)} scores more.")
+k[0].metric("First higher", f"{pair['win']:,}",
+            help=f"Questions where {widgets.md(na)} scores more.")
 k[1].metric("Ties", f"{pair['tie']:,}", help="Same Score_IR (often both 0 or both 1).")
-k[2].metric("Second higher", f"{pair['loss']:,}", help=f"Questions where {md(nb)} scores more.")
+k[2].metric("Second higher", f"{pair['loss']:,}",
+            help=f"Questions where {widgets.md(nb)} scores more.")
 k[3].metric("Mean difference", f"{pair['mean_diff']:+.3f}",
             delta=f"95 % CI {pair['lo']:+.3f} to {pair['hi']:+.3f}", delta_color="off",
             delta_arrow="off", help=f"Mean of first − second over {pair['n']} questions.")
@@ -304,7 +300,7 @@ else:
         params.setdefault(k, []).append(v)
     st.page_link(navigation.page("browser"), icon=":material/manage_search:",
                  label=f"Open the largest difference ({top}) in the question browser, "
-                       f"{md(na)} beside {md(nb)}",
+                       f"{widgets.md(na)} beside {widgets.md(nb)}",
                  query_params={k: v[0] if len(v) == 1 else v for k, v in params.items()})
 
 # --- every pair against the leader, corrected for testing several -------------------------------

@@ -184,7 +184,7 @@ if can_cv and st.button("Cross-validate the estimators", key="thr_cv"):
         saved, verdict = state.cross_validation(run, budget)
         st.session_state["thr_cv_verdict"] = verdict
     except ValueError as exc:
-        st.warning(f"Cannot cross-validate this run: {exc}")
+        st.warning(f"Cannot cross-validate this run: {widgets.md(exc)}")
 if saved is None:
     st.info("No cross-validation yet: the calibrate stage writes it (estimator_cv.csv), or use "
             "the button above on a run with judgments.", icon="ℹ️")

@@ -42,11 +42,11 @@ def _refusal(run: Run, asked: str) -> str | None:
     """Why the run named in the URL cannot stand beside `run` (None if it is unknown)."""
     other = state.available_runs().get(asked)
     if other is None:
-        return f"Run '{asked}' (from the link) was not found."
+        return f"Run {widgets.code(asked)} (from the link) was not found."
     try:
         compare_runs({state.run_key(run.path): run, asked: other})
     except NotComparable as exc:
-        return str(exc)
+        return widgets.md(exc)
     return None
 
 
@@ -57,7 +57,7 @@ def pick_second_run(run: Run, qid: str, container=None) -> Run | None:
     same, elsewhere = comparable_runs(run)
     asked = st.query_params.get(KEY)
     if asked and asked not in same and KEY not in st.session_state:
-        box.warning(_refusal(run, asked) or f"Run '{asked}' cannot be compared here.")
+        box.warning(_refusal(run, asked) or f"Run {widgets.code(asked)} cannot be compared here.")
     if not same:
         if elsewhere:
             box.caption(f"No other run on this dataset to compare with ({elsewhere} other "
@@ -75,7 +75,8 @@ def pick_second_run(run: Run, qid: str, container=None) -> Run | None:
     other = same[key]
     scored = state.table(other, "ir_scores")
     if scored is None or qid not in set(scored["qid"].astype(str)):
-        box.warning(f"{state.run_label(other)} did not score question {qid} (it was left out "
-                    "of that run, e.g. by --limit), so it cannot stand beside this one.")
+        box.warning(f"{widgets.md(state.run_label(other))} did not score question "
+                    f"{widgets.code(qid)} (it was left out of that run, e.g. by --limit), so it "
+                    "cannot stand beside this one.")
         return None
     return other

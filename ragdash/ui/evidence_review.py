@@ -23,6 +23,7 @@ from ragdash.evidence.finder import find_evidence
 from ragdash.evidence.normalize import answer_spans
 from ragdash.evidence.records import EvidenceResult, QuestionEvidence
 from ragdash.ui import evidence as marks
+from ragdash.ui import widgets
 
 FOUND, DECISIONS, SAVED = "data_evidence", "data_evidence_decisions", "data_evidence_saved"
 SAVED_WITH = "data_evidence_saved_decisions"
@@ -93,7 +94,8 @@ def _question(result: EvidenceResult, decisions: dict[str, str], order: list[str
         st.html(marks.CSS + CARD_CSS + '<div class="rd-ctx">' + "".join(
             _card(qe, i, i in kept) for i in range(len(qe.candidates))) + "</div>")
     else:
-        st.warning(f"No evidence: {qe.reason}. The question is left out of the dataset.")
+        st.warning(f"No evidence: {widgets.md(qe.reason)}. The question is left out of the "
+                   "dataset.")
     options = review.choices(qe)
     key = f"ev_decision_{qid}"
     current = decisions.get(qid)
@@ -124,8 +126,8 @@ def _save(result: EvidenceResult, decisions: dict[str, str], name: str, sig: tup
         st.warning("Decisions changed since the last save: save again for the Build page to "
                    "use them.")
     elif saved:
-        st.success(f"Saved as `{saved['dataset']}`: {saved['examples']:,} questions with "
-                   "relevant parts. **Build a run** now uses this file.")
+        st.success(f"Saved as {widgets.code(saved['dataset'])}: {saved['examples']:,} questions "
+                   "with relevant parts. **Build a run** now uses this file.")
 
 
 def panel(dataset: Dataset, name: str, sig: tuple, root: Path) -> None:

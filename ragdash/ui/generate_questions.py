@@ -26,7 +26,7 @@ from ragdash.synth import write
 from ragdash.synth.records import REASONS, SynthResult
 from ragdash.synth.sample import Item
 from ragdash.synth.settings import DEDUP_THRESHOLD, SynthSettings
-from ragdash.ui import jobs
+from ragdash.ui import jobs, widgets
 
 JOB = "synth_job"
 OPEN = "synth_open"
@@ -194,7 +194,8 @@ def _results(job: SynthJob, source: dict[str, Any], dataset_in_uploader: bool) -
                      hide_index=True, width="stretch", height=240, key="synth_kept",
                      column_config={"relevant_parts": st.column_config.TextColumn(
                          "relevant parts", width="large")})
-    st.caption(f"Saved as `{saved[0]}` (rejected pairs in `{saved[1].name}`).")
+    st.caption(f"Saved as {widgets.code(saved[0])} (rejected pairs in "
+               f"{widgets.code(saved[1].name)}).")
     c1, c2 = st.columns(2)
     if dataset_in_uploader:
         c1.info("Remove the dataset from the uploader above to use these questions.")
@@ -236,7 +237,8 @@ def panel(source: dict[str, Any] | None, corpus_fmt: str, root: Path,
                                                   settings.seed, settings.multihop))
             _estimate(items, documents, settings, llm, cfg)
         except (ValueError, OSError, LLMError) as exc:  # DataError is a ValueError
-            st.error(f"Cannot generate from {source['corpus_name']}: {exc}")
+            st.error(f"Cannot generate from {widgets.md(source['corpus_name'])}: "
+                     f"{widgets.md(exc)}")
             return
         job = synth_jobs().get(st.session_state.get(JOB, key))  # a reload finds its job
         busy = job is not None and job.status == "running"

@@ -3,6 +3,7 @@ missing-file notices."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import plotly.graph_objects as go
@@ -22,6 +23,25 @@ GLOBAL_CSS = """
 .rd-note{color:#5c677d;font-size:0.88rem;}
 </style>
 """
+
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=^\"'])")
+
+
+def md(text: object) -> str:
+    """`text` shown literally where Streamlit reads Markdown (st.markdown, captions, alerts,
+    widget labels and help): every Markdown, HTML and Streamlit directive character
+    (`:red[…]`, `:material/…:`, `$…$`) backslash-escaped, line breaks made spaces, so a run
+    name, path, URL parameter or document string can make no link, image, tag or heading."""
+    return _MARKDOWN.sub(r"\\\1", re.sub(r"[\r\n\t\v\f]+", " ", str(text)))
+
+
+def code(text: object) -> str:
+    """`text` as an inline code span (shown verbatim in a monospace font), its backticks kept
+    inside by a longer fence."""
+    flat = re.sub(r"[\r\n\t\v\f]+", " ", str(text))
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", flat)), default=0) + 1)
+    return f"{fence} {flat} {fence}"
 
 
 def css() -> None:

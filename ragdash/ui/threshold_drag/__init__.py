@@ -21,7 +21,7 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from ragdash.ui.threshold_drag.logic import apply_drag
-from ragdash.ui.widgets import PLOT_CONFIG, chart
+from ragdash.ui.widgets import PLOT_CONFIG, chart, md
 
 FRONTEND = Path(__file__).with_name("frontend")
 # the axes stay fixed (a zoom would move the lines away from the values they show)
@@ -89,7 +89,7 @@ def threshold_chart(fig: go.Figure, h: float, k: float,
     try:
         folder = served_dir()
     except OSError as exc:  # e.g. a plotly without its bundled plotly.min.js: a still chart
-        st.caption(f"Dragging the lines is unavailable ({exc}); use the sliders.")
+        st.caption(f"Dragging the lines is unavailable ({md(exc)}); use the sliders.")
         chart(fig, key=key)
         return
     component = components.declare_component("threshold_drag", path=str(folder))
