@@ -154,10 +154,10 @@ def test_a_reader_crash_is_one_corrupt_file(monkeypatch, folder):
 
 
 def test_a_docx_zip_bomb_is_refused(monkeypatch, files):
-    from ragdash.data.readers import Unreadable, word
+    from ragdash.data.readers import Unreadable, base
 
-    monkeypatch.setattr(word, "MAX_UNPACKED_BYTES", 1000)
-    with pytest.raises(Unreadable, match="unpacks to more than 1000 bytes"):
+    monkeypatch.setattr(base, "MAX_DOCUMENT_BYTES", 1000)
+    with pytest.raises(Unreadable, match="XML parts unpack to more than 1,000 bytes"):
         read_document("it.docx", files["it.docx"])
 
 

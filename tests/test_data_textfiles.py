@@ -7,6 +7,7 @@ import zipfile
 import pytest
 
 from ragdash.data import DataError, load_corpus, load_dataset, textfiles
+from ragdash.data.readers import base
 
 FILES = {"a.txt": b"Alpha text.", "sub/b.md": b"\xef\xbb\xbf# Beta\n\nBeta text.",
          "sub/empty.txt": b"  \n", "bad.txt": b"ok\nthen \xff here", "notes.xlsx": b"PK",
@@ -54,12 +55,12 @@ def test_zip_corpus_read_in_memory(tmp_path):
 
 
 def test_zip_size_guards(tmp_path, monkeypatch):
-    monkeypatch.setattr(textfiles, "MAX_FILE_BYTES", 5)
+    monkeypatch.setattr(base, "MAX_DOCUMENT_BYTES", 5)
     docs, issues = load_corpus(make_zip(tmp_path / "d.zip", {"s.txt": b"tiny", "l.txt": b"long!!"}))
     assert [d.doc_id for d in docs] == ["s.txt"]
     assert issues[1].record == "file l.txt" and "larger than 5 bytes" in issues[1].message
     assert "1 of 2 file(s) read into documents; 1 skipped (1 file too large)" in issues[0].message
-    monkeypatch.setattr(textfiles, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(base, "MAX_DOCUMENT_BYTES", 100)
     monkeypatch.setattr(textfiles, "MAX_TOTAL_BYTES", 6)
     with pytest.raises(DataError, match="more than 6 bytes of documents"):
         load_corpus(tmp_path / "d.zip")
@@ -73,7 +74,7 @@ def test_zip_header_lying_about_size_is_caught(tmp_path, monkeypatch):
     cd = data.rfind(b"PK\x01\x02")
     data[cd + 24 : cd + 28] = (10).to_bytes(4, "little")
     (tmp_path / "lie.zip").write_bytes(bytes(data))
-    monkeypatch.setattr(textfiles, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(base, "MAX_DOCUMENT_BYTES", 100)
     # its only file cannot be read, so the corpus fails, naming the file and the reason
     with pytest.raises(DataError, match=r"no file could be read.*file big\.txt cannot be "
                                         "decompressed"):

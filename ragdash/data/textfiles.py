@@ -4,15 +4,22 @@ Files read (`ragdash.data.readers`): .txt, .md, .pdf, .html/.htm, .docx; PDF pag
 headings of HTML, DOCX and Markdown are kept as the document's layout. doc_id = the file's path
 relative to the folder or zip root (with '/'), title = the file stem. Hidden files and folders
 are ignored. A file that cannot be read (encrypted, a PDF without a text layer, corrupt, not
-UTF-8, too large) is skipped with one error naming it and the reason; files of other types are
+UTF-8, too large: over `MAX_DOCUMENT_BYTES`, of another type than its extension, with a name
+that is not UTF-8) is skipped with one error naming it and the reason; files of other types are
 listed; a summary warning, first among the corpus's issues, counts both. One bad file never
 fails the corpus; a corpus where no file could be read fails with the first reasons.
+
+A folder's symbolic links (to files or folders) that lead outside it are refused and listed,
+as a zip's links and `..` paths are; a link inside it leads to a file read once: a folder
+reached through a link is not entered (its files are read where they are) and a link to a file
+read under its own name is listed, not read again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 import stat
 import zipfile
@@ -23,17 +30,17 @@ from pathlib import Path, PurePosixPath
 
 from ragdash.data import readers
 from ragdash.data.common import DocumentSet, IssueLog
-from ragdash.data.readers import Unreadable
-from ragdash.data.reading import MAX_BYTES, RawFile, fatal, inflate
+from ragdash.data.readers import Unreadable, base, too_large
+from ragdash.data.reading import MAX_BYTES, SURROGATE, RawFile, fatal, inflate
 from ragdash.data.schema import Document, Issue
 
-MAX_FILE_BYTES = 64 * 1024**2  # larger files are skipped with an error
 MAX_TOTAL_BYTES = MAX_BYTES  # more than this in all is refused
 MAX_FILES = 200_000
 MAX_LISTED = 10  # files of other types named in the summary
 TYPES = ", ".join(readers.SUFFIXES)
 
 Item = tuple[str, bytes | Unreadable]  # (relative name, content or why it cannot be read)
+Found = tuple[str, Path | Unreadable]  # (relative name, real path or why it is refused)
 
 
 def _hidden(name: str) -> bool:
@@ -42,7 +49,7 @@ def _hidden(name: str) -> bool:
 
 def _plural(reason: str) -> str:
     """'corrupt file' -> 'corrupt files', 'PDF without a text layer' -> 'PDFs without ...'."""
-    return re.sub(r"\b(file|PDF|page)\b", r"\1s", reason, count=1)
+    return re.sub(r"\b(file|PDF|page|symlink)\b", r"\1s", reason, count=1)
 
 
 def _summary(seen: int, skipped: Counter, ignored: list[str]) -> str:
@@ -66,7 +73,7 @@ def _documents(items: Iterable[Item], log: IssueLog) -> list[Document]:
     docs, ignored, skipped, total, seen = DocumentSet(log, strict=True), [], Counter(), 0, 0
     for name, content in items:
         record = f"file {name}"
-        if not readers.readable(name):
+        if not readers.readable(name) and not isinstance(content, Unreadable):
             ignored.append(name)
             continue
         seen += 1
@@ -100,22 +107,78 @@ def _documents(items: Iterable[Item], log: IssueLog) -> list[Document]:
     return documents
 
 
-def _folder_items(root: Path) -> Iterator[Item]:
-    files = sorted(p for p in root.rglob("*")
-                   if p.is_file() and not _hidden(p.relative_to(root).as_posix()))
-    if len(files) > MAX_FILES:
+def _shown(name: str) -> str:
+    """A file name as it can be shown and stored: bytes that are not UTF-8 (which os.fsdecode
+    turns into lone surrogates) written as \\xNN."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _outside(real: Path, base_dir: Path) -> Unreadable | None:
+    """Why a symbolic link to `real` is refused: it leads outside the folder `base_dir`."""
+    if real.is_relative_to(base_dir):
+        return None
+    return Unreadable("symlink to outside the folder",
+                      f"is a symbolic link to {_shown(str(real))}, outside the folder; skipped: "
+                      "copy what it points to into the folder to include it")
+
+
+def _walk(root: Path) -> Iterator[tuple[str, Path, bool]]:
+    """(relative name, path, is a symbolic link) of the folder's entries that are not hidden:
+    its files, and its links to folders (not entered)."""
+    for here, folders, files in os.walk(root):  # never enters a linked folder
+        at = Path(here)
+        folders[:] = [f for f in folders if not _hidden(f)]
+        linked = [f for f in folders if (at / f).is_symlink()]
+        for entry in files + linked:
+            path = at / entry
+            if not _hidden(entry):
+                yield path.relative_to(root).as_posix(), path, path.is_symlink()
+
+
+def _folder_files(root: Path) -> list[Found]:
+    """The folder's files, sorted, each with its real path or why it is refused (a name that is
+    not UTF-8, a link leading outside, a second way to a file already read)."""
+    base_dir, found, links = root.resolve(), [], []
+    for name, path, is_link in _walk(root):
+        if SURROGATE.search(name):
+            found.append((_shown(name), Unreadable(
+                "file name not in UTF-8", "has a name that is not valid UTF-8 (its bad bytes "
+                "shown as \\xNN); skipped: rename it to include it") if readers.readable(name)
+                else base_dir / name))
+        elif is_link:
+            links.append((name, Path(os.path.realpath(path))))  # a loop raises nothing
+        elif path.is_file():  # a regular file, not a pipe or a device
+            found.append((name, base_dir / name))
+    read = {p: n for n, p in found if isinstance(p, Path) and readers.readable(n)}
+    for name, real in sorted(links):  # the first name of a file, in order, reads it
+        refused = _outside(real, base_dir)
+        if refused is None and (real.is_dir() or real.exists() and not real.is_file()):
+            continue  # a folder inside: its files are read where they are; or a pipe, a device
+        if refused is None and real in read:
+            refused = Unreadable("symlink to a file already read",
+                                 f"is a symbolic link to a file already read, as {read[real]}; "
+                                 "skipped (a file is read once)")
+        found.append((name, refused or real))
+        if refused is None and readers.readable(name):
+            read.setdefault(real, name)
+    if len(found) > MAX_FILES:
         raise fatal(root, f"holds more than {MAX_FILES} files")
-    for path in files:
-        name = path.relative_to(root).as_posix()
+    return sorted(found, key=lambda f: f[0])
+
+
+def _folder_items(root: Path) -> Iterator[Item]:
+    for name, where in _folder_files(root):
+        if isinstance(where, Unreadable):
+            yield name, where
+            continue
         if not readers.readable(name):
             yield name, b""
             continue
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                yield name, Unreadable("file too large", f"is larger than {MAX_FILE_BYTES} bytes; "
-                                                    "skipped")
+            if where.stat().st_size > base.MAX_DOCUMENT_BYTES:
+                yield name, too_large("is larger than")
                 continue
-            yield name, path.read_bytes()
+            yield name, where.read_bytes()
         except OSError as exc:
             yield name, Unreadable("unreadable file", f"cannot be read: "
                                                       f"{exc.strerror or exc}")
@@ -149,7 +212,7 @@ def _zip_items(zf: zipfile.ZipFile, path: Path) -> Iterator[Item]:
              and (_unsafe(i.filename) or not _hidden(i.filename))]
     if len(infos) > MAX_FILES:
         raise fatal(path, f"holds more than {MAX_FILES} files")
-    too_large = Unreadable("file too large", f"is larger than {MAX_FILE_BYTES} bytes; skipped")
+    limit = base.MAX_DOCUMENT_BYTES
     for info in infos:
         name = info.filename.lstrip("/")
         if _unsafe(info.filename):
@@ -161,17 +224,16 @@ def _zip_items(zf: zipfile.ZipFile, path: Path) -> Iterator[Item]:
             yield name, b""
         elif info.flag_bits & 0x1:
             yield name, Unreadable("file encrypted in the zip", "is encrypted in the zip; skipped")
-        elif info.file_size > MAX_FILE_BYTES:
-            yield name, too_large
+        elif info.file_size > limit:
+            yield name, too_large("is larger than")
         else:
             try:
                 with zf.open(info) as f:  # the header's sizes may lie: streamed and checked
-                    data = inflate(f, path, info.compress_size,
-                                   f"member {name} ", MAX_FILE_BYTES)
+                    data = inflate(f, path, info.compress_size, f"member {name} ", limit)
             except (zipfile.BadZipFile, zlib.error, NotImplementedError, OSError, EOFError) as exc:
                 yield name, Unreadable("corrupt file", f"cannot be decompressed: {exc}")
                 continue
-            yield name, data if len(data) <= MAX_FILE_BYTES else too_large
+            yield name, data if len(data) <= limit else too_large("is larger than")
 
 
 def load_zip(raw: RawFile) -> tuple[list[Document], IssueLog]:
@@ -181,6 +243,10 @@ def load_zip(raw: RawFile) -> tuple[list[Document], IssueLog]:
         zf = zipfile.ZipFile(io.BytesIO(raw.data))
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
         raise fatal(raw.path, f"not a readable zip file: {exc}") from None
+    except UnicodeDecodeError as exc:
+        bad = exc.object[max(exc.start - 40, 0) : exc.end + 40].decode("utf-8", "backslashreplace")
+        raise fatal(raw.path, f"holds a file name marked UTF-8 that is not ({bad!r}): "
+                              "re-create the zip with a tool that writes UTF-8 names") from None
     with zf:
         return _documents(_zip_items(zf, raw.path), log), log
 
@@ -188,8 +254,7 @@ def load_zip(raw: RawFile) -> tuple[list[Document], IssueLog]:
 def load_document(raw: RawFile) -> tuple[list[Document], IssueLog]:
     """The document of one file (a corpus of one .pdf, .html, .docx, ... file), and the issues."""
     log = IssueLog(raw.path)
-    data = raw.data if len(raw.data) <= MAX_FILE_BYTES else Unreadable(
-        "file too large", f"is larger than {MAX_FILE_BYTES} bytes; skipped")
+    data = raw.data if len(raw.data) <= base.MAX_DOCUMENT_BYTES else too_large("is larger than")
     return _documents([(raw.path.name, data)], log), log
 
 

@@ -4,7 +4,9 @@
     extracted = read_document("handbook.pdf", data)   # Extracted(text, pages, headings)
 
 A file that cannot be used raises `Unreadable` with a short reason (counted in the corpus
-summary) and a message saying why; any failure inside a parser is reported as a corrupt file.
+summary) and a message saying why; any failure inside a parser is reported as a corrupt file. A
+file whose first bytes show another type than its extension (`magic`) is skipped before any
+parser sees it, and so is text past the one limit of a document (`MAX_DOCUMENT_BYTES`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
-from ragdash.data.readers.base import Extracted, Unreadable
+from ragdash.data.readers import base, magic
+from ragdash.data.readers.base import Extracted, Unreadable, too_large
 from ragdash.data.readers.pdf import read_pdf
 from ragdash.data.readers.plain import read_markdown, read_text
 from ragdash.data.readers.webpage import read_html
@@ -38,15 +41,23 @@ def readable(name: str) -> bool:
 
 def read_document(name: str, data: bytes) -> Extracted:
     """The text and layout of file `name` (its extension picks the reader); Unreadable if not."""
-    kind, reader = READERS[suffix(name)]
+    ext = suffix(name)
+    kind, reader = READERS[ext]
+    other = magic.mismatch(ext, data)
+    if other:
+        raise Unreadable("mislabelled file", f"has the extension {ext} but is {other}; "
+                                             "skipped: give it the extension of its type")
     try:
-        return reader(data)
+        got = reader(data)
     except Unreadable:
         raise
     except Exception as exc:  # parsers of untrusted files fail in many ways: one bad file
         raise Unreadable("corrupt file", f"is not a readable {kind} file "
                                           f"({type(exc).__name__}: {exc}); skipped") from None
+    if len(got.text) > base.MAX_DOCUMENT_BYTES:
+        raise too_large("holds text longer than", "characters")
+    return got
 
 
 __all__ = ["LAYOUT_SUFFIXES", "READERS", "SUFFIXES", "Extracted", "Unreadable", "read_document",
-           "readable", "suffix"]
+           "readable", "suffix", "too_large"]

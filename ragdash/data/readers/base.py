@@ -6,6 +6,12 @@ from dataclasses import dataclass
 
 from ragdash.data.layout import Heading
 
+MAX_DOCUMENT_BYTES = 64 * 1024**2
+"""The one size limit of a corpus document, whatever its type: its file, the XML parts a .docx
+unpacks to, the page content a PDF decompresses to and the text extracted from it are each at
+most this (text in characters); a document over it is skipped as too large, before parsing where
+the size is known beforehand."""
+
 
 @dataclass(frozen=True)
 class Extracted:
@@ -26,3 +32,10 @@ class Unreadable(Exception):
     def __init__(self, reason: str, message: str):
         super().__init__(message)
         self.reason = reason
+
+
+def too_large(what: str, unit: str = "bytes") -> Unreadable:
+    """Unreadable('file too large') saying `what` MAX_DOCUMENT_BYTES `unit` (e.g. 'is larger
+    than'); the limit is read at call time."""
+    return Unreadable("file too large", f"{what} {MAX_DOCUMENT_BYTES:,} {unit}, the limit of one "
+                                        "document; skipped: split it to include it")

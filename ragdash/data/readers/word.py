@@ -1,5 +1,10 @@
 """Word (.docx) with python-docx: paragraphs and tables in body order, blank lines between
-them; paragraphs in Title and Heading 1-3 styles are noted as headings."""
+them; paragraphs in Title and Heading 1-3 styles are noted as headings.
+
+Only the package's XML parts are unpacked, each through a bounded stream, and they are refused
+past MAX_DOCUMENT_BYTES in all (from the zip's directory first: before anything is unpacked);
+python-docx then parses a copy of the package that holds just them, so neither a zip bomb nor a
+zip directory that understates sizes can make it unpack more."""
 
 from __future__ import annotations
 
@@ -8,10 +13,12 @@ import re
 import zipfile
 
 from ragdash.data.layout import TextBuilder
-from ragdash.data.readers.base import Extracted, Unreadable
+from ragdash.data.readers import base
+from ragdash.data.readers.base import Extracted, Unreadable, too_large
+from ragdash.data.readers.magic import OLE
 
-MAX_UNPACKED_BYTES = 512 * 1024**2  # a .docx that unpacks to more is refused (zip bomb guard)
-_OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # password-protected .docx and old .doc files
+XML_PARTS = (".xml", ".rels")  # the parts that hold text, styles and the package's structure
+BLOCK = 1024**2  # parts are unpacked in blocks of this size
 _HEADING = re.compile(r"heading (\d)$", re.IGNORECASE)
 
 
@@ -22,16 +29,39 @@ def _level(style_name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _check_package(data: bytes) -> None:
-    if data.startswith(_OLE):
+def _is_xml(info: zipfile.ZipInfo) -> bool:
+    return info.filename.lower().endswith(XML_PARTS)
+
+
+def _unpack(zf: zipfile.ZipFile, info: zipfile.ZipInfo, room: int) -> bytes:
+    """A member's bytes, unpacked in blocks; at most `room` + 1 are read (the directory's size
+    may understate it)."""
+    out = bytearray()
+    with zf.open(info) as f:
+        while len(out) <= room and (block := f.read(min(BLOCK, room + 1 - len(out)))):
+            out += block
+    return bytes(out)
+
+
+def _text_parts(data: bytes) -> io.BytesIO:
+    """The package with its XML parts alone (other parts, e.g. images, left empty), unpacked
+    under MAX_DOCUMENT_BYTES in all; Unreadable when it is an OLE file or too large."""
+    if data.startswith(OLE):
         raise Unreadable("encrypted or old Word file",
                          "is a password-protected Word file or an old binary .doc renamed "
                          ".docx; skipped: save it as an unprotected .docx to include it")
+    limit, out = base.MAX_DOCUMENT_BYTES, io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(data)) as zf:  # not a zip: read_document reports it
-        size = sum(i.file_size for i in zf.infolist())
-    if size > MAX_UNPACKED_BYTES:
-        raise Unreadable("file too large", f"is a .docx file that unpacks to more than "
-                                      f"{MAX_UNPACKED_BYTES} bytes; skipped")
+        if sum(i.file_size for i in zf.infolist() if _is_xml(i)) > limit:
+            raise too_large("is a .docx file whose XML parts unpack to more than")
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as copy:
+            for info in zf.infolist():
+                part = _unpack(zf, info, limit) if _is_xml(info) else b""
+                limit -= len(part)
+                if limit < 0:
+                    raise too_large("is a .docx file whose XML parts unpack to more than")
+                copy.writestr(info.filename, part)
+    return out
 
 
 def _distinct(cells: list) -> list:
@@ -44,12 +74,23 @@ def _distinct(cells: list) -> list:
     return out
 
 
+def _style_names(document) -> tuple[dict[str, str], str]:
+    """Paragraph style id -> name, and the default paragraph style's name, looked up once
+    (python-docx scans every style for each paragraph: minutes for a long document)."""
+    from docx.enum.style import WD_STYLE_TYPE
+
+    kind = WD_STYLE_TYPE.PARAGRAPH
+    names = {s.style_id: s.name or "" for s in document.styles if s.type == kind}
+    default = document.styles.default(kind)
+    return names, (default.name or "") if default is not None else ""
+
+
 def read_docx(data: bytes) -> Extracted:
     import docx
     from docx.table import Table
 
-    _check_package(data)
-    document = docx.Document(io.BytesIO(data))
+    document = docx.Document(_text_parts(data))
+    names, default = _style_names(document)
     out = TextBuilder()
     for block in document.iter_inner_content():
         if isinstance(block, Table):
@@ -57,6 +98,5 @@ def read_docx(data: bytes) -> Extracted:
                     for row in block.rows]
             out.add("\n".join(rows))
         else:
-            style = block.style.name if block.style is not None else ""
-            out.add(block.text, _level(style or ""))
+            out.add(block.text, _level(names.get(block._p.style, default)))
     return Extracted(out.text(), headings=tuple(out.headings))
