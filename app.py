@@ -2,7 +2,8 @@
 
 One page per file in app_pages/, declared in `ragdash.ui.navigation`; the run picker in the
 sidebar (bound to `?run=` in the URL) chooses the run directory every page reads.
-`RAGDASH_DEMO_RUN` and `RAGDASH_RUNS_ROOT` point the app at other runs (tests use them).
+`RAGDASH_DEMO_RUN` and `RAGDASH_RUNS_ROOT` point the app at other runs (tests use them);
+`RAGDASH_MAX_UPLOAD_MB` is checked at start (`ragdash.dashboard_settings`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,12 @@ from ragdash.ui import navigation, state, widgets
 st.set_page_config(page_title="ragdash · RAG evaluation", page_icon="📊", layout="wide",
                    initial_sidebar_state="expanded")
 widgets.css()
+
+try:  # a bad dashboard setting stops here with its message, before any page runs
+    state.max_upload_mb()
+except ValueError as exc:
+    st.error(f"ragdash cannot start: {widgets.md(exc)}")
+    st.stop()
 
 with st.sidebar:
     st.markdown("### ragdash")

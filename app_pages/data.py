@@ -5,7 +5,6 @@ temporary folder, are size-limited and are never unpickled."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from dataclasses import asdict
 from pathlib import Path
@@ -19,7 +18,7 @@ from ragdash.rundir import atomic_path
 from ragdash.ui import evidence_review, generate_questions, navigation, state, widgets
 from ragdash.viz import questions
 
-MAX_MB = int(os.environ.get("RAGDASH_MAX_UPLOAD_MB", "200"))
+MAX_MB = state.max_upload_mb()  # checked by app.py at start
 DATASET_TYPES = ["json", "gz", "jsonl", "ndjson", "csv", "parquet", "pq"]
 DOCUMENT_TYPES = [s.lstrip(".") for s in readers.SUFFIXES]  # txt, md, pdf, html, htm, docx
 CORPUS_TYPES = ["jsonl", "ndjson", "csv", "parquet", "pq", "zip", "gz", *DOCUMENT_TYPES]

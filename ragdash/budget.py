@@ -198,7 +198,11 @@ def parse_budgets(spec: str | int | Iterable[int]) -> list[int]:
             start, stop, step = parts if len(parts) == 3 else (*parts, 100)
             if step <= 0:
                 raise ValueError(f"budget range '{text}': STEP must be positive")
-            if stop >= start and (stop - start) // step + 1 > MAX_BUDGETS:
+            if start > stop:
+                fixed = ":".join(str(v) for v in (stop, start, *parts[2:]))
+                raise ValueError(f"budget range '{text}' descends (START {start:,} is above "
+                                 f"STOP {stop:,}): write it smallest first, '{fixed}'")
+            if (stop - start) // step + 1 > MAX_BUDGETS:
                 raise ValueError(f"budget range '{text}' gives {(stop - start) // step + 1:,} "
                                  f"budgets; at most {MAX_BUDGETS} are allowed")
             values = list(range(start, stop + 1, step))

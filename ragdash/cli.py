@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from ragdash.budget import TOKENIZERS
@@ -392,6 +394,19 @@ def _estimate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _sigterm_interrupts() -> object:
+    """Make SIGTERM stop the command as Ctrl-C does (the running stage is recorded as
+    interrupted, finished work kept); returns the handler it replaced (None off the main
+    thread, where signals cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _interrupt)
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -403,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     from ragdash.config import ConfigError
     from ragdash.data import DataError
 
+    previous = _sigterm_interrupts()
     try:
         if args.command == "estimate":
             return _estimate(args)
@@ -444,10 +460,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ragdash: error: {where}: {exc.strerror or exc} (check --run-dir and free "
               "space; finished stages are kept)", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("ragdash: interrupted; finished work is kept, run again to resume",
-              file=sys.stderr)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM
+        stage = getattr(exc, "stage", None)
+        print(f"ragdash: interrupted{f' during stage {stage}' if stage else ''}; finished work "
+              "is kept, run again to resume", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ def test_interrupted_retrieval_resumes_finished_retrievers(generic, tmp_path, mo
     monkeypatch.setattr(dense.Reorder, "search_vector", boom)
     assert run_cli(*args) == 130  # interrupted while reo runs
     run = Run(tmp_path / "r")
-    assert run.stage("retrieve")["status"] == "failed"
+    assert run.stage("retrieve")["status"] == "interrupted"
     monkeypatch.setattr(dense.Reorder, "search_vector", real)
     assert run_cli(*args) == 0
     counts = run.stage("retrieve")["counts"]

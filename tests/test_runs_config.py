@@ -9,6 +9,7 @@ from ragdash.analysis.curves import summary_table
 from ragdash.budget import cuts, get_tokenizer, parse_budgets, reference_prefixes, reference_reaches
 from ragdash.config import ConfigError, load_config
 from ragdash.rundir import Run, atomic_path, list_runs
+from ragdash.rundir.run import StageFailed
 from ragdash.scoring.contexts import score_contexts
 
 
@@ -28,8 +29,10 @@ def test_run_stage_records_and_failures(tmp_path):
         counts["examples"] = 3
     assert run.stage_done("ingest", "k1")
     assert not run.stage_done("ingest", "other-key")
-    with pytest.raises(ValueError), run.running("chunk", "k2"):
+    with pytest.raises(StageFailed, match="^chunk: bad chunker$") as raised, \
+            run.running("chunk", "k2"):
         raise ValueError("bad chunker")
+    assert isinstance(raised.value.__cause__, ValueError)
     stage = run.stage("chunk")
     assert stage["status"] == "failed" and "bad chunker" in stage["error"]
     assert run.manifest["stages"]["ingest"]["counts"] == {"examples": 3}

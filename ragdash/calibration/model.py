@@ -24,12 +24,30 @@ from ragdash.calibration.estimates import (
     rule_class,
 )
 from ragdash.calibration.thresholds import fit_threshold
-from ragdash.constants import LLM_ONLY
+from ragdash.constants import CLASSES, LLM_ONLY
 
 LLM_COLS = ("llm_1", "llm_2_4", "llm_5", "llm_none")
 HK = "h/k rule"
 LOGIT_IR = "logistic (IR)"
 LOGIT_LLM = "logistic (IR + LLM-only)"
+
+
+def one_class_error(what: str) -> ValueError:
+    """The error for judged answers that all fall in one judge class (`what` says which):
+    nothing to separate, so no model can be fitted (scikit-learn's own message names a numpy
+    class index)."""
+    return ValueError(f"every judged answer {what}: there is nothing to separate, so no "
+                      "predictor can be fitted; judge more answers or check the judge")
+
+
+def _scores_given(judgments: pd.DataFrame) -> str:
+    """'got score 2', or 'got scores 2, 3 (all in judge class 2-4)': the RAG answers' scores."""
+    j, _ = judgment_table(judgments[judgments["system"] != LLM_ONLY])
+    scores = sorted(int(s) for s in j["score"].unique())
+    if len(scores) == 1:
+        return f"got score {scores[0]}"
+    return (f"got scores {', '.join(map(str, scores))} (all in judge class "
+            f"{CLASSES[int(judge_class(scores[0]))]})")
 
 
 def design(ir_scores: pd.DataFrame, judgments: pd.DataFrame | None = None,
@@ -91,6 +109,9 @@ class ProbabilisticEstimator:
         rows = table[table["target"] >= 0]
         if rows.empty:
             raise ValueError("no judged (qid, retriever) pairs to fit the estimator on")
+        if rows["target"].nunique() < 2:
+            raise one_class_error(f"it is fitted on is in judge class "
+                                  f"{CLASSES[int(rows['target'].iloc[0])]}")
         self.model_ = LogisticRegression(C=self.C, solver="newton-cholesky", max_iter=500).fit(
             self._x(rows), rows["target"].to_numpy())
         return self
@@ -165,6 +186,8 @@ def cross_validate(ir_scores: pd.DataFrame, judgments: pd.DataFrame, budget: int
     table = table[table["target"] >= 0].reset_index(drop=True)
     if table.empty:
         raise ValueError("no judged (qid, retriever) pairs to cross-validate on")
+    if table["target"].nunique() < 2:
+        raise one_class_error(_scores_given(judgments))
     models = {LOGIT_IR: False}
     if (table["llm_none"] == 0).any():
         models[LOGIT_LLM] = True

@@ -18,12 +18,16 @@ retrieval 41 s against 11 s; `benchmarks/bench_ray.py compare --limit 8 --actors
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import logging
+import math
+import os
 import socket
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pandas as pd
@@ -34,6 +38,12 @@ from ragdash.executors.base import BatchFn, Progress, call_batch, host_port
 log = logging.getLogger("ragdash")
 CONNECT_TIMEOUT_S = 10.0
 """How long a Ray head may take to accept a connection before the run stops."""
+ANSWER_TIMEOUT_S = 5.0
+"""How long a head that accepted the connection may take to answer as one (its GCS), within
+CONNECT_TIMEOUT_S in all: a port that accepts connections but is no Ray head stops the run."""
+GCS_WAIT_ENV = "RAY_gcs_server_port_wait_time_s"
+"""Ray's own budget (seconds, about one attempt each) for reaching the head's GCS in `ray.init`
+(20 attempts when unset)."""
 
 
 class RayExecutor:
@@ -56,19 +66,26 @@ class RayExecutor:
 
     def _ray(self):
         import ray
-        import ray.data
 
         if not ray.is_initialized():
-            _check_reachable(self.address)
+            deadline = time.monotonic() + CONNECT_TIMEOUT_S
+            _check_reachable(self.address, CONNECT_TIMEOUT_S)
             try:
-                ray.init(address=self.address, runtime_env=self.runtime_env,
-                         include_dashboard=False, log_to_driver=False,
-                         logging_level=logging.WARNING)
+                with _gcs_wait(self.address, min(deadline - time.monotonic(),
+                                                 ANSWER_TIMEOUT_S)):
+                    ray.init(address=self.address, runtime_env=self.runtime_env,
+                             include_dashboard=False, log_to_driver=False,
+                             logging_level=logging.WARNING)
             except ConnectionError as exc:
-                raise RuntimeError(f"cannot reach the Ray cluster at {self.address!r}: {exc}") \
-                    from None
+                raise RuntimeError(
+                    f"cannot reach the Ray cluster at {self.address!r}: the port accepts "
+                    f"connections but no Ray head answered within {ANSWER_TIMEOUT_S:g} s "
+                    f"({exc}); check the address (the head's GCS port, 6379 unless `ray start "
+                    "--port` says otherwise) and that the head node is up") from None
             self._started = True
             log.info("ray: connected (%s CPUs)", ray.cluster_resources().get("CPU"))
+        import ray.data  # after connecting: an unreachable head is reported a second sooner
+
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False  # the stage's own progress reports batches
         ctx.print_on_execution_start = False
@@ -136,18 +153,73 @@ class RayExecutor:
 
 def _check_reachable(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
     """RuntimeError unless a TCP connection to `address` ("host:port" or "ray://host:port")
-    opens within `timeout` seconds: `ray.init` itself retries an unreachable head for minutes.
-    None and "auto" (this machine's Ray, found by Ray itself) are not checked here."""
+    opens within `timeout` seconds and what accepts it answers as a Ray head does (gRPC, an
+    HTTP/2 server) within ANSWER_TIMEOUT_S: `ray.init` itself retries an unreachable head for
+    minutes, and a port that is no Ray head for longer. None and "auto" (this machine's Ray,
+    found by Ray itself) are not checked here; with `RAY_USE_TLS` only the connection is."""
     if not address or address == "auto":
         return
     target = host_port(address)
     if target is None:
         raise RuntimeError(f"Ray address {address!r} is not host:port or ray://host:port")
     try:
-        socket.create_connection(target, timeout=timeout).close()
+        sock = socket.create_connection(target, timeout=timeout)
     except OSError as exc:
         raise RuntimeError(f"cannot reach the Ray cluster at {address!r} within {timeout:g} s "
                            f"({exc}); check the address and that the head node is up") from None
+    with sock:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+            return
+        answer = _http2_answer(sock, ANSWER_TIMEOUT_S)
+    if answer is None:
+        raise RuntimeError(f"the Ray head at {address!r} accepted the connection but did not "
+                           f"answer within {ANSWER_TIMEOUT_S:g} s; check the address and the "
+                           "head node")
+    if not answer:
+        raise RuntimeError(f"{address!r} accepts connections but is no Ray head (it does not "
+                           "answer as one, over gRPC); check the port: the head's GCS port "
+                           "(6379 unless `ray start --port` says otherwise), or ray://host:10001 "
+                           "for Ray Client")
+
+
+HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes(3) + b"\x04" + bytes(5)
+"""A client's HTTP/2 connection preface and an empty SETTINGS frame: an HTTP/2 server (a Ray
+head's gRPC) answers with a SETTINGS frame of its own."""
+
+
+def _http2_answer(sock: socket.socket, timeout: float) -> bool | None:
+    """Whether the server on `sock` answers the HTTP/2 preface with a SETTINGS frame (frame
+    type 4, in the 9-byte frame header); None when it says nothing within `timeout` s."""
+    sock.settimeout(timeout)
+    head = b""
+    try:
+        sock.sendall(HTTP2_HELLO)
+        while len(head) < 9:
+            chunk = sock.recv(9 - len(head))
+            if not chunk:
+                return False
+            head += chunk
+    except TimeoutError:
+        return None
+    except OSError:  # reset: it closed the connection on a greeting it does not speak
+        return False
+    return head[3] == 4
+
+
+@contextlib.contextmanager
+def _gcs_wait(address: str | None, seconds: float) -> Iterator[None]:
+    """Within the block (`ray.init`), Ray's attempts to reach the GCS at a checked `address`
+    stop after about `seconds` (one attempt a second, at least one), unless
+    `RAY_gcs_server_port_wait_time_s` is set already. None and "auto" (a Ray started or found
+    on this machine) keep Ray's own budget: a head starting here may need it."""
+    if not address or address == "auto" or GCS_WAIT_ENV in os.environ:
+        yield
+        return
+    os.environ[GCS_WAIT_ENV] = str(max(1, math.floor(seconds)))
+    try:
+        yield
+    finally:
+        os.environ.pop(GCS_WAIT_ENV, None)
 
 
 def concat(frames: list[pd.DataFrame]) -> pd.DataFrame:

@@ -1,6 +1,7 @@
 """The LLM layer's shared types: replies, errors, messages and the `Backend` interface.
 
-Nothing here imports anything else from ragdash, so every module of `ragdash.llm` can use it.
+Nothing here imports anything from ragdash but `ragdash.llm.redact` (which imports nothing),
+so every module of `ragdash.llm` can use it.
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
+
+from ragdash.llm.redact import redact
 
 Message = dict[str, Any]
 """One chat message: `{"role": "system" | "user" | "assistant", "content": ...}`."""
@@ -36,11 +39,11 @@ class LLMResult:
 class LLMError(RuntimeError):
     """A failed LLM call. `kind`: timeout, rate_limit, server_error, connection, invalid_reply,
     bad_request, auth, config (see ERROR_KINDS); `retryable` marks kinds worth another
-    attempt."""
+    attempt. The message is redacted (`ragdash.llm.redact`): no API key or bearer token in it."""
 
     def __init__(self, message: str, *, kind: str = "error", retryable: bool = False,
                  retry_after: float | None = None):
-        super().__init__(message)
+        super().__init__(redact(message))
         self.kind = kind
         self.retryable = retryable
         self.retry_after = retry_after

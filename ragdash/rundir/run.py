@@ -7,6 +7,7 @@ config, input hashes, package versions, per-stage status, counts and timings.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import time
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ragdash.llm.redact import redact
 from ragdash.rundir.config import RunConfig
 from ragdash.rundir.files import FILES, MANIFEST, RunFile
 from ragdash.rundir.io import write_json, write_table
@@ -35,6 +37,48 @@ def package_versions() -> dict[str, str]:
         with contextlib.suppress(metadata.PackageNotFoundError):
             out[name] = metadata.version(name)
     return out
+
+
+_OWN_MESSAGES = (ValueError, RuntimeError, OSError)
+"""Errors whose message says what went wrong by itself (ragdash raises these with located
+messages); any other type is named before its message."""
+
+
+def error_text(exc: BaseException) -> str:
+    """One line saying what went wrong in a stage: the message of ragdash's own errors, the
+    type and message of any other (a library's, a Ray worker's), the file of an OSError (and
+    what to do when the disk is full); redacted (no API key), at most 500 characters."""
+    if isinstance(exc, KeyboardInterrupt):
+        text = "interrupted"
+    elif isinstance(exc, SystemExit):
+        text = f"a library tried to end the process (SystemExit {exc.code!r})"
+    elif isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{exc.filename}: {exc.strerror or exc}"
+        if exc.errno == errno.ENOSPC:
+            text += " (the disk is full: free some space and run again; finished stages are kept)"
+    else:
+        message = " ".join(str(exc).split())
+        named = isinstance(exc, _OWN_MESSAGES) and message
+        text = message if named else f"{type(exc).__name__}: {message}".rstrip(": ")
+    text = redact(text)
+    return text if len(text) <= 500 else text[:499] + "…"
+
+
+class StageFailed(RuntimeError):
+    """A stage that raised: the message is `<stage>: <what went wrong>` (`error_text`); the
+    original exception is the `__cause__`."""
+
+    def __init__(self, stage: str, exc: BaseException):
+        super().__init__(f"{stage}: {error_text(exc)}")
+        self.stage = stage
+
+
+class StageInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM, where the CLI turns it into one) during a stage, named by `stage`."""
+
+    def __init__(self, stage: str):
+        super().__init__(f"interrupted during stage {stage}")
+        self.stage = stage
 
 
 def spec(key: str) -> RunFile:
@@ -195,17 +239,25 @@ class Run:
 
     @contextlib.contextmanager
     def running(self, name: str, key: str) -> Iterator[dict]:
-        """Record a stage as running, then done (with timing and the yielded counts) or failed."""
+        """Record a stage as running, then done (with timing and the yielded counts), failed or
+        interrupted. Whatever the stage raises comes out as `StageFailed` (its message names
+        the stage; the error is its cause), or `StageInterrupted` for a KeyboardInterrupt."""
         start = time.perf_counter()
         self.set_stage(name, status="running", key=key, started=now(), error=None)
         counts: dict = {}
         try:
             yield counts
-        except BaseException as exc:
-            with contextlib.suppress(OSError):  # a full disk must not hide the stage's error
-                self.set_stage(name, status="failed", error=f"{type(exc).__name__}: {exc}"[:500],
-                               seconds=round(time.perf_counter() - start, 2), counts=counts)
+        except GeneratorExit:
             raise
+        except BaseException as exc:
+            stopped = isinstance(exc, KeyboardInterrupt)
+            with contextlib.suppress(OSError):  # a full disk must not hide the stage's error
+                self.set_stage(name, status="interrupted" if stopped else "failed",
+                               error=error_text(exc), counts=counts,
+                               seconds=round(time.perf_counter() - start, 2))
+            if isinstance(exc, StageFailed | StageInterrupted):
+                raise
+            raise (StageInterrupted(name) if stopped else StageFailed(name, exc)) from exc
         self.set_stage(name, status="done", finished=now(), counts=counts,
                        seconds=round(time.perf_counter() - start, 2))
 

@@ -8,6 +8,7 @@ LLM cache). A stage that runs makes every stage after it that depends on it run 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 from ragdash import embeddings
 from ragdash.config import fingerprint
 from ragdash.executors import Executor, make_executor
+from ragdash.exit_watch import watched
 from ragdash.rundir import MANIFEST, Run
 from ragdash.stages import REGISTRY, STAGES
 from ragdash.stages.base import Progress, StageContext, no_progress
@@ -76,13 +78,28 @@ def run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str] | None = No
     keys = stage_keys(cfg)
     own = executor is None
     executor = make_executor(cfg.get("executor")) if executor is None else executor
+    # a library that ends the process outright (Ray, when its node dies) is reported anyway
+    watch = contextlib.nullcontext() if executor.in_process else watched(run.path)
     try:
-        with embeddings.configured(cfg):  # embedding precision and disk cache for every stage
+        with embeddings.configured(cfg), watch:  # embedding settings for every stage
             _run(cfg, run, wanted, keys, force, progress, api_key, executor)
-    finally:
-        if own:
-            executor.close()
+    except BaseException:
+        if own:  # the stage's error is the one to report, not a failure to close after it
+            _close_quietly(executor)
+        raise
+    if own:
+        executor.close()
     return run
+
+
+def _close_quietly(executor: Executor) -> None:
+    """Close an executor after a failure, logging (not raising) an error in closing (e.g. Ray
+    after its node died)."""
+    try:
+        executor.close()
+    except Exception as exc:  # noqa: BLE001 (any library error; the failure is reported)
+        log.warning("closing the %s executor after the failure also failed: %s",
+                    executor.name, exc)
 
 
 def run_on(run_dir: str | Path, name: str, progress: Progress = no_progress) -> tuple[Run, dict]:
@@ -132,6 +149,8 @@ def _run(cfg: dict, run: Run, wanted: set[str], keys: dict[str, str], force: boo
         if failed and not force and not ran & set(ups):
             log.warning("stage %s: %d call(s) ended in errors last time; retrying them "
                         "(finished calls come from the LLM cache)", name, failed)
+        if not ran and not executor.in_process:
+            executor.workers()  # connect first: an unreachable cluster stops before any work
         ran.add(name)
         with run.running(name, keys[name]) as counts:
             counts.update(stage.run(StageContext(run, cfg, keys[name], progress, api_key,

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdash.rundir import Run
+from ragdash.rundir.run import error_text
 from ragdash.stages import STAGES
 from ragdash.stages.runner import run_stages
 
@@ -99,11 +100,19 @@ def background(job: Job, work: Callable[[], object], name: str) -> Job:
             work()
             job.status = "done"
         except BaseException as exc:  # shown on the page
-            job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
+            job.status, job.error = "failed", error_text(exc)
         job.finished = time.time()
 
     threading.Thread(target=target, name=name, daemon=True).start()
     return job
+
+
+def stage_status(job: Job, record: dict) -> str:
+    """A stage's status in the job's panel: its manifest record's, except that a stage still
+    recorded as running when the job has ended failed with it (the manifest could not be
+    written, e.g. on a full disk)."""
+    status = record.get("status", "waiting")
+    return "failed" if status == "running" and job.status == "failed" else status
 
 
 def show(job: Job, on_open: Callable | None = None, key: str = "job") -> None:
@@ -118,7 +127,7 @@ def show(job: Job, on_open: Callable | None = None, key: str = "job") -> None:
     if job.runs:
         title = title.replace("Run ", "Sweep ").replace("Building", "Sweeping")
     with st.status(title, state=state_, expanded=True):
-        rows = [{"stage": s, "status": stages.get(s, {}).get("status", "waiting"),
+        rows = [{"stage": s, "status": stage_status(job, stages.get(s, {})),
                  "seconds": stages.get(s, {}).get("seconds")} for s in job.stages] \
             if not job.runs else [_sweep_row(d) for d in job.runs]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ragdash import judge_audit
+from ragdash import dashboard_settings, judge_audit
 from ragdash.analysis import compare, frames, leaderboard, matching
 from ragdash.analysis.thresholds import ThresholdData
 from ragdash.budget import Tokenizer, get_tokenizer
@@ -47,6 +47,13 @@ def description(run: Run) -> str:
 
 def runs_root() -> Path:
     return Path(os.environ.get("RAGDASH_RUNS_ROOT") or PROJECT_ROOT / "runs")
+
+
+def max_upload_mb() -> int:
+    """Megabytes one upload may have: `RAGDASH_MAX_UPLOAD_MB`, checked against Streamlit's
+    `server.maxUploadSize`; ValueError saying what to set otherwise."""
+    return dashboard_settings.max_upload_mb(
+        server_limit_mb=int(st.get_option("server.maxUploadSize")))
 
 
 def run_key(path: Path) -> str:

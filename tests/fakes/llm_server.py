@@ -24,7 +24,7 @@ class Reply:
     delay_s: float = 0.0
     tokens_in: int = 11
     tokens_out: int = 7
-    error: str = "scripted failure"
+    error: str = "scripted failure"  # "{authorization}" in it echoes the request's header
     raw: bytes | None = None  # a 200 whose body is this instead of a chat reply
     content_type: str = "text/html"
 
@@ -144,8 +144,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.raw is not None:
             self._send(200, reply.raw, reply.content_type)
         elif reply.status != 200:
-            self._send(reply.status, {"error": reply.error} if ollama else
-                       {"error": {"message": reply.error, "type": "fake_error", "code": None}})
+            error = reply.error.replace("{authorization}", self.headers.get("Authorization") or "")
+            self._send(reply.status, {"error": error} if ollama else
+                       {"error": {"message": error, "type": "fake_error", "code": None}})
         elif ollama:
             self._ollama(body, reply)
         else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragdash.llm.redact import redact
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.types import LLMError
 
@@ -30,8 +31,9 @@ def sampling_params(settings: LLMSettings, params: dict[str, Any]) -> dict[str, 
 
 
 def short(text: str, n: int = 300) -> str:
-    """`text` on one line, cut to `n` characters."""
-    text = " ".join(str(text).split())
+    """`text` (a server's words) on one line, redacted (no key or token in it), then cut to `n`
+    characters."""
+    text = redact(" ".join(str(text).split()))
     return text if len(text) <= n else text[: n - 1] + "…"
 
 

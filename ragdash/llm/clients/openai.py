@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from ragdash.llm.clients import not_a_reply, sampling_params, short
+from ragdash.llm.redact import remember
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.types import LLMError, LLMResult, Messages
 
@@ -61,6 +62,7 @@ class OpenAIBackend:
         self.model = model or settings.model
         self.base_url = base_url or settings.base_url
         key = api_key or settings.resolve_api_key()
+        remember(key)  # a server may echo the Authorization header in an error body
         if key is None:
             if self.base_url is None:
                 raise LLMError(f"the openai backend needs an API key: set {settings.api_key_env}"
