@@ -13,11 +13,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis import frames, judging, matching
-from ragdash.budget import cuts_from_ends, join_chunks
+from ragdash.analysis import frames, judging
 from ragdash.constants import LLM_ONLY, SCORE_LABELS, SCORES
 from ragdash.scoring import part_scores
-from ragdash.ui import crossrun, evidence, state, widgets
+from ragdash.ui import context_view, crossrun, evidence, state, widgets
 from ragdash.viz.colors import PART_COLORS, label
 
 run = state.require_run()
@@ -196,31 +195,21 @@ def show(side: crossrun.Side, wide: bool) -> None:
     r, ret = side.run, side.retriever
     rcfg = state.config(r)
     rmethod = rcfg.section("scoring").get("method", "substring")
-    chunks = state.question_chunks(r, qid).get(ret)
     st.markdown((f"**{widgets.md(state.run_label(r))}** · " if other is not None else "")
                 + widgets.chip(ret), unsafe_allow_html=True)
-    if chunks is None or chunks.empty:
+    view = context_view.cut_context(r, qid, ret, n)
+    if view is None:
         st.info(f"No chunk retrieved: {label(ret)} found nothing for this question, so its "
                 "Score_IR is 0 at every budget.")
         return
-    context = join_chunks(chunks["text"].tolist())
-    rir = state.table(r, "ir_scores")
-    stored = rir[(rir["qid"].astype(str) == qid) & (rir["retriever"] == ret)].set_index("budget")
-    tokens = int(stored["context_tokens"].iloc[0]) if len(stored) else None
-    try:
-        ends = state.tokenizer(rcfg.tokenizer).token_ends([context])[0]
-        cut = cuts_from_ends(ends, [n], len(context))[0]
-    except Exception as exc:  # tokenizer unavailable here: nearest stored budget
-        rb = sorted(stored.index) or budgets
-        near = max([b for b in rb if b <= n] or [min(rb)])
-        cut = int(stored.loc[near, "cut"]) if len(stored) else len(context)
-        notes.append(f"tokenizer {rcfg.tokenizer} unavailable ({type(exc).__name__}); cut at "
-                     f"the stored N = {near}")
+    if view.note:
+        notes.append(view.note)
+    chunks, context, cut, tokens, reached = (view.chunks, view.context, view.cut, view.tokens,
+                                             view.reached)
     sem = state.semantic_matches(tuple(parts), context, cut) if semantic and parts else []
     scores = (np.array([w.score for w in sem]) if rmethod == "semantic" else
               part_scores(parts, context, [cut], rmethod)[0] if parts else np.zeros(0))
     score = float(scores.mean()) if len(scores) else 0.0
-    reached = cut < len(context)
     # side by side while there is room; stacked with 3+ columns, so numbers are not cut
     m1, m2 = st.columns(2) if wide else (st.container(), st.container())
     m1.metric(f"Score_IR at N = {n}" + (f" ({rmethod})" if sem else ""), f"{score:.3f}",
@@ -228,7 +217,7 @@ def show(side: crossrun.Side, wide: bool) -> None:
     m2.metric("Context", f"{len(chunks)} chunks",
               delta=(f"{tokens:,} tokens" if tokens else None) if reached
               else "shorter than N: used whole", delta_color="off", delta_arrow="off")
-    matches = matching.part_matches(parts, context, cut)
+    matches = context_view.part_matches(view, parts)
     st.html(evidence.CSS + evidence.parts_legend(parts, list(scores), PART_COLORS))
     if sem:  # beside the exact score: each part's closest window by meaning
         head = "" if rmethod == "semantic" else (

@@ -89,12 +89,13 @@ try:
     elif corpus_file is not None:
         corpus_alone = {"corpus": str(_save(corpus_file)), "corpus_name": corpus_file.name}
 except (ValueError, OSError) as exc:
-    st.error(str(exc))
+    st.error(widgets.md(exc))
 current = st.session_state.get("data_current")
 if current and ds_file is None:
     c1, c2 = st.columns([4, 1])
-    c1.info(f"Current upload: **{current['name']}**"
-            + (f" with corpus **{current['corpus_name']}**" if current.get("corpus") else "")
+    c1.info(f"Current upload: **{widgets.md(current['name'])}**"
+            + (f" with corpus **{widgets.md(current['corpus_name'])}**"
+               if current.get("corpus") else "")
             + ". It stays the current dataset on every page until you upload another or "
               "forget it.", icon="📄")
     if c2.button("Forget this upload", key="data_forget"):
@@ -124,11 +125,11 @@ if current is not None:
             "examples": len(loaded.examples)}, sig)
     except DataError as exc:
         i = exc.issue
-        st.error(f"**{Path(i.file).name}** cannot be loaded — record {i.record}, field "
-                 f"`{i.field}`: {i.message}")
+        st.error(f"**{widgets.md(Path(i.file).name)}** cannot be loaded — record "
+                 f"{widgets.md(i.record)}, field {widgets.code(i.field)}: {widgets.md(i.message)}")
         st.session_state.pop("data_upload", None)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(widgets.md(exc))
         st.session_state.pop("data_upload", None)
 
 if loaded is not None:
@@ -165,7 +166,7 @@ else:
     run = state.current_run()
     examples = state.table(run, "examples") if run is not None else None
     documents = state.table(run, "documents") if run is not None else None
-    source = f"the dataset of run {run.id}" if run is not None else ""
+    source = f"the dataset of run {widgets.md(run.id)}" if run is not None else ""
     if examples is not None:
         st.info(f"Nothing uploaded: the previews and statistics below are those of {source}.",
                 icon="ℹ️")

@@ -87,7 +87,8 @@ def test_an_unknown_run_in_the_link_is_said_not_found(runs):
     at.query_params["run"] = "runs/gone"
     at.run()
     assert not at.exception, at.exception
-    assert any("Run 'runs/gone' (from the link) was not found" in w.value for w in at.warning)
+    # the asked name is a code span: shown literally, never read as Markdown
+    assert any("Run ` runs/gone ` (from the link) was not found" in w.value for w in at.warning)
     assert at.title[0].value == "Run demo"
 
 
@@ -265,7 +266,7 @@ def test_data_upload_fatal_error_is_named(runs):
     at.run()
     assert not at.exception
     errors = " ".join(e.value for e in at.error)
-    assert "bad.csv" in errors
+    assert "bad\\.csv" in errors  # the file name escaped: shown literally
 
 
 def test_build_page_validates_inputs(runs):

@@ -74,3 +74,18 @@ def test_markdown_escaping_leaves_no_markup(text):
         assert not (escaped in text and f"\\{escaped}" not in widgets.md(text))
     code = markdown_it.MarkdownIt("commonmark").render(widgets.code(text))
     assert code.count("<code>") == 1 and "<a " not in code and "<img" not in code
+
+
+def test_a_run_file_linking_outside_its_run_is_not_read(roots):
+    from fixtures.make_run import make_run
+
+    from ragdash.rundir import Run
+    from ragdash.ui import state
+
+    runs, _, secret = roots
+    mine, theirs = make_run(runs / "mine", n_questions=4, llm=False), \
+        make_run(secret / "theirs", n_questions=4, llm=False)
+    assert state.table(Run(mine), "examples") is not None
+    (mine / "examples.parquet").unlink()
+    (mine / "examples.parquet").symlink_to(theirs / "examples.parquet")
+    assert state.table(Run(mine), "examples") is None

@@ -15,6 +15,7 @@ from ragdash.rundir import Run
 from ragdash.rundir.run import error_text
 from ragdash.stages import STAGES
 from ragdash.stages.runner import run_stages
+from ragdash.ui import widgets
 
 
 @dataclass
@@ -138,9 +139,10 @@ def show(job: Job, on_open: Callable | None = None, key: str = "job") -> None:
         if job.log:
             st.code("\n".join(job.log[-12:]), language=None)
         if job.error:
-            st.error(job.error)
+            st.error(widgets.md(job.error))
     if job.status == "done" and on_open is not None:
-        st.button(f"Open run {job.run_dir.name}", on_click=on_open, key=f"{key}_open",
+        st.button(f"Open run {widgets.md(job.run_dir.name)}", on_click=on_open,
+                  key=f"{key}_open",
                   type="primary")
 
 

@@ -10,7 +10,6 @@ modification time, so a rewritten file is re-read.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -23,17 +22,8 @@ from ragdash.budget import Tokenizer, get_tokenizer
 from ragdash.chunking.preview import ChunkPreview, preview
 from ragdash.constants import PROJECT_ROOT
 from ragdash.rundir import FILES, MANIFEST, Run, RunConfig, list_runs
+from ragdash.ui.paths import demo_paths, inside, runs_root  # noqa: F401 (pages use state.*)
 from ragdash.view import RunView
-
-DEMOS = ("data/demo_squad", "data/demo_run")
-"""The bundled demos, the one the dashboard opens on first: its fit is informative."""
-
-
-def demo_paths() -> list[Path]:
-    env = os.environ.get("RAGDASH_DEMO_RUN")
-    if env:
-        return [Path(p) for p in env.split(os.pathsep) if p]
-    return [PROJECT_ROOT / d for d in DEMOS]
 
 
 def is_demo(run: Run) -> bool:
@@ -43,10 +33,6 @@ def is_demo(run: Run) -> bool:
 def description(run: Run) -> str:
     """The run's one-line description (config `description`), if any."""
     return run.config.description
-
-
-def runs_root() -> Path:
-    return Path(os.environ.get("RAGDASH_RUNS_ROOT") or PROJECT_ROOT / "runs")
 
 
 def max_upload_mb() -> int:
@@ -74,7 +60,8 @@ def _listed(root: Path) -> list[Run]:
             if sub.is_dir() and not sub.name.startswith(("_", ".")) and \
                     not (sub / MANIFEST).exists():
                 runs += list_runs(sub)
-    return runs
+    # a run (or sweep folder) that is a symlink out of the runs root is not the dashboard's to read
+    return [r for r in runs if inside(r.path / MANIFEST, root)]
 
 
 def available_runs() -> dict[str, Run]:
@@ -107,19 +94,19 @@ def select_run(container=None) -> Run | None:
     if not runs:
         box.info("No run yet: build one on **Build a run**.")
         return None
-    from ragdash.ui.widgets import url_select
+    from ragdash.ui import widgets
 
     asked = st.query_params.get("run")
     if asked and asked not in runs and "run" not in st.session_state:
-        box.warning(f"Run '{asked}' (from the link) was not found; showing "
-                    f"'{next(iter(runs))}' instead.")
+        box.warning(f"Run {widgets.code(asked)} (from the link) was not found; showing "
+                    f"{widgets.code(next(iter(runs)))} instead.")
 
-    key = url_select("Run", list(runs), "run", container=box,
+    key = widgets.url_select("Run", list(runs), "run", container=box,
                      format_func=lambda k: run_label(runs[k]),
                      help="The run directory every page shows: the demos first, then the runs "
-                          f"under `{run_key(runs_root())}`.")
+                          f"under {widgets.code(run_key(runs_root()))}.")
     if text := description(runs[key]):
-        box.caption(text)
+        box.caption(widgets.md(text))
     return runs[key]
 
 
@@ -175,10 +162,18 @@ def _read(path: str, mtime_ns: int, key: str) -> pd.DataFrame:
     return FILES[key].read(Path(path))
 
 
-def table(run: Run, key: str) -> pd.DataFrame | None:
-    """A run table (a key of `ragdash.rundir.FILES`), cached; None when the file is missing."""
+def _own(run: Run, key: str) -> Path | None:
+    """A run file's path; None when it is missing or a symlink to outside its run directory
+    (then never read: it could name any file on the server)."""
     f = run.file(key)
-    if not f.exists():
+    return f if f.exists() and inside(f, run.path) else None
+
+
+def table(run: Run, key: str) -> pd.DataFrame | None:
+    """A run table (a key of `ragdash.rundir.FILES`), cached; None when the file is missing (or
+    links outside its run)."""
+    f = _own(run, key)
+    if f is None:
         return None
     return _read(str(f), stamp(f), key)
 
@@ -200,8 +195,8 @@ def _json(path: str, mtime_ns: int) -> dict:
 
 
 def _cached_json(run: Run, key: str) -> dict | None:
-    f = run.file(key)
-    return _json(str(f), stamp(f)) if f.exists() else None
+    f = _own(run, key)
+    return None if f is None else _json(str(f), stamp(f))
 
 
 def calibration(run: Run) -> dict | None:
@@ -356,6 +351,7 @@ def reference_summary(run: Run) -> pd.DataFrame | None:
     """Mean EM, F1 and share containing a gold answer per system (None without answers)."""
     return _reference(str(run.path), stamps(run, "answers", "examples", "reference",
                                             "manifest"))
+
 
 # --- several runs (the Runs page), keyed by the runs' paths and their files' stamps ---------------
 
