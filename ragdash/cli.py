@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_evidence(sub)
     add_synth(sub)
     add_cache(sub)
+    from ragdash.labels.command import add_parser as add_label
+
+    add_label(sub)
     sweep = sub.add_parser(
         "sweep", help="one run per combination of varied config values, then a leaderboard",
         description="Make one run per combination of the --vary values (cartesian product), "
@@ -253,6 +256,9 @@ def _print_summary(run) -> None:
             print(f"Share judged correct: actual {pct(shares['actual'])}; estimated "
                   + "; ".join(f"{name} {pct(v)}" for name, v in shares["estimates"].items()))
         print(c.get("estimators", {}).get("verdict", ""))
+    from ragdash.labels.command import print_trust
+
+    print_trust(run)  # labels, the judge's agreement, the share correct with PPI intervals
     issues = run.manifest.get("issues", {})
     if issues.get("skipped") or issues.get("warnings"):
         print(f"\nInput issues: {issues.get('skipped', 0)} record(s) skipped, "
@@ -303,6 +309,10 @@ def _run_stages(args: argparse.Namespace) -> int:
     finally:
         bars.close()
     run.update(command=" ".join(["ragdash", *args.argv]))
+    if "calibrate" in stages:
+        from ragdash.labels import refresh
+
+        refresh(run)  # labels added since calibrate last ran
     for issue in run.manifest.get("issues", {}).get("first", [])[:10]:
         print(f"warning: {issue}", file=sys.stderr)
     for name, stage in run.manifest.get("stages", {}).items():
@@ -442,6 +452,10 @@ def main(argv: list[str] | None = None) -> int:
                     args, progress=bars)
             finally:
                 bars.close()
+        if args.command == "label":
+            from ragdash.labels.command import run as label
+
+            return label(args)
         if args.command == "cache":
             from ragdash.cache_command import run as cache
 

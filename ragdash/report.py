@@ -115,6 +115,42 @@ def figure_html(fig: go.Figure, title: str = "ragdash figure") -> str:
             f"</title></head><body>{body}</body></html>")
 
 
+def _labels_html(run: Run) -> list[str]:
+    """The judge's agreement with labels and gold answers, and the share correct with
+    prediction-powered intervals (a run with answers and labels or a calibration)."""
+    from ragdash import labels
+    from ragdash.labels import tables
+
+    if not run.has("answers") or not (run.has("labels") or run.has("calibration")):
+        return []
+    sections = labels.current(run)
+    if sections is None:
+        return []
+    agreement, ppi = sections["agreement"], sections["ppi"]
+    out = ["<h2>Is the judge right? Agreement with labels and gold answers</h2>",
+           f"<p><b>{html.escape(agreement['verdict'])}</b></p>"]
+    out += [f'<p class="{"warn" if "Stand-in" in line else "note"}">{html.escape(line)}</p>'
+            for line in tables.labels_line(sections["labels"])]
+    table = tables.agreement_frame(agreement)
+    if not table.empty:
+        out.append('<p class="note">"Judged 5" against each truth, with 95 % bootstrap '
+                   "intervals over questions; the weighted κ puts the judge's 1–5 on the "
+                   "labels' scale (5 correct, 2–3 partly, 1 and 4 wrong).</p>")
+        out.append(_table(table, fmt=None, index=False))
+    for frame in (tables.confusion_frame(agreement), tables.annotators_frame(agreement)):
+        if frame is not None:
+            out.append(_table(frame, fmt="{:.2f}", index=frame.index.name is not None))
+    out.append("<h2>Share correct with prediction-powered intervals</h2>")
+    out.append('<p class="note">Share of answers correct (label "correct", judge 5) in % with '
+               "95 % intervals: from the labels alone; from the judge alone (valid only if the "
+               "judge is right); prediction-powered (PPI) with the judge's scores or with "
+               "retrieval alone, the labels correcting the predictions' bias.</p>")
+    out.append(_table(tables.ppi_frame(ppi), fmt=None))
+    notes = tables.footnotes(ppi) + [tables.halve_line(ppi)]
+    out += [f'<p class="note">{html.escape(n)}</p>' for n in notes if n]
+    return out
+
+
 def build_report(run: Run | str | Path) -> str:
     """The whole report as one self-contained HTML string."""
     view = RunView(run)
@@ -219,6 +255,7 @@ def build_report(run: Run | str | Path) -> str:
             c: 100 * ref[c] for c in pct}).set_index("system").rename(columns=pct)
             .rename_axis(None),
             fmt="{:.1f}"))
+    parts.extend(_labels_html(run))
     if "prediction_roc" in figs:
         parts.append("<h2>Does retrieval predict answer quality here?</h2>")
         ev = (cal or {}).get("evidence")

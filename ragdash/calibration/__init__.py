@@ -25,6 +25,12 @@ under-estimates "correct", §3.3):
 - `ProbabilisticEstimator(budgets=None, use_llm_only=True)`: logistic model; .fit, .estimate.
 - `cross_validate(ir_scores, judgments, budget=1000, n_folds=5)` -> (table, verdict) vs h/k.
 
+Checked against people (`ragdash.labels` gathers a run's labels and calls these):
+- `agreement`: the judge against human labels, the reference metrics and between labellers
+  (accuracy, Cohen's kappa, bootstrap CIs, a verdict);
+- `ppi`: the share correct from labels only, the judge only, and prediction-powered intervals
+  (`ppi_py`: PPI++, cross-PPI); `ppi_shares.share_table` per system and pooled.
+
 `method="sweep"` is exact and deterministic; `method="de"` is the paper's optimiser (seeded
 differential evolution, rounded to 2 decimals) for comparison. Tie rule: the lowest optimal
 interval. Null judge scores are errors: excluded and counted, never averaged in.

@@ -85,6 +85,15 @@ _FILES = (
             "maximum over the gold answers) and whether it contains one"),
     RunFile("judgments", "judgments.parquet", "judge",
             ("qid", "system", "budget", "judge_model", "score", "raw", "error")),
+    RunFile("label_sample", "label_sample.parquet", "label",
+            ("qid", "system", "position", "rule", "seed", "drawn"),
+            "the answers to label, drawn once by a rule fixed before labelling (uniform at "
+            "random with a seed, or stratified by system), in labelling order"),
+    RunFile("labels", "labels.parquet", "label",
+            ("qid", "system", "label", "score", "labeller", "time", "comment"),
+            "human labels of answers (correct 5 / partly correct 3 / wrong 1 / cannot tell: "
+            "no score), one per answer and labeller; answer_sha ties each to the text labelled",
+            ("answer_sha",)),
     RunFile("estimator_cv", "estimator_cv.csv", "calibrate",
             ("scheme", "fold", "method", "retriever", "n", "mae")),
     RunFile("calibration", "calibration.json", "calibrate", about="thresholds h and k, their "

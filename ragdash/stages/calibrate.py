@@ -27,6 +27,10 @@ def run(ctx: StageContext) -> dict:
         data["estimators"] = {"verdict": verdict}
     except ValueError as exc:  # too few questions or retrievers to cross-validate
         data["estimators"] = {"verdict": f"not cross-validated: {exc}"}
+    from ragdash.labels import evaluate
+
+    # labels, the judge's agreement with them and the reference metrics, PPI share estimates
+    data.update(evaluate(out, n_boot=c["n_boot"], seed=c["seed"]))
     out.write_json("calibration", data)
     return {"h": data["h"], "k": data["k"], "pairs": data["n"], "excluded": data["n_excluded"],
             "scores": scores}

@@ -1,0 +1,112 @@
+"""`ragdash label`: export the sample to label as a CSV, import labels (or stand-in labels from
+a reference metric), and show what they say; `print_trust` is also the CLI summary's part."""
+
+from __future__ import annotations
+
+import argparse
+
+from ragdash.labels.store import LABELS, RULES
+from ragdash.labels.tables import footnotes, halve_line, labels_line, ppi_frame
+from ragdash.rundir import Run
+
+METRICS = ("contains", "em", "f1")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The `label` sub-command and its `export`, `import` and `status`."""
+    p = sub.add_parser("label", help="human labels of answers: export a sample to label, "
+                                     "import labels, show agreement and PPI estimates",
+                       description="Label a random sample of a run's answers (correct, partly "
+                                   "correct, wrong, cannot tell) to check the judge and to get "
+                                   "prediction-powered intervals on the share correct.")
+    cmd = p.add_subparsers(dest="label_command", required=True)
+    ex = cmd.add_parser("export", help="write the sample to label as a CSV (no judge score)")
+    ex.add_argument("--run-dir", required=True, help="run with answers.parquet")
+    ex.add_argument("--n", type=int, help="sample size (drawn once; a larger n extends it)")
+    ex.add_argument("--seed", type=int, help="seed of the draw (default: the sample's, else 0)")
+    ex.add_argument("--rule", choices=RULES, help="uniform at random (default) or stratified "
+                                                  "by system")
+    ex.add_argument("-o", "--output", required=True, help="CSV to write")
+    im = cmd.add_parser("import", help="read labels from a CSV (qid, system, label; optional "
+                                       "labeller, comment), or make stand-in labels",
+                        description="Labels: " + ", ".join(LABELS) + ". Every problem is "
+                                    "reported by row and field; nothing is imported then.")
+    im.add_argument("--run-dir", required=True, help="run with answers.parquet")
+    im.add_argument("file", nargs="?", help="labels CSV (an exported sample, filled in)")
+    im.add_argument("--labeller", help="labeller of rows without a labeller column")
+    im.add_argument("--from-reference", choices=METRICS, metavar="METRIC",
+                    help="instead of a file: stand-in labels for the sample from a reference "
+                         "metric (contains, em, f1), named as such, never as human labels")
+    im.add_argument("--n", type=int, help="with --from-reference: sample size (default 60 "
+                                          "when none is drawn)")
+    im.add_argument("--seed", type=int, help="with --from-reference: seed of the draw")
+    im.add_argument("--rule", choices=RULES, help="with --from-reference: rule of the draw")
+    st = cmd.add_parser("status", help="labelling progress, judge agreement, PPI estimates")
+    st.add_argument("--run-dir", required=True, help="run with labels")
+
+
+def _run(path: str) -> Run:
+    run = Run(path)
+    if not run.exists():
+        raise FileNotFoundError(f"{run.path} is not a run directory (no run manifest): give "
+                                "--run-dir a run made by `ragdash run`")
+    return run
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragdash import labels
+
+    run_ = _run(args.run_dir)
+    if args.label_command == "export":
+        n = labels.export_csv(run_, args.output, args.n, args.rule, args.seed)
+        sample = labels.read_sample(run_)
+        print(f"Wrote {n} answers to label to {args.output} (sample rule "
+              f"{sample['rule'].iloc[0]}, seed {int(sample['seed'].iloc[0])}). Fill the label "
+              f"column with one of: {', '.join(LABELS)}; then `ragdash label import --run-dir "
+              f"{args.run_dir} {args.output}`.")
+        return 0
+    if args.label_command == "import":
+        if args.from_reference and args.file:
+            raise ValueError("give a labels file or --from-reference, not both")
+        if args.from_reference:
+            done = labels.from_reference(run_, args.from_reference, args.n, args.rule,
+                                         args.seed)
+            print(f"{done.added + done.replaced} stand-in labels "
+                  f"({labels.stand_in_name(args.from_reference)!r}; not human labels) for the "
+                  f"sample; {done.replaced} replaced earlier ones.")
+        elif args.file:
+            done = labels.import_csv(run_, args.file, args.labeller)
+            print(f"Imported {done.added} new labels, {done.replaced} replacing earlier ones "
+                  f"by the same labeller; {done.unlabelled} rows without a label skipped.")
+        else:
+            raise ValueError("give the labels CSV to import, or --from-reference METRIC")
+        labels.refresh(run_)
+    print_trust(run_, always=True)
+    return 0
+
+
+def print_trust(run: Run, always: bool = False) -> None:
+    """Labels, the judge's agreement verdict and the share-correct table (a run without labels
+    or calibration.json prints nothing unless `always`)."""
+    from ragdash import labels
+
+    if not always and not (run.has("labels") or run.has("calibration")):
+        return
+    sections = labels.current(run)
+    if sections is None:
+        return
+    lab = sections["labels"]
+    print()
+    for line in labels_line(lab):
+        print(line)
+    print(f"Is the judge right? {sections['agreement']['verdict']}")
+    for pair in sections["agreement"].get("annotators", []):
+        k = "n/a" if pair["kappa"] is None else f"{pair['kappa']:.2f}"
+        print(f"Labellers {pair['labellers'][0]} and {pair['labellers'][1]}: same label on "
+              f"{pair['agreement']:.0%} of {pair['n']} answers (Cohen's κ = {k})")
+    print("Share correct in % with 95 % intervals (correct = label 'correct' / judge 5):")
+    print(ppi_frame(sections["ppi"]).to_string())
+    for line in footnotes(sections["ppi"]):
+        print(f"  {line}")
+    if lab["n"] and (line := halve_line(sections["ppi"])):
+        print(line)

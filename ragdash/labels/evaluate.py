@@ -1,0 +1,178 @@
+"""What a run's labels say: the judge's agreement with them (and with the reference metrics),
+and the share correct per system with prediction-powered intervals. `ragdash calibrate` stores
+it in calibration.json (`labels`, `agreement`, `ppi`); `refresh` updates those sections after
+labels change; `current` reads them, or works them out when stale or absent (a run with no
+judge has no calibration.json)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+
+from ragdash.calibration.agreement import (
+    inter_annotator,
+    judge_vs_labels,
+    judge_vs_reference,
+    verdict,
+)
+from ragdash.calibration.ppi import LEVEL
+from ragdash.calibration.ppi_shares import features, retrieval_probability, share_table
+from ragdash.labels.store import STAND_IN, current_labels, labelable, locked, read_sample
+from ragdash.rundir import Run
+
+SECTIONS = ("labels", "agreement", "ppi")
+
+
+def fingerprint(run: Run) -> str:
+    """A hash of labels.parquet ("none" without it): calibration.json's sections are current
+    while it is unchanged."""
+    f = run.file("labels")
+    return hashlib.sha1(f.read_bytes()).hexdigest()[:16] if f.exists() else "none"
+
+
+def judge_scores(run: Run) -> pd.DataFrame | None:
+    """(qid, system, judge) of the answers with a valid judge score, or None."""
+    from ragdash.view import RunView
+
+    j = RunView(run).judgments()
+    if j is None:
+        return None
+    j = j[j["score"].isin([1, 2, 3, 4, 5])]
+    if j.empty:
+        return None
+    return (j.astype({"qid": str, "system": str}).drop_duplicates(["qid", "system"])
+            .assign(judge=lambda d: d["score"].astype(int))[["qid", "system", "judge"]])
+
+
+def _ir_scores(run: Run) -> pd.DataFrame | None:
+    """Score_IR by the method calibration fits on (None without ir_scores)."""
+    if not run.has("ir_scores"):
+        return None
+    return run.ir_scores(run.config.section("calibration").get("scores"))
+
+
+def answer_table(run: Run, labels: pd.DataFrame, judge: pd.DataFrame | None,
+                 answers: pd.DataFrame) -> pd.DataFrame:
+    """The table `share_table` reads: qid, system, y (labels), judged5, and with Score_IR the
+    ir@<budget> features and p_retrieval (the retrieval model fitted on the judge's scores;
+    left out when it cannot be fitted, e.g. every answer judged alike: the labels then fit it,
+    by cross-fitting)."""
+    scored = labels[labels["score"].notna()]
+    y = (scored.assign(y=(scored["score"] == 5).astype(float))
+         .groupby(["qid", "system"], as_index=False)["y"].mean())
+    frame = answers[["qid", "system"]].merge(y, on=["qid", "system"], how="left")
+    judged = frame[["qid", "system"]].merge(judge if judge is not None else pd.DataFrame(
+        columns=["qid", "system", "judge"]), on=["qid", "system"], how="left")["judge"]
+    frame["judged5"] = np.where(judged.isna(), np.nan, (judged == 5).astype(float))
+    ir = _ir_scores(run)
+    if ir is None:
+        return frame
+    frame = frame.merge(features(ir).astype({"qid": str}), on=["qid", "system"], how="left")
+    if judge is not None:
+        try:
+            p = retrieval_probability(ir, judge.rename(columns={"judge": "score"}))
+        except ValueError:
+            return frame
+        frame = frame.merge(p.astype({"qid": str}), on=["qid", "system"], how="left")
+    return frame
+
+
+def _labels_summary(run: Run, labels: pd.DataFrame, stale: int) -> dict:
+    sample = read_sample(run)
+    names = sorted(set(labels["labeller"]))
+    outside = 0
+    if sample is not None and not labels.empty:
+        inside = labels.merge(sample[["qid", "system"]], on=["qid", "system"])
+        outside = len(labels) - len(inside)
+    return {"n": len(labels), "answers": int(labels[["qid", "system"]].drop_duplicates()
+                                             .shape[0]),
+            "cannot_tell": int(labels["score"].isna().sum()), "stale": stale,
+            "labellers": {str(k): int(v) for k, v in labels.groupby("labeller").size().items()},
+            "stand_in": [n for n in names if n.startswith(STAND_IN)],
+            "sample": None if sample is None else {
+                "rule": str(sample["rule"].iloc[0]), "seed": int(sample["seed"].iloc[0]),
+                "size": len(sample)},
+            "outside_sample": outside, "fingerprint": fingerprint(run)}
+
+
+def _agreement(run: Run, labels: pd.DataFrame, judge: pd.DataFrame | None, n_boot: int,
+               seed: int, level: float, stand_in: list[str]) -> dict:
+    from ragdash.analysis.frames import primary
+    from ragdash.view import RunView
+
+    scored = labels[labels["score"].notna()]
+    out: dict = {"n_boot": n_boot, "level": level,
+                 "annotators": inter_annotator(scored) if len(scored) else []}
+    if judge is None:
+        failed = run.has("judgments")
+        out["labels"] = {"n": 0, "message": "every judgment failed" if failed
+                         else "the run has no judge scores"}
+        out["reference"] = {}
+        out["verdict"] = (("Every judgment failed" if failed else "No judge in this run")
+                          + ": the share correct comes from the labels and retrieval alone.")
+        return out
+    out["labels"] = judge_vs_labels(scored.merge(judge, on=["qid", "system"]), n_boot, seed,
+                                    level)
+    view = RunView(run)
+    ref = primary(view.reference(), view.generation_budget)
+    if ref is not None:
+        ref = ref[ref["em"].notna()].astype({"qid": str, "system": str})
+        both = ref.merge(judge, on=["qid", "system"])
+        out["reference"] = judge_vs_reference(both, n_boot, seed, level) if len(both) else {}
+    else:
+        out["reference"] = {}
+    names = sorted(set(scored["labeller"]))
+    only_stand_in = bool(names) and set(names) <= set(stand_in)
+    out["verdict"] = verdict(out, stand_in[0].removeprefix(STAND_IN) if only_stand_in
+                             else None)
+    return out
+
+
+def evaluate(run: Run, n_boot: int | None = None, seed: int | None = None,
+             level: float = LEVEL) -> dict:
+    """{"labels": who labelled what, "agreement": judge vs labels / reference metrics /
+    between labellers with the verdict, "ppi": the share correct per system and pooled}."""
+    from ragdash.analysis.frames import order_systems
+
+    cfg = run.config.section("calibration")
+    n_boot = int(cfg.get("n_boot") or 200) if n_boot is None else n_boot
+    seed = int(cfg.get("seed") or 0) if seed is None else seed
+    answers = labelable(run)
+    labels, stale = current_labels(run, answers)
+    judge = judge_scores(run)
+    summary = _labels_summary(run, labels, stale)
+    frame = answer_table(run, labels, judge, answers)
+    ppi = share_table(frame, level, seed=seed,
+                      order=order_systems(frame["system"].unique(), run.config.retrievers))
+    return {"labels": summary,
+            "agreement": _agreement(run, labels, judge, n_boot, seed, level,
+                                    summary["stand_in"]),
+            "ppi": ppi}
+
+
+def refresh(run: Run) -> bool:
+    """Bring calibration.json's labels, agreement and ppi up to date with labels.parquet (a run
+    without calibration.json is left alone); True when it rewrote them."""
+    cal = run.calibration()
+    if cal is None or (cal.get("labels") or {}).get("fingerprint") == fingerprint(run):
+        return False
+    sections = evaluate(run)
+    with locked(run):
+        cal = run.calibration() or cal
+        cal.update(sections)
+        run.write_json("calibration", cal)
+    return True
+
+
+def current(run: Run) -> dict | None:
+    """The labels, agreement and ppi sections: calibration.json's when current, else worked
+    out now (nothing written); None when the run has no answers."""
+    cal = run.calibration()
+    if cal and all(k in cal for k in SECTIONS) and cal["labels"].get(
+            "fingerprint") == fingerprint(run):
+        return {k: cal[k] for k in SECTIONS}
+    if not run.has("answers"):
+        return None
+    return evaluate(run)

@@ -1,0 +1,241 @@
+"""Labels in and out of a run: the sample as a CSV to label in a spreadsheet, that CSV read
+back with located errors, and stand-in labels derived from a reference metric (named as such:
+their labeller begins with "stand-in: ")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ragdash.data.schema import Issue
+from ragdash.labels.store import (
+    STAND_IN,
+    check_comment,
+    check_label,
+    check_labeller,
+    draw_sample,
+    label_row,
+    labelable,
+    read_sample,
+    sample_items,
+    save_labels,
+    why_unknown,
+)
+from ragdash.rundir import Run, atomic_path
+
+EXPORT_COLUMNS = ("qid", "system", "question", "gold_answers", "answer", "label", "labeller",
+                  "comment")
+"""The columns of an exported sample; import reads qid, system, label, labeller, comment."""
+GOLD_SEPARATOR = " | "
+DEFAULT_SAMPLE = 60
+MAX_IMPORT_BYTES = 50_000_000
+MAX_ERRORS_SHOWN = 20
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+class LabelFileError(ValueError):
+    """A labels file with problems, each located (file, row, field); nothing was imported."""
+
+    def __init__(self, path: Path, issues: list[Issue]):
+        shown = "\n".join(f"  {i}" for i in issues[:MAX_ERRORS_SHOWN])
+        more = (f"\n  ... and {len(issues) - MAX_ERRORS_SHOWN} more"
+                if len(issues) > MAX_ERRORS_SHOWN else "")
+        super().__init__(f"{path}: {len(issues)} problem(s), nothing imported (fix them and "
+                         f"import again):\n{shown}{more}")
+        self.issues = issues
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What an import did: labels added, labels replacing the same labeller's earlier ones,
+    rows without a label (skipped)."""
+
+    added: int
+    replaced: int
+    unlabelled: int
+
+
+def ensure_sample(run: Run, n: int | None = None, rule: str | None = None,
+                  seed: int | None = None) -> pd.DataFrame:
+    """The stored sample, drawn (or extended to `n`) first when asked; rule and seed default to
+    the stored sample's, else uniform and 0. ValueError when there is none and no `n`."""
+    old = read_sample(run)
+    if n is None and rule is None and seed is None:
+        if old is None:
+            raise ValueError(f"run {run.path} has no sample to label yet: give its size "
+                             "(--n 60)")
+        return old
+    rule = rule or (str(old["rule"].iloc[0]) if old is not None else "uniform")
+    seed = seed if seed is not None else (int(old["seed"].iloc[0]) if old is not None else 0)
+    n = n or (len(old) if old is not None else DEFAULT_SAMPLE)
+    return draw_sample(run, n, rule, seed)
+
+
+def _cell(text: str) -> str:
+    """A text cell a spreadsheet will not run as a formula (a leading ' when it starts like
+    one)."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def export_csv(run: Run, path: Path | str, n: int | None = None, rule: str | None = None,
+               seed: int | None = None) -> int:
+    """Write the sample (drawn first when asked) to a CSV for labelling: qid, system, question,
+    gold answers, the generated answer, and empty label, labeller and comment columns (never
+    the judge's score). Returns the number of answers written."""
+    ensure_sample(run, n, rule, seed)
+    items = sample_items(run)
+    table = pd.DataFrame([(it.qid, it.system, _cell(it.question),
+                           _cell(GOLD_SEPARATOR.join(it.gold_answers)), _cell(it.answer),
+                           "", "", "") for it in items], columns=list(EXPORT_COLUMNS))
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        table.to_csv(tmp, index=False, encoding="utf-8-sig")  # the BOM: spreadsheets read UTF-8
+    return len(table)
+
+
+def _read(path: Path) -> pd.DataFrame:
+    """The CSV's cells as text (comma or semicolon separated); LabelFileError otherwise."""
+    def fail(field: str, message: str) -> LabelFileError:
+        return LabelFileError(path, [Issue(str(path), "file", field, message)])
+
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise fail("path", f"cannot read it ({exc.strerror})") from None
+    if size > MAX_IMPORT_BYTES:
+        raise fail("size", f"the file is {size:,} bytes, over the limit of {MAX_IMPORT_BYTES:,}")
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        if len(df.columns) == 1 and ";" in str(df.columns[0]):
+            df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig",
+                             sep=";")
+    except UnicodeDecodeError:
+        raise fail("encoding", "not UTF-8 text: save it as CSV UTF-8") from None
+    except pd.errors.EmptyDataError:
+        raise fail("format", "empty: it needs a header row (qid, system, label)") from None
+    except pd.errors.ParserError as exc:
+        raise fail("format", f"not a readable CSV ({' '.join(str(exc).split())})") from None
+    df.columns = [str(c).strip().lower() for c in df.columns]
+    missing = [c for c in ("qid", "system", "label") if c not in df.columns]
+    if missing:
+        raise LabelFileError(path, [Issue(str(path), "header", c, "missing column (columns "
+                                          f"found: {', '.join(df.columns)})") for c in missing])
+    return df
+
+
+def read_labels_csv(run: Run, path: Path | str, labeller: str | None = None
+                    ) -> tuple[list[dict], int]:
+    """Check every row of a labels CSV against the run: (label rows, rows without a label).
+
+    Row numbers are the spreadsheet's (the header is row 1). LabelFileError listing every
+    problem: unknown qid or system, a label not in `LABELS`, no labeller, an over-long comment,
+    the same answer twice for the same labeller."""
+    path = Path(path)
+    df = _read(path)
+    answers = labelable(run)
+    shas = dict(zip(zip(answers["qid"], answers["system"], strict=True), answers["answer_sha"],
+                    strict=True))
+    issues: list[Issue] = []
+    rows: list[dict] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    unlabelled = 0
+    for i, rec in enumerate(df.to_dict(orient="records"), start=2):
+        if not rec["label"].strip():
+            unlabelled += 1
+            continue
+        found = len(issues)
+        values = {}
+        for field, check, value in (
+                ("label", check_label, rec["label"]),
+                ("labeller", check_labeller, rec.get("labeller", "").strip() or labeller or ""),
+                ("comment", check_comment, rec.get("comment"))):
+            try:
+                values[field] = check(value)
+            except ValueError as exc:
+                hint = " (add a labeller column or pass --labeller)" if field == "labeller" else ""
+                issues.append(Issue(str(path), f"row {i}", field, f"{exc}{hint}"))
+        qid, system = rec["qid"].strip(), rec["system"].strip()
+        if not qid or not system:
+            issues.append(Issue(str(path), f"row {i}", "system" if qid else "qid",
+                                "empty: every labelled row names its answer"))
+            continue
+        sha = shas.get((qid, system))
+        if sha is None:
+            issues.append(Issue(str(path), f"row {i}", *why_unknown(answers, qid, system)))
+            continue
+        if len(issues) > found:
+            continue
+        key = (qid, system, values["labeller"])
+        if key in seen:
+            issues.append(Issue(str(path), f"row {i}", "label",
+                                f"duplicate: row {seen[key]} already labels qid {qid!r}, system "
+                                f"{system!r} for labeller {values['labeller']!r}"))
+            continue
+        seen[key] = i
+        rows.append(label_row(qid, system, values["label"], values["labeller"],
+                              values["comment"], sha))
+    if issues:
+        raise LabelFileError(path, issues)
+    return rows, unlabelled
+
+
+def import_csv(run: Run, path: Path | str, labeller: str | None = None) -> Imported:
+    """Import a labels CSV (columns qid, system, label; optional labeller, comment; other
+    columns ignored) into labels.parquet, all or nothing: LabelFileError (located) otherwise.
+    `labeller` names the rows without one."""
+    rows, unlabelled = read_labels_csv(run, path, labeller)
+    added, replaced = save_labels(run, rows)
+    return Imported(added, replaced, unlabelled)
+
+
+def stand_in_name(metric: str) -> str:
+    """The labeller of stand-in labels from a reference metric, e.g. "stand-in: contains a gold
+    answer"."""
+    from ragdash.calibration.agreement import REFERENCE_METRICS
+
+    if metric not in REFERENCE_METRICS:
+        raise ValueError(f"reference metric {metric!r} is not one of "
+                         f"{', '.join(REFERENCE_METRICS)}")
+    return STAND_IN + REFERENCE_METRICS[metric]
+
+
+def from_reference(run: Run, metric: str = "contains", n: int | None = None,
+                   rule: str | None = None, seed: int | None = None) -> Imported:
+    """Stand-in labels for the sample (drawn first when asked; DEFAULT_SAMPLE answers when the
+    run has none), derived from a reference metric instead of a person: `correct` when the
+    answer contains a gold answer (metric `contains`), matches one exactly (`em`) or reaches
+    token F1 0.5 (`f1`), else `wrong`; `cannot tell` for a question without a gold answer. The
+    labeller names the metric ("stand-in: ..."), so they are never taken for human labels."""
+    from ragdash.analysis.frames import primary
+    from ragdash.view import RunView
+
+    name = stand_in_name(metric)
+    if read_sample(run) is None and n is None:
+        n = DEFAULT_SAMPLE
+    ensure_sample(run, n, rule, seed)
+    view = RunView(run)
+    ref = primary(view.reference(), view.generation_budget)
+    if ref is None:
+        raise FileNotFoundError(f"run {run.path} has no answers to score against the gold "
+                                "answers")
+    ref = ref.astype({"qid": str, "system": str}).set_index(["qid", "system"])
+    answers = labelable(run).set_index(["qid", "system"])["answer_sha"]
+    rows = []
+    for it in sample_items(run):
+        value = ref[metric].get((it.qid, it.system))
+        if value is None or pd.isna(value):
+            label = "cannot tell"
+        else:
+            label = "correct" if float(value) >= (0.5 if metric == "f1" else 1) else "wrong"
+        rows.append(label_row(it.qid, it.system, label, name,
+                              f"not a human label: derived from {metric}",
+                              answers[(it.qid, it.system)]))
+    added, replaced = save_labels(run, rows)
+    return Imported(added, replaced, 0)
+
+
+__all__ = ["DEFAULT_SAMPLE", "EXPORT_COLUMNS", "Imported", "LabelFileError",
+           "ensure_sample", "export_csv", "from_reference", "import_csv", "read_labels_csv",
+           "stand_in_name"]

@@ -1,0 +1,326 @@
+"""Human labels of a run's answers on disk, and the sample of answers to label.
+
+labels.parquet holds one row per (answer, labeller): qid, system, label (one of `LABELS`),
+score (5 / 3 / 1; NaN for "cannot tell", which is left out of every figure), labeller, time
+(UTC, ISO 8601), comment and answer_sha (the labelled answer's text hash: a label whose answer
+was generated again since is stale and left out). A labeller labelling an answer again replaces
+their earlier label. Every change holds a file lock and rewrites the file atomically, so several
+labellers (and the dashboard, one label at a time) can add labels at once.
+
+label_sample.parquet holds the answers to label, drawn once by a rule fixed before labelling:
+`uniform` at random (seeded; what prediction-powered intervals assume) or `stratified` by
+system (equal shares per system, in round-robin order). A sample is a prefix of a seeded
+ordering of the answers, so asking for more answers later extends it and keeps it random.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ragdash.rundir import Run
+from ragdash.rundir.run import now
+
+LABELS: dict[str, int | None] = {"correct": 5, "partly correct": 3, "wrong": 1,
+                                 "cannot tell": None}
+"""The allowed labels and their score on the judge's scale ("cannot tell": excluded)."""
+RULES = ("uniform", "stratified")
+COLUMNS = ("qid", "system", "label", "score", "labeller", "time", "comment", "answer_sha")
+SAMPLE_COLUMNS = ("qid", "system", "position", "rule", "seed", "drawn")
+MAX_LABELLER, MAX_COMMENT = 100, 2000
+"""The longest labeller name and comment, in characters."""
+LOCK_TIMEOUT_S = 30
+STAND_IN = "stand-in: "
+"""How the labeller of labels derived from a reference metric (not a person) begins."""
+
+
+@contextlib.contextmanager
+def locked(run: Run) -> Iterator[None]:
+    """Hold the run's label lock (a `.labels.lock` file beside the labels)."""
+    from filelock import FileLock, Timeout
+
+    run.path.mkdir(parents=True, exist_ok=True)
+    try:
+        with FileLock(run.path / ".labels.lock", timeout=LOCK_TIMEOUT_S):
+            yield
+    except Timeout:
+        raise RuntimeError(f"{run.path}: another labeller has held the label lock for over "
+                           f"{LOCK_TIMEOUT_S} s; try again") from None
+
+
+def answer_sha(text: str) -> str:
+    """A short hash of an answer's text (the label's link to the answer it judged)."""
+    return hashlib.sha1(str(text).encode("utf-8")).hexdigest()[:12]
+
+
+def labelable(run: Run) -> pd.DataFrame:
+    """The answers that can be labelled: one per (qid, system) at the run's generation budget,
+    with a text and no generation error; columns qid, system, answer, answer_sha, sorted by
+    (qid, system)."""
+    from ragdash.view import RunView
+
+    a = RunView(run).answers()
+    if a is None:
+        raise FileNotFoundError(f"run {run.path} has no answers to label (run `ragdash "
+                                "generate` first)")
+    ok = a["answer"].notna() & (a["answer"].astype(str).str.strip() != "")
+    if "error" in a.columns:
+        ok &= a["error"].isna()
+    a = a.loc[ok, ["qid", "system", "answer"]].astype({"qid": str, "system": str})
+    a = a.drop_duplicates(["qid", "system"]).sort_values(["qid", "system"])
+    return a.assign(answer_sha=[answer_sha(t) for t in a["answer"]]).reset_index(drop=True)
+
+
+def _empty_labels() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=float if c == "score" else object)
+                         for c in COLUMNS})
+
+
+def read_labels(run: Run) -> pd.DataFrame:
+    """Every label of the run (no file: an empty table with the columns)."""
+    if not run.has("labels"):
+        return _empty_labels()
+    df = run.read("labels")
+    if "answer_sha" not in df.columns:
+        df = df.assign(answer_sha=None)
+    return df.astype({"qid": str, "system": str}).reset_index(drop=True)
+
+
+def current_labels(run: Run, answers: pd.DataFrame | None = None
+                   ) -> tuple[pd.DataFrame, int]:
+    """The labels whose answer is still the one labelled, and how many are stale (answer
+    generated again, or gone)."""
+    labels = read_labels(run)
+    if labels.empty:
+        return labels, 0
+    answers = labelable(run) if answers is None else answers
+    key = labels[["qid", "system"]].merge(answers[["qid", "system", "answer_sha"]],
+                                          on=["qid", "system"], how="left")["answer_sha"]
+    same = key.notna().to_numpy() & (labels["answer_sha"].isna().to_numpy()
+                                     | (labels["answer_sha"].to_numpy() == key.to_numpy()))
+    return labels[same].reset_index(drop=True), int((~same).sum())
+
+
+def _write_labels(run: Run, labels: pd.DataFrame) -> None:
+    run.write("labels", labels[list(COLUMNS)].astype({"score": float}).reset_index(drop=True))
+
+
+def check_label(label: object) -> str:
+    """The label, trimmed and lower case, when allowed; ValueError saying what is allowed."""
+    text = " ".join(label.split()).lower() if isinstance(label, str) else None
+    if text not in LABELS:
+        raise ValueError(f"label {label!r} is not one of {', '.join(repr(k) for k in LABELS)}")
+    return text
+
+
+def check_labeller(labeller: object) -> str:
+    """The labeller's name, whitespace collapsed; ValueError when empty or too long."""
+    name = " ".join(labeller.split()) if isinstance(labeller, str) else ""
+    if not name:
+        raise ValueError("no labeller: give the labeller's name")
+    if len(name) > MAX_LABELLER:
+        raise ValueError(f"the labeller's name is {len(name)} characters long, over the limit "
+                         f"of {MAX_LABELLER}")
+    return name
+
+
+def check_comment(comment: object) -> str:
+    """The comment, trimmed ("" for none); ValueError when too long."""
+    text = "" if comment is None or (isinstance(comment, float) and np.isnan(comment)) \
+        else str(comment).strip()
+    if len(text) > MAX_COMMENT:
+        raise ValueError(f"the comment is {len(text):,} characters long, over the limit of "
+                         f"{MAX_COMMENT:,}")
+    return text
+
+
+def label_row(qid: str, system: str, label: str, labeller: str, comment: str, sha: str,
+              time: str | None = None) -> dict:
+    """One row of labels.parquet (values already checked)."""
+    score = LABELS[label]
+    return {"qid": qid, "system": system, "label": label,
+            "score": float("nan") if score is None else float(score), "labeller": labeller,
+            "time": time or now(), "comment": comment, "answer_sha": sha}
+
+
+def save_labels(run: Run, rows: list[dict]) -> tuple[int, int]:
+    """Add checked label rows under the lock, each replacing the same labeller's label of the
+    same answer: (added, replaced)."""
+    if not rows:
+        return 0, 0
+    new = pd.DataFrame(rows, columns=list(COLUMNS))
+    with locked(run):
+        old = read_labels(run)
+        key = ["qid", "system", "labeller"]
+        hit = old[key].merge(new[key].drop_duplicates(), on=key, how="left", indicator=True)
+        replaced = (hit["_merge"] == "both").to_numpy()
+        kept = old[~replaced]
+        _write_labels(run, new if kept.empty else pd.concat([kept, new], ignore_index=True))
+    return len(new) - int(replaced.sum()), int(replaced.sum())
+
+
+def why_unknown(answers: pd.DataFrame, qid: str, system: str) -> tuple[str, str]:
+    """(field, message): why (qid, system) is not among the labelable `answers`."""
+    if qid not in set(answers["qid"]):
+        return "qid", f"unknown qid {qid!r}: the run has no answer to that question"
+    systems = sorted(set(answers["system"]))
+    if system not in systems:
+        return "system", f"unknown system {system!r} (the run's: {', '.join(systems)})"
+    return "system", (f"qid {qid!r} has no answer by {system!r} to label (its generation "
+                      "failed or was empty)")
+
+
+def add_label(run: Run, qid: str, system: str, label: str, labeller: str,
+              comment: str = "") -> dict:
+    """Label one answer (replacing this labeller's earlier label of it); returns the row.
+    ValueError (naming the answer and the field) on an unknown answer, a label not in
+    `LABELS`, an empty labeller or an over-long comment."""
+    qid, system = str(qid), str(system)
+    where = f"{run.path}: label of qid {qid!r}, system {system!r}"
+    try:
+        label, labeller = check_label(label), check_labeller(labeller)
+        comment = check_comment(comment)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    answers = labelable(run)
+    hit = answers[(answers["qid"] == qid) & (answers["system"] == system)]
+    if hit.empty:
+        raise ValueError(f"{where}: {why_unknown(answers, qid, system)[1]}")
+    row = label_row(qid, system, label, labeller, comment, hit["answer_sha"].iloc[0])
+    save_labels(run, [row])
+    return row
+
+
+def undo_last(run: Run, labeller: str) -> dict | None:
+    """Remove the labeller's most recent label (None when they have none); returns it."""
+    with locked(run):
+        labels = read_labels(run)
+        mine = labels.index[labels["labeller"] == labeller]
+        if mine.empty:
+            return None
+        last = labels.loc[mine].sort_values("time", kind="stable").index[-1]
+        row = labels.loc[last].to_dict()
+        _write_labels(run, labels.drop(index=last))
+    return row
+
+
+# --- the sample to label ----------------------------------------------------------------------
+
+def _ordering(population: pd.DataFrame, rule: str, seed: int) -> pd.DataFrame:
+    """Every answer in the order the rule draws them (a sample of n is the first n)."""
+    rng = np.random.default_rng(seed)
+    if rule == "uniform":
+        return population.iloc[rng.permutation(len(population))].reset_index(drop=True)
+    parts = []
+    for system in sorted(population["system"].unique()):
+        g = population[population["system"] == system]
+        parts.append(g.iloc[rng.permutation(len(g))].assign(_rank=np.arange(len(g))))
+    out = pd.concat(parts).sort_values(["_rank", "system"], kind="stable")
+    return out.drop(columns="_rank").reset_index(drop=True)
+
+
+def read_sample(run: Run) -> pd.DataFrame | None:
+    """The stored sample (qid, system, position, rule, seed, drawn), or None."""
+    if not run.has("label_sample"):
+        return None
+    s = run.read("label_sample").astype({"qid": str, "system": str})
+    return s.sort_values("position").reset_index(drop=True)
+
+
+def draw_sample(run: Run, n: int, rule: str = "uniform", seed: int = 0) -> pd.DataFrame:
+    """The sample of `n` answers to label (at most every answer), drawn once and stored.
+
+    With a sample stored by the same rule and seed, it is kept (and extended when `n` is
+    larger, with the next answers of the same seeded order). Another rule or seed replaces it
+    only while none of its answers is labelled: ValueError otherwise."""
+    if rule not in RULES:
+        raise ValueError(f"sample rule {rule!r} is not one of {', '.join(RULES)}")
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"the sample size must be a positive whole number, got {n!r}")
+    population = labelable(run)[["qid", "system"]]
+    with locked(run):
+        old = read_sample(run)
+        if old is not None and (old["rule"].iloc[0], int(old["seed"].iloc[0])) != (rule, seed):
+            labelled = old.merge(read_labels(run)[["qid", "system"]].drop_duplicates(),
+                                 on=["qid", "system"])
+            if not labelled.empty:
+                raise ValueError(
+                    f"{run.file('label_sample')}: the sample was drawn by rule "
+                    f"{old['rule'].iloc[0]!r} with seed {int(old['seed'].iloc[0])} and "
+                    f"{len(labelled)} of its answers are labelled; another rule or seed would "
+                    "make the labels no longer a random sample: keep its rule and seed, or "
+                    "start over by deleting the labels and the sample files")
+            old = None
+        if old is not None and len(old) >= n:
+            return old
+        order = _ordering(population, rule, seed)
+        have = old[["qid", "system"]] if old is not None else order.iloc[:0]
+        fresh = order.merge(have, on=["qid", "system"], how="left", indicator=True)
+        fresh = fresh[fresh["_merge"] == "left_only"].drop(columns="_merge")
+        take = fresh.iloc[:n - len(have)]
+        drawn = now()
+        added = take.assign(rule=rule, seed=int(seed), drawn=drawn)
+        sample = (added if old is None else pd.concat([old.drop(columns="position"), added],
+                                                      ignore_index=True))
+        sample = sample.assign(position=np.arange(1, len(sample) + 1))[list(SAMPLE_COLUMNS)]
+        run.write("label_sample", sample)
+    return sample
+
+
+@dataclass(frozen=True)
+class Item:
+    """One answer to label, as a labeller sees it (never the judge's score)."""
+
+    position: int
+    qid: str
+    system: str
+    question: str
+    gold_answers: tuple[str, ...]
+    answer: str
+
+
+def sample_items(run: Run) -> list[Item]:
+    """The stored sample's answers in order, with question, gold answers and answer (an answer
+    generated again since the draw shows its new text; one gone is left out)."""
+    from ragdash.analysis.reference import gold_answers
+
+    sample = read_sample(run)
+    if sample is None:
+        return []
+    examples = run.read("examples").astype({"qid": str})
+    questions = dict(zip(examples["qid"], examples["question"], strict=True))
+    golds = gold_answers(examples)
+    answers = labelable(run).set_index(["qid", "system"])["answer"]
+    return [Item(int(p), q, s, str(questions.get(q, "")), tuple(golds.get(q, ())),
+                 str(answers[(q, s)]))
+            for p, q, s in zip(sample["position"], sample["qid"], sample["system"], strict=True)
+            if (q, s) in answers.index]
+
+
+def next_to_label(run: Run, labeller: str, skip_labelled_by_others: bool = False
+                  ) -> Item | None:
+    """The first answer of the sample this labeller has not labelled ("cannot tell" counts as
+    labelled); with `skip_labelled_by_others`, the first one nobody has. None when done (or
+    no sample)."""
+    labels = read_labels(run)
+    done = labels if skip_labelled_by_others else labels[labels["labeller"] == labeller]
+    seen = set(zip(done["qid"], done["system"], strict=True))
+    return next((it for it in sample_items(run) if (it.qid, it.system) not in seen), None)
+
+
+def progress(run: Run, labeller: str | None = None) -> dict:
+    """{"sample": answers in the sample, "labelled": those labelled (by `labeller`, or by
+    anyone), "by_labeller": {name: answers of the sample they labelled}}."""
+    sample = read_sample(run)
+    if sample is None:
+        return {"sample": 0, "labelled": 0, "by_labeller": {}}
+    hits = read_labels(run).merge(sample[["qid", "system"]], on=["qid", "system"])
+    mine = hits if labeller is None else hits[hits["labeller"] == labeller]
+    return {"sample": len(sample),
+            "labelled": int(mine[["qid", "system"]].drop_duplicates().shape[0]),
+            "by_labeller": {str(k): int(v) for k, v in hits.groupby("labeller").size().items()}}

@@ -1,0 +1,119 @@
+"""The labels, agreement and ppi sections (`ragdash.labels.evaluate`) as tables and lines of
+text, the same for the CLI, the HTML report and the dashboard."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+ESTIMATOR_NAMES = {"labels_only": "labels only", "judge_only": "judge only",
+                   "ppi_judge": "PPI judge", "ppi_retrieval": "PPI retrieval"}
+
+
+def _cell(entry: dict) -> str:
+    """"pct [lo, hi]", with * when a note comes with it; — without an estimate."""
+    if entry.get("pct") is None:
+        return "—"
+    ci = entry.get("ci")
+    return (f"{entry['pct']:.1f}" + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+            + (" *" if entry.get("note") else ""))
+
+
+def ppi_frame(ppi: dict) -> pd.DataFrame:
+    """The ppi section as a table: one row per system and pooled, "pct [lo, hi]" cells."""
+    rows = [{"system": scope, **{name: _cell(entry[key])
+                                 for key, name in ESTIMATOR_NAMES.items()},
+             "labelled": entry["n_labelled"], "unlabelled": entry["n_unlabelled"]}
+            for scope, entry in ppi.items()]
+    return pd.DataFrame(rows).set_index("system")
+
+
+def footnotes(ppi: dict) -> list[str]:
+    """Each distinct reason (no estimate) and note (*) of the table once, with where it
+    applies ("pooled: labels only, PPI judge")."""
+    where: dict[str, list[str]] = {}
+    for scope, entry in ppi.items():
+        for key, name in ESTIMATOR_NAMES.items():
+            e = entry[key]
+            text = e.get("reason") or e.get("note")
+            if text:
+                where.setdefault(("— " if e.get("reason") else "* ") + text, []).append(
+                    f"{scope} {name}")
+    return [f"{text} ({', '.join(cells) if len(cells) <= 3 else f'{len(cells)} cells'})"
+            for text, cells in where.items()]
+
+
+def halve_line(ppi: dict) -> str:
+    """About how many more labels would halve the pooled interval of the best estimator."""
+    pooled = ppi.get("pooled", {})
+    best = min((k for k in ("ppi_judge", "ppi_retrieval", "labels_only")
+                if (pooled.get(k) or {}).get("ci")),
+               key=lambda k: pooled[k]["ci"][1] - pooled[k]["ci"][0], default=None)
+    if best is None:
+        return ""
+    h = pooled[best].get("labels_to_halve") or {}
+    if h.get("more") is None:
+        return f"Halving the pooled {ESTIMATOR_NAMES[best]} interval: {h.get('reason', 'n/a')}."
+    return (f"About {h['more']} more labels ({h['total']} in all) would halve the pooled "
+            f"{ESTIMATOR_NAMES[best]} interval.")
+
+
+def labels_line(lab: dict) -> list[str]:
+    """Who labelled what, the stand-in warning and what was left out, as lines."""
+    if not lab["n"]:
+        return ["No labels yet: `ragdash label export` writes a sample to label."]
+    who = ", ".join(f"{k} ({v})" for k, v in lab["labellers"].items())
+    out = [f"Labels: {lab['n']} on {lab['answers']} answers by {who}"
+           + (f"; {lab['cannot_tell']} 'cannot tell' left out" if lab["cannot_tell"] else "")
+           + (f"; {lab['stale']} stale (answer generated again) left out"
+              if lab["stale"] else "")]
+    if lab["stand_in"]:
+        out.append("Stand-in labels from a reference metric, not human labels: "
+                   + ", ".join(lab["stand_in"]))
+    if lab["outside_sample"]:
+        out.append(f"warning: {lab['outside_sample']} labels are outside the random sample: "
+                   "the intervals assume labelled answers are a random sample")
+    return out
+
+
+def _stat(stat: dict | None) -> str:
+    if not stat or stat.get("value") is None:
+        return "—"
+    ci = stat.get("ci")
+    return f"{stat['value']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
+def agreement_frame(agreement: dict) -> pd.DataFrame:
+    """The judge ("judged 5") against the labels and each reference metric: n, accuracy and
+    Cohen's kappa with their intervals, weighted kappa (labels), disagreements each way."""
+    rows = []
+    lab = agreement.get("labels") or {}
+    if lab.get("n"):
+        rows.append(("labels (correct)", lab))
+    for stats in (agreement.get("reference") or {}).values():
+        rows.append((stats["name"], stats))
+    return pd.DataFrame([{"against": name, "n": s["n"], "accuracy": _stat(s["accuracy"]),
+                          "Cohen's κ": _stat(s["kappa"]),
+                          "weighted κ": _stat(s.get("weighted_kappa")),
+                          "judged 5, not correct": s["disagreements"]["lenient"],
+                          "correct, judged < 5": s["disagreements"]["strict"]}
+                         for name, s in rows])
+
+
+def confusion_frame(agreement: dict) -> pd.DataFrame | None:
+    """Labels (rows) × judge scores 1–5 (columns), counts; None without labels."""
+    lab = agreement.get("labels") or {}
+    if not lab.get("n"):
+        return None
+    c = lab["confusion"]
+    return pd.DataFrame(c["counts"], index=pd.Index(c["rows"], name="label"),
+                        columns=[f"judge {j}" for j in c["columns"]])
+
+
+def annotators_frame(agreement: dict) -> pd.DataFrame | None:
+    """Pairs of labellers on the same answers: n, share of identical labels, Cohen's kappa."""
+    pairs = agreement.get("annotators") or []
+    if not pairs:
+        return None
+    return pd.DataFrame([{"labellers": " & ".join(p["labellers"]), "n": p["n"],
+                          "same label": p["agreement"], "Cohen's κ": p["kappa"]}
+                         for p in pairs])
