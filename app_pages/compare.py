@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis import compare, frames
+from ragdash.analysis import compare, frames, sentences
 from ragdash.ui import navigation, state, widgets
 from ragdash.viz import retrieval
 from ragdash.viz.colors import label
@@ -67,7 +67,7 @@ m[4].metric("Wilcoxon p-value", "—" if p is None else f"{p:.2g}",
             help="Two-sided Wilcoxon signed-rank test on the non-zero differences "
                  f"({t['n_nonzero']} of {t['n']}).")
 if p is None:
-    verdict = "Every question ties or too few differ: no test."
+    verdict = f"At N = {n}, {sentences.paired_test_phrase({**w, **t})}."
 elif p < 0.05:
     better = a if t["mean_diff"] > 0 else b
     verdict = (f"**{label(better)} retrieves significantly more of the relevant parts** at "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis import curves, frames, judging, thresholds
+from ragdash.analysis import curves, frames, judging, sentences, thresholds
 from ragdash.calibration import calls_avoided
 from ragdash.calibration.predictive import degenerate
 from ragdash.constants import PAPER_H, PAPER_K
@@ -48,8 +48,15 @@ if empty := man.get("stages", {}).get("retrieve", {}).get("warnings"):
 
 # --- headline figures -------------------------------------------------------------------------
 c = st.columns(4)
+judged_q = (int(judgments.loc[judgments["score"].notna(), "qid"].nunique())
+            if judgments is not None and "score" in judgments else 0)
+partly = examples is not None and 0 < judged_q < len(examples)
 c[0].metric("Questions", f"{len(examples):,}" if examples is not None else "—",
-            help="Evaluation triples (question, answer, relevant parts) in this run.")
+            delta=f"{judged_q:,} judged by the LLM" if partly else None, delta_color="off",
+            delta_arrow="off",
+            help="Evaluation triples (question, answer, relevant parts) in this run"
+                 + (f"; the LLM stages answered and judged {judged_q:,} of them." if partly
+                    else "."))
 corpus = (f"{len(documents):,} docs" if documents is not None else "—")
 c[1].metric("Corpus", corpus, help="Documents in the corpus; chunks below.",
             delta=f"{len(chunks):,} chunks" if chunks is not None else None, delta_color="off",
@@ -79,6 +86,12 @@ if cal:
     fit_on = cal.get("scores") or scoring.get("method") or "substring"
     st.subheader(f"Answer quality predicted from retrieval alone (N = {cal['budget']}, "
                  f"Score_IR by {fit_on} matching)")
+    at_cal = (state.thresholds(run, int(cal["budget"]))
+              if int(cal["budget"]) in state.budgets(run) else None)
+    pairs = at_cal.pairs if at_cal is not None and at_cal.has_judgments else None
+    if pairs is not None:
+        st.caption("Every figure in this section rests on the " + sentences.judged_basis(
+            len(pairs), pairs["qid"].nunique(), n_q) + ".")
     if ev:
         widgets.verdict(ev)
     c2 = st.columns(4)
@@ -111,6 +124,9 @@ if cal:
                      help=flat or f"Share of answers with Score_IR > k = {cal['k']:.3f}.")
     if flat:
         st.caption(f"The h/k rule gives no estimate here: {flat}.")
+    elif pairs is not None:
+        st.caption(sentences.rule_bias(thresholds.rule_bias(pairs, float(cal["k"]),
+                                                            int(cal["budget"])), n_q))
     cost = judging.costs(answers, judgments)
     spent = cost["usd"].dropna().sum() if not cost.empty else 0.0
     gpt = cost_avoided(answers, judgments, calls, "gpt-4o")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdash.analysis import frames, judging, thresholds
+from ragdash.analysis import frames, judging, sentences, thresholds
 from ragdash.constants import PAPER_H, PAPER_K
 from ragdash.ui import state, widgets
 from ragdash.ui.threshold_drag import threshold_chart
@@ -24,6 +24,7 @@ st.caption("Rule of the paper: Score_IR > k → the answer will be **correct** (
            "fitted, new retrievers can be ranked without generating or judging anything.")
 ir = state.ir_scores_or_stop(run)
 budgets = state.budgets(run)
+n_questions = int(ir["qid"].nunique())
 cal = state.calibration(run)
 widgets.judge_audit_banner(state.audit(run), "thresholds fitted to its scores")
 failed = judging.all_failed(state.judgments(run))
@@ -65,7 +66,8 @@ def panel() -> None:
     c = st.columns([2, 2, 2, 1.2])
     n = c[0].select_slider("Token budget N", budgets, value=n0, key="thr_n",
                            bind="query-params", help="Score_IR at this N is thresholded.")
-    data = state.thresholds(run, n)
+    # with judgments, every figure of the panel counts the judged answers only
+    data = thresholds.judged_only(state.thresholds(run, n))
     fit_note = ("fit" if data.fit_h is not None else "paper's value")
     h = c[1].slider("h (lacks information below)", 0.0, 1.0, H0, step=0.001, format="%.3f",
                     key="thr_h", bind="query-params",
@@ -80,6 +82,10 @@ def panel() -> None:
                 help=f"Set h and k to the values fitted at this N (the paper's {PAPER_H} / "
                      f"{PAPER_K} when the run has no judgments)")
     evidence_panel(n)
+    if data.has_judgments:
+        st.caption("Every figure below counts the same answers: the "
+                   + sentences.judged_basis(len(data.pairs), data.pairs["qid"].nunique(),
+                                            n_questions) + ".")
     if data.fit_h is not None:
         st.caption(f"Fitted at N = {n} on {len(data.pairs):,} judged answers: **h = "
                    f"{data.fit_h:.3f}**, **k = {data.fit_k:.3f}** (exact sweep; "
@@ -126,6 +132,7 @@ def panel() -> None:
                 "matrix and Figure 3.1 appear once the LLM stage has run and its judgments "
                 "are scored.", icon="ℹ️")
         return
+    st.markdown(sentences.rule_bias(thresholds.rule_bias(data.pairs, k, n), n_questions))
     widgets.chart(calibration.estimated_vs_actual(res["compare"]), key="thr_cmp")
     cmp = res["compare"]
     show = cmp.assign(retriever=cmp["retriever"].map(label)).set_index("retriever")[
@@ -161,21 +168,19 @@ def panel() -> None:
         widgets.chart(calibration.confusion(res["confusion"]), key="thr_conf")
     with right:
         st.markdown("#### Reading the confusion matrix")
-        st.markdown("Rows: the class Score_IR predicts with the current h and k. Columns: the "
-                    "judge's verdict (1 · not enough information, 2–4 · partly correct or "
-                    "wrong, 5 · fully correct). The diagonal holds the answers the rule gets "
-                    "right; below the diagonal the rule is pessimistic — typically the LLM "
-                    "knew the answer without the facts in its context.")
+        first_, *rest = sentences.confusion_reading(res["confusion"], h, k, n)
+        st.markdown(f"**{first_}**\n\n" + "\n".join(f"- {s}" for s in rest))
 
 panel()
 
 
 st.header("Beyond the paper: a probabilistic estimator")
-st.caption("The h/k rule underestimates correct answers because the LLM often knows the answer "
-           "without the facts in its context. A multinomial logistic model of the judge class "
-           "on Score_IR at every budget (and, when available, the LLM-only judgment of the same "
-           "question) predicts each retriever's shares instead. Both are scored on data they "
-           "were not fitted on: held-out questions (5-fold) and held-out retrievers.")
+bias = (sentences.rule_bias(thresholds.rule_bias(first.pairs, first.fit_k, n0), n_questions)
+        + " " if first.has_judgments and first.fit_k is not None else "")
+st.caption(f"{bias}A multinomial logistic model of the judge class on Score_IR at every budget "
+           "(and, when available, the LLM-only judgment of the same question) predicts each "
+           "retriever's shares instead of a fixed cut at k. Both are scored on data they were "
+           "not fitted on: held-out questions (5-fold) and held-out retrievers.")
 saved = state.table(run, "estimator_cv")
 can_cv = saved is None and state.table(run, "judgments") is not None
 if can_cv and st.button("Cross-validate the estimators", key="thr_cv"):

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from ragdash.analysis import curves, frames, judging, thresholds
+from ragdash.analysis import curves, frames, judging, sentences, thresholds
 from ragdash.constants import PAPER_H, PAPER_K
 from ragdash.rundir import Run
 from ragdash.view import RunView
@@ -87,9 +87,7 @@ def figures(run: Run | str | Path) -> dict[str, go.Figure]:
         gain = judging.rag_gain(judgments, order)
         if not gain.empty:
             out["rag_vs_llm_only"] = llm.rag_gain_bars(gain)
-    cal = run.calibration()
-    tb = int(cal["budget"]) if cal and int(cal["budget"]) in set(ir["budget"]) else budget
-    data = view.thresholds(tb)
+    data = thresholds.judged_only(view.thresholds(_threshold_budget(run, ir)))
     h = data.fit_h if data.fit_h is not None else PAPER_H
     k = data.fit_k if data.fit_k is not None else PAPER_K
     res = thresholds.panel(data, h, k)
@@ -105,6 +103,31 @@ def figures(run: Run | str | Path) -> dict[str, go.Figure]:
         out["thresholds_by_judge"] = calibration.ir_by_judge(data, h, k)
         out["thresholds_objective"] = calibration.objective(data, h, k)
     return out
+
+
+def _threshold_budget(run: Run, ir: pd.DataFrame) -> int:
+    """The budget of the report's threshold section: the calibration's, else the default."""
+    cal = run.calibration()
+    if cal and int(cal["budget"]) in set(ir["budget"]):
+        return int(cal["budget"])
+    return frames.default_budget(ir["budget"].unique())
+
+
+def _threshold_sentences(view: RunView, ir: pd.DataFrame, n_questions: int | None
+                         ) -> dict[str, list[str]]:
+    """What the threshold figures show, in words from their numbers (plain text): `basis`
+    (how many judged answers they count), `bias` (the h/k rule against the judge) and
+    `confusion` (how to read the matrix, the verdict first); empty without judged answers."""
+    data = thresholds.judged_only(view.thresholds(_threshold_budget(view.run, ir)))
+    if not data.has_judgments:
+        return {}
+    h = data.fit_h if data.fit_h is not None else PAPER_H
+    k = data.fit_k if data.fit_k is not None else PAPER_K
+    p = data.pairs
+    return {"basis": [sentences.judged_basis(len(p), p["qid"].nunique(), n_questions)],
+            "bias": [sentences.rule_bias(thresholds.rule_bias(p, k, data.budget), n_questions)],
+            "confusion": sentences.confusion_reading(thresholds.panel(data, h, k)["confusion"],
+                                                     h, k, data.budget)}
 
 
 def figure_html(fig: go.Figure, title: str = "ragdash figure") -> str:
@@ -191,6 +214,8 @@ def build_report(run: Run | str | Path) -> str:
         cards.append(_card(f"{' = '.join(label(b) for b in best)} · {mean:.3f}",
                            f"best mean Score_IR at N = {nb}"))
     cal = run.calibration()
+    said = _threshold_sentences(view, ir, len(examples) if examples is not None else None) \
+        if ir is not None and len(ir) else {}
     if cal:
         from ragdash.calibration.predictive import degenerate
 
@@ -198,7 +223,8 @@ def build_report(run: Run | str | Path) -> str:
         flat = degenerate(cal)
         cards.append(_card("no estimate" if flat else
                            f"{s['estimated_pct']:.1f}% vs {s['actual_pct']:.1f}%",
-                           "estimated (h/k rule) vs actual correct answers"))
+                           "estimated (h/k rule) vs actual correct answers"
+                           + "".join(f", on {b}" for b in said.get("basis", []))))
         cards.append(_card(f"h = {cal['h']:.3f} · k = {cal['k']:.3f}",
                            f"thresholds fitted at N = {cal['budget']}"))
     parts.append(f'<div class="cards">{"".join(cards)}</div>')
@@ -270,13 +296,24 @@ def build_report(run: Run | str | Path) -> str:
                 "%": [v["pct"] for _, v in rows],
                 "95 % CI": ["—" if not v.get("ci") else f"{v['ci'][0]:.1f}–{v['ci'][1]:.1f}"
                             for _, v in rows]}), fmt="{:.1f}", index=False))
+        parts += [f'<p class="note">On the {html.escape(b)}.</p>' for b in said.get("basis", [])]
+        parts += [f"<p>{html.escape(b)}</p>" for b in said.pop("bias", [])]
         parts.append(fig("prediction_roc"))
         parts.append(fig("prediction_reliability"))
     if "thresholds_sorted_scores" in figs:
         parts.append("<h2>Thresholds: outcomes estimated from retrieval alone</h2>")
         parts.append(fig("thresholds_sorted_scores"))
-        for n in ("thresholds_estimated_vs_actual", "thresholds_confusion",
-                  "thresholds_by_judge", "thresholds_objective"):
+        parts += [f'<p class="note">Every figure of this section counts the same answers: '
+                  f"the {html.escape(b)}.</p>" for b in said.get("basis", [])]
+        parts.append(fig("thresholds_estimated_vs_actual"))
+        parts += [f"<p>{html.escape(b)}</p>" for b in said.get("bias", [])]
+        parts.append(fig("thresholds_confusion"))
+        if said.get("confusion"):
+            first, *rest = said["confusion"]
+            parts.append(f"<h3>Reading the confusion matrix</h3><p><b>{html.escape(first)}</b>"
+                         "</p><ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in rest)
+                         + "</ul>")
+        for n in ("thresholds_by_judge", "thresholds_objective"):
             parts.append(fig(n))
         if cal and cal.get("per_retriever"):
             t = pd.DataFrame(cal["per_retriever"])

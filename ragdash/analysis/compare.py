@@ -17,6 +17,8 @@ from ragdash.analysis.frames import score_matrix
 
 TIE = 1e-9
 """Two Score_IR values closer than this are a tie."""
+MIN_DIFFERING = 2
+"""Questions that must differ (not tie) before the Wilcoxon signed-rank test is run."""
 
 
 def differences(a: pd.Series, b: pd.Series) -> np.ndarray:
@@ -34,17 +36,18 @@ def counts(d: np.ndarray, tol: float = TIE) -> dict:
 def wilcoxon_test(d: np.ndarray) -> dict:
     """Wilcoxon signed-rank test of paired differences (zero differences dropped, 'wilcox').
 
-    Returns {statistic, pvalue, n, n_nonzero, mean_diff, median_diff}; pvalue is None when every
-    difference is zero or there are fewer than 2 non-zero differences.
+    Returns {statistic, pvalue, n, n_nonzero, mean_diff, median_diff}; a difference within `TIE`
+    of zero is a tie (as `counts` says); pvalue is None with fewer than `MIN_DIFFERING`
+    non-tied differences.
     """
     from scipy.stats import wilcoxon
 
-    nz = int((np.abs(d) > 1e-12).sum())
+    nz = int((np.abs(d) > TIE).sum())
     out = {"statistic": None, "pvalue": None, "n": int(len(d)), "n_nonzero": nz,
            "mean_diff": float(d.mean()) if len(d) else float("nan"),
            "median_diff": float(np.median(d)) if len(d) else float("nan")}
-    if nz >= 2:
-        res = wilcoxon(d[np.abs(d) > 1e-12], zero_method="wilcox")
+    if nz >= MIN_DIFFERING:
+        res = wilcoxon(d[np.abs(d) > TIE], zero_method="wilcox")
         out.update(statistic=float(res.statistic), pvalue=float(res.pvalue))
     return out
 

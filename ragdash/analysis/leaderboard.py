@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ragdash.analysis import compare, curves, frames
+from ragdash.analysis import compare, curves, frames, sentences
 from ragdash.rundir import Run, RunConfig
 from ragdash.viz.colors import label
 
@@ -478,11 +478,7 @@ def verdict(comp: Comparison, board: pd.DataFrame, budget: int, n_boot: int = 10
         out["headline"] = (f"{first['name']} leads at N = {budget}: mean Score_IR "
                            f"{first['score']:.3f}, {p['mean_diff']:+.3f} over {second['name']} "
                            f"({second['score']:.3f}).")
-    why = ("A clear lead" if significant else "Within noise, not a significant lead")
-    ptxt = "no test, every question ties" if pv is None else f"Wilcoxon p = {pv:.2g}"
-    out["detail"] = (f"{why}: paired {level:.0%} CI {p['lo']:+.3f} to {p['hi']:+.3f}, {ptxt}, "
-                     f"over {p['n']} questions (higher on {p['win']}, lower on {p['loss']}, "
-                     f"tied on {p['tie']}).")
+    out["detail"] = sentences.lead_detail(p, significant, level)
     out["text"] = f"{out['headline']} {out['detail']}"
     return out
 

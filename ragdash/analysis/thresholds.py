@@ -8,7 +8,7 @@ of a stored calibration (calibration.json, estimator_cv.csv) shown beside the pa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -135,6 +135,48 @@ def panel(data: ThresholdData, h: float, k: float) -> dict:
         accuracy=float(np.trace(conf.to_numpy()) / len(p)),
         mae=float(cmp["mae"].mean()),
     )
+    return out
+
+
+def judged_only(data: ThresholdData) -> ThresholdData:
+    """`data` with each retriever's sorted Score_IR cut to its judged answers (the pairs), so
+    the sorted-score chart and its shares count the answers the judge-based tables count. A
+    retriever with no judged answer keeps all its scores; without judgments, `data` itself."""
+    if not data.has_judgments:
+        return data
+    judged = {r: np.sort(g.to_numpy(float)) for r, g in data.pairs.groupby("retriever")["ir"]}
+    return replace(data, sorted_ir={r: judged.get(r, s) for r, s in data.sorted_ir.items()})
+
+
+def rule_bias(pairs_df: pd.DataFrame, k: float, budget: int, n_boot: int = 1000,
+              level: float = 0.95, seed: int = 0) -> dict:
+    """How far the h/k rule's share of correct answers (Score_IR > k) lies from the judge's
+    (judge = 5) on the judged pairs (qid, retriever, ir, judge), in percentage points, with a
+    percentile bootstrap interval of the difference over questions.
+
+    Returns {budget, k, n, questions, est_pct, act_pct, diff_pp, ci ([lo, hi] or None with
+    fewer than 2 questions), level, over (answers above k judged below 5), under (answers at
+    or under k judged 5)}."""
+    df = pairs_df.dropna(subset=["ir", "judge"])
+    est = df["ir"].to_numpy(float) > k
+    act = df["judge"].to_numpy(int) == 5
+    codes, uniq = pd.factorize(df["qid"].astype(str))
+    out = {"budget": int(budget), "k": float(k), "n": int(len(df)), "questions": len(uniq),
+           "est_pct": float(est.mean() * 100) if len(df) else float("nan"),
+           "act_pct": float(act.mean() * 100) if len(df) else float("nan"),
+           "ci": None, "level": level, "over": int((est & ~act).sum()),
+           "under": int((~est & act).sum())}
+    out["diff_pp"] = out["est_pct"] - out["act_pct"]
+    if len(uniq) >= 2:
+        diff = np.bincount(codes, weights=est.astype(float) - act, minlength=len(uniq))
+        size = np.bincount(codes, minlength=len(uniq)).astype(float)
+        rng = np.random.default_rng(seed)
+        boots = np.empty(n_boot)
+        for b in range(n_boot):
+            w = np.bincount(rng.integers(0, len(uniq), len(uniq)), minlength=len(uniq))
+            boots[b] = 100 * (w @ diff) / (w @ size)
+        a = (1 - level) / 2
+        out["ci"] = [float(np.quantile(boots, a)), float(np.quantile(boots, 1 - a))]
     return out
 
 

@@ -33,7 +33,8 @@ def threshold_curves(data: ThresholdData, est: pd.DataFrame, h: float, k: float,
     `reference` = (h, k, label) adds faint dashed lines at those values, e.g. the fit."""
     rets = data.retrievers
     rows = -(-len(rets) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[label(r) for r in rets],
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[
+        f"{label(r)} · {len(data.sorted_ir[r]):,} answers" for r in rets],
                         horizontal_spacing=0.06 if reference is None else 0.09,
                         vertical_spacing=0.22 if rows > 1 else 0.1)
     shares = est.set_index("retriever")
