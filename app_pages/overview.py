@@ -125,8 +125,9 @@ if cal:
     if flat:
         st.caption(f"The h/k rule gives no estimate here: {flat}.")
     elif pairs is not None:
-        st.caption(sentences.rule_bias(thresholds.rule_bias(pairs, float(cal["k"]),
-                                                            int(cal["budget"])), n_q))
+        head, _, rest = sentences.rule_bias(thresholds.rule_bias(
+            pairs, float(cal["k"]), int(cal["budget"])), n_q).partition(": ")
+        st.caption(f"**{head}:** {rest}")
     cost = judging.costs(answers, judgments)
     spent = cost["usd"].dropna().sum() if not cost.empty else 0.0
     gpt = cost_avoided(answers, judgments, calls, "gpt-4o")

@@ -132,7 +132,9 @@ def panel() -> None:
                 "matrix and Figure 3.1 appear once the LLM stage has run and its judgments "
                 "are scored.", icon="ℹ️")
         return
-    st.markdown(sentences.rule_bias(thresholds.rule_bias(data.pairs, k, n), n_questions))
+    head, _, rest = sentences.rule_bias(thresholds.rule_bias(data.pairs, k, n),
+                                        n_questions).partition(": ")
+    st.markdown(f"**{head}:** {rest}")
     widgets.chart(calibration.estimated_vs_actual(res["compare"]), key="thr_cmp")
     cmp = res["compare"]
     show = cmp.assign(retriever=cmp["retriever"].map(label)).set_index("retriever")[
