@@ -171,6 +171,11 @@ def test_rule_bias_says_the_direction_of_its_numbers():
                                 "ci": [-3.0, 5.0]})
     assert same.startswith("The h/k rule matches the judge within the 95 % CI (difference "
                            "+1.0 points)")
+    wide = sentences.rule_bias({**base, "est_pct": 60.0, "act_pct": 48.0, "diff_pp": 12.0,
+                                "ci": [-4.0, 32.0]})
+    assert wide.startswith("The h/k rule is within noise of the judge, but the interval is too "
+                           "wide to tell (difference +12.0 points")
+    assert "matches" not in wide and "estimates" not in wide.split(":")[0]
     assert sentences.rule_bias({**base, "n": 0, "questions": 0, "est_pct": np.nan,
                                 "act_pct": np.nan, "diff_pp": np.nan, "ci": None}
                                ).startswith("No judged answer")

@@ -12,6 +12,8 @@ import pandas as pd
 from ragdash.analysis.compare import MIN_DIFFERING
 from ragdash.constants import CLASSES
 
+WIDE_CI_PP = 20.0
+"""An interval of the rule's bias wider than this many points is called too wide to tell."""
 _ESTIMATED = {"1": "lacking information", "2-4": "at risk (2–4)", "5": "correct"}
 _JUDGED = {"1": "1", "2-4": "2–4", "5": "5"}
 
@@ -51,6 +53,9 @@ def rule_bias(bias: dict, total_questions: int | None = None) -> str:
         matches = abs(d) < 0.05
     figures = (f"{est:.1f} % estimated vs {act:.1f} % judged correct ({interval}; {basis}; "
                f"estimated correct: Score_IR > k = {bias['k']:.3f} at N = {bias['budget']}).")
+    if matches and ci is not None and ci[1] - ci[0] > WIDE_CI_PP:
+        return (f"The h/k rule is within noise of the judge, but the interval is too wide to "
+                f"tell (difference {d:+.1f} points; judge more answers to narrow it): {figures}")
     if matches:
         return (f"The h/k rule matches the judge within the {_level(bias['level'])} CI "
                 f"(difference {d:+.1f} points): {figures}")
