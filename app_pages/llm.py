@@ -14,7 +14,7 @@ from ragdash.llm.refusal import RefusalPatternError, RefusalRule
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
 from ragdash.planning import dry_run
 from ragdash.stages.runner import llm_stages
-from ragdash.ui import jobs, state, widgets
+from ragdash.ui import jobs, state, trust, widgets
 from ragdash.viz import llm
 from ragdash.viz.colors import label
 
@@ -178,6 +178,8 @@ st.caption("Judge scale (categorical, not ordinal): 1 not enough information · 
 
 checks = state.audit(run)
 widgets.judge_audit_banner(checks, "the score distributions below")
+
+trust.summary(run, detail=True)
 
 # --- Table 3.3 ------------------------------------------------------------------------------------
 failed = judging.all_failed(judgments)

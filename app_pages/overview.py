@@ -12,7 +12,7 @@ from ragdash.calibration.predictive import degenerate
 from ragdash.constants import PAPER_H, PAPER_K
 from ragdash.planning import cost_avoided
 from ragdash.stages.retrieve import empty_message
-from ragdash.ui import navigation, state, widgets
+from ragdash.ui import navigation, state, trust, widgets
 from ragdash.viz import retrieval
 from ragdash.viz.colors import label
 
@@ -76,6 +76,7 @@ else:
 failed = judging.all_failed(state.judgments(run))
 if failed:
     st.error(f"{failed} The errors are listed on the **LLM results** page.", icon="⚠️")
+trust.summary(run)  # people's labels first: they say how far to trust the judge below
 if cal:
     n_q = len(examples) if examples is not None else 0
     calls = calls_avoided(n_q, len(order))

@@ -163,7 +163,8 @@ def _lean(d: dict, lenient: str, strict: str) -> str:
         return f"it is too lenient: {le} of {n} disagreements are {lenient}"
     if st >= LENIENT_RATIO * le:
         return f"it is too strict: {st} of {n} disagreements are {strict}"
-    return (f"its {n} disagreements go both ways ({le} {lenient}, {st} {strict})")
+    return (f"its {n} disagreements go both ways ({le} {lenient.removeprefix('answers ')}, "
+            f"{st} {strict.removeprefix('answers ')})")
 
 
 def verdict(agreement: dict, stand_in: str | None = None) -> str:

@@ -31,6 +31,7 @@ PAGES = (
     PageSpec("compare", "Compare retrievers", "compare_arrows", "compare", EXPLORE),
     PageSpec("runs", "Compare runs", "leaderboard", "runs", EXPLORE),
     PageSpec("llm", "LLM results", "smart_toy", "llm", EXPLORE),
+    PageSpec("label", "Label answers", "rate_review", "label", EXPLORE),
     PageSpec("thresholds", "Thresholds", "tune", "thresholds", EXPLORE),
     PageSpec("report", "Report", "download", "report", EXPLORE),
     # the default page lives at "/": its own path too, so a link to /overview works
