@@ -293,11 +293,26 @@ def _print_endpoints(cfg: dict, stages) -> None:
               f"{_endpoint(settings)}", file=sys.stderr)
 
 
+def _on_saved(args: argparse.Namespace, overrides: dict) -> dict:
+    """The overrides on top of the config saved in `--run-dir`'s run.json when no `--config`
+    is given: `ragdash calibrate --run-dir R` goes on with R's own settings instead of the
+    defaults (which would redo its stages and overwrite its run.json)."""
+    from ragdash.config import deep_merge
+    from ragdash.rundir import Run
+
+    if args.config or not args.run_dir:
+        return overrides
+    saved = Run(args.run_dir).manifest.get("config") if Path(args.run_dir).is_dir() else None
+    if not isinstance(saved, dict):
+        return overrides
+    return deep_merge({k: v for k, v in saved.items() if not k.startswith("_")}, overrides)
+
+
 def _run_stages(args: argparse.Namespace) -> int:
     from ragdash.config import load_config
     from ragdash.stages.runner import configured_stages, run_stages
 
-    cfg = load_config(args.config, overrides_from(args))
+    cfg = load_config(args.config, _on_saved(args, overrides_from(args)))
     run_dir = Path(args.run_dir) if args.run_dir else Path(cfg["runs_root"]) / cfg["name"]
     bars = _Bars(args.quiet)
     stages = stage_commands()[args.command][0] or configured_stages(cfg)

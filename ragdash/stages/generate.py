@@ -49,8 +49,15 @@ def requests(run: Run, cfg: dict) -> list[tuple]:
     return out
 
 
+ADDED_LATER = {"prompt": "paper", "limit": None}
+"""Generation settings added after runs were made, with their defaults: each is hashed only
+when it differs from its default, so those runs keep their key (and their answers)."""
+
+
 def settings(cfg: dict) -> tuple:
-    return (cfg["tokenizer"], cfg["scoring"]["mode"], cfg["llm"], cfg["generation"],
+    gen = {k: v for k, v in cfg["generation"].items()
+           if not (k in ADDED_LATER and v == ADDED_LATER[k])}
+    return (cfg["tokenizer"], cfg["scoring"]["mode"], cfg["llm"], gen,
             generation_prompt_version())
 
 
