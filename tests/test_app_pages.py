@@ -88,7 +88,7 @@ def test_an_unknown_run_in_the_link_is_said_not_found(runs):
     at.run()
     assert not at.exception, at.exception
     # the asked name is a code span: shown literally, never read as Markdown
-    assert any("Run ` runs/gone ` (from the link) was not found" in w.value for w in at.warning)
+    assert any("Run `runs/gone` (from the link) was not found" in w.value for w in at.warning)
     assert at.title[0].value == "Run demo"
 
 

@@ -161,7 +161,7 @@ def test_every_page_renders_a_run_whose_judgments_all_failed(runs):
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.title[0].value == "Run all-failed"
+    assert at.title[0].value == "Run all\\-failed"  # the run name escaped: shown literally
     for page in PAGES:
         params = {"rn_runs": [str(runs["failed"]), str(runs["partly"])]} if page == "runs" \
             else {}
@@ -291,4 +291,4 @@ def test_overview_quotes_question_text_as_code(tmp_path, monkeypatch):
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
     box = next(w.value for w in at.warning if "retrieved nothing" in w.value)
-    assert "`q'1` `**bold** [x](http://evil.example)`" in box
+    assert "``q`1`` `**bold** [x](http://evil.example)`" in box

@@ -218,5 +218,5 @@ def test_without_plotly_js_the_chart_is_drawn_still(tmp_path, monkeypatch):
         served_dir.cache_clear()
     assert not at.exception
     assert "Dragging the lines is unavailable" in at.caption[0].value
-    assert "plotly.min.js not found" in at.caption[0].value
+    assert "plotly\\.min\\.js not found" in at.caption[0].value  # escaped: shown literally
     assert len(at.get("plotly_chart")) == 1  # the figure, without the drag

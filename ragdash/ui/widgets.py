@@ -41,7 +41,8 @@ def code(text: object) -> str:
     inside by a longer fence."""
     flat = re.sub(r"[\r\n\t\v\f]+", " ", str(text))
     fence = "`" * (max((len(m) for m in re.findall(r"`+", flat)), default=0) + 1)
-    return f"{fence} {flat} {fence}"
+    pad = " " if flat[:1] == "`" or flat[-1:] == "`" or not flat.strip() else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
 
 
 def css() -> None:
