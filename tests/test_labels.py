@@ -25,7 +25,17 @@ DEMO = PROJECT_ROOT / "data" / "demo_squad"
 def run(tmp_path) -> Run:
     if not (DEMO / "answers.parquet").exists():
         pytest.skip("the SQuAD demo run is absent")
-    return Run(shutil.copytree(DEMO, tmp_path / "demo"))
+    copy = Run(shutil.copytree(DEMO, tmp_path / "demo"))
+    for name in ("labels", "label_sample"):  # the demo's stand-in set: start unlabelled
+        copy.file(name).unlink(missing_ok=True)
+    return copy
+
+
+def test_the_demo_ships_stand_in_labels_named_as_such():
+    from ragdash.labels import read_labels
+
+    demo = read_labels(Run(DEMO))
+    assert len(demo) == 60 and set(demo["labeller"]) == {"stand-in: contains a gold answer"}
 
 
 def first_answer(run: Run) -> tuple[str, str]:

@@ -23,8 +23,9 @@ What they say (`ragdash.calibration.agreement`, `ragdash.calibration.ppi`):
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ragdash.lazy import exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads on first use
     from ragdash.labels.evaluate import current, evaluate, fingerprint, refresh
@@ -63,24 +64,10 @@ _SOURCES = {
                              "progress", "read_labels", "read_sample", "sample_items",
                              "undo_last"),
 }
-_MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 __all__ = ["DEFAULT_SAMPLE", "LABELS", "RULES", "STAND_IN", "Imported", "Item",
            "LabelFileError", "add_label", "current", "current_labels", "draw_sample",
            "evaluate", "export_csv", "fingerprint", "from_reference", "import_csv",
            "labelable", "next_to_label", "progress", "read_labels", "read_sample", "refresh",
            "sample_items", "stand_in_name", "undo_last"]
 
-
-def __getattr__(name: str) -> Any:
-    """PEP 562: a name's module is imported on first use, so the CLI's parser (which needs
-    only the label choices) does not load the statistics behind the estimates."""
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = exports(__name__, _SOURCES, globals())

@@ -21,8 +21,9 @@ The functions `generate` and `judge` share their modules' names: import them fro
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ragdash.lazy import exports
 
 if TYPE_CHECKING:
     from ragdash.llm.cache import LLMCache
@@ -53,7 +54,6 @@ _SOURCES = {
     "ragdash.llm.settings": ("LLMSettings",),
     "ragdash.llm.types": ("Backend", "LLMError", "LLMResult"),
 }
-_MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 
 __all__ = [
     "Backend", "Candidate", "GenerationRequest", "JudgeItem", "LLMCache", "LLMError",
@@ -63,17 +63,4 @@ __all__ = [
     "parse_scores", "serve",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """PEP 562: import a public name's module on first use (submodules are not names here)."""
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
+__getattr__, __dir__ = exports(__name__, _SOURCES, globals())
