@@ -37,7 +37,7 @@ queries = state.table(run, "queries")
 cfg = state.config(run)
 rets = state.retrievers(run)
 budgets = state.budgets(run)
-n_default = frames.default_budget(budgets)
+n_default = frames.default_budget(budgets)  # the cut links leave out (navigation.browser_query)
 examples = examples.assign(qid=examples["qid"].astype(str))
 meta_cols = frames.metadata_columns(examples)
 

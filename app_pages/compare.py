@@ -93,9 +93,13 @@ big = compare.largest_differences(ir, examples, a, b, n, n=15) if examples is no
 if big is not None and len(big):
     run_key = st.session_state.get("run") or state.run_key(run.path)
 
+    def side_by_side(qid: str) -> list[tuple[str, str]]:
+        """The question browser's URL parameters showing `qid` with both retrievers at N."""
+        return navigation.browser_query(
+            [("run", run_key), ("qb_q", qid), ("qb_ret", a), ("qb_ret", b)], n, budgets)
+
     def link(qid: str) -> str:
-        return "browser?" + urlencode([("run", run_key), ("qb_q", qid), ("qb_ret", a),
-                                       ("qb_ret", b), ("qb_cut", n)])
+        return "browser?" + urlencode(side_by_side(qid))
 
     big["open"] = big["qid"].map(link)
     st.dataframe(
@@ -114,8 +118,7 @@ if big is not None and len(big):
     top = big.iloc[0]
     st.page_link(navigation.page("browser"), label=f"Open the largest difference ({top['qid']}) "
                  "in the question browser", icon=":material/manage_search:",
-                 query_params={"run": run_key, "qb_q": top["qid"], "qb_ret": [a, b],
-                               "qb_cut": str(n)})
+                 query_params=side_by_side(top["qid"]))
 else:
     st.info("No question was scored by both retrievers.")
 

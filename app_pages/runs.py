@@ -277,7 +277,8 @@ else:
         run with both retrievers, or the first run beside the second."""
         second = [("qb_ret", r) for r in dict.fromkeys([ra, rb])] if same else \
             [("qb_ret", ra), ("qb_run2", kb), ("qb_ret2", rb)]
-        return [("run", ka), ("qb_q", qid), *second, ("qb_cut", str(n))]
+        return navigation.browser_query([("run", ka), ("qb_q", qid), *second], n,
+                                        state.budgets(chosen[ka]))
 
     same = ka == kb
     big["open"] = ["browser?" + urlencode(side_by_side(q)) for q in big["qid"]]

@@ -235,6 +235,11 @@ def test_compare_links_to_browser(server, page):
     no_exception(page, "browser from compare")
     assert "/browser" in page.url and "qb_q=" in page.url
     shot(page, "13-browser-from-compare")
+    # the link and the page's first run make one history entry: one Back leaves the browser
+    page.go_back()
+    settle(page)
+    assert "/compare" in page.url, page.url
+    assert page.get_by_role("heading", name="Compare retrievers").count() == 1
 
 
 def test_upload_and_build_a_run(server, page, tmp_path):

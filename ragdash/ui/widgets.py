@@ -124,12 +124,28 @@ def url_select(label_: str, options: Sequence, key: str, default=None, multi: bo
                               **kw)
         is_default = bool(options) and value == options[index]
         url = str(value)
-    if is_default:
-        st.query_params.pop(key, None)
-    else:
-        st.query_params[key] = url
-    st.session_state[seen] = [] if is_default else url if multi else [url]
+    _sync_url(key, [] if is_default else url if multi else [url], value, by_text, multi)
+    st.session_state[seen] = st.query_params.get_all(key)
     return value
+
+
+def _sync_url(key: str, wanted: list[str], value, by_text: dict, multi: bool) -> None:
+    """Write `wanted` to `?key=` only when the URL means another value than the widget's.
+
+    Every change of the query string is a new browser-history entry, so a link's first run
+    leaves its URL as it came (a default it spells out stays) and Back leaves the page at once.
+    """
+    asked = st.query_params.get_all(key)
+    if asked == wanted:
+        return
+    if asked and not wanted:  # the default: kept when the URL spells out that same value
+        means = [by_text[v] for v in asked if v in by_text]
+        if means and (means == list(value) if multi else means == [value]):
+            return
+    if wanted:
+        st.query_params[key] = wanted if multi else wanted[0]
+    else:
+        st.query_params.pop(key, None)
 
 
 def retriever_picker(key: str, options: Sequence[str], default: Sequence[str] | None = None,
