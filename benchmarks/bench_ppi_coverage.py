@@ -27,7 +27,7 @@ import pandas as pd
 
 from ragdash.calibration.ppi import cross_ppi, judge_only, labels_only, ppi
 from ragdash.calibration.ppi_shares import cross_predictions
-from ragdash.labels.evaluate import answer_table, judge_scores
+from ragdash.labels.findings import answer_table, judge_scores
 from ragdash.labels.store import labelable, read_labels
 from ragdash.rundir import Run
 from ragdash.view import RunView

@@ -376,3 +376,13 @@ def test_the_report_shows_agreement_and_ppi_and_escapes_names(run):
     assert "PPI retrieval" in section and "pooled" in section
     assert "Stand-in labels from a reference metric, not human labels" in html
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
+
+
+def test_the_package_names_are_the_functions_after_their_modules_load():
+    """A lazily exported function must not be shadowed by a submodule of the same name."""
+    import importlib
+
+    for module in ("findings", "exchange", "store"):
+        importlib.import_module(f"ragdash.labels.{module}")
+    assert callable(labels.evaluate) and callable(labels.current) and \
+        callable(labels.draw_sample)

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 from ragdash.lazy import exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads on first use
-    from ragdash.labels.evaluate import current, evaluate, fingerprint, refresh
     from ragdash.labels.exchange import (
         DEFAULT_SAMPLE,
         Imported,
@@ -38,6 +37,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads
         import_csv,
         stand_in_name,
     )
+    from ragdash.labels.findings import current, evaluate, fingerprint, refresh
     from ragdash.labels.store import (
         LABELS,
         RULES,
@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads
     )
 
 _SOURCES = {
-    "ragdash.labels.evaluate": ("current", "evaluate", "fingerprint", "refresh"),
+    "ragdash.labels.findings": ("current", "evaluate", "fingerprint", "refresh"),
     "ragdash.labels.exchange": ("DEFAULT_SAMPLE", "Imported", "LabelFileError", "export_csv",
                                 "from_reference", "import_csv", "stand_in_name"),
     "ragdash.labels.store": ("LABELS", "RULES", "STAND_IN", "Item", "add_label",

@@ -1,4 +1,4 @@
-"""The labels, agreement and ppi sections (`ragdash.labels.evaluate`) as tables and lines of
+"""The labels, agreement and ppi sections (`ragdash.labels.findings`) as tables and lines of
 text, the same for the CLI, the HTML report and the dashboard."""
 
 from __future__ import annotations

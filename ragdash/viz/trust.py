@@ -1,6 +1,6 @@
 """The share correct per system by each estimator, with its interval (plain plotly, no
 streamlit): labels only, the judge only, and prediction-powered inference (PPI) with the judge's
-or retrieval's predictions, from `ragdash.labels.evaluate`'s ppi section."""
+or retrieval's predictions, from `ragdash.labels.findings`'s ppi section."""
 
 from __future__ import annotations
 
