@@ -50,8 +50,9 @@ def _pick_question(pg, qid: str) -> None:
 
 
 def _decide(pg, text: str) -> None:
-    pg.locator('[data-testid="stRadio"]').filter(has_text="Decision").get_by_text(
-        text, exact=False).click()
+    # inside the radio group itself: the option's text is also drawn in a hidden copy
+    # (react-aria) that strict mode counts as a second match
+    pg.get_by_role("radiogroup", name="Decision").get_by_text(text, exact=False).click()
     settle(pg)
 
 
