@@ -79,17 +79,20 @@ shown = table[mask].reset_index(drop=True)
 ir_cols = [c for c in shown.columns if c.startswith("ir:")]
 judge_cols = [c for c in shown.columns if c.startswith("judge:")]
 cols = ["qid", "question", *meta_cols, "n_parts", *ir_cols, *judge_cols]
+# id and question pinned, the scores narrow: every retriever's Score_IR fits beside them on a
+# laptop screen and the judge columns scroll under the pinned ones
 config = {
     "qid": st.column_config.TextColumn(
-        "id", width="medium" if table["qid"].str.len().max() > 10 else "small"),
-    "question": st.column_config.TextColumn("Question", width="large"),
-    "n_parts": st.column_config.NumberColumn("parts", help="Relevant parts of the question"),
+        "id", width="medium" if table["qid"].str.len().max() > 10 else "small", pinned=True),
+    "question": st.column_config.TextColumn("Question", width=200, pinned=True),
+    "n_parts": st.column_config.NumberColumn("parts", width=50,
+                                             help="Relevant parts of the question"),
     **{c: st.column_config.ProgressColumn(
-        f"{label(c[3:])} @{f_n}", min_value=0.0, max_value=1.0, format="%.2f",
+        f"{label(c[3:])} @{f_n}", min_value=0.0, max_value=1.0, format="%.2f", width=84,
         help=f"Score_IR of {label(c[3:])} at N = {f_n}") for c in ir_cols},
     **{c: st.column_config.NumberColumn(
-        f"{label(c[6:])} judge", format="%d", help="Judge score 1–5 (empty: error or missing)")
-       for c in judge_cols},
+        f"{label(c[6:])} judge", format="%d", width=130,
+        help="Judge score 1–5 (empty: error or missing)") for c in judge_cols},
 }
 st.caption(f"**{len(shown):,}** of {len(table):,} questions · click a row to open it below")
 

@@ -187,35 +187,42 @@ st.dataframe(
                  axis=0),
     hide_index=True, width="stretch", key="rn_board",
     column_config={
-        "rank": st.column_config.NumberColumn("#", width="small"),
-        "name": st.column_config.TextColumn("Run · retriever", pinned=True),
+        "rank": st.column_config.NumberColumn("#", width=40),
+        "name": st.column_config.TextColumn("Run · retriever", pinned=True, width="medium"),
         "score": st.column_config.ProgressColumn(f"Score_IR at N = {n}", min_value=0,
-                                                 max_value=1, format="%.3f"),
-        "ci": st.column_config.TextColumn("95 % CI", help="Percentile bootstrap over "
-                                          "questions (1,000 resamples)."),
-        "gap": st.column_config.TextColumn("vs leader"),
+                                                 max_value=1, format="%.3f", width=180),
+        "ci": st.column_config.TextColumn("95 % CI", width=110, help="Percentile bootstrap "
+                                          "over questions (1,000 resamples)."),
+        "gap": st.column_config.TextColumn("vs leader", width=90),
         "auc": st.column_config.NumberColumn(
-            "Area under curve", format="%.3f", help="Mean height of the Score_IR curve over "
+            "Area under curve", format="%.3f", width=150,
+            help="Mean height of the Score_IR curve over "
             f"N = {budgets_text(budgets)} (trapezoid area ÷ budget range): good at every "
             "budget, not only at N."),
         "context_tokens": st.column_config.NumberColumn(
-            "Tokens at N", format="%.0f", help="Mean length of C_N: min(N, context length)."),
-        **{c: st.column_config.NumberColumn(c, format="%.3f", help="Chunk-level metric over "
+            "Tokens at N", format="%.0f", width=110,
+            help="Mean length of C_N: min(N, context length)."),
+        **{c: st.column_config.NumberColumn(c, format="%.3f", width=90,
+                                            help="Chunk-level metric over "
                                             "the run's own questions (ir_metrics).")
            for c in METRICS},
         "judged_correct": st.column_config.TextColumn(
-            "Judged correct", help="Share of this system's answers the judge scored 5, on "
+            "Judged correct", width=130,
+            help="Share of this system's answers the judge scored 5, on "
             "the shared questions (— where the run has no judgments)."),
         "est_correct": st.column_config.TextColumn(
-            "Estimated correct", help="Share the run's h/k rule predicts correct (Score_IR "
+            "Estimated correct", width=160,
+            help="Share the run's h/k rule predicts correct (Score_IR "
             "> k) at its calibration budget: no LLM needed (— without thresholds)."),
         "llm_tokens": st.column_config.NumberColumn(
-            "Generation tokens", format="%d", help="Tokens in and out of this system's "
+            "Generation tokens", format="%d", width=160,
+            help="Tokens in and out of this system's "
             "answers on the shared questions (judging left out)."),
         "cost_usd": st.column_config.NumberColumn(
-            "Generation cost", format="$%.4f", help="Their price (ragdash.llm.cost); a local "
+            "Generation cost", format="$%.4f", width=140,
+            help="Their price (ragdash.llm.cost); a local "
             "model costs nothing."),
-        "n": st.column_config.NumberColumn("Questions", format="%d"),
+        "n": st.column_config.NumberColumn("Questions", format="%d", width=100),
     })
 st.caption(f"Ranked by mean Score_IR at N = {n} on the {len(comp.qids):,} questions every "
            "chosen run scored; ties keep the same rank.")
@@ -223,8 +230,29 @@ st.caption(f"Ranked by mean Score_IR at N = {n} on the {len(comp.qids):,} questi
 # --- curves overlaid ----------------------------------------------------------------------------
 st.subheader("Score_IR curves")
 entries = board["entry"].tolist()
+
+
+def curves_to_draw(limit: int = 5) -> list[str]:
+    """Each run's best pair, then the next best by rank, up to `limit` pairs in all."""
+    best = board.drop_duplicates("run")["entry"].tolist()
+    rest = [e for e in entries if e not in best][:max(limit - len(best), 0)]
+    return [e for e in entries if e in best or e in rest]
+
+
+def draw_added_runs(keys: list[str]) -> None:
+    """A run added to the comparison since the last run brings its pairs' curves to the
+    drawn ones (the pairs picked before stay)."""
+    before = st.session_state.get("_rn_show_runs", keys)
+    st.session_state["_rn_show_runs"] = list(keys)
+    added = [e for e in entries if split_entry(e)[0] not in before]
+    picked = st.session_state.get("rn_show")
+    if added and picked is not None:
+        st.session_state["rn_show"] = [*picked, *(e for e in added if e not in picked)]
+
+
+draw_added_runs(keys)
 shown_entries = widgets.url_select(
-    "Pairs to draw", entries, "rn_show", default=entries[:5], multi=True,
+    "Pairs to draw", entries, "rn_show", default=curves_to_draw(), multi=True,
     format_func=drawn.name, placeholder="pick (run, retriever) pairs")
 bands = state.run_bands(chosen)
 widgets.chart(retrieval.score_curves(bands, shown_entries, looks=drawn,

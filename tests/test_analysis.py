@@ -16,7 +16,7 @@ from ragdash.scoring import part_scores
 from ragdash.scoring.contexts import contexts
 from ragdash.ui import evidence
 from ragdash.viz import calibration, llm, retrieval
-from ragdash.viz.colors import RETRIEVER_COLORS, color_map, color_of
+from ragdash.viz.colors import RETRIEVER_COLORS, RETRIEVER_SYMBOLS, color_map, color_of, symbol_of
 
 
 @pytest.fixture(scope="module")
@@ -211,6 +211,9 @@ def test_a_context_shorter_than_n_is_not_marked_as_cut():
 def test_one_colour_per_retriever():
     assert color_of("bm25") == RETRIEVER_COLORS["bm25"]
     assert len(set(RETRIEVER_COLORS.values())) == len(RETRIEVER_COLORS)
+    assert len(set(RETRIEVER_SYMBOLS.values())) == len(RETRIEVER_SYMBOLS) == \
+        len(RETRIEVER_COLORS)
+    assert symbol_of("my-retriever") == symbol_of("my-retriever")
     assert color_of("my-retriever") == color_of("my-retriever")
     assert color_map(["sim", "x"])["sim"] == RETRIEVER_COLORS["sim"]
 
@@ -234,6 +237,12 @@ def test_charts_are_titled_and_labelled(run):
     curve = figs[0]
     lines = [t for t in curve.data if t.mode == "lines+markers"]
     assert {t.name: t.line.color for t in lines}["BM25"] == RETRIEVER_COLORS["bm25"]
+    # curves that coincide (every retriever saturated) still show each one: a symbol apiece
+    assert len({t.marker.symbol for t in lines}) == len(order)
+    # the judge groups' legend under the plot, the x-axis title inside the figure
+    by_judge = figs[3].layout
+    assert by_judge.legend.orientation == "h" and by_judge.legend.y < 0
+    assert by_judge.margin.b >= 120
 
 
 def test_report_is_self_contained_and_escaped(run, tmp_path):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.make_run import make_run
+from fixtures.tables import clipped_headers, widths
 from streamlit.testing.v1 import AppTest
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
@@ -152,6 +153,18 @@ def test_thresholds_budget_refits(runs):
     at.select_slider(key="thr_n").set_value(300).run()
     assert not at.exception
     assert "Fitted at N = 300" in texts(at)
+
+
+def test_browser_table_shows_every_retrievers_score(runs):
+    """The question table's id, question and every Score_IR column fit the main column of a
+    1400 px window (the judge columns may scroll under the pinned id and question)."""
+    at = open_page("browser")
+    frame = next(d for d in at.dataframe if "qid" in getattr(d.value, "columns", []))
+    px = widths(frame)
+    shown = ["qid", "question", "n_parts", *(c for c in px if c.startswith("ir:"))]
+    assert len(shown) >= 6 and None not in [px[c] for c in shown], px
+    assert 32 + sum(px[c] for c in shown) <= 920, px  # 32: the row-selection checkbox
+    assert clipped_headers(frame) == []
 
 
 def test_browser_question_shows_its_chunks_and_cut_moves(runs):

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from fixtures.make_run import make_run
+from fixtures.tables import clipped_headers
 from scipy import stats
 from streamlit.testing.v1 import AppTest
 
@@ -274,3 +275,20 @@ def test_runs_page_refuses_runs_of_different_datasets(root, app_env):
     assert "cannot be compared" in at.error[0].value
     assert "different datasets" in at.error[0].value
     assert not at.subheader  # no leaderboard drawn
+
+
+def test_adding_a_run_adds_its_curves(root, app_env):
+    alpha, beta = str(root / "runs" / "alpha"), str(root / "runs" / "beta")
+    at = open_runs_page(rn_runs=[alpha])
+    assert {lb.split_entry(e)[0] for e in at.multiselect(key="rn_show").value} == {alpha}
+    at.multiselect(key="rn_runs").set_value([alpha, beta]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    drawn = at.multiselect(key="rn_show").value
+    assert {lb.split_entry(e)[0] for e in drawn} == {alpha, beta}, drawn
+
+
+def test_leaderboard_headers_fit_their_columns(root, app_env):
+    """Every leaderboard column has a width that holds its header (none cut to 'Ju…')."""
+    at = open_runs_page(rn_runs=[str(root / "runs" / "alpha"), str(root / "runs" / "beta")])
+    board = next(d for d in at.dataframe if "ci" in getattr(d.value, "columns", []))
+    assert clipped_headers(board) == []

@@ -126,7 +126,10 @@ def ir_by_judge(data: ThresholdData, h: float, k: float, retriever: str | None =
     style(fig, subtitle(f"Score_IR at N = {data.budget} grouped by judge score ({who})",
                         "each group sorted by Score_IR; x: position within the group"),
           "Position within the group (% of its answers)", f"Score_IR at N = {data.budget}",
-          legend="Judge group")
+          height=540, legend="Judge group")
+    # the legend under the x-axis title: beside the plot it takes half a narrow column
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
+                      margin={"b": 150})
     fig.update_yaxes(range=[-0.02, 1.02], tickformat=".1f")
     fig.update_xaxes(ticksuffix="%")
     return fig

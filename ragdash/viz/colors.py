@@ -1,5 +1,5 @@
-"""The one colour mapping of the dashboard and the report: one colour per retriever (and per
-judge score, class and relevant part) across every chart."""
+"""The one colour mapping of the dashboard and the report: one colour and one marker symbol per
+retriever (and a colour per judge score, class and relevant part) across every chart."""
 
 from __future__ import annotations
 
@@ -16,6 +16,18 @@ RETRIEVER_COLORS: dict[str, str] = {
     "mlq": "#d6336c",  # pink
 }
 EXTRA = ("#fab005", "#5c940d", "#364fc7", "#c2255c", "#087f5b", "#e8590c", "#495057")
+# one open marker symbol per retriever, so curves that coincide (all at 1.0 once every retriever
+# saturates) still show each one's marks
+RETRIEVER_SYMBOLS: dict[str, str] = {
+    LLM_ONLY: "x-thin-open",
+    "bm25": "circle-open",
+    "sim": "diamond-open",
+    "mmr": "square-open",
+    "reo": "triangle-up-open",
+    "mlq": "star-open",
+}
+EXTRA_SYMBOLS = ("hexagon-open", "pentagon-open", "cross-open", "triangle-down-open",
+                 "hourglass-open", "star-triangle-up-open", "circle-x-open")
 
 SCORE_COLORS: dict[int, str] = {
     1: "#adb5bd",  # not enough information
@@ -34,6 +46,13 @@ def color_of(name: str) -> str:
     if name in RETRIEVER_COLORS:
         return RETRIEVER_COLORS[name]
     return EXTRA[sum(map(ord, str(name))) % len(EXTRA)]
+
+
+def symbol_of(name: str) -> str:
+    """The marker symbol of a retriever or system; unknown names get a stable extra symbol."""
+    if name in RETRIEVER_SYMBOLS:
+        return RETRIEVER_SYMBOLS[name]
+    return EXTRA_SYMBOLS[sum(map(ord, str(name))) % len(EXTRA_SYMBOLS)]
 
 
 def color_map(names: Iterable[str]) -> dict[str, str]:

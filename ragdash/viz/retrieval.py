@@ -13,19 +13,20 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ragdash.viz.colors import color_of, label
+from ragdash.viz.colors import color_of, label, symbol_of
 from ragdash.viz.style import rgba, style, subtitle
 
 
 @dataclass(frozen=True)
 class Looks:
-    """How series are drawn: display names, colours and line dashes by series name (a
-    retriever, or a `run::retriever` entry); a name not given falls back to the retriever's
-    label and colour and a solid line."""
+    """How series are drawn: display names, colours, line dashes and marker symbols by series
+    name (a retriever, or a `run::retriever` entry); a name not given falls back to the
+    retriever's label, colour and symbol and a solid line."""
 
     names: Mapping[str, str] = field(default_factory=dict)
     colors: Mapping[str, str] = field(default_factory=dict)
     dashes: Mapping[str, str] = field(default_factory=dict)
+    symbols: Mapping[str, str] = field(default_factory=dict)
 
     def name(self, r: str) -> str:
         return self.names.get(r) or label(r)
@@ -35,6 +36,9 @@ class Looks:
 
     def dash(self, r: str) -> str:
         return self.dashes.get(r, "solid")
+
+    def symbol(self, r: str) -> str:
+        return self.symbols.get(r) or symbol_of(r)
 
 
 RETRIEVERS = Looks()
@@ -57,7 +61,8 @@ def score_curves(bands: pd.DataFrame, order: Sequence[str], level: float = 0.95,
             legendgroup=r))  # no markers: plotly draws them on short bands by default
         fig.add_trace(go.Scatter(
             x=g["budget"], y=g["mean"], mode="lines+markers", name=name, legendgroup=r,
-            line={"color": c, "width": 2.5, "dash": looks.dash(r)}, marker={"size": 6},
+            line={"color": c, "width": 2.5, "dash": looks.dash(r)},
+            marker={"symbol": looks.symbol(r), "size": 10, "line": {"width": 2, "color": c}},
             customdata=np.stack([g["lo"], g["hi"], g["n"]], axis=1),
             hovertemplate=(f"<b>{html.escape(name)}</b><br>N = %{{x}} tokens<br>mean Score_IR = "
                            "%{y:.3f}<br>95% CI %{customdata[0]:.3f}–%{customdata[1]:.3f}"
@@ -225,17 +230,17 @@ def method_curves(bands: Mapping[str, pd.DataFrame], order: Sequence[str],
     bootstrap_curves}, e.g. substring and semantic): one colour per retriever, the first
     method's line solid, the others dotted or dashed, each with its band."""
     dashes = ("solid", "dot", "dash", "dashdot")
-    parts, names, colors, styles = [], {}, {}, {}
+    parts, names, colors, styles, symbols = [], {}, {}, {}, {}
     for i, (method, b) in enumerate(bands.items()):
         for r in order:
             key = f"{r}::{method}"
             parts.append(b[b["retriever"] == r].assign(retriever=key))
             names[key], colors[key] = f"{label(r)} · {method}", color_of(r)
-            styles[key] = dashes[i % len(dashes)]
+            styles[key], symbols[key] = dashes[i % len(dashes)], symbol_of(r)
     keys = [f"{r}::{m}" for r in order for m in bands]
     data = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["retriever", "budget", "mean", "lo", "hi", "n"])
-    fig = score_curves(data, keys, level, Looks(names, colors, styles),
+    fig = score_curves(data, keys, level, Looks(names, colors, styles, symbols),
                        legend="Retriever · matching")
     fig.update_layout(title_text=subtitle(
         "Mean Score_IR by token budget N, by matching method",

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ragdash.viz.colors import EXTRA, color_of
+from ragdash.viz.colors import EXTRA, color_of, symbol_of
 from ragdash.viz.retrieval import Looks
 from ragdash.viz.style import style, subtitle
 
@@ -27,13 +27,15 @@ def looks(entries: pd.DataFrame) -> Looks:
     rets = list(dict.fromkeys(entries["retriever"]))
     by_retriever = len(rets) > 1 and len(runs) <= len(DASHES)
     colors, dashes = {}, {}
+    symbols = dict(zip(entries["entry"], entries["retriever"].map(symbol_of), strict=True))
     for e, run, ret in entries[["entry", "run", "retriever"]].itertuples(index=False):
         if by_retriever:
             colors[e], dashes[e] = color_of(ret), DASHES[runs.index(run)]
         else:
             colors[e] = RUN_COLORS[runs.index(run) % len(RUN_COLORS)]
             dashes[e] = DASHES[rets.index(ret) % len(DASHES)]
-    return Looks(dict(zip(entries["entry"], entries["name"], strict=True)), colors, dashes)
+    return Looks(dict(zip(entries["entry"], entries["name"], strict=True)), colors, dashes,
+                 symbols)
 
 
 def leaderboard_dots(board: pd.DataFrame, budget: int, drawn: Looks,
