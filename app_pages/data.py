@@ -159,7 +159,10 @@ if loaded is not None:
         examples = pd.DataFrame([{"qid": e.qid, "question": e.question, "answer": e.answer,
                                   "parts": list(e.parts), **e.meta} for e in loaded.examples])
         documents = pd.DataFrame([asdict(d) for d in loaded.documents])
-        source = f"uploaded dataset {current['name']}"
+        source = f"uploaded dataset {widgets.md(current['name'])}"
+        if (parts := evidence_review.found_parts(sig)) is not None:  # evidence found above
+            examples["parts"] = [parts.get(q, []) for q in examples["qid"]]
+            source += " with the relevant parts found above (as reviewed)"
     else:
         examples = None
 else:
@@ -167,7 +170,11 @@ else:
     examples = state.table(run, "examples") if run is not None else None
     documents = state.table(run, "documents") if run is not None else None
     source = f"the dataset of run {widgets.md(run.id)}" if run is not None else ""
-    if examples is not None:
+    if examples is not None and corpus_alone is not None:
+        st.info(f"Corpus **{widgets.md(corpus_alone['corpus_name'])}** uploaded without a "
+                "dataset (generate questions from it above, or upload a dataset); the "
+                f"previews and statistics below are still those of {source}.", icon="ℹ️")
+    elif examples is not None:
         st.info(f"Nothing uploaded: the previews and statistics below are those of {source}.",
                 icon="ℹ️")
 

@@ -3,6 +3,7 @@ errors shown apart, latency, tokens and cost."""
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from ragdash.analysis import frames, judging
@@ -71,8 +72,11 @@ def refusals() -> None:
         st.markdown(f"**{len(hits):,} of {len(a):,} answers ({share:.1%}) match the rule as "
                     f"shown**; the run's judge stage scored {recorded:,} by the rule.")
         cols = [c for c in ("qid", "system", "answer", "pattern", "score") if c in hits]
-        st.dataframe(hits[cols].assign(system=hits["system"].map(label)), hide_index=True,
-                     width="stretch", height=260)
+        shown = hits[cols].assign(system=hits["system"].map(label))
+        if "score" in shown:  # an answer the judge did not score reads "—", not "None"
+            shown["score"] = [("—" if pd.isna(x) else f"{int(x)}") for x in shown["score"]]
+        st.dataframe(shown, hide_index=True, width="stretch", height=260,
+                     column_config={"score": st.column_config.TextColumn("judge score")})
     ir = state.table(run, "ir_scores")
     gen_budget = state.config(run).generation_budget
     if ir is not None and gen_budget in set(ir["budget"]):
@@ -80,8 +84,8 @@ def refusals() -> None:
         st.markdown(f"**Does the generator abstain when the evidence is missing?** RAG answers "
                     f"matched by the rule, by how much of the relevant parts C_{gen_budget} "
                     "held (a generator that uses its context abstains more when it is missing).")
-        st.dataframe(table.set_index("band").style.format({"share": "{:.1%}"}, na_rep="—"),
-                     width="stretch")
+        st.dataframe(table.set_index("band").style.format(na_rep="—")
+                     .format({"share": "{:.1%}"}, na_rep="—"), width="stretch")
 
 
 def launcher(expanded: bool) -> None:

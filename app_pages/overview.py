@@ -177,10 +177,11 @@ with st.expander("Pipeline stages and input issues"):
     stages = man.get("stages", {})
     if stages:
         st.dataframe(pd.DataFrame([
-            {"stage": k, "status": v.get("status"), "seconds": v.get("seconds"),
+            {"stage": k, "status": v.get("status"), "seconds": None if v.get("seconds") is None
+             else round(float(v["seconds"]), 1),
              "finished": v.get("finished"), "counts": ", ".join(
-                 f"{a}: {b}" for a, b in (v.get("counts") or {}).items()
-                 if not isinstance(b, dict))}
+                 f"{a}: {round(b, 3) if isinstance(b, float) else b}"
+                 for a, b in (v.get("counts") or {}).items() if not isinstance(b, dict))}
             for k, v in stages.items()]), hide_index=True, width="stretch")
     issues = state.table(run, "issues")
     if issues is not None and len(issues):

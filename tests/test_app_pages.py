@@ -107,6 +107,39 @@ def test_run_without_llm_files_is_explained(runs):
         assert needle in texts(at), page
 
 
+def test_pipeline_table_rounds_its_figures(runs, monkeypatch, tmp_path):
+    """Fitted thresholds in a stage's counts read to 3 decimals, never 0.04521276595744681."""
+    import json
+
+    run = make_run(tmp_path / "fitted", n_questions=6, seed=5, llm=False)
+    manifest = json.loads((run / "run.json").read_text())
+    stage = next(iter(manifest["stages"].values()))
+    stage["counts"] = {**(stage.get("counts") or {}), "h": 0.04521276595744681}
+    stage["seconds"] = 1.23456789
+    (run / "run.json").write_text(json.dumps(manifest))
+    monkeypatch.setenv("RAGDASH_DEMO_RUN", str(run))
+    at = open_page()
+    table = next(d.value for d in at.dataframe if "stage" in getattr(d.value, "columns", []))
+    assert "h: 0.045" in " ".join(table["counts"]) and "0.0452" not in " ".join(table["counts"])
+    assert 1.2 in set(table["seconds"])
+
+
+def test_refusal_table_says_not_judged_with_a_dash(runs, monkeypatch, tmp_path):
+    """Half the questions judged: the answers the rule matches but the judge never scored
+    show '—' as their score, not 'None'."""
+    from ragdash.rundir import Run
+
+    path = make_run(tmp_path / "half", n_questions=12, seed=6)
+    run = Run(path)
+    j = run.read("judgments")
+    run.write("judgments", j[j["qid"].isin(sorted(set(j["qid"]))[:6])])
+    monkeypatch.setenv("RAGDASH_DEMO_RUN", str(path))
+    at = open_page("llm")
+    hits = next(d.value for d in at.dataframe if "pattern" in getattr(d.value, "columns", []))
+    assert not hits.isna().any().any(), hits
+    assert "—" in set(hits["score"]) and {"1", "—"} >= set(hits["score"])
+
+
 def test_run_with_only_its_first_stages(runs, monkeypatch, tmp_path):
     partial = make_run(tmp_path / "partial", n_questions=6, seed=4, llm=False)
     for name in ("ir_scores.parquet", "ir_summary.csv", "ir_metrics.csv", "retrieved.parquet",

@@ -71,6 +71,9 @@ def test_find_review_and_save_evidence(server, page, tmp_path):  # noqa: F811 (f
     assert "4" in found.inner_text()
     missing = page.locator('[data-testid="stMetric"]').filter(has_text="Without evidence")
     assert "1" in missing.inner_text()
+    # the statistics describe the parts just found, not the upload's none
+    lengths = page.locator(".js-plotly-plot").filter(has_text="characters over")
+    assert "over 4 parts" in lengths.inner_text(), lengths.inner_text()
 
     _pick_question(page, "t0")
     cards = page.locator(".rd-chunk")

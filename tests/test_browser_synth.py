@@ -42,6 +42,8 @@ def test_generate_questions_from_a_corpus(server, page, tmp_path):  # noqa: F811
     page.locator('[data-testid="stFileUploader"] input[type="file"]').nth(1).set_input_files(
         str(corpus))  # a corpus alone, no dataset
     settle(page)
+    body = page.inner_text("body")  # the upload is acknowledged, never "Nothing uploaded"
+    assert "Nothing uploaded" not in body and "uploaded without a dataset" in body
     page.get_by_text("Generate questions from the corpus").click()
     settle(page)
     no_exception(page, "panel opened")

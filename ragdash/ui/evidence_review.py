@@ -49,6 +49,16 @@ def use_saved(upload: dict[str, Any], sig: tuple) -> dict[str, Any]:
     return {**upload, **saved} if saved else upload
 
 
+def found_parts(sig: tuple) -> dict[str, list[str]] | None:
+    """{qid: its relevant parts as the review now stands} once evidence was found for the
+    upload `sig` (None before): what the Data page's statistics describe."""
+    found = st.session_state.get(FOUND)
+    if found is None or found[0] != sig:
+        return None
+    decided = review.apply(found[1], st.session_state.get(DECISIONS, {}))
+    return {q.qid: [p.text for p in q.parts] for q in decided.questions}
+
+
 def _card(qe: QuestionEvidence, i: int, kept: bool) -> str:
     """One candidate; `kept`: it is what will be saved (the decision applied)."""
     c = qe.candidates[i]
