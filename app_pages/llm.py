@@ -122,7 +122,8 @@ def launcher(expanded: bool) -> None:
         budget = c4.number_input("Token budget N of the contexts", 1, 100_000, 1000, 100,
                                  key="llm_budget")
         n_q = len(state.table(run, "examples") if run.has("examples") else [])
-        limit = c5.number_input("Questions (the first N; 0 = all)", 0, max(n_q, 1), 0, 10,
+        limit = c5.number_input("Questions (the first N; 0 = all)", 0, max(n_q, 1), 0,
+                                max(1, min(10, n_q // 10)),  # a step the +/- buttons can take
                                 key="llm_limit",
                                 help=f"Generate and judge only the first N of the run's {n_q:,} "
                                      "questions: a quick, cheap look before the whole run")

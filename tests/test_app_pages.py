@@ -346,7 +346,9 @@ def test_llm_page_estimates_cost_before_it_can_start(runs):
     assert "**judge**: gpt-4o: 72 calls" in shown, shown[-600:]
     assert "**generation**:" in shown and "$" in shown
     assert not at.button(key="llm_start").disabled
-    # a question limit: the first 5 questions only, 5 x 6 answers to judge
+    # a question limit: the first 5 questions only, 5 x 6 answers to judge; its step fits the
+    # 12 questions (a step of 10 left the +/- buttons disabled)
+    assert at.number_input(key="llm_limit").step == 1
     at.number_input(key="llm_limit").set_value(5)
     at.button(key="llm_estimate").click().run()
     assert not at.exception, at.exception
