@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import html
 
-import pandas as pd
 import streamlit as st
 
 from ragdash import labels
 from ragdash.constants import LLM_ONLY
-from ragdash.labels import store
+from ragdash.labels import store, tables
 from ragdash.ui import context_view, evidence, navigation, state, widgets
 from ragdash.viz.colors import PART_COLORS, label
 
@@ -160,12 +159,11 @@ given = given[given["label"] != "cannot tell"]
 if given["labeller"].nunique() > 1:
     from ragdash.calibration.agreement import inter_annotator
 
-    if pairs := inter_annotator(given):
+    if (pairs := tables.annotators_frame({"annotators": inter_annotator(given)})) is not None:
         st.subheader("Agreement between labellers")
         st.caption("On the answers both labelled (\"cannot tell\" left out); Cohen's kappa is 1 "
                    "for full agreement and 0 for agreement no better than chance.")
-        st.dataframe(pd.DataFrame([{"labellers": " & ".join(p["labellers"]), "answers": p["n"],
-                                    "same label": f"{p['agreement']:.0%}",
-                                    "Cohen's kappa": "—" if p["kappa"] is None
-                                    else f"{p['kappa']:.2f}"} for p in pairs]),
-                     hide_index=True, width="stretch")
+        st.dataframe(pairs, hide_index=True, width="stretch", column_config={
+            "n": st.column_config.NumberColumn("answers"),
+            "same label": st.column_config.NumberColumn(format="percent"),
+            "Cohen's κ": st.column_config.NumberColumn(format="%.2f")})

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from fixtures.apptest import open_app
 from fixtures.make_run import make_run
 from fixtures.tables import clipped_headers, widths
 from streamlit.testing.v1 import AppTest
@@ -35,16 +36,7 @@ def runs(tmp_path_factory):
 
 
 def open_page(page: str | None = None, **params) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    at.run()
-    assert not at.exception, at.exception
-    if page:
-        at.switch_page(f"app_pages/{page}.py")
-        for k, v in params.items():
-            at.query_params[k] = v
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app(page, **params)
 
 
 def texts(at: AppTest) -> str:

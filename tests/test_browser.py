@@ -5,6 +5,7 @@ run from it (BM25, no chunking). Screenshots go to test-artifacts/screenshots/."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -49,29 +51,37 @@ def server(tmp_path_factory):
     demos = os.pathsep.join([str(demo), *(str(ROOT / d) for d in BUNDLED)])
     env = {**os.environ, "RAGDASH_DEMO_RUN": demos, "RAGDASH_RUNS_ROOT": str(root / "runs")}
     streamlit = Path(sys.executable).with_name("streamlit")
-    log = open(root / "streamlit.log", "w")  # noqa: SIM115 (closed below)
-    proc = subprocess.Popen(
-        [str(streamlit), "run", str(ROOT / "app.py"), "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 60
-    while time.time() < deadline:
+    cmd = [str(streamlit), "run", str(ROOT / "app.py"), "--server.headless", "true",
+           "--server.port", str(port), "--server.address", "127.0.0.1",
+           "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
+    with streamlit_server(cmd, port, root / "streamlit.log", env, start_s=60) as proc:
+        yield {"url": f"http://127.0.0.1:{port}", "root": root, "pid": proc.pid}
+
+
+@contextlib.contextmanager
+def streamlit_server(cmd: list[str], port: int, log_path: Path, env: dict | None = None,
+                     start_s: float = 90) -> Iterator[subprocess.Popen]:
+    """A Streamlit server started by `cmd` in the project folder, once `port` answers (the
+    test fails with the log's end otherwise); stopped on exit."""
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not start: " + (root / "streamlit.log").read_text()[-2000:])
-    yield {"url": f"http://127.0.0.1:{port}", "root": root}
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+            deadline = time.time() + start_s
+            while time.time() < deadline:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    time.sleep(0.3)
+            else:
+                pytest.fail("streamlit did not start: " + log_path.read_text()[-2000:])
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import socket
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from test_browser import ARGS, CHROMIUM, ROOT, _free_port, settle
+from test_browser import ARGS, CHROMIUM, ROOT, _free_port, settle, streamlit_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -51,25 +49,8 @@ def server(tmp_path_factory):
         pytest.skip("needs /proc to read the server's CPU time")
     root = tmp_path_factory.mktemp("idle")
     port = _free_port()
-    log = open(root / "streamlit.log", "w")  # noqa: SIM115 (closed below)
-    proc = subprocess.Popen(start_command(port), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not start: " + (root / "streamlit.log").read_text()[-2000:])
-    yield {"url": f"http://127.0.0.1:{port}", "pid": proc.pid, "log": root / "streamlit.log"}
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with streamlit_server(start_command(port), port, root / "streamlit.log") as proc:
+        yield {"url": f"http://127.0.0.1:{port}", "pid": proc.pid, "log": root / "streamlit.log"}
 
 
 def test_start_command_follows_start_sh():

@@ -386,3 +386,20 @@ def test_the_package_names_are_the_functions_after_their_modules_load():
         importlib.import_module(f"ragdash.labels.{module}")
     assert callable(labels.evaluate) and callable(labels.current) and \
         callable(labels.draw_sample)
+
+
+def test_the_label_page_shows_agreement_between_two_labellers(run, monkeypatch):
+    from fixtures.apptest import open_app
+
+    labels.draw_sample(run, 4, seed=1)
+    items = labels.sample_items(run)
+    for labeller, said in (("ana", ["correct", "wrong", "correct", "wrong"]),
+                           ("bo", ["correct", "wrong", "wrong", "cannot tell"])):
+        for it, label in zip(items, said, strict=True):
+            labels.add_label(run, it.qid, it.system, label, labeller)
+    monkeypatch.setenv("RAGDASH_DEMO_RUN", str(run.path))
+    at = open_app("label", run=None, timeout=90, lb_name="ana")
+    table = next(d.value for d in at.dataframe if "same label" in d.value.columns)
+    # three answers both labelled ("cannot tell" left out), two of them alike
+    assert table.iloc[0]["labellers"] == "ana & bo" and table.iloc[0]["n"] == 3
+    assert table.iloc[0]["same label"] == pytest.approx(2 / 3, abs=1e-3)

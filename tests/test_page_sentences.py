@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.apptest import open_app
 from fixtures.make_run import make_run
 from streamlit.testing.v1 import AppTest
 
@@ -24,7 +25,6 @@ from ragdash.report import build_report
 from ragdash.rundir import Run
 from ragdash.viz import calibration as viz
 
-APP = Path(__file__).resolve().parent.parent / "app.py"
 T = 0.5  # judgments are set on either side of Score_IR = T at BUDGET; pages are set to h = k = T
 BUDGET = 1000
 
@@ -121,17 +121,7 @@ def key(path: Path) -> str:
 
 def page(run: Path, name: str | None = None, **params) -> AppTest:
     """The app on `run`, on page `name` (the Overview by default) with URL parameters."""
-    at = AppTest.from_file(str(APP), default_timeout=90)
-    at.query_params["run"] = key(run)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    if name:
-        at.switch_page(f"app_pages/{name}.py")
-        for k, v in params.items():
-            at.query_params[k] = v
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app(name, run=key(run), timeout=90, **params)
 
 
 def texts(at: AppTest) -> str:
