@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ragdash.labels import headline
+
 ESTIMATOR_NAMES = {"labels_only": "labels only", "judge_only": "judge only",
                    "ppi_judge": "PPI judge", "ppi_retrieval": "PPI retrieval"}
 
@@ -43,11 +45,9 @@ def footnotes(ppi: dict) -> list[str]:
 
 
 def halve_line(ppi: dict) -> str:
-    """About how many more labels would halve the pooled interval of the best estimator."""
+    """About how many more labels would halve the pooled interval the headline gives."""
     pooled = ppi.get("pooled", {})
-    best = min((k for k in ("ppi_judge", "ppi_retrieval", "labels_only")
-                if (pooled.get(k) or {}).get("ci")),
-               key=lambda k: pooled[k]["ci"][1] - pooled[k]["ci"][0], default=None)
+    best = headline.best(pooled)  # the interval the headline gives
     if best is None:
         return ""
     h = pooled[best].get("labels_to_halve") or {}
