@@ -25,8 +25,8 @@ from ragdash.cli import build_parser, main, overrides_from
 from ragdash.config import load_config
 from ragdash.dashboard_settings import max_upload_mb
 from ragdash.llm.clients import short
-from ragdash.llm.redact import MASK, redact, remember
 from ragdash.llm.types import LLMError
+from ragdash.redact import MASK, redact, remember
 from ragdash.rundir import Run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """The LLM layer's shared types: replies, errors, messages and the `Backend` interface.
 
-Nothing here imports anything from ragdash but `ragdash.llm.redact` (which imports nothing),
+Nothing here imports anything from ragdash but `ragdash.redact` (which imports nothing),
 so every module of `ragdash.llm` can use it.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from ragdash.llm.redact import redact
+from ragdash.redact import redact
 
 Message = dict[str, Any]
 """One chat message: `{"role": "system" | "user" | "assistant", "content": ...}`."""
@@ -39,7 +39,7 @@ class LLMResult:
 class LLMError(RuntimeError):
     """A failed LLM call. `kind`: timeout, rate_limit, server_error, connection, invalid_reply,
     bad_request, auth, config (see ERROR_KINDS); `retryable` marks kinds worth another
-    attempt. The message is redacted (`ragdash.llm.redact`): no API key or bearer token in it."""
+    attempt. The message is redacted (`ragdash.redact`): no API key or bearer token in it."""
 
     def __init__(self, message: str, *, kind: str = "error", retryable: bool = False,
                  retry_after: float | None = None):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ragdash.llm.redact import redact
+from ragdash.redact import redact
 from ragdash.rundir.config import RunConfig
 from ragdash.rundir.files import FILES, MANIFEST, RunFile
 from ragdash.rundir.io import write_json, write_table

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragdash.llm.redact import redact
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.types import LLMError
+from ragdash.redact import redact
 
 
 def sampling_params(settings: LLMSettings, params: dict[str, Any]) -> dict[str, Any]:

@@ -7,9 +7,9 @@ import time
 from typing import Any
 
 from ragdash.llm.clients import not_a_reply, sampling_params, short
-from ragdash.llm.redact import remember
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.types import LLMError, LLMResult, Messages
+from ragdash.redact import remember
 
 
 def _retry_after(exc: Exception) -> float | None:

@@ -1,6 +1,7 @@
-"""Secrets kept out of error messages. A server's error body can echo the request's
-`Authorization` header; every LLM error message passes through `redact` when it is made
-(`LLMError`, `clients.short`), so the key reaches no answers or judgments file, log or console.
+"""Secrets kept out of error messages (the LLM layer's and the run manifest's). A server's
+error body can echo the request's `Authorization` header; every LLM error message passes
+through `redact` when it is made (`LLMError`, `clients.short`), and so does every stage error
+in run.json, so the key reaches no answers or judgments file, manifest, log or console.
 
 Nothing here imports anything else from ragdash.
 """
