@@ -25,8 +25,8 @@ def sections(run: Run) -> dict | None:
     if not run.has("answers"):
         return None
     return _sections(str(run.path), state.stamps(run, "labels", "label_sample", "answers",
-                                                 "judgments", "ir_scores", "calibration",
-                                                 "reference"))
+                                                 "examples", "judgments", "ir_scores",
+                                                 "calibration", "reference"))
 
 
 def summary(run: Run, detail: bool = False) -> None:
