@@ -74,3 +74,10 @@ def test_label_five_answers_with_the_keyboard_reload_and_resume(server, page):  
     shot(page, "95-overview-with-labels")
     # the undo took back "cannot tell": five labels, each counted
     assert page.get_by_text(re.compile(r"from 5 labels")).count() >= 1
+    # LLM results adds every estimator per system and the judge against the labels
+    goto(page, server, "llm")
+    page.get_by_role("heading", name="Share correct, checked against labels").wait_for(
+        timeout=60_000)
+    no_exception(page, "LLM results with labels")
+    assert page.get_by_text("Labels (rows) against the judge's scores (columns):").count() == 1
+    shot(page, "96-llm-with-labels")
