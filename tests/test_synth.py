@@ -205,8 +205,8 @@ def _attempt(doc: str, reply: Parsed | None) -> Attempt:
      "circular"),
     (Parsed("Was the Eiffel Tower completed in 1889?", "the Eiffel Tower",
             ("It was completed in 1889.",)), "circular"),  # 'the' dropped, words kept whole
-    (Parsed("When?", "1889", ("in 1889",)), "span_too_short"),
-    (Parsed("When?", "1889", ("The tower was finished in 1889 for the fair.",)),
+    (Parsed("When was it completed?", "1889", ("in 1889",)), "span_too_short"),
+    (Parsed("When was it completed?", "1889", ("The tower was finished in 1889 for the fair.",)),
      "span_not_verbatim"),  # invented: close to the text, not in it
     (Parsed("Who built it?", "Gustave Eiffel", ("It was completed in 1889 as the entrance "
                                                "arch to the World's Fair.",)),
@@ -233,8 +233,8 @@ def test_a_verbatim_span_is_stored_as_the_documents_own_text_with_offsets():
     expected = "It was completed in 1889 as the entrance arch to the World's Fair"
     assert part.text == expected != GOOD["eiffel"][2]  # case and spacing of the document
     assert TEXTS["eiffel"][part.start:part.end] == expected and part.chunk_id == "eiffel#0"
-    stop = _attempt("seine", Parsed("How long?", "777 kilometres", ('"The river is 777 kilometres '
-                                                           'long!"',)))
+    stop = _attempt("seine", Parsed("How long is it?", "777 kilometres",
+                                    ('"The river is 777 kilometres long!"',)))
     Verifier(documents()).check(stop)  # quotes and a wrong end mark are forgiven
     assert stop.kept and stop.parts[0].text == "The river is 777 kilometres long"
 
@@ -342,8 +342,8 @@ def test_server_errors_are_recorded_not_fatal():
 def test_cli_writes_a_dataset_that_ragdash_run_scores(folder, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "synth.jsonl"
-    with FakeLLMServer(default=scripted(louvre=_json("Q?", "1850", "Napoleon built it in "
-                                                                   "1850."))) as srv:
+    reply = _json("When was it built?", "1850", "Napoleon built it in 1850.")
+    with FakeLLMServer(default=scripted(louvre=reply)) as srv:
         assert _cli(srv, folder, out, "--n", "5") == 0
     printed = capsys.readouterr().out
     assert "at most 1 per document" in printed and "Estimate, questions: 5 calls" in printed

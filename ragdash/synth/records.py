@@ -14,10 +14,12 @@ REASONS = {
     "llm_error": "the LLM call failed",
     "unparsable": "the reply could not be read as a question, answer and span",
     "empty": "the reply left a field empty",
+    "not_a_question": "the question is not one question on one line ending with '?'",
     "circular": "the question states its own answer",
     "span_too_short": f"the span has fewer than {MIN_SPAN_WORDS} words",
     "span_not_verbatim": "the span does not occur verbatim in the document",
     "answer_not_in_span": "the answer is not in the span",
+    "answer_in_layout": "the answer is only a heading or a list marker in the span",
     "duplicate": "a near-duplicate of a kept question",
     "leaked": "the LLM answers it without the document",
 }

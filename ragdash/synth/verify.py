@@ -9,12 +9,16 @@ full stop). The occurrence inside the chunk the question was written on is taken
 part stored is the document's own text at the offsets found. A multi-hop reply may give the
 two spans in the other order.
 
-A question that states its own answer (the normalised answer as whole words of the question;
-yes/no answers aside) is circular: it tests nothing a retriever must find, so it is rejected.
+A question must read as one question: one line, at least MIN_QUESTION_WORDS words, and one
+question mark, at its end. A question that states its own answer (the normalised answer as
+whole words of the question; yes/no answers aside) is circular: it tests nothing a retriever
+must find, so it is rejected.
 
 The answer is consistent with the spans when one of them holds the normalised answer
 (`contains_answer`: case, whitespace and end punctuation ignored, "the/a/an" dropped), or holds
-every word of the answer but articles and MINOR_WORDS.
+every word of the answer but articles and MINOR_WORDS. An answer found in the spans only as a
+list marker or on a heading line (`ragdash.text.in_layout`: "3" from "3. Other rules") is layout
+the model misread as content, and the pair is rejected.
 """
 
 from __future__ import annotations
@@ -36,9 +40,11 @@ from ragdash.evidence.normalize import (
 from ragdash.evidence.quotes import clean
 from ragdash.synth.records import Attempt, Part
 from ragdash.synth.settings import MIN_SPAN_WORDS
+from ragdash.text import in_layout
 
 MINOR_WORDS = frozenset({"the", "a", "an", "of", "in", "on", "at", "to", "and", "by", "for"})
 _WORD = re.compile(r"\w+")
+MIN_QUESTION_WORDS = 3
 
 
 def answer_in(span: str, answer: str) -> bool:
@@ -48,6 +54,23 @@ def answer_in(span: str, answer: str) -> bool:
     words = [w for w in _WORD.findall(answer.casefold()) if w not in MINOR_WORDS]
     have = set(_WORD.findall(span.casefold()))
     return bool(words) and all(w in have for w in words)
+
+
+def is_one_question(question: str) -> bool:
+    """Whether `question` reads as one question (module docstring)."""
+    text = question.strip().rstrip("\"'”’ ")
+    return ("\n" not in text and text.endswith("?") and text.count("?") == 1
+            and len(_WORD.findall(text)) >= MIN_QUESTION_WORDS)
+
+
+def answer_occurrences(text: str, start: int, end: int, answer: str) -> list[tuple[int, int]]:
+    """(start, end) of each whole-word, case-insensitive occurrence of one of the answer's forms
+    in text[start:end], whitespace runs matching any whitespace."""
+    found = []
+    for form in answer_forms(answer):
+        pattern = r"(?<!\w)" + r"\s+".join(map(re.escape, form.split())) + r"(?!\w)"
+        found += [m.span() for m in re.compile(pattern, re.I).finditer(text, start, end)]
+    return sorted(set(found))
 
 
 def states_answer(question: str, answer: str) -> bool:
@@ -108,6 +131,9 @@ class Verifier:
         if empty:
             attempt.reject("empty", ", ".join(empty))
             return
+        if not is_one_question(reply.question):
+            attempt.reject("not_a_question", repr(reply.question))
+            return
         if states_answer(reply.question, reply.answer):
             attempt.reject("circular", repr(reply.answer))
             return
@@ -125,4 +151,13 @@ class Verifier:
         if not any(answer_in(p.text, reply.answer) for p in parts):
             attempt.reject("answer_not_in_span", repr(reply.answer))
             return
+        if self._only_layout(parts, reply.answer):
+            attempt.reject("answer_in_layout", repr(reply.answer))
+            return
         attempt.parts = parts
+
+    def _only_layout(self, parts: Sequence[Part], answer: str) -> bool:
+        """Whether the answer occurs in the parts, and only as layout (module docstring)."""
+        hits = [(self.texts[p.doc_id], s, e) for p in parts
+                for s, e in answer_occurrences(self.texts[p.doc_id], p.start, p.end, answer)]
+        return bool(hits) and all(in_layout(text, s, e) for text, s, e in hits)
