@@ -59,6 +59,21 @@ def is_heading(line: str) -> bool:
     return bool(marker) or (bool(long_words) and all(w[0].isupper() for w in long_words))
 
 
+_TABLE_GAPS = re.compile(r"\S(?: {2,}|\t)\S.*\S(?: {2,}|\t)\S")
+_BULLET = re.compile(r"^\s*(?:[-*\u2022\u25aa\u25cf\u2013]\s+|(?:\d+|[A-Za-z])[.)]\s+)")
+
+
+def is_layout_line(line: str) -> bool:
+    """A heading (`is_heading`) or a table row ('|' in it, or two column gaps of two spaces or a
+    tab): lines a relevant part should not carry beside its sentence."""
+    return is_heading(line) or "|" in line or bool(_TABLE_GAPS.search(line.strip()))
+
+
+def starts_list_item(line: str) -> bool:
+    """Whether a line opens a list item (a bullet, or a marker like '3.' or 'b)')."""
+    return bool(_BULLET.match(line))
+
+
 def in_layout(text: str, start: int, end: int) -> bool:
     """Whether text[start:end] is a list marker (alone at its line's start, followed by '.' or
     ')') or lies on a heading line (`is_heading`)."""

@@ -1,7 +1,11 @@
 """Where an answer occurs in a corpus: the sentences (units) that hold it.
 
 Units are the paper's sentences (a break after '.', '?' or '!' followed by whitespace), further
-cut at blank lines so that a heading or a list item without a full stop is a unit of its own.
+cut at blank lines, and at line breaks beside a layout line (a heading or a table row,
+`ragdash.text.is_layout_line`) or before a list item, so that a heading, a table row or a list
+item without a full stop is a unit of its own and never rides along with the sentence after it
+(text extracted from PDF keeps a heading on the line above its paragraph). Other single line
+breaks (a sentence wrapped in a PDF column) do not cut.
 An answer occurrence gives the run of units it touches, so an answer cut by a sentence break
 ("St. Louis") still yields one candidate.
 """
@@ -15,11 +19,12 @@ from dataclasses import dataclass
 
 from ragdash.data.schema import Document
 from ragdash.evidence.normalize import FoldedText, fold, is_bounded
-from ragdash.text import sentence_spans
+from ragdash.text import is_layout_line, sentence_spans, starts_list_item
 
 MAX_MATCHES = 1000
 """The most distinct candidate spans kept per answer form (an answer like '1' is everywhere)."""
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+_MARKER_ONLY = re.compile(r"\s*(?:\d+|[A-Za-z]|[IVXLC]+)[.)]\s*$")
 
 
 @dataclass(frozen=True)
@@ -31,15 +36,49 @@ class Span:
     last: int
 
 
+def _layout_cuts(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """text[start:end] cut at the line breaks beside a layout line or before a list item."""
+    out, pos, prev_layout = [], start, False
+    line_start = start
+    while line_start <= end:
+        nl = text.find("\n", line_start, end)
+        line_end = end if nl == -1 else nl
+        line = text[line_start:line_end]
+        layout = is_layout_line(line)
+        if line_start > start and line.strip() and (
+                layout or prev_layout or starts_list_item(line)):
+            out.append((pos, line_start - 1))
+            pos = line_start
+        if line.strip():
+            prev_layout = layout
+        if nl == -1:
+            break
+        line_start = nl + 1
+    out.append((pos, end))
+    return out
+
+
+def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The paper's sentences of text[start:end]; a list marker alone ('3.' from '3. Other
+    rules') stays with what follows it."""
+    out: list[tuple[int, int]] = []
+    for s, e in sentence_spans(text[start:end]):
+        if out and _MARKER_ONLY.match(text, start + out[-1][0], start + out[-1][1]):
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return [(start + s, start + e) for s, e in out]
+
+
 def unit_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of the units of a text, without surrounding whitespace."""
-    out = []
-    for s, e in sentence_spans(text):
-        pos = s
-        for m in _BLANK_LINE.finditer(text, s, e):
-            out.append((pos, m.start()))
-            pos = m.end()
-        out.append((pos, e))
+    blocks, pos = [], 0
+    for m in _BLANK_LINE.finditer(text):
+        blocks.append((pos, m.start()))
+        pos = m.end()
+    blocks.append((pos, len(text)))
+    out = [unit for block in blocks for line in _layout_cuts(text, *block)
+           for unit in _sentences(text, *line)]
     return [(s + len(text[s:e]) - len(text[s:e].lstrip()), s + len(text[s:e].rstrip()))
             for s, e in out if text[s:e].strip()]
 

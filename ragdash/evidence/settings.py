@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-VERSION = 1
+VERSION = 2
 """Bumped when the finder's rules change, so runs that used it get a new ingest key."""
 
 AUTO = "auto"
