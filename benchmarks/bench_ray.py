@@ -1,5 +1,5 @@
 """Benchmark: the Ray executor against the local one, and the per-unit figures of
-docs/scaling.md. Every figure is measured here; run it under `nice` on a shared machine.
+docs/speed-and-scale.md. Every figure is measured here; run it under `nice` on a shared machine.
 
 1. `compare`: configs/paper.yaml on `--limit` questions (bm25, sim), once per executor (with
    `--actors` also Ray with actor pools), each in its own fresh runs root (cold embedding and
