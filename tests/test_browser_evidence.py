@@ -24,7 +24,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 HOSTILE = '<img src=x onerror="alert(1)">'
 
 
-def _files(tmp_path):
+MOON = "Armstrong was the first man to step onto the lunar surface, in July 1969."
+
+
+def _files(tmp_path, moon: bool = False):
     qa = tmp_path / "towers_qa.csv"
     with open(qa, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
@@ -37,7 +40,8 @@ def _files(tmp_path):
         "doc_id": f"d{i}", "title": f"Doc {i}",
         "text": f"Visitors climb tower {i} every summer. Person {i} built tower {i} in "
                 f"{1900 + i}. Tower {i} is made of stone{' ' + HOSTILE if i == 0 else ''}."})
-        for i in range(4)))
+        for i in range(4)) + (("\n" + json.dumps({"doc_id": "apollo", "title": "Apollo",
+                                                   "text": MOON})) if moon else ""))
     return qa, corpus
 
 
@@ -131,3 +135,56 @@ def test_find_review_and_save_evidence(server, page, tmp_path):  # noqa: F811 (f
     assert page.get_by_text("(evidence reviewed)", exact=False).count() >= 1
     assert page.get_by_text("3 valid questions", exact=False).count() == 1
     shot(page, "33-build-uses-reviewed-dataset")
+
+
+def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_path):  # noqa: F811
+    """An answer in other words ('Neil Armstrong' where the corpus says 'Armstrong') gets its
+    supporting sentence from a search of the documents; a candidate is trimmed by pasting part
+    of it; a passage in no document is refused with the reason; the saved file has both."""
+    qa, corpus = _files(tmp_path, moon=True)
+    page.set_viewport_size({"width": 1400, "height": 3000})
+    goto(page, server, "data")
+    upload(page, qa, corpus)
+    page.get_by_role("button", name="Find evidence").click()
+    page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
+    settle(page)
+    _pick_question(page, "moon")
+    assert page.get_by_text("left out of the dataset unless you give its evidence").count() == 1
+    page.get_by_role("button", name="Search the documents").click()  # question + answer
+    settle(page)
+    no_exception(page, "search the documents")
+    first = page.locator(".rd-chunk").first
+    assert MOON in first.inner_text() and "apollo" in first.inner_text()
+    shot(page, "34-evidence-search")
+    page.get_by_role("button", name="Use sentence 1").click()
+    settle(page)
+    no_exception(page, "use a sentence")
+    assert "chosen by you" in page.locator(".ev-kept").inner_text()
+    radio = page.locator('[data-testid="stRadio"]').filter(has_text="Decision")
+    assert radio.locator("input:checked").count() == 1
+    assert "Use your own part (candidate 1)" in radio.inner_text()
+
+    _pick_question(page, "t0")
+    page.get_by_text("Your own evidence: trim a candidate").click()  # closed: t0 has evidence
+    paste = page.get_by_label("Passage from a document")
+    paste.fill("tower 0 was painted red")  # in no document
+    page.get_by_role("button", name="Use this passage").click()
+    settle(page)
+    assert page.get_by_text("Not used: the passage occurs in no document").count() == 1
+    paste.fill("  person 0 BUILT\ntower 0 ")  # case and spacing differ from the document
+    page.get_by_role("button", name="Use this passage").click()
+    settle(page)
+    no_exception(page, "paste a trimmed candidate")
+    assert page.get_by_text("Not used:").count() == 0
+    assert page.locator(".ev-kept").inner_text().strip().endswith("Person 0 built tower 0")
+    shot(page, "35-evidence-trimmed")
+
+    page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
+    settle(page)
+    saved = max((server["root"] / "runs" / "_datasets").glob("towers_qa-evidence-*.jsonl"),
+                key=lambda p: p.stat().st_mtime)
+    rows = {r["id"]: r for r in map(json.loads, saved.read_text().splitlines())}
+    assert rows["moon"]["relevant_parts"] == [MOON]
+    assert (rows["moon"]["parts_method"], rows["moon"]["parts_source"]) == ("user", "reviewed")
+    assert rows["t0"]["relevant_parts"] == ["Person 0 built tower 0"]
+    assert rows["t2"]["parts_source"] == "auto"

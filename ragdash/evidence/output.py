@@ -2,9 +2,10 @@
 JSONL dataset (id, question, answer, relevant_parts + metadata) and agreement with gold parts.
 
 Each part found is marked: `parts_source` "auto" (or "reviewed" once a person accepted or
-picked it), `parts_method` ("answer" or "llm"), `parts_confidence` (one score in [0, 1] per
-part) and `parts_doc_ids`. A question without evidence is written with no part,
-`parts_source` "none" and `parts_note` (why): loading the file lists it as skipped.
+picked it), `parts_method` ("answer", "llm", or "user": a part the person chose),
+`parts_confidence` (one score in [0, 1] per part) and `parts_doc_ids`. A question without
+evidence is written with no part, `parts_source` "none" and `parts_note` (why): loading the file
+lists it as skipped.
 """
 
 from __future__ import annotations

@@ -19,7 +19,11 @@ class Candidate:
     confidence: float  # the rank score (see ragdash.evidence.rank), in [0, 1]
     bm25: float
     cosine: float
-    method: str = "answer"  # "answer" (holds the answer) or "llm" (an LLM's verbatim quote)
+    method: str = "answer"  # "answer" (holds the answer), "llm" (an LLM's verbatim quote) or USER
+
+
+USER = "user"
+"""`Candidate.method` of a part a person chose in review (`ragdash.evidence.manual`)."""
 
 
 @dataclass

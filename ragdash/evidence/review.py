@@ -1,7 +1,8 @@
 """A person's review of found evidence: per question, accept it, reject it (the question is left
 out, with that reason), or pick another candidate; then save the result as a dataset file.
 
-Decisions are strings: ACCEPT, REJECT or `pick:<i>` (candidate i, 0-based, best first);
+Decisions are strings: ACCEPT, REJECT or `pick:<i>` (candidate i, 0-based, best first; a part
+the person pasted or picked from the corpus is added as a candidate, `ragdash.evidence.manual`);
 a question without a decision keeps its automatic evidence (`parts_source` "auto").
 """
 
@@ -14,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ragdash.evidence.output import dataset_rows, to_jsonl, write_jsonl
-from ragdash.evidence.records import EvidenceResult, QuestionEvidence
+from ragdash.evidence.records import USER, EvidenceResult, QuestionEvidence
 
 ACCEPT, REJECT, PICK = "accept", "reject", "pick:"
 REJECTED = "rejected in review"
@@ -42,6 +43,8 @@ def describe(qe: QuestionEvidence, decision: str) -> str:
     if decision == REJECT:
         return "Reject: leave the question out"
     i = int(decision[len(PICK):])
+    if qe.candidates[i].method == USER:
+        return f"Use your own part (candidate {i + 1})"
     return f"Use candidate {i + 1} instead (confidence {qe.candidates[i].confidence:.2f})"
 
 

@@ -1,6 +1,7 @@
 """The Data page's evidence panel, for an uploaded dataset without relevant parts: find evidence
-(`ragdash.evidence`), review it question by question (accept, reject, or pick another
-candidate), and save the result as a dataset file that the Build page then uses.
+(`ragdash.evidence`), review it question by question (accept, reject, pick another
+candidate, or give your own part: a candidate trimmed, a passage pasted, a sentence searched
+for), and save the result as a dataset file that the Build page then uses.
 
 Layout only: finding, deciding and saving live in `ragdash.evidence`. Document, question and
 answer text is HTML-escaped (`ragdash.ui.evidence.highlight`).
@@ -18,15 +19,17 @@ import streamlit as st
 from ragdash.analysis.matching import Match
 from ragdash.data.generic import PARTS, PARTS_ABSENT
 from ragdash.data.schema import Dataset
-from ragdash.evidence import output, review
+from ragdash.evidence import manual, output, review
 from ragdash.evidence.finder import find_evidence
+from ragdash.evidence.locate import Corpus
 from ragdash.evidence.normalize import answer_spans
-from ragdash.evidence.records import EvidenceResult, QuestionEvidence
+from ragdash.evidence.records import USER, Candidate, EvidenceResult, QuestionEvidence
 from ragdash.ui import evidence as marks
 from ragdash.ui import widgets
 
 FOUND, DECISIONS, SAVED = "data_evidence", "data_evidence_decisions", "data_evidence_saved"
 SAVED_WITH = "data_evidence_saved_decisions"
+SEARCH, SUGGESTIONS, OWN_ERROR = "data_evidence_search", "ev_suggestions", "ev_own_error"
 PICKED = "ev_question"
 ANSWER_COLOR = "#ffe066"
 CARD_CSS = """<style>
@@ -59,20 +62,88 @@ def found_parts(sig: tuple) -> dict[str, list[str]] | None:
     return {q.qid: [p.text for p in q.parts] for q in decided.questions}
 
 
-def _card(qe: QuestionEvidence, i: int, kept: bool) -> str:
-    """One candidate; `kept`: it is what will be saved (the decision applied)."""
-    c = qe.candidates[i]
-    matches = [Match(0, s, e) for s, e in answer_spans(c.text, qe.answer)]
-    head = (f"<b>Candidate {i + 1}</b>"
-            f'<span><span class="ev-bar"><span class="ev-conf" style="width:'
-            f'{c.confidence * 100:.0f}%"></span></span> confidence {c.confidence:.2f}</span>'
-            f"<span>document {html.escape(c.doc_id)}</span>"
-            f"<span>BM25 {c.bm25:.2f} · cosine {c.cosine:.2f}</span>"
-            + ("<span><b>· kept</b></span>" if kept else "")
-            + ("<span>· quoted by the LLM</span>" if c.method == "llm" else ""))
+def _box(c: Candidate, answer: str, head: str, kept: bool = False) -> str:
+    """A part's text with the answer marked, under `head` (HTML, escaped by the caller)."""
+    matches = [Match(0, s, e) for s, e in answer_spans(c.text, answer)]
     body = marks.highlight(c.text, 0, matches, [ANSWER_COLOR])
     return (f'<div class="rd-chunk{" ev-kept" if kept else ""}"><div class="rd-head">{head}'
             f"</div><div>{body}</div></div>")
+
+
+def _card(qe: QuestionEvidence, i: int, kept: bool) -> str:
+    """One candidate; `kept`: it is what will be saved (the decision applied)."""
+    c = qe.candidates[i]
+    if c.method == USER:
+        scores = "<span>chosen by you</span>"
+    else:
+        scores = (f'<span><span class="ev-bar"><span class="ev-conf" style="width:'
+                  f'{c.confidence * 100:.0f}%"></span></span> confidence {c.confidence:.2f}'
+                  f"</span><span>BM25 {c.bm25:.2f} · cosine {c.cosine:.2f}</span>")
+    head = (f"<b>Candidate {i + 1}</b>{scores}<span>document {html.escape(c.doc_id)}</span>"
+            + ("<span><b>· kept</b></span>" if kept else "")
+            + ("<span>· quoted by the LLM</span>" if c.method == "llm" else ""))
+    return _box(c, qe.answer, head, kept)
+
+
+def _searchable(dataset: Dataset, sig: tuple) -> manual.Searchable:
+    """The upload's corpus, searchable (built once per upload and session)."""
+    held = st.session_state.get(SEARCH)
+    if held is None or held[0] != sig:
+        held = st.session_state[SEARCH] = (sig, manual.Searchable(Corpus(dataset.documents)))
+    return held[1]
+
+
+def _use(qid: str, part: Candidate) -> None:
+    """Make `part` the question's evidence (a callback: before the page reruns)."""
+    sig, result = st.session_state[FOUND]
+    qe = next(q for q in result.questions if q.qid == qid)
+    new, i = manual.with_part(qe, part)
+    st.session_state[FOUND] = (sig, result.replace_question(new))
+    st.session_state[DECISIONS][qid] = review.pick(i)
+    st.session_state[f"ev_decision_{qid}"] = review.pick(i)  # the radio shows the decision
+    st.session_state.get(OWN_ERROR, {}).pop(qid, None)
+
+
+def _use_pasted(qid: str, dataset: Dataset, sig: tuple, prefer: list[str]) -> None:
+    try:
+        part = _searchable(dataset, sig).find(st.session_state.get(f"ev_paste_{qid}", ""),
+                                              prefer)
+    except ValueError as e:
+        st.session_state.setdefault(OWN_ERROR, {})[qid] = str(e)
+        return
+    _use(qid, part)
+
+
+def _own_part(qe: QuestionEvidence, dataset: Dataset, sig: tuple) -> None:
+    """Trim a candidate or give the supporting sentence yourself, pasted or picked."""
+    qid = qe.qid
+    with st.expander("Your own evidence: trim a candidate, or give the sentence that supports "
+                     "the answer", expanded=not qe.found):
+        st.caption("Paste a passage copied from a document: a candidate cut down to what "
+                   "supports the answer, or the sentence that an answer in other words rests "
+                   "on. Case and spacing may differ; every other character must match a "
+                   "document. Or search the documents and use one of their sentences.")
+        st.text_area("Passage from a document", key=f"ev_paste_{qid}", height=90)
+        st.button("Use this passage", key=f"ev_paste_go_{qid}", on_click=_use_pasted,
+                  args=(qid, dataset, sig, [c.doc_id for c in qe.candidates]))
+        if error := st.session_state.get(OWN_ERROR, {}).get(qid):
+            st.error(f"Not used: {widgets.md(error)}.")
+        with st.form(f"ev_search_form_{qid}", border=False):
+            query = st.text_input("Search the documents for sentences like",
+                                  value=f"{qe.question} {qe.answer}", key=f"ev_search_{qid}")
+            searched = st.form_submit_button("Search the documents")
+        if searched:
+            st.session_state.setdefault(SUGGESTIONS, {})[qid] = \
+                _searchable(dataset, sig).suggest(query)
+        suggestions = st.session_state.get(SUGGESTIONS, {}).get(qid)
+        if suggestions is not None and not suggestions:
+            st.info("No sentence shares a word with the search.")
+        for j, c in enumerate(suggestions or []):
+            st.html(marks.CSS + CARD_CSS + '<div class="rd-ctx">' + _box(
+                c, qe.answer, f"<b>Sentence {j + 1}</b><span>document "
+                f"{html.escape(c.doc_id)}</span><span>BM25 {c.bm25:.2f}</span>") + "</div>")
+            st.button(f"Use sentence {j + 1}", key=f"ev_use_{qid}_{j}", on_click=_use,
+                      args=(qid, c))
 
 
 def _remember(qid: str, key: str) -> None:
@@ -87,7 +158,8 @@ def _next(order: list[str]) -> None:
     st.session_state[PICKED] = order[(i + 1) % len(order)]
 
 
-def _question(result: EvidenceResult, decisions: dict[str, str], order: list[str]) -> None:
+def _question(result: EvidenceResult, decisions: dict[str, str], order: list[str],
+              dataset: Dataset, sig: tuple) -> None:
     by_id = {q.qid: q for q in result.questions}
     if st.session_state.get(PICKED) not in by_id:
         st.session_state[PICKED] = order[0]
@@ -105,14 +177,16 @@ def _question(result: EvidenceResult, decisions: dict[str, str], order: list[str
             _card(qe, i, i in kept) for i in range(len(qe.candidates))) + "</div>")
     else:
         st.warning(f"No evidence: {widgets.md(qe.reason)}. The question is left out of the "
-                   "dataset.")
+                   "dataset unless you give its evidence below.")
     options = review.choices(qe)
     key = f"ev_decision_{qid}"
     current = decisions.get(qid)
-    st.radio("Decision", options, key=key, index=options.index(current)
-             if current in options else None, format_func=lambda d: review.describe(qe, d),
+    held = st.session_state.get(key) in options  # set by the radio, or by `_use`
+    st.radio("Decision", options, key=key, index=None if held or current not in options
+             else options.index(current), format_func=lambda d: review.describe(qe, d),
              on_change=_remember, args=(qid, key),
              help="No decision: the found part(s) are kept and marked parts_source 'auto'.")
+    _own_part(qe, dataset, sig)
 
 
 def _save(result: EvidenceResult, decisions: dict[str, str], name: str, sig: tuple,
@@ -158,6 +232,8 @@ def panel(dataset: Dataset, name: str, sig: tuple, root: Path) -> None:
                             "second)…"):
                 result = find_evidence(dataset.examples, dataset.documents)
             st.session_state[FOUND], st.session_state[DECISIONS] = (sig, result), {}
+            for key in (SUGGESTIONS, OWN_ERROR):
+                st.session_state.pop(key, None)
         result = st.session_state[FOUND][1]
         decisions = st.session_state[DECISIONS]
         rows = pd.DataFrame(review.table(result, decisions))
@@ -173,5 +249,5 @@ def panel(dataset: Dataset, name: str, sig: tuple, root: Path) -> None:
                                                     width="large"),
             "confidence": st.column_config.ProgressColumn(min_value=0, max_value=1,
                                                           format="%.2f")})
-        _question(result, decisions, rows["qid"].tolist())
+        _question(result, decisions, rows["qid"].tolist(), dataset, sig)
         _save(result, decisions, name, sig, root)
