@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from ragdash.analysis import compare, curves, frames
 from ragdash.analysis import leaderboard as lb
+from ragdash.analysis.area import curve_area
 from ragdash.rundir import Run
 
 SHA = "ab" * 32
@@ -60,14 +61,14 @@ def runs_of(root, *names):
 def test_curve_auc_is_the_mean_height_over_the_budget_range():
     budgets, means = [100, 200, 400, 1000], [0.2, 0.5, 0.6, 0.9]
     expected = np.trapezoid(means, budgets) / (1000 - 100)
-    assert lb.curve_auc(budgets, means) == pytest.approx(expected)
-    assert lb.curve_auc(budgets[::-1], means[::-1]) == pytest.approx(expected)  # any order
-    assert lb.curve_auc([100, 500, 1000], [0.7] * 3) == pytest.approx(0.7)  # flat curve
-    assert lb.curve_auc([1000], [0.4]) == pytest.approx(0.4)  # one budget: its value
-    assert np.isnan(lb.curve_auc([], []))
+    assert curve_area(budgets, means) == pytest.approx(expected)
+    assert curve_area(budgets[::-1], means[::-1]) == pytest.approx(expected)  # any order
+    assert curve_area([100, 500, 1000], [0.7] * 3) == pytest.approx(0.7)  # flat curve
+    assert curve_area([1000], [0.4]) == pytest.approx(0.4)  # one budget: its value
+    assert np.isnan(curve_area([], []))
     # a curve that rises early beats one that rises late with the same end points
-    assert lb.curve_auc([100, 200, 1000], [0.1, 0.8, 0.9]) > \
-        lb.curve_auc([100, 900, 1000], [0.1, 0.2, 0.9])
+    assert curve_area([100, 200, 1000], [0.1, 0.8, 0.9]) > \
+        curve_area([100, 900, 1000], [0.1, 0.2, 0.9])
 
 
 def test_mean_ci_matches_scipy_percentile_bootstrap():
@@ -187,7 +188,7 @@ def test_leaderboard_ranks_by_mean_score_with_its_interval(root):
     assert board.set_index("entry")["lo"].to_dict() == pytest.approx(at["lo"].to_dict())
     # AUC from the mean curve over the common budgets
     top = bands[bands["retriever"] == board["entry"].iloc[0]]
-    assert board["auc"].iloc[0] == pytest.approx(lb.curve_auc(top["budget"], top["mean"]))
+    assert board["auc"].iloc[0] == pytest.approx(curve_area(top["budget"], top["mean"]))
     # judged correct only where the LLM stages ran, computed on the shared questions
     alpha = board[board["run"] == "alpha"].set_index("retriever")
     j = Run(root / "runs" / "alpha").read("judgments")

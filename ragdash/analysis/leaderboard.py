@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ragdash.analysis import compare, curves, frames, sentences
+from ragdash.analysis.area import curve_area
 from ragdash.rundir import Run, RunConfig
 from ragdash.viz.colors import label
 
@@ -302,19 +303,6 @@ def group_by_dataset(runs: Mapping[str, Run]) -> dict[str, dict[str, Run]]:
 # --- the leaderboard ----------------------------------------------------------------------------
 
 
-def curve_auc(budgets: Sequence[float], means: Sequence[float]) -> float:
-    """The area under a Score_IR curve by the trapezoid rule, divided by the budget range: the
-    curve's mean height over N in [min, max], in [0, 1] (the value itself for one budget)."""
-    x, y = np.asarray(budgets, dtype=float), np.asarray(means, dtype=float)
-    order = np.argsort(x)
-    x, y = x[order], y[order]
-    if len(x) == 0:
-        return float("nan")
-    if len(x) == 1 or x[-1] == x[0]:
-        return float(y.mean())
-    return float(np.sum((y[1:] + y[:-1]) / 2 * np.diff(x)) / (x[-1] - x[0]))
-
-
 def bands(comp: Comparison, n_boot: int = 1000, level: float = 0.95, seed: int = 0
           ) -> pd.DataFrame:
     """Mean Score_IR per (entry, budget) with its bootstrap band over the shared questions
@@ -412,7 +400,7 @@ def leaderboard(comp: Comparison, budget: int, bands_: pd.DataFrame | None = Non
                          f"({budgets_text(comp.budgets)})")
     b = bands(comp, n_boot, level, seed) if bands_ is None else bands_
     at = b[b["budget"] == budget].set_index("retriever")
-    auc = {e: curve_auc(g["budget"], g["mean"]) for e, g in b.groupby("retriever")}
+    auc = {e: curve_area(g["budget"], g["mean"]) for e, g in b.groupby("retriever")}
     sc = comp.scores[comp.scores["budget"] == budget]
     tokens = (np.minimum(sc["context_tokens"], budget).groupby(sc["retriever"]).mean()
               if "context_tokens" in sc.columns else pd.Series(dtype=float))

@@ -1,0 +1,172 @@
+"""A headline that depends on no budget the user never chose: the area under each retriever's
+Score_IR curve over the run's budgets N (the paper's §2.2 curves, Table 3.1), with a bootstrap
+interval over questions, and the budgets where the leader's lead over the runner-up is
+significant.
+
+The area is the trapezoid rule over N divided by the budget range, i.e. the curve's mean height
+in [0, 1]. It is linear in the scores, so the area of the mean curve is the mean of the
+questions' areas, and an interval over questions resamples those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ragdash.analysis import compare
+from ragdash.analysis.frames import order_systems, score_matrix
+
+ALPHA = 0.05
+"""A lead is significant at a budget when its Holm-adjusted Wilcoxon p-value is below this."""
+
+
+def _weights(budgets: Sequence[float]) -> np.ndarray:
+    """Trapezoid weights over sorted budgets, summing to 1 (one budget: weight 1)."""
+    x = np.asarray(budgets, dtype=float)
+    if len(x) == 1 or x[-1] == x[0]:
+        return np.full(len(x), 1 / len(x))
+    w = np.zeros(len(x))
+    w[:-1] += np.diff(x) / 2
+    w[1:] += np.diff(x) / 2
+    return w / (x[-1] - x[0])
+
+
+def curve_area(budgets: Sequence[float], means: Sequence[float]) -> float:
+    """The area under a Score_IR curve over the budget range, in [0, 1] (module docstring); NaN
+    without a budget."""
+    x, y = np.asarray(budgets, dtype=float), np.asarray(means, dtype=float)
+    if len(x) == 0:
+        return float("nan")
+    order = np.argsort(x)
+    return float(_weights(x[order]) @ y[order])
+
+
+def question_areas(ir: pd.DataFrame) -> pd.DataFrame:
+    """Each question's area (rows: qid, columns: retriever), over the budgets every retriever
+    scored for it; a question some retriever lacks a budget of is left out."""
+    wide = ir.pivot_table(index="qid", columns=["retriever", "budget"], values="score")
+    wide = wide.dropna(how="any")
+    budgets = sorted({int(b) for b in wide.columns.get_level_values("budget")})
+    w = _weights(budgets)
+    return pd.DataFrame({r: wide[r][budgets].to_numpy(dtype=float) @ w
+                         for r in wide.columns.get_level_values("retriever").unique()},
+                        index=wide.index)
+
+
+def area_table(ir: pd.DataFrame, order: Sequence[str] = (), n_boot: int = 1000,
+               level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """retriever, area, lo, hi (bootstrap over questions), n; largest area first."""
+    areas = question_areas(ir)
+    rows = []
+    for r in order_systems(areas.columns, order):
+        lo, hi = compare.mean_ci(areas[r].to_numpy(), n_boot, level, seed)
+        rows.append({"retriever": r, "area": float(areas[r].mean()), "lo": lo, "hi": hi,
+                     "n": len(areas)})
+    out = pd.DataFrame(rows, columns=["retriever", "area", "lo", "hi", "n"])
+    return out.sort_values("area", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def lead_by_budget(ir: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """a − b per budget: budget, mean_diff, win, tie, loss, n, pvalue, p_holm (Holm over the
+    budgets), significant (a leads with p_holm < ALPHA)."""
+    rows = []
+    for budget in sorted({int(x) for x in ir["budget"]}):
+        m = score_matrix(ir, budget)
+        d = compare.differences(m[a], m[b])
+        rows.append({"budget": budget, **compare.counts(d), **compare.wilcoxon_test(d)})
+    out = pd.DataFrame(rows)
+    out["p_holm"] = compare.holm(out["pvalue"].tolist())
+    out["significant"] = [p is not None and p < ALPHA and diff > 0
+                          for p, diff in zip(out["p_holm"], out["mean_diff"], strict=True)]
+    return out[["budget", "mean_diff", "win", "tie", "loss", "n", "pvalue", "p_holm",
+                "significant"]]
+
+
+def ranges(budgets: Sequence[int], among: Sequence[int]) -> str:
+    """`budgets` as runs of consecutive entries of `among` ("200–800, 2,000")."""
+    chosen, runs = set(budgets), []
+    run: list[int] = []
+    for b in sorted(among):
+        if b in chosen:
+            run.append(b)
+        elif run:
+            runs.append(run)
+            run = []
+    if run:
+        runs.append(run)
+    return ", ".join(f"{r[0]:,}" if len(r) == 1 else f"{r[0]:,}–{r[-1]:,}" for r in runs)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """Who leads by area, by how much, and at which budgets the lead is significant."""
+
+    areas: pd.DataFrame  # area_table
+    leader: str
+    runner_up: str | None
+    lead: float | None  # mean paired difference of areas, leader − runner-up
+    lead_lo: float | None
+    lead_hi: float | None
+    by_budget: pd.DataFrame | None  # lead_by_budget(leader, runner_up)
+
+    @property
+    def significant(self) -> list[int]:
+        if self.by_budget is None:
+            return []
+        return [int(b) for b in self.by_budget.loc[self.by_budget["significant"], "budget"]]
+
+    @property
+    def tied(self) -> list[int]:
+        """Budgets where every question ties."""
+        if self.by_budget is None:
+            return []
+        bb = self.by_budget
+        return [int(b) for b in bb.loc[bb["tie"] == bb["n"], "budget"]]
+
+
+def headline(ir: pd.DataFrame, order: Sequence[str] = (), n_boot: int = 1000,
+             seed: int = 0) -> Headline:
+    """The area leader, the runner-up, the paired lead with its interval, per-budget tests."""
+    areas = area_table(ir, order, n_boot=n_boot, seed=seed)
+    leader = str(areas["retriever"].iloc[0])
+    if len(areas) < 2:
+        return Headline(areas, leader, None, None, None, None, None)
+    runner = str(areas["retriever"].iloc[1])
+    q = question_areas(ir)
+    d = (q[leader] - q[runner]).to_numpy()
+    lo, hi = compare.mean_ci(d, n_boot, 0.95, seed)
+    return Headline(areas, leader, runner, float(d.mean()), lo, hi,
+                    lead_by_budget(ir, leader, runner))
+
+
+def sentences(h: Headline, name=str) -> list[str]:
+    """The headline in words, every number from `h` (`name` turns a retriever into a label)."""
+    budgets = sorted({int(b) for b in h.by_budget["budget"]}) if h.by_budget is not None else []
+    top = h.areas.iloc[0]
+    span = f"N = {ranges(budgets, budgets)}" if budgets else "the run's budgets"
+    out = [f"Over {span}, {name(h.leader)} has the largest area under its Score_IR curve: "
+           f"{top['area']:.3f} (95% CI {top['lo']:.3f}–{top['hi']:.3f}, {int(top['n'])} "
+           "questions)."]
+    if h.runner_up is None:
+        return out
+    second = h.areas.iloc[1]
+    if h.lead_lo is not None and h.lead_lo > 0:
+        verdict = "a lead whose interval excludes zero"
+    else:
+        verdict = "an interval that includes zero, so the two are not told apart overall"
+    out.append(f"{name(h.runner_up)} follows with {second['area']:.3f}; the paired lead is "
+               f"{h.lead:+.3f} (95% CI {h.lead_lo:+.3f} to {h.lead_hi:+.3f}), {verdict}.")
+    sig, tied = h.significant, h.tied
+    if sig:
+        out.append(f"The lead is significant at N = {ranges(sig, budgets)} (Wilcoxon, "
+                   f"Holm-adjusted p < {ALPHA}) and not at the other budgets.")
+    else:
+        out.append(f"At no single budget is the lead significant (Wilcoxon, Holm-adjusted "
+                   f"p < {ALPHA}).")
+    if tied:
+        out.append(f"At N = {ranges(tied, budgets)} every question ties: both retrievers "
+                   "score the same, so a headline at those budgets cannot tell them apart.")
+    return out
