@@ -15,7 +15,14 @@ import streamlit as st
 from ragdash.analysis import frames
 from ragdash.data import CORPUS_FORMATS, FORMATS, DataError, layout, load_dataset, readers
 from ragdash.rundir import atomic_path
-from ragdash.ui import evidence_review, generate_questions, navigation, state, widgets
+from ragdash.ui import (
+    data_resume,
+    evidence_review,
+    generate_questions,
+    navigation,
+    state,
+    widgets,
+)
 from ragdash.viz import questions
 
 MAX_MB = state.max_upload_mb()  # checked by app.py at start
@@ -91,6 +98,10 @@ try:
 except (ValueError, OSError) as exc:
     st.error(widgets.md(exc))
 current = st.session_state.get("data_current")
+if current and ds_file is not None:
+    data_resume.note(current)  # offered again after a reload
+data_resume.panel(state.runs_root() / "_uploads", state.runs_root() / "_datasets",
+                  expanded=current is None and ds_file is None and corpus_file is None)
 if current and ds_file is None:
     c1, c2 = st.columns([4, 1])
     c1.info(f"Current upload: **{widgets.md(current['name'])}**"

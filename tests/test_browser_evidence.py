@@ -188,3 +188,56 @@ def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_pat
     assert (rows["moon"]["parts_method"], rows["moon"]["parts_source"]) == ("user", "reviewed")
     assert rows["t0"]["relevant_parts"] == ["Person 0 built tower 0"]
     assert rows["t2"]["parts_source"] == "auto"
+
+
+def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):  # noqa: F811 (fixtures)
+    """Reload the Data page mid-review: the upload is offered again and comes back with its
+    review; the same files uploaded again find the review too; a saved dataset is offered
+    after a reload and becomes the current dataset."""
+    qa, corpus = _files(tmp_path, moon=True)
+    page.set_viewport_size({"width": 1400, "height": 3000})
+    goto(page, server, "data")
+    upload(page, qa, corpus)
+    page.get_by_role("button", name="Find evidence").click()
+    page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
+    settle(page)
+    _pick_question(page, "t1")
+    _decide(page, "Reject")
+    reviewed = page.locator('[data-testid="stMetric"]').filter(has_text="Reviewed")
+    assert "1" in reviewed.inner_text()
+
+    page.reload()
+    settle(page)
+    no_exception(page, "reloaded")
+    assert page.get_by_text("Continue where you left off").count() == 1
+    recent = page.locator('[data-testid="stSelectbox"]').filter(has_text="Recent uploads")
+    assert "towers_qa.csv + towers_docs.jsonl" in recent.locator("input").input_value()
+    shot(page, "36-data-continue")
+    page.get_by_role("button", name="Continue with it").click()
+    settle(page)
+    no_exception(page, "continued")
+    assert page.get_by_text("Review restored from this server: 1 decision").count() == 1
+    assert "1" in page.locator('[data-testid="stMetric"]').filter(
+        has_text="Reviewed").inner_text()
+    assert "1" in page.locator('[data-testid="stMetric"]').filter(
+        has_text="Rejected").inner_text()
+
+    page.reload()  # the same files uploaded again find the review as well
+    settle(page)
+    upload(page, qa, corpus)
+    assert page.get_by_text("Review restored from this server: 1 decision").count() == 1
+    page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
+    settle(page)
+    assert page.get_by_text("Build a run now uses this file").count() == 1
+
+    page.reload()
+    settle(page)
+    kept = page.locator('[data-testid="stSelectbox"]').filter(has_text="Saved datasets")
+    assert "evidence reviewed for towers_qa.csv" in kept.locator("input").input_value()
+    page.get_by_role("button", name="Use it").click()
+    settle(page)
+    no_exception(page, "a saved dataset used")
+    body = page.inner_text("body")
+    assert "Current upload: towers_qa-evidence-" in body and "towers_docs.jsonl" in body
+    assert "3" in page.locator('[data-testid="stMetric"]').filter(
+        has_text="Questions loaded").inner_text()  # of 5: t1 rejected, moon without evidence

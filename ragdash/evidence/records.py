@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ragdash.evidence.settings import EvidenceSettings
+from ragdash.evidence.settings import EvidenceSettings, check
 
 
 @dataclass(frozen=True)
@@ -83,3 +83,23 @@ class EvidenceResult:
 
     def replace_question(self, new: QuestionEvidence) -> EvidenceResult:
         return replace(self, questions=[new if q.qid == new.qid else q for q in self.questions])
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data (`from_dict` reads it back)."""
+        return {"settings": self.settings.to_dict(),
+                "questions": [{**asdict(q), "answers": list(q.answers)}
+                              for q in self.questions]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvidenceResult:
+        """The result `to_dict` wrote; KeyError, TypeError or ValueError when it is not one."""
+        questions = []
+        for q in data["questions"]:
+            q = dict(q)
+            q["candidates"] = [Candidate(**c) for c in q["candidates"]]
+            q["answers"] = tuple(q.get("answers", ()))
+            q["kept"] = [int(i) for i in q["kept"]]
+            if any(not 0 <= i < len(q["candidates"]) for i in q["kept"]):
+                raise ValueError(f"question {q['qid']}: a kept index is out of range")
+            questions.append(QuestionEvidence(**q))
+        return cls(questions, check(data.get("settings")))

@@ -9,13 +9,17 @@ a question without a decision keeps its automatic evidence (`parts_source` "auto
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ragdash.evidence.output import dataset_rows, to_jsonl, write_jsonl
 from ragdash.evidence.records import USER, EvidenceResult, QuestionEvidence
+from ragdash.rundir.io import atomic_path
 
 ACCEPT, REJECT, PICK = "accept", "reject", "pick:"
 REJECTED = "rejected in review"
@@ -103,3 +107,45 @@ def save(result: EvidenceResult, decisions: Mapping[str, str], root: str | Path,
     digest = hashlib.sha256(to_jsonl(rows).encode("utf-8")).hexdigest()[:10]
     stem = re.sub(r"[^A-Za-z0-9._-]", "_", Path(name).name.split(".")[0])[:60] or "dataset"
     return write_jsonl(rows, Path(root) / FOLDER / f"{stem}-evidence-{digest}.jsonl")
+
+
+# --- a review kept on disk, so that a reload or the same files uploaded again find it ---------
+
+STATE_VERSION = 1
+
+
+def state_file(dataset: str | Path, key: Sequence[object]) -> Path:
+    """Where the review of an uploaded dataset is kept: beside the upload (`_uploads/<sha256>/`,
+    so its content names it), named by the hash of what else made the result (`key`: the corpus
+    file, the formats, the question limit)."""
+    digest = hashlib.sha256(json.dumps([str(k) for k in key]).encode()).hexdigest()[:16]
+    return Path(dataset).parent / f".review-{digest}.json"  # no upload has a leading dot
+
+
+def store(path: str | Path, result: EvidenceResult, decisions: Mapping[str, str],
+          saved: Mapping[str, Any] | None = None) -> None:
+    """Write a review (the found evidence, the decisions, the saved dataset if any) as JSON,
+    atomically."""
+    data = {"version": STATE_VERSION, "time": time.time(), "result": result.to_dict(),
+            "decisions": dict(decisions), "saved": dict(saved) if saved else None}
+    with atomic_path(Path(path)) as tmp:
+        tmp.write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
+
+
+def restore(path: str | Path) -> tuple[EvidenceResult, dict[str, str], dict | None, float] | None:
+    """(result, decisions, saved, time) of a stored review; None when there is none, or when
+    the file is not one this version wrote whole (a half-written or foreign file is ignored)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if data.get("version") != STATE_VERSION:
+            return None
+        result = EvidenceResult.from_dict(data["result"])
+        decisions = {str(k): str(v) for k, v in data["decisions"].items()}
+        by_id = {q.qid: q for q in result.questions}
+        for qid, decision in decisions.items():
+            decide(by_id[qid], decision)  # raises on a decision this result cannot take
+        saved = data.get("saved")
+        return result, decisions, saved if isinstance(saved, dict) else None, \
+            float(data.get("time", 0))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None

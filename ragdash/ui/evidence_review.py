@@ -10,6 +10,7 @@ answer text is HTML-escaped (`ragdash.ui.evidence.highlight`).
 from __future__ import annotations
 
 import html
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import streamlit as st
 
 from ragdash.analysis.matching import Match
 from ragdash.data.generic import PARTS, PARTS_ABSENT
+from ragdash.data.saved import record as record_saved
 from ragdash.data.schema import Dataset
 from ragdash.evidence import manual, output, review
 from ragdash.evidence.finder import find_evidence
@@ -30,6 +32,7 @@ from ragdash.ui import widgets
 FOUND, DECISIONS, SAVED = "data_evidence", "data_evidence_decisions", "data_evidence_saved"
 SAVED_WITH = "data_evidence_saved_decisions"
 SEARCH, SUGGESTIONS, OWN_ERROR = "data_evidence_search", "ev_suggestions", "ev_own_error"
+RESTORED, STORED = "ev_restored", "ev_stored"
 PICKED = "ev_question"
 ANSWER_COLOR = "#ffe066"
 CARD_CSS = """<style>
@@ -196,6 +199,9 @@ def _save(result: EvidenceResult, decisions: dict[str, str], name: str, sig: tup
     if c1.button("Save the reviewed dataset for the Build page", type="primary",
                  key="ev_save", width="stretch"):
         path = review.save(result, decisions, root, name)
+        upload = st.session_state.get("data_current") or {}
+        record_saved(path, f"evidence reviewed for {name}", sig[1] if sig[1] != "None" else None,
+                     sig[3], upload.get("corpus_name"), len(decided.found))
         st.session_state.setdefault(SAVED, {})[sig] = {
             "dataset": str(path), "format": "jsonl", "name": f"{path.name} (evidence reviewed)",
             "examples": len(decided.found)}
@@ -214,6 +220,51 @@ def _save(result: EvidenceResult, decisions: dict[str, str], name: str, sig: tup
                    "with relevant parts. **Build a run** now uses this file.")
 
 
+def _state_file(sig: tuple) -> Path:
+    return review.state_file(sig[0], sig[1:])
+
+
+def _restore(sig: tuple) -> bool:
+    """Take up the review kept on disk for this upload (a reload, or the same files uploaded
+    again); False when there is none."""
+    kept = review.restore(_state_file(sig))
+    if kept is None:
+        return False
+    result, decisions, saved, when = kept
+    st.session_state[FOUND], st.session_state[DECISIONS] = (sig, result), decisions
+    for key in (SUGGESTIONS, OWN_ERROR):
+        st.session_state.pop(key, None)
+    if saved and Path(saved.get("dataset", "")).is_file():
+        st.session_state.setdefault(SAVED, {})[sig] = saved["record"]
+        st.session_state[SAVED_WITH] = saved["decisions"]
+        if "data_upload" in st.session_state:
+            st.session_state["data_upload"] = use_saved(st.session_state["data_upload"], sig)
+    st.session_state.setdefault(RESTORED, {})[sig] = \
+        f"{len(decisions):,} decision{'s' if len(decisions) != 1 else ''}, last changed " \
+        f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(when))}"
+    st.session_state[STORED] = _fingerprint(sig)
+    return True
+
+
+def _fingerprint(sig: tuple) -> tuple:
+    saved = st.session_state.get(SAVED, {}).get(sig)
+    return (sig, id(st.session_state[FOUND][1]),
+            tuple(sorted(st.session_state[DECISIONS].items())),
+            None if saved is None else saved["dataset"])
+
+
+def _keep(sig: tuple) -> None:
+    """Write the review to disk when it changed (found, decided, saved), so a reload keeps it."""
+    now = _fingerprint(sig)
+    if st.session_state.get(STORED) == now:
+        return
+    saved = st.session_state.get(SAVED, {}).get(sig)
+    review.store(_state_file(sig), st.session_state[FOUND][1], st.session_state[DECISIONS],
+                 None if saved is None else {"dataset": saved["dataset"], "record": saved,
+                                             "decisions": st.session_state.get(SAVED_WITH)})
+    st.session_state[STORED] = now
+
+
 def panel(dataset: Dataset, name: str, sig: tuple, root: Path) -> None:
     """The whole panel for an upload without relevant parts (see the module docstring)."""
     with st.container(border=True):
@@ -225,7 +276,7 @@ def panel(dataset: Dataset, name: str, sig: tuple, root: Path) -> None:
                    "document are left out and listed. (A run built without review finds them "
                    "the same way, automatically.)")
         found = st.session_state.get(FOUND)
-        if found is None or found[0] != sig:
+        if (found is None or found[0] != sig) and not _restore(sig):
             if not st.button("Find evidence", type="primary", key="ev_find"):
                 return
             with st.spinner("Finding evidence (MiniLM loads once, then a few questions a "
@@ -249,5 +300,8 @@ def panel(dataset: Dataset, name: str, sig: tuple, root: Path) -> None:
                                                     width="large"),
             "confidence": st.column_config.ProgressColumn(min_value=0, max_value=1,
                                                           format="%.2f")})
+        if restored := st.session_state.get(RESTORED, {}).get(sig):
+            st.caption(f"Review restored from this server: {restored}.")
         _question(result, decisions, rows["qid"].tolist(), dataset, sig)
         _save(result, decisions, name, sig, root)
+        _keep(sig)

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ragdash.data.saved import record as record_saved
 from ragdash.data.schema import Document
 from ragdash.evidence.review import FOLDER
 from ragdash.llm.settings import BACKENDS, LLMSettings
@@ -122,7 +123,8 @@ def _estimate(items: list[Item], documents: list[Document], settings: SynthSetti
 
 
 def _start(key: str, documents: list[Document], items: list[Item], settings: SynthSettings,
-           llm: LLMSettings, cfg: dict, name: str, root: Path) -> None:
+           llm: LLMSettings, cfg: dict, source: dict[str, Any], corpus_fmt: str,
+           root: Path) -> None:
     from ragdash.embeddings import configured
     from ragdash.stages.generate import llm_cache
     from ragdash.synth.synthesize import synthesize
@@ -133,7 +135,10 @@ def _start(key: str, documents: list[Document], items: list[Item], settings: Syn
         with configured(cfg):  # MiniLM vectors through the runs root's embedding cache
             job.result = synthesize(documents, settings, llm, items=items,
                                     cache=llm_cache(cfg), progress=job.progress)
+        name = source["corpus_name"]
         job.saved = write.save(job.result, root, name)
+        record_saved(job.saved[0], f"questions generated from {name}", source["corpus"],
+                     corpus_fmt, name, len(job.result.kept))
 
     synth_jobs()[key] = jobs.background(job, work, "ragdash-synth")
     st.session_state[JOB] = key
@@ -244,7 +249,7 @@ def panel(source: dict[str, Any] | None, corpus_fmt: str, root: Path,
         busy = job is not None and job.status == "running"
         if st.button(f"Generate {len(items)} question{'s' if len(items) != 1 else ''}",
                      type="primary", disabled=busy or not items, key="synth_start"):
-            _start(key, documents, items, settings, llm, cfg, source["corpus_name"], root)
+            _start(key, documents, items, settings, llm, cfg, source, corpus_fmt, root)
             job = synth_jobs()[key]
         if job is not None:
             jobs.follow(job, key="synth", render=lambda: _progress(job))
