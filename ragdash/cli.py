@@ -342,12 +342,12 @@ def _dry_run(cfg: dict, run_dir: Path, stages, args, bars) -> int:
     from ragdash.planning import dry_run
     from ragdash.stages.runner import dry_run_stages, run_stages
 
+    todo = dry_run_stages(cfg, run_dir, stages, args.force)
     try:
-        run = run_stages(cfg, run_dir, dry_run_stages(cfg, run_dir, stages, args.force),
-                         force=args.force, progress=bars)
+        run = run_stages(cfg, run_dir, todo, force=args.force, progress=bars)
     finally:
         bars.close()
-    est = dry_run(run, cfg)
+    est = dry_run(run, cfg, retrieved="retrieve" in todo or "retrieve" not in stages)
     print("Dry run, no LLM call made. The LLM stages would cost:")
     for stage, e in est.items():
         print(f"  {stage:>10}: {e}")

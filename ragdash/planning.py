@@ -64,12 +64,12 @@ def stand_in_contexts(run: Run, cfg: dict):
     return contexts
 
 
-def dry_run(run: Run, cfg: dict) -> dict:
+def dry_run(run: Run, cfg: dict, *, retrieved: bool = True) -> dict:
     """What the LLM calls would cost, before any call: calls, tokens, money, time.
 
-    When retrieval has not run (a dry run stops before it when mlq would ask the LLM for its
-    sub-questions), mlq's calls are priced too, and generation is priced with contexts of the
-    full budget (an upper bound: a context holds at most N tokens)."""
+    `retrieved=False`: priced before retrieval (a dry run stops before it when mlq would ask
+    the LLM for its sub-questions): mlq's calls are priced too, and generation with contexts
+    of the full budget (an upper bound: a context holds at most N tokens)."""
     from ragdash.llm import LLMSettings, estimate_prompts
     from ragdash.llm.prompts import (
         decompose_messages,
@@ -77,11 +77,9 @@ def dry_run(run: Run, cfg: dict) -> dict:
         judge_messages,
         verdict_prompt,
     )
-    from ragdash.stages.runner import stage_keys
 
     out: dict = {}
     notes = []
-    retrieved = run.stage_done("retrieve", stage_keys(cfg)["retrieve"])
     if not retrieved and "mlq" in cfg["retrievers"]["use"]:
         llm = LLMSettings.from_config(cfg["llm"])
         mlq = cfg["retrievers"]["resolved"]["mlq"]
@@ -91,8 +89,10 @@ def dry_run(run: Run, cfg: dict) -> dict:
              for q in questions], model_name(llm),
             tokens_out=SUBQUESTION_TOKENS * mlq["max_queries"],
             rate=measured_rate(cfg, model_name(llm)), backend=llm.backend)
-        notes.append("retrieval not run (mlq's sub-questions call the LLM): generation priced "
-                     "with full-budget contexts, an upper bound")
+    if not retrieved:
+        why = " (mlq's sub-questions would call the LLM)" if "mlq" in out else ""
+        notes.append(f"retrieval not run{why}: generation priced with full-budget contexts, an "
+                     "upper bound")
     gen = generator_settings(cfg)
     reqs = requests(run, cfg, None if retrieved else stand_in_contexts(run, cfg))
     ref = cfg["generation"].get("reference_prompts", False)

@@ -10,6 +10,7 @@ from ragdash.cli import main
 from ragdash.llm.decompose import decompose
 from ragdash.llm.prompts import decompose_messages
 from ragdash.llm.types import LLMError
+from ragdash.planning import dry_run
 from ragdash.rundir import Run
 
 
@@ -103,6 +104,12 @@ def test_mlq_in_a_run_is_retried_then_cached_and_a_dry_run_after_it_asks_nothing
     out = capsys.readouterr().out
     assert "mlq:" not in out and "retrieval not run" not in out
     assert re.search(r"generation: fake-model: 12 calls", out)
+    run = Run(tmp_path / "b")
+    exact, before = dry_run(run, run.config.to_dict()), dry_run(run, run.config.to_dict(),
+                                                                  retrieved=False)
+    assert "mlq" not in exact and before["mlq"].calls == 4
+    assert before["generation"].calls == exact["generation"].calls == 12
+    assert before["generation"].tokens_in >= exact["generation"].tokens_in  # an upper bound
 
 
 @pytest.mark.parametrize(("config", "before"), [("paper.yaml", "4548cb7262bffb73"),
