@@ -99,6 +99,10 @@ def test_mlq_in_a_run_is_retried_then_cached_and_a_dry_run_after_it_asks_nothing
         assert len(srv.chat_requests()) == 5  # all from the reply cache
         assert Run(tmp_path / "b").read("retrieved").equals(first)
         capsys.readouterr()
+        assert cli(srv, generic, tmp_path / "b", "run", "--dry-run", "--force") == 0
+        assert len(srv.requests) == 5  # forced: retrieval would ask again, so it is not run
+        assert "mlq: fake-model: 4 calls" in capsys.readouterr().out
+        assert cli(srv, generic, tmp_path / "b", "retrieve") == 0  # up to date again (cache)
         assert cli(srv, generic, tmp_path / "b", "run", "--dry-run") == 0
         assert len(srv.requests) == 5  # retrieval is up to date: the dry run asks nothing
     out = capsys.readouterr().out
