@@ -12,6 +12,7 @@ from ragdash.llm.prompts import decompose_messages
 from ragdash.llm.types import LLMError
 from ragdash.planning import dry_run
 from ragdash.rundir import Run
+from ragdash.stages.runner import dry_run_stages
 
 
 def subquestions(body):
@@ -114,6 +115,10 @@ def test_mlq_in_a_run_is_retried_then_cached_and_a_dry_run_after_it_asks_nothing
     assert "mlq" not in exact and before["mlq"].calls == 4
     assert before["generation"].calls == exact["generation"].calls == 12
     assert before["generation"].tokens_in >= exact["generation"].tokens_in  # an upper bound
+    stages = ("ingest", "chunk", "retrieve", "score", "generate")
+    assert dry_run_stages(run.config.to_dict(), run.path, stages) == stages[:4]
+    run.set_stage("chunk", status="failed")  # retrieval would run again after it: not dry
+    assert dry_run_stages(run.config.to_dict(), run.path, stages) == stages[:2]
 
 
 @pytest.mark.parametrize(("config", "before"), [("paper.yaml", "4548cb7262bffb73"),
