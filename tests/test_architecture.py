@@ -31,8 +31,9 @@ def _type_checking_lines(tree: ast.Module) -> set[int]:
 
 
 def import_graph() -> nx.DiGraph:
-    """ragdash module -> ragdash module it imports, at module level or inside a function
-    (imports under `if TYPE_CHECKING` are left out: they never run)."""
+    """ragdash module -> ragdash module it imports, at module level or inside a function, or
+    names in its lazy exports (`ragdash.lazy`: the keys of its `_SOURCES`). Imports under
+    `if TYPE_CHECKING` are left out: they never run."""
     files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     graph = nx.DiGraph()
     graph.add_nodes_from(files)
@@ -53,6 +54,9 @@ def import_graph() -> nx.DiGraph:
                                     + ([base] if base else []))
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base
                            for a in node.names]
+            elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+                  and any(getattr(t, "id", None) == "_SOURCES" for t in node.targets)):
+                targets = [k.value for k in node.value.keys if isinstance(k, ast.Constant)]
             for t in targets:
                 while t and t not in files:
                     t = t.rpartition(".")[0]
@@ -70,6 +74,7 @@ def test_the_graph_sees_imports():
     graph = import_graph()  # a parser that found nothing would pass the cycle test vacuously
     assert graph.has_edge("ragdash.stages.runner", "ragdash.stages")
     assert graph.has_edge("ragdash.stages.score", "ragdash.scoring.contexts")  # in a function
+    assert graph.has_edge("ragdash.llm", "ragdash.llm.judge")  # a lazy export
     assert graph.number_of_edges() > 100
 
 
