@@ -136,6 +136,10 @@ def test_mlq_runs_keep_their_retrieve_key_and_a_new_prompt_changes_it(config, be
     assert fingerprint(*retrieve.settings(cfg)) == before
     monkeypatch.setattr(prompts, "DECOMPOSE_PROMPT_REFERENCE", "Split: {question}")
     assert fingerprint(*retrieve.settings(cfg)) != before
+    monkeypatch.undo()
+    monkeypatch.setattr(prompts, "DECOMPOSE_TURNS", [("user", t) if r == "system" else (r, t)
+                                                     for r, t in prompts.DECOMPOSE_TURNS])
+    assert fingerprint(*retrieve.settings(cfg)) != before  # the same text as another role
     cfg["retrievers"]["use"].remove("mlq")
     changed = fingerprint(*retrieve.settings(cfg))
     monkeypatch.undo()

@@ -267,14 +267,14 @@ def decompose_messages(question: str, *, mode: str = "default",
             for role, text in DECOMPOSE_TURNS]
 
 
-DECOMPOSE_PROMPT_V1 = "153d41774456"
+DECOMPOSE_PROMPT_V1 = "f4fef4b4b664"
 """`decompose_prompt_version()` of the prompts mlq runs were made with before the version was
 hashed: left out of the retrieve stage key at this value, so those runs keep their keys."""
 
 
 def decompose_prompt_version() -> str:
-    """A hash of both sub-question prompts' rendered text."""
-    return _digest(*(m["content"] for mode in MLQ_MODES
+    """A hash of both sub-question prompts' rendered messages (roles and text)."""
+    return _digest(*(f"{m['role']}: {m['content']}" for mode in MLQ_MODES
                      for m in decompose_messages("{q}", mode=mode, max_queries=5)))
 
 
