@@ -62,8 +62,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                                                "cluster's CPUs); implies --executor ray")
     p.add_argument("--force", action="store_true", help="redo stages even if up to date")
     p.add_argument("--dry-run", action="store_true",
-                   help="run the retrieval stages, then only estimate the LLM stages' calls, "
-                        "tokens, cost and time (no LLM call)")
+                   help="run the stages that call no LLM (retrieval, unless mlq would ask "
+                        "for sub-questions), then only estimate the LLM calls, tokens, cost "
+                        "and time (no LLM call)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
 
@@ -339,14 +340,14 @@ def _run_stages(args: argparse.Namespace) -> int:
 
 def _dry_run(cfg: dict, run_dir: Path, stages, args, bars) -> int:
     from ragdash.planning import dry_run
-    from ragdash.stages.runner import llm_stages, run_stages
+    from ragdash.stages.runner import dry_run_stages, run_stages
 
+    todo = dry_run_stages(cfg, run_dir, stages, args.force)
     try:
-        run = run_stages(cfg, run_dir, [s for s in stages if s not in llm_stages()],
-                         force=args.force, progress=bars)
+        run = run_stages(cfg, run_dir, todo, force=args.force, progress=bars)
     finally:
         bars.close()
-    est = dry_run(run, cfg)
+    est = dry_run(run, cfg, retrieved="retrieve" in todo or "retrieve" not in stages)
     print("Dry run, no LLM call made. The LLM stages would cost:")
     for stage, e in est.items():
         print(f"  {stage:>10}: {e}")

@@ -13,6 +13,15 @@ LLM_ONLY = "llm_only"
 PAPER_RETRIEVERS = ("bm25", "sim", "mmr", "reo", "mlq")
 """The paper's retrievers in its table order (§3.1)."""
 
+MLQ_MODES = ("default", "reference")
+"""The multi-query retriever's modes: default (the original question searched too, fused by
+rank) or the paper's code (§3.1, MLQ); each has its sub-question prompt."""
+
+def label(name: str) -> str:
+    """Display name of a system: 'LLM only', 'BM25', 'SIM', ... (charts, tables, reports)."""
+    return "LLM only" if name == LLM_ONLY else str(name).upper()
+
+
 PAPER_SYSTEMS = (LLM_ONLY, *PAPER_RETRIEVERS)
 """The systems judged in the paper: the LLM alone, then each retriever (§3.2, Table 3.3)."""
 

@@ -34,19 +34,73 @@ def model_name(settings) -> str:
     return settings.model
 
 
-def dry_run(run: Run, cfg: dict) -> dict:
-    """What the LLM stages would cost, before any call: calls, tokens, money, time."""
-    from ragdash.llm import estimate_prompts
-    from ragdash.llm.prompts import generation_messages, judge_messages, verdict_prompt
+SUBQUESTION_TOKENS = 15
+"""Tokens assumed per sub-question line of an mlq reply, for its estimate."""
 
+
+def stand_in_context(run: Run, cfg: dict, budget: int) -> str:
+    """`budget` tokens of the run's chunk texts: as long as a context C_N can be, for pricing
+    generation before retrieval has run."""
+    from ragdash.budget import cuts, join_chunks
+
+    texts = [t for t in run.read("chunks")["text"] if t] if run.has("chunks") else []
+    taken: list[str] = []
+    while texts and sum(map(len, taken)) < 16 * budget:
+        taken.append(texts[len(taken) % len(texts)])
+    text = join_chunks(taken) or "word " * budget
+    return text[: cuts(text, [budget], cfg["tokenizer"])[0]]
+
+
+def stand_in_contexts(run: Run, cfg: dict):
+    """`requests`' contexts before retrieval: every (qid, retriever) gets `stand_in_context`."""
+    g = cfg["generation"]
+    names = {*cfg["retrievers"]["use"], *([g["sweep"]["retriever"]] if g.get("sweep") else [])}
+    qids = run.read("examples")["qid"].astype(str).tolist()
+
+    def contexts(budget: int) -> dict[tuple[str, str], str]:
+        text = stand_in_context(run, cfg, budget)
+        return {(q, r): text for q in qids for r in names}
+
+    return contexts
+
+
+def dry_run(run: Run, cfg: dict, *, retrieved: bool = True) -> dict:
+    """What the LLM calls would cost, before any call: calls, tokens, money, time.
+
+    `retrieved=False`: priced before retrieval (a dry run stops before it when mlq would ask
+    the LLM for its sub-questions): mlq's calls are priced too, and generation with contexts
+    of the full budget (an upper bound: a context holds at most N tokens)."""
+    from ragdash.llm import LLMSettings, estimate_prompts
+    from ragdash.llm.prompts import (
+        decompose_messages,
+        generation_messages,
+        judge_messages,
+        verdict_prompt,
+    )
+
+    out: dict = {}
+    notes = []
+    if not retrieved and "mlq" in cfg["retrievers"]["use"]:
+        llm = LLMSettings.from_config(cfg["llm"])
+        mlq = cfg["retrievers"]["resolved"]["mlq"]
+        questions = dict.fromkeys(run.read("examples")["question"].astype(str))
+        out["mlq"] = estimate_prompts(
+            [decompose_messages(q, mode=mlq["mode"], max_queries=mlq["max_queries"])
+             for q in questions], model_name(llm),
+            tokens_out=SUBQUESTION_TOKENS * mlq["max_queries"],
+            rate=measured_rate(cfg, model_name(llm)), backend=llm.backend)
+    if not retrieved:
+        why = " (mlq's sub-questions would call the LLM)" if "mlq" in out else ""
+        notes.append(f"retrieval not run{why}: generation priced with full-budget contexts, an "
+                     "upper bound")
     gen = generator_settings(cfg)
-    reqs = requests(run, cfg)
+    reqs = requests(run, cfg, None if retrieved else stand_in_contexts(run, cfg))
     ref = cfg["generation"].get("reference_prompts", False)
     prompt = cfg["generation"].get("prompt", "paper")
-    gen_est = estimate_prompts([generation_messages(q, c, reference=ref, prompt=prompt)
-                                for _, _, _, q, c in reqs], model_name(gen),
-                               tokens_out=40, rate=measured_rate(cfg, model_name(gen)),
-                               backend=gen.backend)
+    out["generation"] = estimate_prompts(
+        [generation_messages(q, c, reference=ref, prompt=prompt) for _, _, _, q, c in reqs],
+        model_name(gen), tokens_out=40, rate=measured_rate(cfg, model_name(gen)),
+        backend=gen.backend)
     judge = judge_settings(cfg)
     examples = run.read("examples").head(cfg["generation"].get("limit") or None)
     systems = 1 + len(cfg["retrievers"]["use"]) if cfg["generation"]["llm_only"] else len(
@@ -61,13 +115,14 @@ def dry_run(run: Run, cfg: dict) -> dict:
         prompts = [judge_messages(r.question, r.answer, list(r.parts), [answer] * per_call,
                                   json_output=True)
                    for r in examples.itertuples(index=False)] * (systems // per_call)
-    judge_est = estimate_prompts(prompts, model_name(judge),
-                                 tokens_out=25 if mode == "grouped" else 8,
-                                 rate=measured_rate(cfg, model_name(judge)),
-                                 backend=judge.backend)
-    out: dict = {"generation": gen_est, "judge": judge_est}
+    out["judge"] = estimate_prompts(prompts, model_name(judge),
+                                    tokens_out=25 if mode == "grouped" else 8,
+                                    rate=measured_rate(cfg, model_name(judge)),
+                                    backend=judge.backend)
     if mode == "stepwise":
-        out["note"] = "stepwise judging: a lower bound, each partially correct answer asks twice"
+        notes.append("stepwise judging: a lower bound, each partially correct answer asks twice")
+    if notes:
+        out["note"] = "; ".join(notes)
     return out
 
 

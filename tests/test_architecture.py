@@ -1,4 +1,5 @@
-"""The shape of the package: no import cycles, one stage registry, one declaration per run file."""
+"""The shape of the package: no import cycles, the layers, one stage registry, one declaration
+per run file."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 import networkx as nx
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "ragdash"
@@ -29,8 +31,9 @@ def _type_checking_lines(tree: ast.Module) -> set[int]:
 
 
 def import_graph() -> nx.DiGraph:
-    """ragdash module -> ragdash module it imports, at module level or inside a function
-    (imports under `if TYPE_CHECKING` are left out: they never run)."""
+    """ragdash module -> ragdash module it imports, at module level or inside a function, or
+    names in its lazy exports (`ragdash.lazy`: the keys of its `_SOURCES`). Imports under
+    `if TYPE_CHECKING` are left out: they never run."""
     files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     graph = nx.DiGraph()
     graph.add_nodes_from(files)
@@ -51,6 +54,9 @@ def import_graph() -> nx.DiGraph:
                                     + ([base] if base else []))
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base
                            for a in node.names]
+            elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+                  and any(getattr(t, "id", None) == "_SOURCES" for t in node.targets)):
+                targets = [k.value for k in node.value.keys if isinstance(k, ast.Constant)]
             for t in targets:
                 while t and t not in files:
                     t = t.rpartition(".")[0]
@@ -68,7 +74,90 @@ def test_the_graph_sees_imports():
     graph = import_graph()  # a parser that found nothing would pass the cycle test vacuously
     assert graph.has_edge("ragdash.stages.runner", "ragdash.stages")
     assert graph.has_edge("ragdash.stages.score", "ragdash.scoring.contexts")  # in a function
+    assert graph.has_edge("ragdash.llm", "ragdash.llm.judge")  # a lazy export
     assert graph.number_of_edges() > 100
+
+
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("ragdash", "ragdash.constants", "ragdash.text", "ragdash.redact", "ragdash.lazy",
+              "ragdash.byte_bpe", "ragdash.embedding_cache", "ragdash.dashboard_settings")),
+    ("run files", ("ragdash.rundir", "ragdash.exit_watch")),
+    ("embeddings and tokens", ("ragdash.embeddings", "ragdash.budget", "ragdash.executors")),
+    ("data", ("ragdash.data",)),
+    ("components", ("ragdash.chunking", "ragdash.retrieval", "ragdash.scoring",
+                    "ragdash.calibration")),
+    ("llm", ("ragdash.llm",)),
+    ("evidence and analysis", ("ragdash.evidence", "ragdash.analysis", "ragdash.judge_audit",
+                               "ragdash.view", "ragdash.labels")),
+    # the run specification: checked against the components' own declarations and read by the
+    # stages (a typed spec that stages take, #21 part 1), so it sits between the two
+    ("config", ("ragdash.config",)),
+    ("stages", ("ragdash.stages", "ragdash.planning")),
+    ("viz", ("ragdash.viz",)),
+    ("workflows", ("ragdash.sweep", "ragdash.synth", "ragdash.report")),
+    ("ui", ("ragdash.ui",)),
+    # the sub-commands are the CLI wherever their files live
+    ("cli", ("ragdash.cli", "ragdash.cache_command", "ragdash.evidence.command",
+             "ragdash.synth.command", "ragdash.labels.command")),
+)
+"""The layers of ragdash, lowest first: a module imports only from its own layer and those
+below it. A module's layer is that of the longest name it falls under ("ragdash" names the
+package's own `__init__` only)."""
+
+
+def layer_of(module: str, layers=LAYERS) -> int | None:
+    """The index of `module`'s layer (its longest matching name), None if it has none."""
+    best: tuple[int, int] | None = None
+    for i, (_, names) in enumerate(layers):
+        for name in names:
+            under = module.startswith(name + ".") and name != "ragdash"  # the root: itself
+            if (module == name or under) and (best is None or len(name) > best[1]):
+                best = (i, len(name))
+    return None if best is None else best[0]
+
+
+def layer_violations(graph: nx.DiGraph, layers=LAYERS) -> list[str]:
+    """Every module without a layer, and every import of a higher layer (at module level or
+    inside a function: the graph holds both)."""
+    out = [f"{m} is in no layer" for m in sorted(graph) if layer_of(m, layers) is None]
+    for a, b in sorted(graph.edges):
+        la, lb = layer_of(a, layers), layer_of(b, layers)
+        if la is not None and lb is not None and lb > la:
+            out.append(f"{a} ({layers[la][0]}) imports {b} ({layers[lb][0]})")
+    return out
+
+
+def test_the_layers_hold():
+    violations = layer_violations(import_graph())
+    assert not violations, "\n".join(violations)
+
+
+PUT_BACK = {
+    "data reads evidence settings": [("ragdash.data.generic", "ragdash.evidence.settings")],
+    "analysis reads viz colours": [("ragdash.analysis.leaderboard", "ragdash.viz.colors")],
+    "the ingest glue back in evidence": [("ragdash.stages.ingest", "ragdash.evidence.stage"),
+                                         ("ragdash.evidence.stage", "ragdash.stages.base"),
+                                         ("ragdash.evidence.stage", "ragdash.stages.generate")],
+    "evidence reads the config outside the CLI": [("ragdash.evidence.finder", "ragdash.config")],
+    "a stage reads the CLI": [("ragdash.stages.runner", "ragdash.cli")],
+}
+
+
+@pytest.mark.parametrize("edges", PUT_BACK.values(), ids=PUT_BACK.keys())
+def test_the_layer_check_fails_when_an_import_is_put_back(edges):
+    graph = import_graph()
+    assert not any(graph.has_edge(*e) for e in edges)
+    graph.add_edges_from(edges)
+    violations = layer_violations(graph)
+    assert violations and all(" imports " in v for v in violations), violations
+
+
+def test_a_module_outside_the_layers_is_reported():
+    graph = nx.DiGraph([("ragdash.stages.runner", "ragdash.newpackage.thing")])
+    assert layer_violations(graph) == ["ragdash.newpackage.thing is in no layer"]
+    assert layer_of("ragdash.evidence.command") == layer_of("ragdash.cli")  # the longest name
+    assert layer_of("ragdash.evidence.finder") < layer_of("ragdash.config")
+    assert layer_of("ragdashboard") is None
 
 
 def test_every_stage_comes_after_what_it_needs():

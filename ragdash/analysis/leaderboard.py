@@ -22,8 +22,8 @@ import pandas as pd
 
 from ragdash.analysis import compare, curves, frames, sentences
 from ragdash.analysis.area import curve_area
+from ragdash.constants import label
 from ragdash.rundir import Run, RunConfig
-from ragdash.viz.colors import label
 
 SEP = "::"
 """Between the run key and the retriever in an entry id."""

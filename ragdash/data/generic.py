@@ -33,8 +33,7 @@ from ragdash.data.common import (
     parse_parts,
 )
 from ragdash.data.reading import SURROGATE, RawFile, decode, fatal
-from ragdash.data.schema import Document, Example
-from ragdash.evidence.settings import NONE as NO_EVIDENCE
+from ragdash.data.schema import PARTS_NONE, Document, Example
 
 TABULAR = ("jsonl", "csv", "parquet")
 EXAMPLE_COLUMNS = {"id": ("id", "qid"), "question": ("question",), "answer": ("answer",),
@@ -238,7 +237,7 @@ def _parts(values: dict, cols: dict[str, str], log: IssueLog, label: str) -> lis
     try:
         return clean_parts(parse_parts(values.get(name)), log, label, name)
     except BadValue:
-        if values.get("parts_source") == NO_EVIDENCE:
+        if values.get("parts_source") == PARTS_NONE:
             raise BadValue(f"no evidence was found for this question ("
                            f"{values.get('parts_note') or 'no reason given'}); it is left "
                            "out") from None

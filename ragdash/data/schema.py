@@ -10,6 +10,14 @@ from ragdash.data.layout import Heading
 
 Severity = Literal["error", "warning"]
 
+PARTS_AUTO = "auto"
+"""`parts_source` of parts found by the evidence finder (`parts_method` says how)."""
+PARTS_REVIEWED = "reviewed"
+"""`parts_source` of parts a person accepted or picked on the Data page."""
+PARTS_NONE = "none"
+"""`parts_source` of a question left without evidence (`parts_note` says why): loading the
+dataset skips it."""
+
 
 def gold_answers(answer: str, more: Iterable[str] = ()) -> tuple[str, ...]:
     """Every gold answer of a question: `answer` first, then `more`, verbatim, without blank

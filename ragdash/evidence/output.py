@@ -15,9 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragdash.data.schema import Dataset, Example, Issue
+from ragdash.data.schema import PARTS_AUTO, PARTS_NONE, PARTS_REVIEWED, Dataset, Example, Issue
 from ragdash.evidence.records import EvidenceResult, QuestionEvidence
-from ragdash.evidence.settings import AUTO, NONE, REVIEWED
 from ragdash.rundir.io import atomic_path
 from ragdash.text import split_sentences
 
@@ -28,9 +27,10 @@ META_KEYS = ("parts_source", "parts_method", "parts_confidence", "parts_doc_ids"
 def part_meta(qe: QuestionEvidence) -> dict[str, Any]:
     """The metadata of a question's evidence (see the module docstring)."""
     if not qe.found:
-        return {"parts_source": NONE, "parts_note": qe.reason or "no evidence"}
+        return {"parts_source": PARTS_NONE, "parts_note": qe.reason or "no evidence"}
     parts = qe.parts
-    return {"parts_source": REVIEWED if qe.reviewed else AUTO, "parts_method": parts[0].method,
+    return {"parts_source": PARTS_REVIEWED if qe.reviewed else PARTS_AUTO,
+            "parts_method": parts[0].method,
             "parts_confidence": [p.confidence for p in parts],
             "parts_doc_ids": [p.doc_id for p in parts]}
 

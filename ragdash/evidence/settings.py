@@ -12,12 +12,6 @@ from typing import Any
 VERSION = 2
 """Bumped when the finder's rules change, so runs that used it get a new ingest key."""
 
-AUTO = "auto"
-"""`parts_source` of parts found by the evidence finder (`parts_method` says how)."""
-REVIEWED = "reviewed"
-"""`parts_source` of parts a person accepted or picked on the Data page."""
-NONE = "none"
-"""`parts_source` of a question left without evidence (`parts_note` says why)."""
 METHODS = ("answer", "llm")
 """`answer`: sentences holding the answer; `llm`: a quote the LLM copied from a document."""
 

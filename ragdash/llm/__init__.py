@@ -11,7 +11,8 @@ Modules:
 - `factory`: `make_backend`, `open_backend` and the LangChain chat models;
 - `cache`: the SQLite reply cache; `cost`: prices, estimates and actuals;
 - `prompts`, `refusal`: the paper's prompts and the refusal rule run before the judge;
-- `generate`, `judge`, `runner`: answer generation, the judge, the thread pool they share.
+- `generate`, `judge`, `runner`: answer generation, the judge, the thread pool they share;
+- `decompose`: the multi-query retriever's sub-questions (mlq), through the same machinery.
 
 Names are imported lazily: `from ragdash.llm import judge_answers` loads `ragdash.llm.judge`
 (and what it needs) only then, so `import ragdash.llm` (or `ragdash.config`) stays light.

@@ -6,8 +6,9 @@ quirks: every line of a generation prompt after the first carries 8 leading spac
 was indented in the source), the LLM-only instruction says "Responde", and the judge labels the
 candidates "Candidate's Answers:".
 
-Also here, so that every prompt lives in one place: the evidence finder's quote prompt
-(`ragdash.evidence.quotes`) and the synthetic question prompts (`ragdash.synth`).
+Also here, so that every prompt lives in one place: the multi-query retriever's sub-question
+prompt (`ragdash.llm.decompose`), the evidence finder's quote prompt (`ragdash.evidence.quotes`)
+and the synthetic question prompts (`ragdash.synth`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from ragdash.constants import MLQ_MODES
 from ragdash.llm.refusal import ABSTAIN_SENTENCE
 
 RAG_INSTRUCTION = ("Given the documents below, your role is to answer the query using only "
@@ -203,6 +205,77 @@ def judge_prompt_version() -> str:
                    verdict_prompt("{q}", "{a}", "{c}"), details_prompt("{q}", "{a}", ["{r}"],
                                                                        "{c}"),
                    str(correction_message(2, "{p}")), str(choice_correction("k", ["a"], "{p}")))
+
+
+# --- multi-query retrieval: the sub-questions of a question (ragdash.llm.decompose) -----------
+
+# Chat-form few-shot prompt: small local models follow turns far better than one long message.
+DECOMPOSE_TURNS: list[tuple[str, str]] = [
+    ("system", "You split a complex question into the simple factual questions needed to answer "
+               "it. Reply with one question per line (at most {max_queries}) and nothing else."),
+    ("user", "Which was founded first, the University of Oslo or the University of Helsinki?"),
+    ("assistant", "When was the University of Oslo founded?\nWhen was the University of "
+                  "Helsinki founded?"),
+    ("user", "Who directed the film that won the Academy Award for Best Picture in 1998?"),
+    ("assistant", "Which film won the Academy Award for Best Picture in 1998?\nWho directed the "
+                  "1998 Best Picture winner?"),
+    ("user", "{question}"),
+]
+# The paper's prompt structure (task, instructions, worked examples, "Your Task"), reworded.
+DECOMPOSE_PROMPT_REFERENCE = """You are an expert at decomposing complex questions into simpler \
+component questions.
+
+Instructions: Break the complex question into simpler questions. Answering them should give \
+all the information needed to answer the original question.
+
+Example 1:
+Complex Question: "Which is older, Real Madrid or FC Barcelona?"
+Decomposition:
+
+When was Real Madrid founded?
+When was FC Barcelona founded?
+
+Example 2:
+Complex Question: "Which is longer, the Amazon or the Nile?"
+Decomposition:
+
+How long is the Amazon river?
+How long is the Nile river?
+
+Example 3:
+Complex Question: "Who won more Nobel prizes, Marie Curie or Albert Einstein?"
+Decomposition:
+
+How many Nobel prizes did Marie Curie win?
+How many Nobel prizes did Albert Einstein win?
+
+Your Task:
+Decompose the following complex question: "{question}"
+Give only the questions, one per line, with no additional text.
+"""
+
+
+def decompose_messages(question: str, *, mode: str = "default",
+                       max_queries: int = 5) -> list[dict[str, str]]:
+    """The sub-question prompt of `question`: the few-shot chat turns asking for at most
+    `max_queries` lines, or (`mode="reference"`) the paper's prompt as one user message."""
+    if mode not in MLQ_MODES:
+        raise ValueError(f"mlq: unknown mode '{mode}' (use default or reference)")
+    if mode == "reference":
+        return [{"role": "user", "content": DECOMPOSE_PROMPT_REFERENCE.format(question=question)}]
+    return [{"role": role, "content": text.format(question=question, max_queries=max_queries)}
+            for role, text in DECOMPOSE_TURNS]
+
+
+DECOMPOSE_PROMPT_V1 = "f4fef4b4b664"
+"""`decompose_prompt_version()` of the prompts mlq runs were made with before the version was
+hashed: left out of the retrieve stage key at this value, so those runs keep their keys."""
+
+
+def decompose_prompt_version() -> str:
+    """A hash of both sub-question prompts' rendered messages (roles and text)."""
+    return _digest(*(f"{m['role']}: {m['content']}" for mode in MLQ_MODES
+                     for m in decompose_messages("{q}", mode=mode, max_queries=5)))
 
 
 # --- evidence: ask the model to quote the supporting sentence (ragdash.evidence.quotes) --------

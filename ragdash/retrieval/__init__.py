@@ -1,9 +1,9 @@
 """Retrievers over the chunk corpus, each a PyTerrier transformer with its own parameters.
 
 bm25 (PyTerrier + PISA), sim (FAISS: exact, or HNSW/IVF for large corpora), mmr (LangChain
-MMR), reo (LongContextReorder of sim), mlq (LangChain MultiQueryRetriever). Presets: `paper`
-(bm25 and mlq keep 5 chunks, the dense retrievers 10, as in the paper) and `equal-k` (10 chunks
-everywhere).
+MMR), reo (LongContextReorder of sim), mlq (LangChain's MultiQueryRetriever, its
+LLM calls through `ragdash.llm`). Presets: `paper` (bm25 and mlq keep 5 chunks, the dense
+retrievers 10, as in the paper) and `equal-k` (10 chunks everywhere).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pandas as pd
 from ragdash.retrieval.base import RESULT_COLUMNS, Retriever, corpus_fingerprint
 from ragdash.retrieval.bm25 import BACKENDS, BM25, STEMMERS, STOPWORDS
 from ragdash.retrieval.dense import INDEXES, MMR, Reorder, Sim
-from ragdash.retrieval.multiquery import MODES, MultiQuery
+from ragdash.retrieval.multiquery import MODES, Ask, MultiQuery
 
 RETRIEVERS: dict[str, type[Retriever]] = {
     "bm25": BM25, "sim": Sim, "mmr": MMR, "reo": Reorder, "mlq": MultiQuery,
@@ -36,7 +36,7 @@ DESCRIPTIONS: dict[str, str] = {
     "reo": "REO: SIM's chunks reordered so the best sit at both ends (LangChain "
            "LongContextReorder)",
     "mlq": "MLQ: an LLM writes sub-questions, each searched by SIM, results fused "
-           "(LangChain MultiQueryRetriever)",
+           "(as LangChain's MultiQueryRetriever)",
 }
 """One line per retriever (dashboard help, `--help`)."""
 
@@ -67,7 +67,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
 UNIT_INTERVAL = {"b", "lambda_mult"}
 """Parameters that are shares, from 0 to 1."""
 
-_NOT_PARAMS = {"self", "chunks", "cache_dir", "llm", "progress"}
+_NOT_PARAMS = {"self", "chunks", "cache_dir", "ask"}
 ADDED_LATER = {"index": "exact"}
 """Parameters added after runs were made, with the default that reproduces those runs: left out
 of the retrieve stage key at that default (see `key_params`)."""
@@ -128,12 +128,14 @@ def key_params(params: dict) -> dict:
 
 
 def build_retriever(name: str, chunks: pd.DataFrame, cache_dir: Path, params: dict | None = None,
-                    llm=None, progress=None) -> Retriever:
-    """Instantiate retriever `name` over the chunks (indexes cached under cache_dir)."""
+                    ask: Ask | None = None) -> Retriever:
+    """Instantiate retriever `name` over the chunks (indexes cached under cache_dir); `ask`:
+    mlq's sub-question replies (`multiquery.Ask`, e.g. `ragdash.llm.decompose` bound to the
+    run's LLM settings)."""
     cls = _cls(name)
     kwargs = dict(params or {})
     if name == "mlq":
-        kwargs.update(llm=llm, progress=progress)
+        kwargs.update(ask=ask)
     return cls(chunks, Path(cache_dir), **kwargs)
 
 

@@ -1,5 +1,9 @@
-"""MLQ: LangChain `MultiQueryRetriever` — an LLM decomposes the question, each sub-question is
-searched with `sim`, and the results are fused.
+"""MLQ: multi-query retrieval as LangChain's `MultiQueryRetriever` does it — an LLM decomposes
+the question, each sub-question is searched with `sim`, and the results are fused.
+
+The LLM is not called here: the retriever is given `ask`, which returns the LLM's reply to the
+sub-question prompt of each question (the retrieve stage passes `ragdash.llm.decompose`, so the
+calls go through the reply cache, the retries and the cost estimate); the replies are parsed here.
 
 Default (corrected) behaviour: the original question is searched too, empty, numbering-only and
 preamble lines ("Here are the sub-questions:") are dropped, and the per-query rankings are merged
@@ -13,63 +17,18 @@ question, unique union in query order, truncated to k (in practice the sim top-k
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from ragdash.constants import MLQ_MODES as MODES
 from ragdash.embeddings import DEFAULT_MODEL
 from ragdash.retrieval.base import Retriever
 from ragdash.retrieval.dense import build_vectorstore
 
-MODES = ("default", "reference")
-"""default: the original question searched too, fused by rank; reference: the paper's code."""
-
-# Chat-form few-shot prompt: small local models follow turns far better than one long message.
-DECOMPOSE_MESSAGES = [
-    ("system", "You split a complex question into the simple factual questions needed to answer "
-               "it. Reply with one question per line (at most {max_queries}) and nothing else."),
-    ("human", "Which was founded first, the University of Oslo or the University of Helsinki?"),
-    ("ai", "When was the University of Oslo founded?\nWhen was the University of Helsinki "
-           "founded?"),
-    ("human", "Who directed the film that won the Academy Award for Best Picture in 1998?"),
-    ("ai", "Which film won the Academy Award for Best Picture in 1998?\nWho directed the 1998 "
-           "Best Picture winner?"),
-    ("human", "{question}"),
-]
-
-# The paper's prompt structure (task, instructions, worked examples, "Your Task"), reworded.
-REFERENCE_PROMPT = """You are an expert at decomposing complex questions into simpler component \
-questions.
-
-Instructions: Break the complex question into simpler questions. Answering them should give \
-all the information needed to answer the original question.
-
-Example 1:
-Complex Question: "Which is older, Real Madrid or FC Barcelona?"
-Decomposition:
-
-When was Real Madrid founded?
-When was FC Barcelona founded?
-
-Example 2:
-Complex Question: "Which is longer, the Amazon or the Nile?"
-Decomposition:
-
-How long is the Amazon river?
-How long is the Nile river?
-
-Example 3:
-Complex Question: "Who won more Nobel prizes, Marie Curie or Albert Einstein?"
-Decomposition:
-
-How many Nobel prizes did Marie Curie win?
-How many Nobel prizes did Albert Einstein win?
-
-Your Task:
-Decompose the following complex question: "{question}"
-Give only the questions, one per line, with no additional text.
-"""
+Ask = Callable[[Sequence[str]], list[str]]
+"""The LLM's reply to the sub-question prompt of each question, in order."""
 
 _PREAMBLE = re.compile(r"^(here (are|is)|sure|certainly|decomposition|sub-?questions?)\b", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|q\d+[:.])\s*", re.I)
@@ -102,57 +61,42 @@ def rrf(rankings: list[list[tuple[str, float]]], k: int, c: int = 60) -> list[tu
 
 
 class MultiQuery(Retriever):
-    """Multi-query retrieval with an LLM (any LangChain chat model)."""
+    """Multi-query retrieval: `ask` gives the LLM's sub-question replies (see the module)."""
 
     name = "mlq"
     embeds = True
 
-    def __init__(self, chunks: pd.DataFrame, cache_dir: Path, llm, k: int = 5,
+    def __init__(self, chunks: pd.DataFrame, cache_dir: Path, ask: Ask | None = None, k: int = 5,
                  per_query_k: int = 10, mode: str = "default", max_queries: int = 5,
-                 model: str = DEFAULT_MODEL, progress: Callable[[int, int], None] | None = None):
+                 model: str = DEFAULT_MODEL):
         super().__init__(k)
         if mode not in MODES:
             raise ValueError(f"mlq: unknown mode '{mode}' (use default or reference)")
-        if llm is None:
-            raise ValueError("mlq needs an LLM (a LangChain chat model); none was configured")
-        from langchain_classic.retrievers.multi_query import MultiQueryRetriever
-        from langchain_core.output_parsers import StrOutputParser
-        from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
-        from langchain_core.runnables import RunnableLambda
-
-        self.mode, self.per_query_k, self.progress = mode, per_query_k, progress
-        store = build_vectorstore(chunks, cache_dir, model)
-        if mode == "reference":
-            prompt = PromptTemplate.from_template(REFERENCE_PROMPT)
-            parser = RunnableLambda(parse_queries_reference)
-        else:
-            prompt = ChatPromptTemplate.from_messages(DECOMPOSE_MESSAGES).partial(
-                max_queries=str(max_queries))
-            parser = RunnableLambda(lambda t: parse_queries(t, max_queries))
-        self.mqr = MultiQueryRetriever(
-            retriever=store.as_retriever(search_kwargs={"k": per_query_k}),
-            llm_chain=prompt | llm | StrOutputParser() | parser,
-            include_original=(mode == "default"),
-        )
+        if ask is None:
+            raise ValueError("mlq needs an LLM to write its sub-questions; none was configured")
+        self.ask, self.mode, self.max_queries = ask, mode, max_queries
+        self.per_query = build_vectorstore(chunks, cache_dir, model).as_retriever(
+            search_kwargs={"k": per_query_k})
         self.generated: dict[str, list[str]] = {}
 
-    def _one(self, question: str) -> list[tuple[str, float]]:
-        from langchain_core.callbacks import CallbackManagerForRetrieverRun
-
-        run = CallbackManagerForRetrieverRun.get_noop_manager()
-        queries = self.mqr.generate_queries(question, run)
-        self.generated[question] = list(queries)
+    def _parse(self, reply: str) -> list[str]:
         if self.mode == "reference":
-            docs = self.mqr.unique_union(self.mqr.retrieve_documents(queries, run))[: self.k]
-            return [(d.metadata["chunk_id"], float(self.k - i)) for i, d in enumerate(docs)]
-        rankings = [[(d.metadata["chunk_id"], 0.0) for d in self.mqr.retriever.invoke(q)]
-                    for q in [question, *queries]]
-        return rrf(rankings, self.k)
+            return parse_queries_reference(reply)
+        return parse_queries(reply, self.max_queries)
+
+    def _ids(self, query: str) -> list[str]:
+        return [d.metadata["chunk_id"] for d in self.per_query.invoke(query)]
+
+    def _one(self, question: str, queries: list[str]) -> list[tuple[str, float]]:
+        if self.mode == "reference":  # MultiQueryRetriever's unique union, in query order
+            ids = list(dict.fromkeys(c for q in queries for c in self._ids(q)))[: self.k]
+            return [(c, float(self.k - i)) for i, c in enumerate(ids)]
+        return rrf([[(c, 0.0) for c in self._ids(q)] for q in [question, *queries]], self.k)
 
     def search(self, queries: list[str]) -> list[list[tuple[str, float]]]:
+        replies = self.ask(queries)
         out = []
-        for i, q in enumerate(queries):
-            out.append(self._one(q))
-            if self.progress:
-                self.progress(i + 1, len(queries))
+        for question, reply in zip(queries, replies, strict=True):
+            self.generated[question] = self._parse(reply)
+            out.append(self._one(question, self.generated[question]))
         return out

@@ -47,6 +47,8 @@ class Stage:
     answers always has its scores). `settings(cfg)` returns the config values the key hashes.
     `switch`: the config section whose `enabled` says whether `ragdash run` performs it.
     `llm`: whether it calls an LLM on the answers (a dry run estimates it instead).
+    `calls_llm(cfg)`: whether a stage that is not an LLM stage calls one under this config
+    (retrieve, for mlq's sub-questions): a dry run stops before it unless it is up to date.
     `on_run_dir`: its `ragdash` sub-command works on an existing run (`--run-dir`, with the
     config saved there) instead of running its chain from a config (`runner.run_on`).
     `failed_calls(run)`: LLM calls of its last run that ended in errors (a re-run retries them).
@@ -63,6 +65,7 @@ class Stage:
     switch: str = ""  # the config section whose `enabled` turns it on (always on if none)
     failed_calls: Callable[[Run], int] | None = None
     llm: bool = False  # it calls an LLM on the answers (a dry run stops before it)
+    calls_llm: Callable[[dict[str, Any]], bool] | None = None  # it calls one under this config
     on_run_dir: bool = False  # `ragdash <name> --run-dir R` redoes it on R alone
 
     def enabled(self, cfg: dict[str, Any]) -> bool:

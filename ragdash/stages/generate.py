@@ -6,6 +6,7 @@ each finished call at once: an interrupted stage re-run repeats no finished call
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ragdash.constants import LLM_ONLY
@@ -26,8 +27,12 @@ def generator_settings(cfg: dict, api_key: str | None = None):
     return LLMSettings.from_config(cfg["generation"].get("llm") or cfg["llm"], api_key=api_key)
 
 
-def requests(run: Run, cfg: dict) -> list[tuple]:
-    """(qid, system, budget, question, context) for LLM-only and every retriever (or a sweep)."""
+def requests(run: Run, cfg: dict,
+             contexts: Callable[[int], Mapping[tuple[str, str], str]] | None = None
+             ) -> list[tuple]:
+    """(qid, system, budget, question, context) for LLM-only and every retriever (or a sweep).
+    `contexts(budget)`: C_N of each (qid, retriever) at a budget (default: the run's retrieved
+    contexts, cut as the score stage cuts them)."""
     from ragdash.scoring.contexts import budget_contexts
 
     g = cfg["generation"]
@@ -40,7 +45,9 @@ def requests(run: Run, cfg: dict) -> list[tuple]:
     out = [(q, LLM_ONLY, None, questions[q], None) for q in qids] if g["llm_only"] else []
     by_budget: dict[int, dict] = {}
     for retriever, budget in plan:
-        if budget not in by_budget:
+        if budget not in by_budget and contexts is not None:
+            by_budget[budget] = dict(contexts(budget))
+        elif budget not in by_budget:
             ctx = budget_contexts(run, cfg["tokenizer"], cfg["scoring"]["mode"], budget)
             by_budget[budget] = {(q, r): t for q, r, t in ctx.itertuples(index=False)}
         texts = by_budget[budget]

@@ -33,7 +33,7 @@ def file_sha256(path: str | Path | None) -> str | None:
 
 def settings(cfg: dict) -> tuple:
     from ragdash.data.textfiles import holds_layout_files
-    from ragdash.evidence import stage as evidence
+    from ragdash.stages import evidence
 
     ds = {k: v for k, v in cfg["dataset"].items()
           if k != "evidence" and not (k == "sample" and v is None)}
@@ -48,7 +48,7 @@ def settings(cfg: dict) -> tuple:
 
 def run(ctx: StageContext) -> dict:
     from ragdash.data import layout, load_dataset
-    from ragdash.evidence.stage import find_if_missing
+    from ragdash.stages.evidence import find_if_missing
 
     ds, out = ctx.cfg["dataset"], ctx.run
     dataset = load_dataset(ds["path"], ds.get("format", "auto"), corpus=ds.get("corpus"),

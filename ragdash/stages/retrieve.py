@@ -6,15 +6,18 @@ stage resumes where it stopped; the folder is removed once the stage is done.
 
 from __future__ import annotations
 
-import contextlib
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ragdash.rundir import read_table, write_table
 from ragdash.stages.base import Progress, Stage, StageContext
+
+if TYPE_CHECKING:
+    from ragdash.retrieval.multiquery import Ask
 
 
 def cache_dir(cfg: dict) -> Path:
@@ -22,22 +25,34 @@ def cache_dir(cfg: dict) -> Path:
     return Path(cfg["runs_root"]) / "_index_cache"
 
 
-@contextlib.contextmanager
-def mlq_llm(cfg: dict, api_key: str | None = None) -> Iterator[object]:
-    """The LangChain chat model MLQ uses, with a local llama.cpp server started if needed."""
-    from ragdash.llm import open_chat_model
+def mlq_ask(ctx: StageContext, params: dict) -> Ask:
+    """MLQ's sub-question replies through the LLM layer (`ragdash.llm.decompose`): the run's
+    `llm`, the reply cache shared under the runs root, retries, the stage's executor."""
+    from ragdash.llm import LLMSettings
+    from ragdash.llm.decompose import decompose
+    from ragdash.stages.generate import llm_cache
 
-    with open_chat_model(cfg["llm"], api_key=api_key) as llm:
-        yield llm
+    settings = LLMSettings.from_config(ctx.cfg["llm"], api_key=ctx.api_key)
+
+    def ask(questions: Sequence[str]) -> list[str]:
+        return decompose(questions, settings, mode=params["mode"],
+                         max_queries=params["max_queries"], cache=llm_cache(ctx.cfg),
+                         progress=lambda d, t: ctx.progress("mlq: sub-questions", d, t),
+                         executor=ctx.executor)
+
+    return ask
 
 
 def settings(cfg: dict) -> tuple:
     from ragdash.embeddings import precision_key
+    from ragdash.llm.prompts import DECOMPOSE_PROMPT_V1, decompose_prompt_version
     from ragdash.retrieval import RETRIEVERS, key_params
 
     r = cfg["retrievers"]
     key = ({name: key_params(p) for name, p in r["resolved"].items()},
            cfg["llm"] if "mlq" in r["use"] else None)
+    if "mlq" in r["use"] and decompose_prompt_version() != DECOMPOSE_PROMPT_V1:
+        key = (*key, decompose_prompt_version())  # a new sub-question prompt: mlq again
     # the embedding precision only where it shapes results (left out at fp32, as before it)
     dense = any(RETRIEVERS[name].embeds for name in r["use"])
     precision = precision_key(cfg) if dense else None
@@ -186,12 +201,9 @@ def run(ctx: StageContext) -> dict:
         progress(f"{name}: loading the embedding model and embedding {len(chunks):,} chunks…"
                  if RETRIEVERS[name].embeds else f"retrieving with {name}", i, len(names))
         params = cfg["retrievers"]["resolved"][name]
-        if name == "mlq":  # its LLM server lives here: MLQ runs in this process
-            with mlq_llm(cfg, ctx.api_key) as llm:
-                ret = build_retriever(
-                    name, chunks, cache_dir(cfg), params, llm=llm,
-                    progress=lambda d, t, n=name: progress(f"{n}: sub-questions", d, t))
-                frame = ranked(name, ret(topics))
+        if name == "mlq":  # its LLM calls are dispatched from this process
+            ret = build_retriever(name, chunks, cache_dir(cfg), params, ask=mlq_ask(ctx, params))
+            frame = ranked(name, ret(topics))
             write_table(parts_dir / "mlq.queries.parquet", pd.DataFrame({
                 "qid": topics["qid"], "retriever": name,
                 "queries": [ret.generated.get(q, []) for q in topics["query"]]}))
@@ -213,5 +225,10 @@ def run(ctx: StageContext) -> dict:
     return counts
 
 
+def calls_llm(cfg: dict) -> bool:
+    """Whether retrieval asks the LLM: mlq writes its sub-questions with it."""
+    return "mlq" in cfg["retrievers"]["use"]
+
+
 STAGE = Stage("retrieve", "retrieve chunks for every question", needs=("chunk",),
-              settings=settings, run=run, writes=("retrieved", "queries"))
+              settings=settings, run=run, writes=("retrieved", "queries"), calls_llm=calls_llm)

@@ -61,6 +61,22 @@ def llm_stages() -> tuple[str, ...]:
                  if s.llm or any(STAGES[up].llm for up in requires(s.name)))
 
 
+def dry_run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str],
+                   force: bool = False) -> tuple[str, ...]:
+    """The stages a dry run performs, of `stages`: none that calls an LLM (`llm_stages`, and a
+    stage whose `calls_llm(cfg)` holds, as retrieve with mlq, unless it and what it requires
+    are up to date and not forced) and none after one."""
+    keys = stage_keys(cfg)
+    run = Run(run_dir)
+    stop = set(llm_stages())
+    for s in REGISTRY:
+        if not (s.calls_llm and s.calls_llm(cfg)):
+            continue
+        if force or not all(run.stage_done(n, keys[n]) for n in chain(s.name)):
+            stop |= {s.name, *(t.name for t in REGISTRY if s.name in requires(t.name))}
+    return tuple(s for s in stages if s not in stop)
+
+
 def run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str] | None = None,
                force: bool = False, progress: Progress = no_progress,
                api_key: str | None = None, executor: Executor | None = None) -> Run:

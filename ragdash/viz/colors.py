@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ragdash.constants import LLM_ONLY
+from ragdash.constants import LLM_ONLY, label
+
+__all__ = ["CLASS_COLORS", "PART_COLORS", "RETRIEVER_COLORS", "RETRIEVER_SYMBOLS", "SCORE_COLORS",
+           "color_map", "color_of", "label", "symbol_of"]
 
 RETRIEVER_COLORS: dict[str, str] = {
     LLM_ONLY: "#868e96",  # grey: no retrieval
@@ -58,8 +61,3 @@ def symbol_of(name: str) -> str:
 def color_map(names: Iterable[str]) -> dict[str, str]:
     """{name: colour} for plotly's `color_discrete_map`."""
     return {str(n): color_of(str(n)) for n in names}
-
-
-def label(name: str) -> str:
-    """Display name of a system: 'LLM only', 'BM25', 'SIM', ..."""
-    return "LLM only" if name == LLM_ONLY else str(name).upper()

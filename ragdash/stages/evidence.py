@@ -1,5 +1,6 @@
-"""What ingest does with a dataset that has no relevant_parts column: find evidence in the
-loaded corpus, leave out (and list) the questions without any, and say so.
+"""Ingest's evidence step: with a dataset that has no relevant_parts column, find evidence in
+the loaded corpus (`ragdash.evidence`), leave out (and list) the questions without any, and say
+so.
 
 The finder's settings enter the ingest key only for such a dataset (`key`), so the keys of
 runs whose datasets carry their parts do not change.
