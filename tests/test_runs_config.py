@@ -94,7 +94,7 @@ def test_config_defaults_file_and_overrides(tmp_path):
     ("retrievers: {params: {bm25: {k: 0}}}", "bm25.k must be a whole number of at least 1"),
     ("retrievers: {params: {bm25: {k: 2.5}}}", "bm25.k must be a whole number"),
     ("retrievers: {params: {bm25: {k: true}}}", "bm25.k must be a whole number"),
-    ("retrievers: {params: {bm25: {b: 1.5}}}", "bm25.b must be between 0 and 1, not 1.5"),
+    ("retrievers: {params: {bm25: {b: 1.5}}}", "bm25.b must be a number between 0 and 1, not 1.5"),
     ("retrievers: {params: {bm25: {k1: high}}}", "bm25.k1 must be a number of at least 0"),
     ("retrievers: {params: {bm25: {stemmer: snowball}}}", "stemmer must be one of porter2"),
     ("retrievers: {params: {sim: {index: lsh}}}", "sim.index must be one of exact, hnsw, ivf"),

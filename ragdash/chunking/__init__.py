@@ -20,31 +20,51 @@ from ragdash.chunking.semantic import SPACINGS, chunk_semantic
 from ragdash.chunking.simple import chunk_recursive, chunk_tokens, chunk_whole
 from ragdash.data.layout import Layout
 from ragdash.data.schema import Document
+from ragdash.embeddings import DEFAULT_MODEL
+from ragdash.params import Param, check_all, defaults
 
 Chunker = Callable[..., list[list[Span]]]
 CHUNKERS: dict[str, Chunker] = {
     "semantic": chunk_semantic, "recursive": chunk_recursive, "tokens": chunk_tokens,
     "none": chunk_whole,
 }
-CHOICES: dict[tuple[str, str], tuple[str, ...]] = {("semantic", "spacing"): SPACINGS}
-_NOT_PARAMS = {"documents", "progress"}
 _HIDDEN = {"embedder"}  # accepted by chunk_documents (tests, custom models) but not listed
 
 
-PARAM_HELP: dict[str, str] = {
-    "buffer_size": "semantic: sentences on each side joined into the window that is embedded",
-    "percentile": "semantic: a chunk ends where the distance between neighbouring windows is "
-                  "above this percentile (higher: fewer, longer chunks)",
-    "min_chars": "semantic: shorter chunks are merged into the next",
-    "model": "sentence-embedding model",
-    "spacing": "semantic: exact slices of the document, or the paper's joined text",
-    "chunk_size": "recursive: most characters per chunk",
-    "chunk_overlap": "recursive: characters shared by neighbouring chunks",
-    "size": "tokens: tokens per chunk",
-    "overlap": "tokens: tokens shared by neighbouring chunks",
-    "tokenizer": "tokens: the tokenizer that counts them",
+def _p(name: str, kind: type, default: Any, help: str, **kw: Any) -> Param:
+    return Param(name, kind, default, help, text_numbers=True, **kw)
+
+
+PARAMS: dict[str, tuple[Param, ...]] = {
+    "semantic": (
+        _p("buffer_size", int, 3, "semantic: sentences on each side joined into the window that "
+           "is embedded", low=0),
+        _p("percentile", float, 80.0, "semantic: a chunk ends where the distance between "
+           "neighbouring windows is above this percentile (higher: fewer, longer chunks)",
+           low=0, high=100),
+        _p("min_chars", int, 200, "semantic: shorter chunks are merged into the next", low=0),
+        _p("model", str, DEFAULT_MODEL, "sentence-embedding model"),
+        _p("spacing", str, "exact", "semantic: exact slices of the document, or the paper's "
+           "joined text", choices=SPACINGS),
+    ),
+    "recursive": (
+        _p("chunk_size", int, 1000, "recursive: most characters per chunk", low=1),
+        _p("chunk_overlap", int, 100, "recursive: characters shared by neighbouring chunks",
+           low=0),
+    ),
+    "tokens": (
+        _p("size", int, 200, "tokens: tokens per chunk", low=1),
+        _p("overlap", int, 50, "tokens: tokens shared by neighbouring chunks", low=0),
+        _p("tokenizer", str, "llama3", "tokens: the tokenizer that counts them (a name or a "
+           "tokenizer.json path)"),
+    ),
+    "none": (),
 }
-"""One line per chunking parameter (dashboard help)."""
+"""Every chunking method's tunable parameters, declared once (`ragdash.params`): the defaults,
+the checks, the Build page's inputs and docs/config.md come from here."""
+
+PARAM_HELP: dict[str, str] = {p.name: p.help for ps in PARAMS.values() for p in ps}
+"""One line per chunking parameter (derived from PARAMS)."""
 
 
 def _chunker(method: str) -> Chunker:
@@ -53,11 +73,15 @@ def _chunker(method: str) -> Chunker:
     return CHUNKERS[method]
 
 
+def params_of(method: str) -> tuple[Param, ...]:
+    """The declared parameters of chunking method `method`."""
+    _chunker(method)
+    return PARAMS[method]
+
+
 def default_params(method: str) -> dict[str, Any]:
     """The tunable parameters of a chunking method and their defaults."""
-    sig = inspect.signature(_chunker(method))
-    return {p.name: p.default for p in sig.parameters.values()
-            if p.name not in _NOT_PARAMS | _HIDDEN and p.default is not inspect.Parameter.empty}
+    return defaults(params_of(method))
 
 
 def describe(method: str) -> str:
@@ -66,46 +90,12 @@ def describe(method: str) -> str:
 
 
 def resolve_params(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Defaults updated with `params`, validated; numbers given as strings (CLI) are converted.
-
-    Unknown parameters, wrong types and values outside a parameter's choices raise ValueError.
-    """
-    defaults = default_params(method)
+    """Defaults updated with `params`, each checked against its declaration; numbers given as
+    strings (CLI) are converted. Unknown parameters, wrong types and values outside a
+    parameter's bounds or choices raise ValueError naming it."""
     params = dict(params or {})
-    unknown = set(params) - set(defaults) - _HIDDEN
-    if unknown:
-        raise ValueError(f"chunking method '{method}': unknown parameter(s) {sorted(unknown)}; "
-                         f"known: {', '.join(defaults) or 'none'}")
-    out = dict(defaults)
-    for name, value in params.items():
-        if name in _HIDDEN:
-            out[name] = value
-            continue
-        value = _coerce(method, name, value, defaults[name])
-        choices = CHOICES.get((method, name))
-        if choices and value not in choices:
-            raise ValueError(f"chunking method '{method}': {name} must be one of "
-                             f"{', '.join(choices)}, got {value!r}")
-        out[name] = value
-    return out
-
-
-def _coerce(method: str, name: str, value: Any, default: Any) -> Any:
-    kind = type(default)
-    try:
-        if kind is int and isinstance(value, str):
-            value = int(value)
-        elif kind is float and isinstance(value, str | int) and not isinstance(value, bool):
-            value = float(value)
-    except ValueError:
-        pass
-    ok = isinstance(value, kind) and not isinstance(value, bool)
-    if kind is int and isinstance(value, float) and value.is_integer():
-        value, ok = int(value), True
-    if not ok:
-        raise ValueError(f"chunking method '{method}': {name} must be {kind.__name__}, "
-                         f"got {value!r}")
-    return value
+    hidden = {k: params.pop(k) for k in _HIDDEN & set(params)}
+    return {**check_all(method, params_of(method), params), **hidden}
 
 
 def check_unique_ids(doc_ids: Iterable[str]) -> None:
@@ -162,5 +152,6 @@ def chunk_documents(
     return chunks
 
 
-__all__ = ["CHUNKERS", "Chunk", "Span", "check_unique_ids", "chunk_documents", "default_params",
-           "describe", "resolve_params", "split_text"]
+__all__ = ["CHUNKERS", "PARAMS", "PARAM_HELP", "Chunk", "Span", "check_unique_ids",
+           "chunk_documents", "default_params", "describe", "params_of", "resolve_params",
+           "split_text"]

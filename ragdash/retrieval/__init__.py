@@ -8,11 +8,12 @@ retrievers 10, as in the paper) and `equal-k` (10 chunks everywhere).
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pandas as pd
 
+from ragdash.embeddings import DEFAULT_MODEL
+from ragdash.params import Param, check_all, defaults
 from ragdash.retrieval.base import RESULT_COLUMNS, Retriever, corpus_fingerprint
 from ragdash.retrieval.bm25 import BACKENDS, BM25, STEMMERS, STOPWORDS
 from ragdash.retrieval.dense import INDEXES, MMR, Reorder, Sim
@@ -40,84 +41,76 @@ DESCRIPTIONS: dict[str, str] = {
 }
 """One line per retriever (dashboard help, `--help`)."""
 
-PARAM_HELP: dict[str, str] = {
-    "k": "chunks kept per question",
-    "k1": "BM25 term-frequency saturation (higher: repeated terms count more)",
-    "b": "BM25 length normalisation (0: none, 1: full)",
-    "stemmer": "word stemming before matching (porter2: 'running' ~ 'run')",
-    "stopwords": "common words left out of the index",
-    "backend": "BM25 engine: PISA (bundled) or Terrier (needs Java jars)",
-    "model": "sentence-embedding model",
-    "fetch_k": "MMR: candidates fetched by similarity before diversifying down to k",
-    "lambda_mult": "MMR: 1 = pure relevance, 0 = pure diversity",
-    "per_query_k": "MLQ: chunks fetched for each sub-question",
-    "mode": "MLQ: default (original question searched too, fused by rank) or the paper's "
-            "reference behaviour",
-    "max_queries": "MLQ: sub-questions kept",
-    "index": "dense: exact search, or an approximate index for large corpora (hnsw, ivf); "
-             "its recall@10 against exact search is shown on the Retrieval page",
+_K = "chunks kept per question"
+_MODEL = Param("model", str, DEFAULT_MODEL, "sentence-embedding model")
+_INDEX = Param("index", str, "exact", "dense: exact search, or an approximate index for large "
+               "corpora (hnsw, ivf); its recall@10 against exact search is shown on the "
+               "Retrieval page", choices=tuple(INDEXES))
+PARAMS: dict[str, tuple[Param, ...]] = {
+    "bm25": (
+        Param("k", int, 5, _K, low=1),
+        Param("k1", float, 1.2, "BM25 term-frequency saturation (higher: repeated terms count "
+              "more)", low=0),
+        Param("b", float, 0.75, "BM25 length normalisation (0: none, 1: full)", low=0, high=1),
+        Param("stemmer", str, "porter2", "word stemming before matching (porter2: 'running' ~ "
+              "'run')", choices=STEMMERS),
+        Param("stopwords", str, "none", "common words left out of the index", choices=STOPWORDS),
+        Param("backend", str, "pisa", "BM25 engine: PISA (bundled) or Terrier (needs Java "
+              "jars)", choices=BACKENDS),
+    ),
+    "sim": (Param("k", int, 10, _K, low=1), _MODEL, _INDEX),
+    "mmr": (
+        Param("k", int, 10, _K, low=1),
+        Param("fetch_k", int, 20, "MMR: candidates fetched by similarity before diversifying "
+              "down to k", low=1),
+        Param("lambda_mult", float, 0.5, "MMR: 1 = pure relevance, 0 = pure diversity", low=0,
+              high=1),
+        _MODEL, _INDEX,
+    ),
+    "reo": (Param("k", int, 10, _K, low=1), _MODEL, _INDEX),
+    "mlq": (
+        Param("k", int, 5, _K, low=1),
+        Param("per_query_k", int, 10, "MLQ: chunks fetched for each sub-question", low=1),
+        Param("mode", str, "default", "MLQ: default (original question searched too, fused by "
+              "rank) or the paper's reference behaviour", choices=MODES),
+        Param("max_queries", int, 5, "MLQ: sub-questions kept", low=1),
+        _MODEL,
+    ),
 }
-"""One line per retriever parameter."""
+"""Every retriever's tunable parameters, declared once (`ragdash.params`): the defaults, the
+checks, the Build page's inputs, the CLI help and docs/config.md come from here."""
 
-CHOICES: dict[str, tuple[str, ...]] = {
-    "stemmer": STEMMERS, "stopwords": STOPWORDS, "backend": BACKENDS,
-    "mode": MODES, "index": tuple(INDEXES),
-}
-"""The allowed values of the parameters that take a name."""
-UNIT_INTERVAL = {"b", "lambda_mult"}
-"""Parameters that are shares, from 0 to 1."""
+PARAM_HELP: dict[str, str] = {p.name: p.help for ps in PARAMS.values() for p in ps}
+"""One line per retriever parameter (derived from PARAMS)."""
 
-_NOT_PARAMS = {"self", "chunks", "cache_dir", "ask"}
 ADDED_LATER = {"index": "exact"}
 """Parameters added after runs were made, with the default that reproduces those runs: left out
 of the retrieve stage key at that default (see `key_params`)."""
 
 
+def params_of(name: str) -> tuple[Param, ...]:
+    """The declared parameters of retriever `name`."""
+    _cls(name)
+    return PARAMS[name]
+
+
 def default_params(name: str) -> dict:
     """The tunable parameters of a retriever and their defaults."""
-    cls = _cls(name)
-    return {p.name: p.default for p in inspect.signature(cls.__init__).parameters.values()
-            if p.name not in _NOT_PARAMS and p.default is not inspect.Parameter.empty}
+    return defaults(params_of(name))
 
 
 def resolve_params(name: str, preset: str | None = None, overrides: dict | None = None) -> dict:
-    """Defaults, then the preset's values, then explicit overrides; unknown keys are an error."""
+    """Defaults, then the preset's values, then explicit overrides, each checked against its
+    declaration; unknown keys are an error."""
     if preset is not None and preset not in PRESETS:
         raise ValueError(f"unknown preset '{preset}': use one of {', '.join(PRESETS)}")
-    params = default_params(name)
-    params.update(PRESETS[preset].get(name, {}) if preset else {})
-    unknown = set(overrides or {}) - set(params)
-    if unknown:
-        raise ValueError(f"{name}: unknown parameter(s) {sorted(unknown)}; "
-                         f"known: {', '.join(sorted(params))}")
-    for key, value in (overrides or {}).items():
-        params[key] = _checked(name, key, value, params[key])
+    params = check_all(name, params_of(name), overrides)
+    params.update({k: v for k, v in (PRESETS[preset].get(name, {}) if preset else {}).items()
+                   if k not in (overrides or {})})
     if params.get("fetch_k", 0) and params["fetch_k"] < params["k"]:
         raise ValueError(f"{name}: fetch_k ({params['fetch_k']}) must be at least k "
                          f"({params['k']}): MMR picks its k chunks among the fetch_k fetched")
     return params
-
-
-def _checked(name: str, key: str, value: object, default: object) -> object:
-    """`value` if it has the default's type (a whole number for counts, a number for weights,
-    one of CHOICES for names) and range, else ValueError saying what is expected."""
-    where = f"{name}.{key}"
-    if key in CHOICES:
-        if value not in CHOICES[key]:
-            raise ValueError(f"{where} must be one of {', '.join(CHOICES[key])}, "
-                             f"not {value!r}")
-    elif isinstance(default, int):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{where} must be a whole number of at least 1, not {value!r}")
-    elif isinstance(default, float):
-        if (not isinstance(value, int | float) or isinstance(value, bool) or value < 0
-                or value != value):
-            raise ValueError(f"{where} must be a number of at least 0, not {value!r}")
-        if key in UNIT_INTERVAL and value > 1:
-            raise ValueError(f"{where} must be between 0 and 1, not {value!r}")
-    elif isinstance(default, str) and not isinstance(value, str):
-        raise ValueError(f"{where} must be text, not {value!r}")
-    return value
 
 
 def key_params(params: dict) -> dict:
@@ -145,6 +138,6 @@ def _cls(name: str) -> type[Retriever]:
     return RETRIEVERS[name]
 
 
-__all__ = ["DESCRIPTIONS", "INDEXES", "PARAM_HELP", "PRESETS", "RESULT_COLUMNS", "RETRIEVERS",
-           "Retriever", "build_retriever", "corpus_fingerprint", "default_params", "key_params",
-           "resolve_params"]
+__all__ = ["DESCRIPTIONS", "INDEXES", "PARAMS", "PARAM_HELP", "PRESETS", "RESULT_COLUMNS",
+           "RETRIEVERS", "Retriever", "build_retriever", "corpus_fingerprint", "default_params",
+           "key_params", "params_of", "resolve_params"]
