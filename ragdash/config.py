@@ -1,4 +1,13 @@
-"""Run configuration: defaults, YAML files and command-line overrides, validated in one place."""
+"""The run specification: one frozen, typed model per config section (pydantic), each owning
+its defaults and its checks, and one loader from a YAML file and dotted overrides.
+
+    spec = load_spec("configs/paper.yaml", {"dataset.limit": 20, "retrievers.use": "bm25"})
+    spec.retrievers.resolved["bm25"]["k"]      # typed reading
+    cfg = spec.to_config()                     # the plain dict the stages and stage keys use
+
+The CLI, the Build page, `ragdash sweep` and the sub-commands all hand dotted overrides to
+`load_spec`. Errors are ConfigError naming the dotted key (`retrievers.bm25.k must be ...`).
+"""
 
 from __future__ import annotations
 
@@ -6,12 +15,21 @@ import copy
 import difflib
 import hashlib
 import json
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any, Literal
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ragdash.budget import DEFAULT_BUDGETS, parse_budgets
-from ragdash.constants import PROJECT_ROOT
+from ragdash.constants import (
+    DEFAULT_SCORING_MODE,
+    DEFAULT_TOKENIZER,
+    PAPER_RETRIEVERS,
+    PROJECT_ROOT,
+)
 from ragdash.data.sample import check_rule
 from ragdash.embeddings import DEFAULT_PRECISION, check_precision
 from ragdash.evidence.settings import DEFAULTS as EVIDENCE_DEFAULTS
@@ -24,35 +42,361 @@ from ragdash.llm.settings import JUDGE_MODES
 
 SAMPLE_DATASET = PROJECT_ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"
 
-DEFAULTS: dict = {
-    "name": "run",
-    "description": "",  # one line shown beside the run in the dashboard's run picker
-    "dataset": {"path": str(SAMPLE_DATASET), "format": "auto", "corpus": None,
-                "corpus_format": "auto", "limit": None, "include_unanswerable": False,
-                "sample": None, "evidence": dict(EVIDENCE_DEFAULTS)},
-    "chunker": {"method": "semantic", "params": {}, "max_chars": None},
-    "retrievers": {"preset": "paper", "use": ["bm25", "sim", "mmr", "reo", "mlq"], "params": {}},
-    "tokenizer": "llama3",
-    "budgets": list(DEFAULT_BUDGETS),
-    "scoring": {"method": "substring", "mode": "corrected", "relevance_share": 1.0,
-                "also": []},  # also: more matching methods scored beside `method`
-    "llm": {"backend": "local", "model": None},
-    "generation": {"enabled": False, "budget": 1000, "llm_only": True, "sweep": None,
-                   "prompt": "paper", "reference_prompts": False, "llm": None, "limit": None},
-    "judge": {"enabled": False, "llm": None, "mode": "grouped", "shuffle": True, "seed": 0,
-              "reference_prompts": False, "refusal": {"enabled": True, "patterns": None}},
-    "calibration": {"enabled": False, "budget": None, "per_retriever": False,
-                    "method": "sweep", "n_boot": 200, "seed": 0,
-                    "scores": None},  # the Score_IR method h, k are fit on (None: scoring.method)
-    "embeddings": {"precision": DEFAULT_PRECISION,  # fp32 or bf16 (README "Speed")
-                   "cache": True},  # vectors kept in <runs_root>/_embedding_cache.sqlite
-    "executor": dict(EXECUTOR_DEFAULTS),  # local, or ray (README "On a Ray cluster")
-    "runs_root": "runs",
-}
+Override = Mapping[str, Any] | Iterable[str] | None
+"""Overrides: a mapping of (dotted or nested) keys to values, or `KEY=VALUE` texts whose value
+is read as YAML (`retrievers.params.bm25.k=10`)."""
 
 
 class ConfigError(ValueError):
-    """A configuration value is invalid; the message names the key."""
+    """A configuration value is invalid; the message names the dotted key."""
+
+
+def _fail(where: str, exc: Exception) -> ConfigError:
+    """A ConfigError prefixed with `where` (a ConfigError already names its key)."""
+    return exc if isinstance(exc, ConfigError) else ConfigError(f"{where}{exc}")
+
+
+class Section(BaseModel):
+    """One section of the run specification: frozen, unknown keys refused (`check_shape` names
+    them first, with the closest valid one), validated by its own `_check`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatasetSpec(Section):
+    """The questions and the corpus (`ragdash.data.load_dataset`)."""
+
+    path: str | None = str(SAMPLE_DATASET)
+    format: str | None = "auto"
+    corpus: str | None = None
+    corpus_format: str | None = "auto"
+    limit: int | None = None
+    include_unanswerable: bool = False
+    sample: dict[str, int | None] | None = None
+    evidence: dict[str, Any] = Field(default_factory=lambda: dict(EVIDENCE_DEFAULTS))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        d = dict(data or {})
+        if d.get("limit") is not None:
+            d["limit"] = _number(d["limit"], "dataset.limit", int)
+            if d["limit"] <= 0:
+                raise ConfigError("dataset.limit must be a positive integer")
+        for key in ("path", "corpus"):
+            if key in d:
+                d[key] = resolve_path(d[key])
+        try:
+            d["sample"] = check_rule(d.get("sample"))
+        except ValueError as exc:
+            raise ConfigError(f"dataset.{exc}") from exc
+        try:  # found relevant parts (a dataset without them): resolved, missing keys at defaults
+            d["evidence"] = check_evidence(d.get("evidence")).to_dict()
+        except ValueError as exc:
+            raise ConfigError(f"dataset.{exc}") from exc
+        return d
+
+
+class ChunkerSpec(Section):
+    """How documents are cut into chunks (`ragdash.chunking`); `params` as given (hashed into
+    the chunk stage key), checked against the method's declared parameters."""
+
+    method: str = "semantic"
+    params: dict[str, Any] = Field(default_factory=dict)
+    max_chars: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        from ragdash.chunking import CHUNKERS, resolve_params
+
+        d = dict(data or {})
+        method = d.get("method", "semantic")
+        if method not in CHUNKERS:
+            close = difflib.get_close_matches(str(method), list(CHUNKERS), n=1)
+            raise ConfigError(f"chunker.method: unknown method {method!r}"
+                              + (f"; did you mean '{close[0]}'?" if close else "")
+                              + f" (known: {', '.join(CHUNKERS)})")
+        try:
+            resolve_params(method, d.get("params"))
+        except ValueError as exc:
+            raise ConfigError(f"chunker.params: {exc}") from exc
+        d["params"] = d.get("params") or {}
+        if d.get("max_chars") is not None:
+            d["max_chars"] = _number(d["max_chars"], "chunker.max_chars", int)
+        return d
+
+    def resolved(self) -> dict[str, Any]:
+        """Every parameter of the method, defaults filled in."""
+        from ragdash.chunking import resolve_params
+
+        return resolve_params(self.method, self.params)
+
+
+class RetrieversSpec(Section):
+    """The retrievers compared (`ragdash.retrieval`): `resolved` holds each one's parameters
+    (declared defaults, then the preset, then `params`), which the retrieve stage key hashes."""
+
+    preset: str | None = "paper"
+    use: list[str] = Field(default_factory=lambda: list(PAPER_RETRIEVERS))
+    params: dict[str, dict[str, Any]] | None = Field(default_factory=dict)
+    resolved: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        from ragdash.retrieval import RETRIEVERS, resolve_params
+
+        d = dict(data or {})
+        use = d.get("use", list(PAPER_RETRIEVERS))
+        if not isinstance(use, str | list):
+            raise ConfigError(f"retrievers.use must be a list of retriever names (or "
+                              f"'bm25,sim'), not {use!r}")
+        if isinstance(use, str):
+            use = [u.strip() for u in use.split(",") if u.strip()]
+        unknown = [u for u in use if u not in RETRIEVERS]
+        if unknown or not use:
+            raise ConfigError(f"retrievers.use: unknown or empty {unknown or use}; "
+                              f"known: {', '.join(RETRIEVERS)}")
+        d["use"] = list(dict.fromkeys(use))
+        params = d.get("params") or {}
+        try:
+            d["resolved"] = {name: resolve_params(name, d.get("preset", "paper"),
+                                                  params.get(name))
+                             for name in d["use"]}
+        except ValueError as exc:
+            raise ConfigError(f"retrievers: {exc}") from exc
+        return d
+
+
+class ScoringSpec(Section):
+    """How Score_IR matches relevant parts in C_N (the paper's §2.2)."""
+
+    method: str = "substring"
+    mode: Literal["corrected", "reference"] = DEFAULT_SCORING_MODE
+    relevance_share: float = 1.0
+    also: list[str] = Field(default_factory=list)
+    """More matching methods scored beside `method`."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        from ragdash.scoring import METHODS
+
+        d = dict(data or {})
+        share = _number(d.get("relevance_share", 1.0), "scoring.relevance_share", float)
+        if d.get("method", "substring") not in METHODS:
+            raise ConfigError(f"scoring.method: '{d['method']}' is not one of "
+                              f"{', '.join(METHODS)}")
+        d["also"] = _also(d.get("also"), d.get("method", "substring"))
+        if d.get("mode", DEFAULT_SCORING_MODE) not in ("corrected", "reference"):
+            raise ConfigError("scoring.mode must be 'corrected' or 'reference'")
+        if not 0 < share <= 1:
+            raise ConfigError("scoring.relevance_share must be in (0, 1]")
+        d["relevance_share"] = share
+        return d
+
+
+class GenerationSpec(Section):
+    """Answers of the LLM alone and with each retriever's C_N (the paper's §3.2)."""
+
+    enabled: bool = False
+    budget: int = 1000
+    llm_only: bool = True
+    sweep: dict[str, Any] | None = None
+    prompt: str = "paper"
+    reference_prompts: bool = False
+    llm: dict[str, Any] | None = None
+    limit: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        d = dict(data or {})
+        d["budget"] = _number(d.get("budget", 1000), "generation.budget", int)
+        if d.get("limit") is not None:
+            d["limit"] = _number(d["limit"], "generation.limit", int)
+            if d["limit"] <= 0:
+                raise ConfigError("generation.limit must be a positive number of questions")
+        if d["budget"] <= 0:
+            raise ConfigError("generation.budget must be a positive number of tokens")
+        if d.get("sweep"):
+            sweep = dict(d["sweep"])
+            try:
+                sweep["budgets"] = parse_budgets(sweep.get("budgets", "100:1000:100"))
+            except ValueError as exc:
+                raise ConfigError(f"generation.sweep.budgets: {exc}") from exc
+            d["sweep"] = sweep
+        if d.get("prompt", "paper") not in GENERATION_PROMPTS:
+            raise ConfigError(f"generation.prompt must be one of "
+                              f"{', '.join(GENERATION_PROMPTS)}, not {d.get('prompt')!r}")
+        return d
+
+
+class JudgeSpec(Section):
+    """The LLM judge of the answers (the paper's §2.3) and its refusal rule."""
+
+    enabled: bool = False
+    llm: dict[str, Any] | None = None
+    mode: str = "grouped"
+    shuffle: bool = True
+    seed: int = 0
+    reference_prompts: bool = False
+    refusal: dict[str, Any] = Field(default_factory=lambda: {"enabled": True, "patterns": None})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        d = dict(data or {})
+        refusal = d.get("refusal") or {}
+        if not isinstance(refusal, dict):
+            raise ConfigError("judge.refusal must be a mapping {enabled, patterns}")
+        patterns = refusal.get("patterns")
+        if patterns is not None and (isinstance(patterns, str) or not isinstance(patterns, list)):
+            raise ConfigError("judge.refusal.patterns must be a list of regular expressions")
+        try:  # resolved, so a change of the default patterns changes the judge stage key
+            d["refusal"] = RefusalRule.from_config(refusal).to_config()
+        except RefusalPatternError as exc:
+            raise ConfigError(f"judge.refusal.patterns: {exc}") from exc
+        if d.get("mode", "grouped") not in JUDGE_MODES:
+            raise ConfigError(f"judge.mode must be one of {', '.join(JUDGE_MODES)}")
+        return d
+
+
+class CalibrationSpec(Section):
+    """Fitting the thresholds h and k (the paper's §3.3)."""
+
+    enabled: bool = False
+    budget: int | None = None
+    per_retriever: bool = False
+    method: Literal["sweep", "de"] = "sweep"
+    n_boot: int = 200
+    seed: int = 0
+    scores: str | None = None
+    """The Score_IR method h and k are fit on (None: scoring.method)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        data = dict(data or {})
+        if data.get("method", "sweep") not in ("sweep", "de"):
+            raise ConfigError("calibration.method must be 'sweep' or 'de'")
+        return data
+
+
+class EmbeddingsSpec(Section):
+    """Sentence embeddings (README "Speed")."""
+
+    precision: str = DEFAULT_PRECISION
+    """fp32 or bf16."""
+    cache: bool = True
+    """Vectors kept in <runs_root>/_embedding_cache.sqlite."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        data = dict(data or {})
+        try:
+            check_precision(data.get("precision", DEFAULT_PRECISION))
+        except ValueError as exc:
+            raise ConfigError(f"embeddings.{exc}") from None
+        if not isinstance(data.get("cache", True), bool):
+            raise ConfigError(f"embeddings.cache must be true or false, not "
+                              f"{data.get('cache')!r}")
+        return data
+
+
+class RunSpec(BaseModel):
+    """A run's whole specification, frozen: one typed section each, validated on building.
+
+    `to_config()` gives the plain dict the stages read and the manifest keeps; every stage key
+    hashes parts of it, exactly as before the specification was typed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    name: str = "run"
+    description: str = ""
+    """One line shown beside the run in the dashboard's run picker."""
+    dataset: DatasetSpec = Field(default_factory=DatasetSpec)
+    chunker: ChunkerSpec = Field(default_factory=ChunkerSpec)
+    retrievers: RetrieversSpec = Field(default_factory=RetrieversSpec)
+    tokenizer: str = DEFAULT_TOKENIZER
+    budgets: list[int] = Field(default_factory=lambda: list(DEFAULT_BUDGETS))
+    scoring: ScoringSpec = Field(default_factory=ScoringSpec)
+    llm: dict[str, Any] = Field(default_factory=lambda: {"backend": "local", "model": None})
+    generation: GenerationSpec = Field(default_factory=GenerationSpec)
+    judge: JudgeSpec = Field(default_factory=JudgeSpec)
+    calibration: CalibrationSpec = Field(default_factory=CalibrationSpec)
+    embeddings: EmbeddingsSpec = Field(default_factory=EmbeddingsSpec)
+    executor: dict[str, Any] = Field(default_factory=lambda: dict(EXECUTOR_DEFAULTS))
+    """Where stages run: local, or ray (README "On a Ray cluster"); never in a stage key."""
+    runs_root: str = "runs"
+    file: str | None = Field(None, alias="_file")
+    """The YAML file the run was configured from, if any."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        d = dict(data or {})
+        try:
+            d["budgets"] = parse_budgets(d.get("budgets", DEFAULT_BUDGETS))
+        except ValueError as exc:
+            raise ConfigError(f"budgets: {exc}") from exc
+        _check_tokenizer(d.get("tokenizer", DEFAULT_TOKENIZER))
+        inherit_url(d)
+        for section in ("llm", "generation", "judge"):
+            llm = d.get(section) or {}
+            llm = llm if section == "llm" else (llm.get("llm") or {})
+            if any("key" in k.lower() and k != "api_key_env" for k in llm):
+                raise ConfigError(f"{section}: API keys must come from the environment "
+                                  "(OPENAI_API_KEY) or the dashboard's password field, never a "
+                                  "file")
+        try:  # where stages run (never in a stage key: the results are the same)
+            d["executor"] = check_executor(d.get("executor"))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        return d
+
+    @model_validator(mode="after")
+    def _across(self) -> RunSpec:
+        """Checks that read two sections."""
+        sweep = self.generation.sweep
+        if sweep and sweep.get("retriever") not in self.retrievers.use:
+            raise ConfigError("generation.sweep.retriever must be one of retrievers.use")
+        scored = [self.scoring.method, *self.scoring.also]
+        if self.calibration.scores not in (None, *scored):
+            raise ConfigError(f"calibration.scores must be one of the methods scored "
+                              f"(scoring.method and scoring.also: {', '.join(scored)}), not "
+                              f"{self.calibration.scores!r}")
+        return self
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any]) -> RunSpec:
+        """The specification of a config dict (a saved run's, or `to_config()`'s); ConfigError
+        names the first invalid key."""
+        check_shape(dict(cfg))
+        try:  # missing keys at their defaults (a mapping section merged key by key)
+            return cls.model_validate(deep_merge(DEFAULTS, dict(cfg)))
+        except ValidationError as exc:
+            raise _config_error(exc) from None
+
+    def to_config(self) -> dict[str, Any]:
+        """The plain dict: what the stages read, the manifest keeps and the stage keys hash."""
+        out = self.model_dump(by_alias=True)
+        if out.get("_file") is None:
+            out.pop("_file", None)
+        return out
+
+
+def _config_error(exc: ValidationError) -> ConfigError:
+    """The first error of a ValidationError, naming its dotted key."""
+    err = exc.errors(include_url=False)[0]
+    cause = (err.get("ctx") or {}).get("error")
+    if isinstance(cause, ConfigError):
+        return cause
+    where = ".".join(str(part) for part in err["loc"])
+    message = str(cause) if cause is not None else err["msg"][:1].lower() + err["msg"][1:]
+    return ConfigError(f"{where}: {message}, not {err.get('input')!r}"[:300])
 
 
 def deep_merge(base: dict, override: dict) -> dict:
@@ -65,31 +409,81 @@ def deep_merge(base: dict, override: dict) -> dict:
     return out
 
 
-def load_config(path: str | Path | None = None, overrides: dict | None = None) -> dict:
-    """Defaults, then the YAML file, then overrides; validated and normalised."""
-    cfg = copy.deepcopy(DEFAULTS)
+def parse_set(text: str) -> tuple[str, Any]:
+    """`a.b.c=VALUE` -> ('a.b.c', VALUE read as a YAML scalar or flow collection)."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not re.fullmatch(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*", key):
+        raise ConfigError(f"override {text!r}: expected KEY=VALUE with a dotted config key "
+                          "(e.g. retrievers.params.bm25.k=10)")
+    try:
+        return key, yaml.safe_load(value) if value.strip() else None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"override {key}: cannot read the value {value!r} "
+                          f"({getattr(exc, 'problem', exc)})") from None
+
+
+def nest(key: str, value: Any) -> dict:
+    """{'a': {'b': value}} from 'a.b'."""
+    out: Any = value
+    for part in reversed(key.split(".")):
+        out = {part: out}
+    return out
+
+
+def expand(overrides: Override) -> dict:
+    """Overrides as one nested dict: dotted keys nested, `KEY=VALUE` texts read, later ones
+    winning."""
+    if overrides is None:
+        return {}
+    pairs = (overrides.items() if isinstance(overrides, Mapping)
+             else (parse_set(t) for t in overrides))
+    out: dict = {}
+    for key, value in pairs:
+        out = deep_merge(out, nest(str(key), value) if "." in str(key) else {key: value})
+    return out
+
+
+def read_yaml(path: str | Path) -> dict:
+    """A config file's mapping; ConfigError naming the file, the line and the problem."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {path} does not exist")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"config file {path} is not valid YAML{where}: {what}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping at the top level")
+    check_shape(data, f"config file {path}: ")
+    return data
+
+
+def load_spec(path: str | Path | None = None, overrides: Override = None) -> RunSpec:
+    """The one loader: defaults, then the YAML file, then the overrides (dotted keys, nested
+    mappings or `KEY=VALUE` texts), validated into a frozen RunSpec; ConfigError names the
+    dotted key of the first problem."""
+    cfg: dict = {}
     if path is not None:
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigError(f"config file {path} does not exist")
-        try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-            what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise ConfigError(f"config file {path} is not valid YAML{where}: {what}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"config file {path} must hold a mapping at the top level")
-        check_shape(data, f"config file {path}: ")
-        cfg = deep_merge(cfg, data)
+        cfg = read_yaml(path)
         cfg["_file"] = str(path)
-    check_shape(overrides or {})
-    chunker = (overrides or {}).get("chunker") or {}
-    if chunker.get("method") not in (None, cfg["chunker"]["method"]) and "params" not in chunker:
-        cfg["chunker"]["params"] = {}  # another method: the file's parameters are not its own
-    cfg = deep_merge(cfg, overrides or {})
-    return validate(cfg)
+    over = expand(overrides)
+    check_shape(over)
+    chunker = over.get("chunker") or {}
+    file_chunker = cfg.get("chunker") or {}
+    if chunker.get("method") not in (None, file_chunker.get("method", "semantic")) \
+            and "params" not in chunker:
+        cfg = {**cfg, "chunker": {**file_chunker, "params": {}}}  # not the new method's
+    return RunSpec.from_config(deep_merge(cfg, over))
+
+
+def load_config(path: str | Path | None = None, overrides: Override = None) -> dict:
+    """`load_spec(...).to_config()`: the plain dict the stages read (kept for the stages and
+    callers that index sections by name)."""
+    return load_spec(path, overrides).to_config()
 
 
 FREE_FORM = {"chunker.params", "retrievers.params", "llm", "generation.llm", "judge.llm",
@@ -99,12 +493,14 @@ retriever's parameters, the sampling rule, the refusal rule)."""
 
 
 DERIVED = {"retrievers.resolved", "_file"}
-"""Keys `validate` adds (a saved run config given back as overrides carries them)."""
+"""Keys the specification adds (a saved run config given back as overrides carries them)."""
 
 
-def check_shape(data: dict, where: str = "", schema: dict = DEFAULTS, prefix: str = "") -> None:
+def check_shape(data: dict, where: str = "", schema: dict | None = None,
+                prefix: str = "") -> None:
     """Every key known at every depth (an unknown key names the closest valid one), and a
     mapping wherever the defaults have one; ConfigError otherwise."""
+    schema = DEFAULTS if schema is None else schema
     for key, value in data.items():
         path = f"{prefix}{key}"
         if path in DERIVED:
@@ -123,113 +519,6 @@ def check_shape(data: dict, where: str = "", schema: dict = DEFAULTS, prefix: st
                                   f"{type(value).__name__} {value!r}"[:300])
             if path not in FREE_FORM:
                 check_shape(value, where, schema[key], f"{path}.")
-
-
-def validate(cfg: dict) -> dict:
-    from ragdash.retrieval import RETRIEVERS, resolve_params
-    from ragdash.scoring import METHODS
-
-    try:
-        cfg["budgets"] = parse_budgets(cfg["budgets"])
-    except ValueError as exc:
-        raise ConfigError(f"budgets: {exc}") from exc
-    use = cfg["retrievers"]["use"]
-    if not isinstance(use, str | list):
-        raise ConfigError(f"retrievers.use must be a list of retriever names (or 'bm25,sim'), "
-                          f"not {use!r}")
-    if isinstance(use, str):
-        use = [u.strip() for u in use.split(",") if u.strip()]
-    unknown = [u for u in use if u not in RETRIEVERS]
-    if unknown or not use:
-        raise ConfigError(f"retrievers.use: unknown or empty {unknown or use}; "
-                          f"known: {', '.join(RETRIEVERS)}")
-    cfg["retrievers"]["use"] = list(dict.fromkeys(use))
-    params = cfg["retrievers"].get("params") or {}
-    try:
-        cfg["retrievers"]["resolved"] = {
-            name: resolve_params(name, cfg["retrievers"].get("preset"), params.get(name))
-            for name in cfg["retrievers"]["use"]
-        }
-    except ValueError as exc:
-        raise ConfigError(f"retrievers: {exc}") from exc
-    _check_chunker(cfg["chunker"])
-    _check_tokenizer(cfg["tokenizer"])
-    _check_embeddings(cfg["embeddings"])
-    cfg["scoring"]["relevance_share"] = _number(cfg["scoring"].get("relevance_share", 1.0),
-                                                "scoring.relevance_share", float)
-    cfg["generation"]["budget"] = _number(cfg["generation"]["budget"], "generation.budget", int)
-    if cfg["generation"].get("limit") is not None:
-        cfg["generation"]["limit"] = _number(cfg["generation"]["limit"], "generation.limit", int)
-        if cfg["generation"]["limit"] <= 0:
-            raise ConfigError("generation.limit must be a positive number of questions")
-    if cfg["dataset"].get("limit") is not None:
-        cfg["dataset"]["limit"] = _number(cfg["dataset"]["limit"], "dataset.limit", int)
-    if cfg["scoring"]["method"] not in METHODS:
-        raise ConfigError(f"scoring.method: '{cfg['scoring']['method']}' is not one of "
-                          f"{', '.join(METHODS)}")
-    cfg["scoring"]["also"] = _also(cfg["scoring"].get("also"), cfg["scoring"]["method"])
-    if cfg["scoring"]["mode"] not in ("corrected", "reference"):
-        raise ConfigError("scoring.mode must be 'corrected' or 'reference'")
-    share = cfg["scoring"]["relevance_share"]
-    if not 0 < share <= 1:
-        raise ConfigError("scoring.relevance_share must be in (0, 1]")
-    g = cfg["generation"]
-    if g["budget"] <= 0:
-        raise ConfigError("generation.budget must be a positive number of tokens")
-    if g.get("sweep"):
-        sweep = g["sweep"]
-        if sweep.get("retriever") not in cfg["retrievers"]["use"]:
-            raise ConfigError("generation.sweep.retriever must be one of retrievers.use")
-        try:
-            sweep["budgets"] = parse_budgets(sweep.get("budgets", "100:1000:100"))
-        except ValueError as exc:
-            raise ConfigError(f"generation.sweep.budgets: {exc}") from exc
-    if g.get("prompt", "paper") not in GENERATION_PROMPTS:
-        raise ConfigError(f"generation.prompt must be one of {', '.join(GENERATION_PROMPTS)}, "
-                          f"not {g.get('prompt')!r}")
-    refusal = cfg["judge"].get("refusal") or {}
-    if not isinstance(refusal, dict):
-        raise ConfigError("judge.refusal must be a mapping {enabled, patterns}")
-    patterns = refusal.get("patterns")
-    if patterns is not None and (isinstance(patterns, str) or not isinstance(patterns, list)):
-        raise ConfigError("judge.refusal.patterns must be a list of regular expressions")
-    try:  # resolved, so a change of the default patterns changes the judge stage key
-        cfg["judge"]["refusal"] = RefusalRule.from_config(refusal).to_config()
-    except RefusalPatternError as exc:
-        raise ConfigError(f"judge.refusal.patterns: {exc}") from exc
-    if cfg["judge"]["mode"] not in JUDGE_MODES:
-        raise ConfigError(f"judge.mode must be one of {', '.join(JUDGE_MODES)}")
-    if cfg["calibration"]["method"] not in ("sweep", "de"):
-        raise ConfigError("calibration.method must be 'sweep' or 'de'")
-    scored = [cfg["scoring"]["method"], *cfg["scoring"]["also"]]
-    if cfg["calibration"].get("scores") not in (None, *scored):
-        raise ConfigError(f"calibration.scores must be one of the methods scored "
-                          f"(scoring.method and scoring.also: {', '.join(scored)}), not "
-                          f"{cfg['calibration']['scores']!r}")
-    inherit_url(cfg)
-    for section in ("llm", "generation", "judge"):
-        llm = cfg[section] if section == "llm" else (cfg[section].get("llm") or {})
-        if any("key" in k.lower() and k != "api_key_env" for k in llm):
-            raise ConfigError(f"{section}: API keys must come from the environment "
-                              "(OPENAI_API_KEY) or the dashboard's password field, never a file")
-    for key in ("path", "corpus"):
-        cfg["dataset"][key] = resolve_path(cfg["dataset"].get(key))
-    try:
-        cfg["dataset"]["sample"] = check_rule(cfg["dataset"].get("sample"))
-    except ValueError as exc:
-        raise ConfigError(f"dataset.{exc}") from exc
-    try:  # found relevant parts (a dataset without them): resolved, missing keys at defaults
-        cfg["dataset"]["evidence"] = check_evidence(cfg["dataset"].get("evidence")).to_dict()
-    except ValueError as exc:
-        raise ConfigError(f"dataset.{exc}") from exc
-    limit = cfg["dataset"].get("limit")
-    if limit is not None and limit <= 0:
-        raise ConfigError("dataset.limit must be a positive integer")
-    try:  # where stages run (never in a stage key: the results are the same)
-        cfg["executor"] = check_executor(cfg.get("executor"))
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    return cfg
 
 
 def _number(value: object, key: str, kind: type) -> int | float:
@@ -264,32 +553,6 @@ def _also(value: object, method: str) -> list[str]:
     return [v for v in dict.fromkeys(value) if v != method]
 
 
-def _check_chunker(chunker: dict) -> None:
-    from ragdash.chunking import CHUNKERS, resolve_params
-
-    method = chunker.get("method")
-    if method not in CHUNKERS:
-        close = difflib.get_close_matches(str(method), list(CHUNKERS), n=1)
-        raise ConfigError(f"chunker.method: unknown method {method!r}"
-                          + (f"; did you mean '{close[0]}'?" if close else "")
-                          + f" (known: {', '.join(CHUNKERS)})")
-    try:
-        resolve_params(method, chunker.get("params"))
-    except ValueError as exc:
-        raise ConfigError(f"chunker.params: {exc}") from exc
-    if chunker.get("max_chars") is not None:
-        chunker["max_chars"] = _number(chunker["max_chars"], "chunker.max_chars", int)
-
-
-def _check_embeddings(section: dict) -> None:
-    try:
-        check_precision(section.get("precision"))
-    except ValueError as exc:
-        raise ConfigError(f"embeddings.{exc}") from None
-    if not isinstance(section.get("cache"), bool):
-        raise ConfigError(f"embeddings.cache must be true or false, not {section.get('cache')!r}")
-
-
 def _check_tokenizer(spec: object) -> None:
     from ragdash.budget import TOKENIZERS
 
@@ -303,12 +566,12 @@ def _check_tokenizer(spec: object) -> None:
 def inherit_url(cfg: dict) -> None:
     """`generation.llm` and `judge.llm` without a base_url take the run's `llm.base_url` when
     they use the same backend: a server (and an API key) only ever goes where the user said."""
-    base = cfg["llm"]
+    base = cfg.get("llm") or {}
     for section in ("generation", "judge"):
-        llm = cfg[section].get("llm")
+        llm = (cfg.get(section) or {}).get("llm")
         if (llm and not llm.get("base_url") and base.get("base_url")
                 and llm.get("backend", base.get("backend")) == base.get("backend")):
-            llm["base_url"] = base["base_url"]
+            cfg[section] = {**cfg[section], "llm": {**llm, "base_url": base["base_url"]}}
 
 
 def resolve_path(path: str | None) -> str | None:
@@ -325,3 +588,12 @@ def fingerprint(*parts) -> str:
     """Stable short hash of JSON-able values (stage keys)."""
     blob = json.dumps(parts, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _schema() -> dict[str, Any]:
+    """The defaults as nested dicts: the shape `check_shape` compares keys against."""
+    return RunSpec.model_construct().model_dump(by_alias=True, exclude={"file"})
+
+
+DEFAULTS: dict[str, Any] = _schema()
+"""Every setting at its default (derived from RunSpec)."""

@@ -36,3 +36,9 @@ SCORE_LABELS = {1: "1 · not enough information", 2: "2 · partly correct, some 
 CLASSES = ("1", "2-4", "5")
 CLASS_LABELS = {"1": "lacks information", "2-4": "risk of hallucination", "5": "correct"}
 """The three outcome classes the thresholds predict (§3.3): IR < h -> 1, IR > k -> 5."""
+
+DEFAULT_TOKENIZER = "llama3"
+"""The tokenizer that counts the N tokens of C_N by default (the paper's Llama 3)."""
+
+DEFAULT_SCORING_MODE = "corrected"
+"""Score_IR's default mode (`reference`: the paper's code as published)."""

@@ -1,8 +1,9 @@
 """The configuration a run was made with, as a frozen typed view of its manifest.
 
-`ragdash.config` builds and validates the dict (its DEFAULTS are the one schema); a run keeps
-that dict in `run.json`. Readers get this view instead of `manifest.get("config", {})…` chains;
-it tolerates runs written before a key existed.
+`ragdash.config.RunSpec` is the one schema (its `to_config()` dict is what a run keeps in
+`run.json`); the defaults read here for runs that predate a key are its constants. Readers
+get this view instead of `manifest.get("config", {})…` chains; it tolerates runs written
+before a key existed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+
+from ragdash.constants import DEFAULT_SCORING_MODE, DEFAULT_TOKENIZER
 
 
 def _freeze(value: Any) -> Any:
@@ -39,8 +42,8 @@ class RunConfig:
     retrievers: tuple[str, ...] = ()
     """The retrievers the config asked for (`retrievers.use`), in its order."""
     budgets: tuple[int, ...] = ()
-    tokenizer: str = "llama3"
-    scoring_mode: str = "corrected"
+    tokenizer: str = DEFAULT_TOKENIZER
+    scoring_mode: str = DEFAULT_SCORING_MODE
     generation_budget: int | None = None
     """N of the generation contexts (`generation.budget`)."""
     sections: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
@@ -55,8 +58,8 @@ class RunConfig:
             description=str(cfg.get("description") or ""),
             retrievers=tuple((cfg.get("retrievers") or {}).get("use") or ()),
             budgets=tuple(int(b) for b in cfg.get("budgets") or ()),
-            tokenizer=str(cfg.get("tokenizer") or "llama3"),
-            scoring_mode=str((cfg.get("scoring") or {}).get("mode") or "corrected"),
+            tokenizer=str(cfg.get("tokenizer") or DEFAULT_TOKENIZER),
+            scoring_mode=str((cfg.get("scoring") or {}).get("mode") or DEFAULT_SCORING_MODE),
             generation_budget=gen.get("budget"),
             sections=_freeze(dict(cfg)),
         )
