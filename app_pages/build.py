@@ -11,9 +11,10 @@ import streamlit as st
 
 from ragdash import chunking, retrieval
 from ragdash.budget import TOKENIZERS, parse_budgets
-from ragdash.config import SAMPLE_DATASET, ConfigError, load_config
+from ragdash.config import SAMPLE_DATASET, ConfigError, load_spec
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
+from ragdash.params import Param
 from ragdash.rundir import Run, list_runs
 from ragdash.rundir.manage import RUN_NAME, delete_run, rename_run
 from ragdash.scoring import METHODS
@@ -23,43 +24,29 @@ from ragdash.viz import questions
 from ragdash.viz.colors import label
 
 MARKS = {"done": "✓", "failed": "✗", "running": "…", "interrupted": "⏸"}
-CHOICES = {("semantic", "spacing"): ("exact", "reference"),
-           **{(r, name): values for r in retrieval.RETRIEVERS
-              for name, values in retrieval.CHOICES.items()
-              if name in retrieval.default_params(r)}}
 
 
-def param_inputs(owner: str, defaults: dict, prefix: str, helps: dict[str, str]) -> dict:
-    """One widget per parameter, typed by its default, with its one-line help; returns the
-    chosen values."""
+def param_inputs(owner: str, params: tuple[Param, ...], values: dict, prefix: str) -> dict:
+    """One widget per declared parameter (`ragdash.params.Param`): a choice box, or a number
+    input within its bounds, or a text box, with its one-line help; returns the chosen values."""
     out = {}
     cols = st.columns(3)
-    for i, (name, value) in enumerate(defaults.items()):
-        box, key = cols[i % 3], f"{prefix}_{owner}_{name}"
-        kw = {"key": key, "help": helps.get(name)}
-        choices = CHOICES.get((owner, name))
-        if choices:
-            out[name] = box.selectbox(name, choices, index=list(choices).index(value)
-                                      if value in choices else 0, **kw)
-        elif isinstance(value, bool):
-            out[name] = box.checkbox(name, value, **kw)
-        elif isinstance(value, int):
-            low = {"min_value": 1} if owner in retrieval.RETRIEVERS else {}  # counts
-            out[name] = int(box.number_input(name, value=value, step=1, **low, **kw))
-        elif isinstance(value, float):
-            bounds: dict[str, float] = {}
-            if owner in retrieval.RETRIEVERS:  # weights from 0, shares up to 1
-                bounds["min_value"] = 0.0
-                if name in retrieval.UNIT_INTERVAL:
-                    bounds["max_value"] = 1.0
-            out[name] = float(box.number_input(name, value=value, format="%.3f", **bounds,
+    for i, p in enumerate(params):
+        box, value = cols[i % 3], values.get(p.name, p.default)
+        kw = {"key": f"{prefix}_{owner}_{p.name}", "help": p.help}
+        bounds = {k: p.kind(v) for k, v in (("min_value", p.low), ("max_value", p.high))
+                  if v is not None}
+        if p.choices is not None:
+            out[p.name] = box.selectbox(p.name, p.choices, index=p.choices.index(value)
+                                        if value in p.choices else 0, **kw)
+        elif p.kind is int:
+            out[p.name] = int(box.number_input(p.name, value=int(value), step=1, **bounds,
                                                **kw))
-        elif value is None:
-            text = box.text_input(name, "", placeholder="default", **kw)
-            if text:
-                out[name] = text
+        elif p.kind is float:
+            out[p.name] = float(box.number_input(p.name, value=float(value), format="%.3f",
+                                                 **bounds, **kw))
         else:
-            out[name] = box.text_input(name, str(value), **kw)
+            out[p.name] = box.text_input(p.name, str(value), **kw)
     return out
 
 
@@ -125,8 +112,8 @@ with st.container(border=True):
     st.subheader("2 · Chunking")
     method = st.selectbox("Chunker", list(chunking.CHUNKERS), key="build_chunker",
                           format_func=lambda m: f"{m} — {chunking.describe(m)}")
-    ch_params = param_inputs(method, chunking.default_params(method), "build_ch",
-                             chunking.PARAM_HELP)
+    ch_params = param_inputs(method, chunking.params_of(method),
+                             chunking.default_params(method), "build_ch")
     max_chars = st.number_input("Split chunks longer than (characters, 0 = never)", 0, 100_000,
                                 0, step=100, key="build_maxchars")
 
@@ -147,8 +134,9 @@ with st.container(border=True):
     for name in use:
         with st.expander(f"{label(name)} parameters"):
             st.caption(retrieval.DESCRIPTIONS[name])
-            r_params[name] = param_inputs(name, retrieval.resolve_params(name, preset),
-                                          f"build_r_{preset}", retrieval.PARAM_HELP)
+            r_params[name] = param_inputs(name, retrieval.params_of(name),
+                                          retrieval.resolve_params(name, preset),
+                                          f"build_r_{preset}")
 
 # --- chunk preview -------------------------------------------------------------------------------
 with st.expander("Preview the chunks before the run", expanded=False):
@@ -274,23 +262,25 @@ run_dir = state.runs_root() / (name or "_")
 if Run(run_dir).exists() and not problems:
     st.caption(f"{widgets.code(state.run_key(run_dir))} exists: finished stages with the same "
                "settings are kept, the rest is redone.")
-overrides = {
+overrides: dict = {  # dotted keys, as `ragdash run --set` takes them
     "name": name, "runs_root": str(state.runs_root()),
-    "dataset": {**ds, "limit": int(limit) or None},
-    "chunker": {"method": method, "params": ch_params, "max_chars": int(max_chars) or None},
-    "retrievers": {"preset": preset, "use": use, "params": r_params},
+    **{f"dataset.{k}": v for k, v in ds.items()}, "dataset.limit": int(limit) or None,
+    "chunker.method": method, **{f"chunker.params.{k}": v for k, v in ch_params.items()},
+    "chunker.max_chars": int(max_chars) or None,
+    "retrievers.preset": preset, "retrievers.use": use,
+    **{f"retrievers.params.{r}.{k}": v for r, ps in r_params.items() for k, v in ps.items()},
     "tokenizer": tokenizer, "budgets": budgets,
-    "scoring": {"method": s_method, "mode": s_mode},
+    "scoring.method": s_method, "scoring.mode": s_mode,
 }
 if use_llm:
-    overrides.update(llm={k: v for k, v in llm_cfg.items() if v is not None},
-                     generation={"enabled": True, "prompt": prompt},
-                     judge={"enabled": True, "mode": judge_mode,
-                            "llm": {k: v for k, v in judge_cfg.items() if v is not None}},
-                     calibration={"enabled": True})
+    overrides.update({f"llm.{k}": v for k, v in llm_cfg.items() if v is not None})
+    overrides.update({f"judge.llm.{k}": v for k, v in judge_cfg.items() if v is not None})
+    overrides.update({"generation.enabled": True, "generation.prompt": prompt,
+                      "judge.enabled": True, "judge.mode": judge_mode,
+                      "calibration.enabled": True})
 if not problems:  # checked as the settings change: the start button waits for valid ones
     try:
-        load_config(None, overrides)
+        load_spec(None, overrides)
     except (ConfigError, ValueError) as exc:
         problems.append(f"The settings are not valid: {exc}")
 planned: list = []
@@ -317,7 +307,7 @@ busy = job is not None and job.status == "running"
 start_label = f"▶ Start the {len(planned)} runs" if planned else "▶ Start the run"
 if st.button(start_label, type="primary", disabled=bool(problems) or busy, key="build_start"):
     try:
-        cfg = load_config(None, overrides)
+        cfg = load_spec(None, overrides).to_config()
     except (ConfigError, ValueError) as exc:
         st.error(f"The settings are not valid: {widgets.md(exc)}")
     else:

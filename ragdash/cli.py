@@ -60,6 +60,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                                          "Ray on this machine); implies --executor ray")
     p.add_argument("--workers", type=int, help="Ray: batches run at once (default: the "
                                                "cluster's CPUs); implies --executor ray")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="any config key, dotted, its value read as YAML (repeatable), e.g. "
+                        "--set retrievers.params.bm25.k=10 (docs/config.md lists them)")
     p.add_argument("--force", action="store_true", help="redo stages even if up to date")
     p.add_argument("--dry-run", action="store_true",
                    help="run the stages that call no LLM (retrieval, unless mlq would ask "
@@ -138,49 +141,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def overrides_from(args: argparse.Namespace) -> dict:
-    o: dict = {}
-    ds = {k: v for k, v in {"path": args.dataset, "corpus": args.corpus, "format": args.format,
-                            "limit": args.limit}.items() if v is not None}
-    if args.dataset and not args.format:  # a new file: detect its format, not the config's
-        ds["format"] = "auto"
-    if ds:
-        o["dataset"] = ds
-    if args.chunker:
-        o["chunker"] = {"method": args.chunker}
-    r = {k: v for k, v in {"use": args.retrievers, "preset": args.preset}.items() if v}
-    if r:
-        o["retrievers"] = r
-    if args.tokenizer:
-        o["tokenizer"] = args.tokenizer
-    if args.budgets:
-        o["budgets"] = args.budgets
-    s = {k: v for k, v in {"method": args.scoring, "mode": args.mode,
-                           "also": args.also}.items() if v}
-    if s:
-        o["scoring"] = s
-    if args.calibrate_on:
-        o["calibration"] = {"scores": args.calibrate_on}
-    llm = {k: v for k, v in {"backend": args.llm_backend, "model": args.llm_model,
-                             "base_url": args.llm_url}.items() if v}
-    if llm:
-        o["llm"] = llm
-    judge = {k: v for k, v in {"backend": args.judge_backend, "model": args.judge_model,
-                               "base_url": args.judge_url}.items() if v}
-    if judge:
-        o["judge"] = {"llm": judge}
-    if args.gen_budget:
-        o["generation"] = {"budget": args.gen_budget}
-    ex = {k: v for k, v in {"address": args.ray_address, "workers": args.workers}.items()
-          if v is not None}
-    if args.executor or ex:
-        o["executor"] = {"kind": args.executor or "ray", **ex}
+OPTIONS: dict[str, str] = {
+    "dataset": "dataset.path", "corpus": "dataset.corpus", "format": "dataset.format",
+    "limit": "dataset.limit", "chunker": "chunker.method", "retrievers": "retrievers.use",
+    "preset": "retrievers.preset", "tokenizer": "tokenizer", "budgets": "budgets",
+    "scoring": "scoring.method", "mode": "scoring.mode", "also": "scoring.also",
+    "calibrate_on": "calibration.scores", "llm_backend": "llm.backend", "llm_model": "llm.model",
+    "llm_url": "llm.base_url", "judge_backend": "judge.llm.backend",
+    "judge_model": "judge.llm.model", "judge_url": "judge.llm.base_url",
+    "gen_budget": "generation.budget", "executor": "executor.kind",
+    "ray_address": "executor.address", "workers": "executor.workers",
+}
+"""Each option of the stage commands and the dotted config key it sets."""
+
+
+def overrides_from(args: argparse.Namespace) -> dict[str, object]:
+    """The options given, as dotted config overrides (then every `--set KEY=VALUE`), for
+    `ragdash.config.load_spec`."""
+    from ragdash.config import parse_set
     from ragdash.stages import STAGES
 
+    o: dict[str, object] = {key: getattr(args, opt) for opt, key in OPTIONS.items()
+                            if getattr(args, opt, None) not in (None, "")}
+    if args.dataset and not args.format:  # a new file: detect its format, not the config's
+        o["dataset.format"] = "auto"
+    if (args.ray_address or args.workers is not None) and not args.executor:
+        o["executor.kind"] = "ray"  # a Ray option implies the Ray executor
     # a stage asked for is switched on (`sweep` runs what the config asks, as `run` does)
     for name in stage_commands().get(args.command, ((), ""))[0] or ():
         if switch := STAGES[name].switch:
-            o.setdefault(switch, {})["enabled"] = True
+            o[f"{switch}.enabled"] = True
+    o.update(parse_set(text) for text in getattr(args, "set", None) or ())
     return o
 
 
@@ -298,7 +289,7 @@ def _on_saved(args: argparse.Namespace, overrides: dict) -> dict:
     """The overrides on top of the config saved in `--run-dir`'s run.json when no `--config`
     is given: `ragdash calibrate --run-dir R` goes on with R's own settings instead of the
     defaults (which would redo its stages and overwrite its run.json)."""
-    from ragdash.config import deep_merge
+    from ragdash.config import deep_merge, expand
     from ragdash.rundir import Run
 
     if args.config or not args.run_dir:
@@ -306,7 +297,8 @@ def _on_saved(args: argparse.Namespace, overrides: dict) -> dict:
     saved = Run(args.run_dir).manifest.get("config") if Path(args.run_dir).is_dir() else None
     if not isinstance(saved, dict):
         return overrides
-    return deep_merge({k: v for k, v in saved.items() if not k.startswith("_")}, overrides)
+    return deep_merge({k: v for k, v in saved.items() if not k.startswith("_")},
+                      expand(overrides))
 
 
 def _run_stages(args: argparse.Namespace) -> int:

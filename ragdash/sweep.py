@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from ragdash.config import ConfigError, deep_merge, load_config
+from ragdash.config import ConfigError, expand, load_config
 from ragdash.rundir import Run
 from ragdash.stages import STAGES
 from ragdash.stages.base import Progress, no_progress
@@ -61,14 +61,6 @@ def parse_vary(text: str) -> Vary:
     if len({repr(v) for v in values}) != len(values):
         raise ConfigError(f"--vary {key}: a value is repeated in {rhs!r}")
     return Vary(key, tuple(values))
-
-
-def nest(key: str, value: Any) -> dict:
-    """{'a': {'b': value}} from 'a.b'."""
-    out: Any = value
-    for part in reversed(key.split(".")):
-        out = {part: out}
-    return out
 
 
 def _lookup(data: dict, key: str) -> bool:
@@ -133,7 +125,7 @@ def plan(config: str | Path | None, overrides: dict, varies: Sequence[Vary],
     if len(set(keys)) != len(keys):
         raise ConfigError(f"--vary: a key is varied twice ({', '.join(keys)})")
     for k in keys:
-        if k in ("runs_root", "name") or _lookup(overrides, k):
+        if k in ("runs_root", "name") or _lookup(expand(overrides), k):
             raise ConfigError(f"--vary {k}: this key is set by another option of the sweep "
                               "(vary it or set it, not both)")
     base = load_config(config, overrides)
@@ -143,10 +135,8 @@ def plan(config: str | Path | None, overrides: dict, varies: Sequence[Vary],
         values = dict(zip(keys, combo, strict=True))
         name = run_name(values)
         described = ", ".join(f"{k}={v}" for k, v in values.items())
-        o = deep_merge(overrides, {"runs_root": str(root), "name": name,
-                                   "description": f"sweep {root.name}: {described}"})
-        for k, v in values.items():
-            o = deep_merge(o, nest(k, v))
+        o = {**overrides, "runs_root": str(root), "name": name,
+             "description": f"sweep {root.name}: {described}", **values}
         try:
             cfg = load_config(config, o)
         except ConfigError as exc:

@@ -40,19 +40,22 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
+OPTIONS: dict[str, str] = {
+    "dataset": "dataset.path", "corpus": "dataset.corpus", "format": "dataset.format",
+    "corpus_format": "dataset.corpus_format", "limit": "dataset.limit",
+    "max_parts": "dataset.evidence.max_parts", "margin": "dataset.evidence.margin",
+    "llm_backend": "llm.backend", "llm_model": "llm.model", "llm_url": "llm.base_url",
+}
+"""Each option and the dotted config key it sets."""
+
+
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    ds = {k: v for k, v in {"path": args.dataset, "corpus": args.corpus,
-                            "format": args.format or "auto", "corpus_format": args.corpus_format,
-                            "limit": args.limit}.items() if v is not None}
-    evidence = {k: v for k, v in {"llm": True if args.llm else None, "max_parts": args.max_parts,
-                                  "margin": args.margin}.items() if v is not None}
-    if evidence:
-        ds["evidence"] = evidence
-    out: dict[str, Any] = {"dataset": ds}
-    llm = {k: v for k, v in {"backend": args.llm_backend, "model": args.llm_model,
-                             "base_url": args.llm_url}.items() if v}
-    if llm:
-        out["llm"] = llm
+    """The options given, as dotted config overrides (`ragdash.config.load_spec`)."""
+    out = {key: getattr(args, opt) for opt, key in OPTIONS.items()
+           if getattr(args, opt) not in (None, "")}
+    out.setdefault("dataset.format", "auto")
+    if args.llm:
+        out["dataset.evidence.llm"] = True
     return out
 
 

@@ -48,10 +48,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
+OPTIONS: dict[str, str] = {"llm_backend": "llm.backend", "llm_model": "llm.model",
+                          "llm_url": "llm.base_url"}
+"""Each LLM option and the dotted config key it sets."""
+
+
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    llm = {k: v for k, v in {"backend": args.llm_backend, "model": args.llm_model,
-                             "base_url": args.llm_url}.items() if v}
-    return {"llm": llm} if llm else {}
+    """The LLM options given, as dotted config overrides (`ragdash.config.load_spec`)."""
+    return {key: getattr(args, opt) for opt, key in OPTIONS.items() if getattr(args, opt)}
 
 
 def report(result: SynthResult, rejects_file: str = "", shown: int = 10) -> list[str]:

@@ -14,14 +14,9 @@ from ragdash.ui import jobs
 
 
 def _without(overrides: dict, key: str) -> dict:
-    """`overrides` without the dotted `key` (a varied key is set by the sweep, not the form)."""
-    head, _, rest = key.partition(".")
-    if head not in overrides:
-        return overrides
-    if not rest:
-        return {k: v for k, v in overrides.items() if k != head}
-    inner = overrides[head]
-    return {**overrides, head: _without(inner, rest)} if isinstance(inner, dict) else overrides
+    """Dotted `overrides` without `key` and the keys under it (a varied key is set by the
+    sweep, not the form)."""
+    return {k: v for k, v in overrides.items() if k != key and not k.startswith(f"{key}.")}
 
 
 def plan(overrides: dict, vary_texts: Sequence[str], root: Path) -> list[Planned]:
