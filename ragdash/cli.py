@@ -72,13 +72,20 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _glossary() -> str:
-    """Retrievers and their parameters in one line each (set them in a config's
-    retrievers.params, e.g. {bm25: {k1: 1.5}})."""
-    from ragdash.retrieval import DESCRIPTIONS, PARAM_HELP
+    """Retrievers and chunkers with their declared parameters, one line each (set them with
+    --set retrievers.params.<retriever>.<name>=V or --set chunker.params.<name>=V)."""
+    from ragdash import chunking, retrieval
 
-    lines = ["retrievers:", *(f"  {n:<5} {d}" for n, d in DESCRIPTIONS.items()),
-             "retriever parameters (config: retrievers.params.<retriever>.<name>):",
-             *(f"  {n:<12} {h}" for n, h in PARAM_HELP.items())]
+    lines = ["retrievers and their parameters (--set retrievers.params.<retriever>.<name>=V; "
+             "presets: " + ", ".join(retrieval.PRESETS) + "):"]
+    for name, about in retrieval.DESCRIPTIONS.items():
+        lines += [f"  {name:<5} {about}",
+                  *(f"        {p.summary()}" for p in retrieval.params_of(name))]
+    lines.append("chunkers and their parameters (--chunker M, --set chunker.params.<name>=V):")
+    for method in chunking.CHUNKERS:
+        lines += [f"  {method:<9} {chunking.describe(method)}",
+                  *(f"        {p.summary()}" for p in chunking.params_of(method))]
+    lines.append("every config key: docs/config.md")
     return "\n".join(lines)
 
 

@@ -60,20 +60,28 @@ class Section(BaseModel):
     """One section of the run specification: frozen, unknown keys refused (`check_shape` names
     them first, with the closest valid one), validated by its own `_check`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class DatasetSpec(Section):
     """The questions and the corpus (`ragdash.data.load_dataset`)."""
 
     path: str | None = str(SAMPLE_DATASET)
+    """The dataset file: HotpotQA/SQuAD JSON, JSONL, CSV or Parquet (default: the bundled
+    HotpotQA sample)."""
     format: str | None = "auto"
+    """auto, hotpotqa, squad, jsonl, csv or parquet."""
     corpus: str | None = None
+    """The corpus file, folder or .zip (generic datasets)."""
     corpus_format: str | None = "auto"
     limit: int | None = None
+    """Only the first N questions."""
     include_unanswerable: bool = False
+    """Keep questions without relevant parts (scored 0)."""
     sample: dict[str, int | None] | None = None
+    """A fixed sampling rule {per_context, every, n}."""
     evidence: dict[str, Any] = Field(default_factory=lambda: dict(EVIDENCE_DEFAULTS))
+    """How relevant parts are found for a dataset without them (`ragdash evidence`)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -102,8 +110,11 @@ class ChunkerSpec(Section):
     the chunk stage key), checked against the method's declared parameters."""
 
     method: str = "semantic"
+    """semantic, recursive, tokens or none (parameters: below)."""
     params: dict[str, Any] = Field(default_factory=dict)
+    """The method's parameters (unset ones at their defaults)."""
     max_chars: int | None = None
+    """Split chunks longer than this many characters."""
 
     @model_validator(mode="before")
     @classmethod
@@ -138,9 +149,13 @@ class RetrieversSpec(Section):
     (declared defaults, then the preset, then `params`), which the retrieve stage key hashes."""
 
     preset: str | None = "paper"
+    """paper (bm25 and mlq keep 5 chunks, the dense ones 10) or equal-k (10 everywhere)."""
     use: list[str] = Field(default_factory=lambda: list(PAPER_RETRIEVERS))
+    """The retrievers compared, in order (a list or 'bm25,sim')."""
     params: dict[str, dict[str, Any]] | None = Field(default_factory=dict)
+    """Per retriever, the parameters set over the preset (below)."""
     resolved: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Derived: every parameter of every retriever used."""
 
     @model_validator(mode="before")
     @classmethod
@@ -173,8 +188,11 @@ class ScoringSpec(Section):
     """How Score_IR matches relevant parts in C_N (the paper's §2.2)."""
 
     method: str = "substring"
+    """How a relevant part is matched in C_N: substring (the paper's), subsequence,
+    normalized, token, contains or semantic."""
     mode: Literal["corrected", "reference"] = DEFAULT_SCORING_MODE
     relevance_share: float = 1.0
+    """The share of a relevant part that counts as found, in (0, 1]."""
     also: list[str] = Field(default_factory=list)
     """More matching methods scored beside `method`."""
 
@@ -202,12 +220,19 @@ class GenerationSpec(Section):
 
     enabled: bool = False
     budget: int = 1000
+    """N: the tokens of retrieved context the answers are written from."""
     llm_only: bool = True
+    """Also answer without retrieved context (the paper's LLM only)."""
     sweep: dict[str, Any] | None = None
+    """{retriever, budgets}: answers of one retriever at several N instead."""
     prompt: str = "paper"
+    """paper, or abstain (the paper's prompt plus an instruction to say when the documents
+    lack the answer)."""
     reference_prompts: bool = False
     llm: dict[str, Any] | None = None
+    """The generator's LLM settings (default: the run's `llm`)."""
     limit: int | None = None
+    """Answer only the first N questions."""
 
     @model_validator(mode="before")
     @classmethod
@@ -238,11 +263,14 @@ class JudgeSpec(Section):
 
     enabled: bool = False
     llm: dict[str, Any] | None = None
+    """The judge's LLM settings (default: the run's `llm`)."""
     mode: str = "grouped"
+    """grouped (the paper's one call per question) or stepwise (small local judges)."""
     shuffle: bool = True
     seed: int = 0
     reference_prompts: bool = False
     refusal: dict[str, Any] = Field(default_factory=lambda: {"enabled": True, "patterns": None})
+    """Answers matching these patterns are scored 1 without asking the judge."""
 
     @model_validator(mode="before")
     @classmethod
@@ -268,6 +296,7 @@ class CalibrationSpec(Section):
 
     enabled: bool = False
     budget: int | None = None
+    """The N the thresholds are fit at (default: generation.budget)."""
     per_retriever: bool = False
     method: Literal["sweep", "de"] = "sweep"
     n_boot: int = 200
@@ -312,18 +341,24 @@ class RunSpec(BaseModel):
     `to_config()` gives the plain dict the stages read and the manifest keeps; every stage key
     hashes parts of it, exactly as before the specification was typed."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True,
+                              use_attribute_docstrings=True)
 
     name: str = "run"
+    """The run's name: its directory under runs_root."""
     description: str = ""
     """One line shown beside the run in the dashboard's run picker."""
     dataset: DatasetSpec = Field(default_factory=DatasetSpec)
     chunker: ChunkerSpec = Field(default_factory=ChunkerSpec)
     retrievers: RetrieversSpec = Field(default_factory=RetrieversSpec)
     tokenizer: str = DEFAULT_TOKENIZER
+    """Counts the N tokens of C_N: a known name or a tokenizer.json path."""
     budgets: list[int] = Field(default_factory=lambda: list(DEFAULT_BUDGETS))
+    """The token budgets N scored: START:STOP:STEP or a list."""
     scoring: ScoringSpec = Field(default_factory=ScoringSpec)
     llm: dict[str, Any] = Field(default_factory=lambda: {"backend": "local", "model": None})
+    """The run's LLM (MLQ sub-questions, and the generator and judge by default): backend
+    (local, ollama or openai), model, base_url, temperature, max_tokens, …"""
     generation: GenerationSpec = Field(default_factory=GenerationSpec)
     judge: JudgeSpec = Field(default_factory=JudgeSpec)
     calibration: CalibrationSpec = Field(default_factory=CalibrationSpec)
@@ -331,6 +366,7 @@ class RunSpec(BaseModel):
     executor: dict[str, Any] = Field(default_factory=lambda: dict(EXECUTOR_DEFAULTS))
     """Where stages run: local, or ray (README "On a Ray cluster"); never in a stage key."""
     runs_root: str = "runs"
+    """Where runs go; its shared caches (indexes, LLM replies, embeddings) live there."""
     file: str | None = Field(None, alias="_file")
     """The YAML file the run was configured from, if any."""
 

@@ -89,6 +89,11 @@ class Param:
         return what
 
 
+    def summary(self) -> str:
+        """`name (what it takes; default D): help`, one line of the CLI help and the docs."""
+        return f"{self.name} ({self.expected()}; default {self.default!r}): {self.help}"
+
+
 def _fmt(x: float | None) -> str:
     return "" if x is None else (str(int(x)) if float(x).is_integer() else str(x))
 

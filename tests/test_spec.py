@@ -1,0 +1,115 @@
+"""The typed run specification: one loader from a file and dotted overrides, frozen sections
+that own their defaults and checks, errors naming the dotted key, and the generated reference."""
+
+from __future__ import annotations
+
+import pydantic
+import pytest
+
+from ragdash.cli import build_parser, overrides_from
+from ragdash.config import (
+    DEFAULTS,
+    ConfigError,
+    RunSpec,
+    expand,
+    load_config,
+    load_spec,
+    parse_set,
+)
+from ragdash.config_doc import render
+from ragdash.constants import PROJECT_ROOT
+from ragdash.rundir import RunConfig
+
+
+def test_dotted_nested_and_text_overrides_give_the_same_spec():
+    nested = load_spec(None, {"retrievers": {"use": ["bm25"], "params": {"bm25": {"k": 7}}},
+                              "dataset": {"limit": 3}})
+    dotted = load_spec(None, {"retrievers.use": ["bm25"], "retrievers.params.bm25.k": 7,
+                              "dataset.limit": 3})
+    texts = load_spec(None, ["retrievers.use=[bm25]", "retrievers.params.bm25.k=7",
+                             "dataset.limit=3"])
+    assert nested == dotted == texts
+    assert dotted.retrievers.resolved["bm25"]["k"] == 7 and dotted.dataset.limit == 3
+
+
+def test_overrides_apply_over_the_file_and_later_ones_win(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("name: mine\nretrievers: {use: [bm25, sim], preset: equal-k}\n")
+    spec = load_spec(f, {"retrievers.use": "sim", "name": "a", **dict([parse_set("name=b")])})
+    assert spec.name == "b" and spec.retrievers.use == ["sim"]
+    assert spec.retrievers.preset == "equal-k" and spec.file == str(f)
+    assert spec.to_config()["_file"] == str(f)
+
+
+def test_the_spec_is_frozen_typed_and_round_trips():
+    spec = load_spec(None, {"generation.budget": "500", "scoring.relevance_share": 1})
+    assert spec.generation.budget == 500 and spec.scoring.relevance_share == 1.0
+    with pytest.raises(pydantic.ValidationError, match="frozen"):
+        spec.name = "other"
+    with pytest.raises(pydantic.ValidationError, match="frozen"):
+        spec.generation.budget = 3
+    assert RunSpec.from_config(spec.to_config()) == spec
+    assert load_config(None, {"generation.budget": 500}) == spec.to_config()
+    assert "_file" not in spec.to_config()
+
+
+def test_defaults_come_from_the_sections():
+    assert DEFAULTS["retrievers"]["use"] == ["bm25", "sim", "mmr", "reo", "mlq"]
+    assert DEFAULTS["scoring"]["mode"] == RunConfig().scoring_mode == "corrected"
+    assert DEFAULTS["tokenizer"] == RunConfig().tokenizer
+    assert set(DEFAULTS) == {f.alias or n for n, f in RunSpec.model_fields.items()} - {"_file"}
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"generation.enabled": "maybe"}, r"^generation.enabled: input should be a valid boolean"),
+    ({"judge.seed": "x"}, r"^judge.seed: .*not 'x'"),
+    ({"name": 5}, r"^name: input should be a valid string"),
+    ({"retrievers.params.bm25.k": 0}, r"bm25.k must be a whole number of at least 1"),
+    ({"chunker.params.percentile": 120}, r"semantic.percentile must be a number between 0 "
+                                         r"and 100, not 120"),
+    ({"chunker.method": "recursive", "chunker.params.chunk_overlap": -1},
+     "recursive.chunk_overlap must be a whole number of at least 0"),
+    ({"scoring.methd": "token"}, "did you mean 'scoring.method'"),
+    ({"generation.sweep": {"retriever": "sim"}, "retrievers.use": "bm25"},
+     "generation.sweep.retriever must be one of retrievers.use"),
+    ({"llm.api_key": "sk-x"}, "API keys must come from the environment"),
+])
+def test_errors_name_the_dotted_key(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        load_spec(None, overrides)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("retrievers.params.bm25.k", "expected KEY=VALUE"), ("a..b=1", "expected KEY=VALUE"),
+    ("budgets=[1,", "cannot read the value"),
+])
+def test_bad_set_texts_are_refused(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_set(text)
+
+
+def test_expand_nests_dotted_keys_in_order():
+    assert expand({"a.b": 1, "a": {"c": 2}, "a.b.x": None}) == {"a": {"b": {"x": None}, "c": 2}}
+    assert expand(None) == {}
+
+
+def test_cli_options_become_dotted_overrides():
+    args = build_parser().parse_args(
+        ["judge", "--dataset", "d.jsonl", "--limit", "4", "--retrievers", "bm25",
+         "--judge-model", "m", "--workers", "2", "--set", "retrievers.params.bm25.k=9",
+         "--set", "scoring.also=[token]"])
+    o = overrides_from(args)
+    assert o == {"dataset.path": "d.jsonl", "dataset.limit": 4, "dataset.format": "auto",
+                 "retrievers.use": "bm25", "judge.llm.model": "m", "executor.workers": 2,
+                 "executor.kind": "ray", "generation.enabled": True, "judge.enabled": True,
+                 "retrievers.params.bm25.k": 9, "scoring.also": ["token"]}
+
+
+def test_the_configuration_reference_is_up_to_date():
+    """docs/config.md is generated: `python -m ragdash.config_doc > docs/config.md`."""
+    text = (PROJECT_ROOT / "docs" / "config.md").read_text()
+    assert text == render(), "docs/config.md is stale: python -m ragdash.config_doc > " \
+                             "docs/config.md"
+    for key in ("`retrievers.params.bm25.k1`", "`chunker.params.percentile`",
+                "`generation.budget`", "`dataset.limit`", "`scoring.relevance_share`"):
+        assert key in text
