@@ -432,13 +432,27 @@ def _sigterm_interrupts() -> object:
     return signal.signal(signal.SIGTERM, _interrupt)
 
 
+DEPRECATED = {"index": "chunk"}
+"""Old sub-command names still accepted (hidden from the help), each with a note on stderr."""
+
+
+def _renamed(argv: list[str]) -> list[str]:
+    """`argv` with a deprecated sub-command replaced by its new name (and a one-line note)."""
+    if argv and argv[0] in DEPRECATED:
+        new = DEPRECATED[argv[0]]
+        print(f"ragdash: note: `ragdash {argv[0]}` is deprecated; use `ragdash {new}` (the "
+              f"stage it runs is called {new})", file=sys.stderr)
+        return [new, *argv[1:]]
+    return argv
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     logging.getLogger("ragdash").setLevel(logging.INFO)
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_renamed(argv))
     args.argv = argv
     from ragdash.config import ConfigError
     from ragdash.data import DataError

@@ -154,7 +154,7 @@ def test_bad_options_are_reported(generic, tmp_path, capsys):
     assert "nope.yaml" in err
 
 
-@pytest.mark.parametrize("command", ["ingest", "index", "retrieve", "score", "run"])
+@pytest.mark.parametrize("command", ["ingest", "chunk", "retrieve", "score", "run"])
 def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as exc:
         main([command, "--help"])
@@ -243,3 +243,24 @@ def test_run_dir_that_is_a_file_is_one_line(generic, tmp_path, capsys):
     assert err.startswith("ragdash: error: ") and str(blocker) in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert blocker.read_text() == "not a folder"  # nothing lost
+
+
+def test_index_is_a_hidden_deprecated_name_of_chunk(tmp_path, capsys):
+    """The command is named after the stage it runs (chunk); `index` still works, with a
+    one-line note, and is no longer listed."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = capsys.readouterr().out
+    assert "chunk" in listed and "index" not in listed.split("positional arguments")[0]
+    ds, corpus = _two_doc_corpus(tmp_path, [FOUND])
+    args = ["--dataset", str(ds), "--corpus", str(corpus), "--chunker", "none", "-q"]
+    assert main(["index", *args, "--run-dir", str(tmp_path / "old")]) == 0
+    err = capsys.readouterr().err
+    notes = [line for line in err.splitlines() if "deprecated" in line]
+    assert notes == ["ragdash: note: `ragdash index` is deprecated; use `ragdash chunk` (the "
+                     "stage it runs is called chunk)"]
+    assert main(["chunk", *args, "--run-dir", str(tmp_path / "new")]) == 0
+    assert "deprecated" not in capsys.readouterr().err
+    old, new = (Run(tmp_path / d).manifest["stages"] for d in ("old", "new"))
+    assert set(old) == set(new) == {"ingest", "chunk"}
+    assert old["chunk"]["key"] == new["chunk"]["key"]

@@ -38,7 +38,7 @@ def error_lines(err: str) -> list[str]:
     return [x for x in err.splitlines() if x.startswith("ragdash: error:")]
 
 
-def stage_args(generic, run_dir: Path, command: str = "index", *extra: str) -> list[str]:
+def stage_args(generic, run_dir: Path, command: str = "chunk", *extra: str) -> list[str]:
     ds, corpus = generic
     return [command, "--dataset", str(ds), "--corpus", str(corpus), "--chunker", "none",
             "--retrievers", "bm25", "--budgets", "20:60:20", "--run-dir", str(run_dir), "-q",
@@ -253,7 +253,7 @@ def test_a_crashed_ray_worker_is_recorded_and_located(generic, tmp_path, monkeyp
     monkeypatch.setattr(RayExecutor, "workers", lambda self: 2)  # no cluster needed
     monkeypatch.setattr(RayExecutor, "map_batches", crash)
     monkeypatch.setattr(RayExecutor, "close", lambda self: None)
-    assert main(stage_args(generic, tmp_path / "r", "index", "--executor", "ray")) == 2
+    assert main(stage_args(generic, tmp_path / "r", "chunk", "--executor", "ray")) == 2
     lines = error_lines(capsys.readouterr().err)
     assert len(lines) == 1 and lines[0].startswith(
         "ragdash: error: chunk: WorkerCrashedError: The worker died unexpectedly"), lines

@@ -72,5 +72,4 @@ def settings(cfg: dict) -> tuple:
 
 
 STAGE = Stage("chunk", "chunk the corpus (indexes are built and cached on first use)",
-              needs=("ingest",), settings=settings, run=run,
-              command="index", writes=("chunks",))
+              needs=("ingest",), settings=settings, run=run, writes=("chunks",))
