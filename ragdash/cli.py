@@ -309,11 +309,12 @@ def _on_saved(args: argparse.Namespace, overrides: dict) -> dict:
 
 
 def _run_stages(args: argparse.Namespace) -> int:
-    from ragdash.config import load_config
+    from ragdash.config import load_spec
     from ragdash.stages.runner import configured_stages, run_stages
 
-    cfg = load_config(args.config, _on_saved(args, overrides_from(args)))
-    run_dir = Path(args.run_dir) if args.run_dir else Path(cfg["runs_root"]) / cfg["name"]
+    spec = load_spec(args.config, _on_saved(args, overrides_from(args)))
+    cfg = spec.to_config()  # the stages read the plain dict
+    run_dir = Path(args.run_dir) if args.run_dir else Path(spec.runs_root) / spec.name
     bars = _Bars(args.quiet)
     stages = stage_commands()[args.command][0] or configured_stages(cfg)
     if args.dry_run:

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from ragdash.config import ConfigError, expand, load_config
+from ragdash.config import ConfigError, expand, load_config, load_spec
 from ragdash.rundir import Run
 from ragdash.stages import STAGES
 from ragdash.stages.base import Progress, no_progress
@@ -128,8 +128,8 @@ def plan(config: str | Path | None, overrides: dict, varies: Sequence[Vary],
         if k in ("runs_root", "name") or _lookup(expand(overrides), k):
             raise ConfigError(f"--vary {k}: this key is set by another option of the sweep "
                               "(vary it or set it, not both)")
-    base = load_config(config, overrides)
-    root = Path(runs_root) if runs_root else Path(base["runs_root"]) / f"{base['name']}-sweep"
+    base = load_spec(config, overrides)
+    root = Path(runs_root) if runs_root else Path(base.runs_root) / f"{base.name}-sweep"
     out: list[Planned] = []
     for combo in itertools.product(*(v.values for v in varies)):
         values = dict(zip(keys, combo, strict=True))
