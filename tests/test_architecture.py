@@ -80,7 +80,8 @@ def test_the_graph_sees_imports():
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("ragdash", "ragdash.constants", "ragdash.text", "ragdash.redact", "ragdash.lazy",
-              "ragdash.byte_bpe", "ragdash.embedding_cache", "ragdash.dashboard_settings")),
+              "ragdash.byte_bpe", "ragdash.embedding_cache", "ragdash.dashboard_settings",
+              "ragdash.params")),
     ("run files", ("ragdash.rundir", "ragdash.exit_watch")),
     ("embeddings and tokens", ("ragdash.embeddings", "ragdash.budget", "ragdash.executors")),
     ("data", ("ragdash.data",)),
@@ -97,8 +98,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("workflows", ("ragdash.sweep", "ragdash.synth", "ragdash.report")),
     ("ui", ("ragdash.ui",)),
     # the sub-commands are the CLI wherever their files live
-    ("cli", ("ragdash.cli", "ragdash.cache_command", "ragdash.evidence.command",
-             "ragdash.synth.command", "ragdash.labels.command")),
+    ("cli", ("ragdash.cli", "ragdash.config_doc", "ragdash.cache_command",
+             "ragdash.evidence.command", "ragdash.synth.command", "ragdash.labels.command")),
 )
 """The layers of ragdash, lowest first: a module imports only from its own layer and those
 below it. A module's layer is that of the longest name it falls under ("ragdash" names the

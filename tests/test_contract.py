@@ -69,7 +69,7 @@ def _bad(p: Param) -> list:
 def _signature_defaults(fn) -> dict:
     return {q.name: q.default for q in inspect.signature(fn).parameters.values()
             if q.default is not inspect.Parameter.empty
-            and q.name not in ("progress", "embedder", "llm")}
+            and q.name not in ("progress", "embedder", "ask")}
 
 
 @pytest.mark.parametrize("name", RETRIEVERS)
@@ -134,10 +134,9 @@ def test_bad_chunker_parameters_are_refused_by_name(method):
         load_spec(None, {"chunker.method": method, "chunker.params.nope": 1})
 
 
-def _llm():
-    from langchain_core.language_models.fake_chat_models import FakeListChatModel
-
-    return FakeListChatModel(responses=["1. Which river is in Berlin?\n2. What is tea?"])
+def _ask(questions):
+    """mlq's sub-question replies, the same for every question (no LLM)."""
+    return ["1. Which river is in Berlin?\n2. What is tea?" for _ in questions]
 
 
 @pytest.mark.parametrize("name", _slow_if_embeds(RETRIEVERS))
@@ -148,7 +147,7 @@ def test_a_retriever_returns_ranked_results_deterministically(name, tmp_path):
     runs = []
     for cache in ("a", "b"):  # a fresh index each time
         r = retrieval.build_retriever(name, chunks, tmp_path / cache, params,
-                                      llm=_llm() if name == "mlq" else None)
+                                      ask=_ask if name == "mlq" else None)
         runs.append(r(QUERIES.copy()))
     res = runs[0]
     assert list(res.columns[:5]) == retrieval.RESULT_COLUMNS
