@@ -77,3 +77,31 @@ def test_found_parts_are_sentences_without_the_heading_or_table_before_them():
     for q in result.questions:
         p = q.parts[0]
         assert HOUSE[p.start:p.end] == p.text  # still the document's own span
+
+
+def test_progress_starts_after_the_model_is_loaded_and_shows_the_embedding(monkeypatch):
+    """`ragdash evidence` sat at 0/15 for minutes: the model loaded and every candidate was
+    embedded behind the first bar. Now the model loads under its own step, before any other,
+    and embedding reports as it goes."""
+    import ragdash.evidence.finder as finder
+
+    events: list = []
+
+    def fake_minilm():
+        events.append("model loaded")
+        return _embed
+
+    monkeypatch.setattr(finder, "minilm", fake_minilm)
+    monkeypatch.setattr(finder, "EMBED_BATCH", 2)
+    find_evidence([Example(f"q{i}", f"How long does booking {i} hold?", "14 nights", [])
+                   for i in range(3)], [Document("house", "House", HOUSE)],
+                  progress=lambda m, d, t: events.append((m, d, t)))
+    assert events[:3] == [("evidence: loading the embedding model", 0, 1), "model loaded",
+                          ("evidence: loading the embedding model", 1, 1)]
+    steps = [e[0] for e in events[3:]]
+    assert steps == sorted(steps, key=["evidence: locating answers",
+                                       "evidence: embedding candidates",
+                                       "evidence: ranking candidates"].index)
+    embedding = [(d, t) for m, d, t in events[3:] if m == "evidence: embedding candidates"]
+    assert len(embedding) >= 2 and embedding[-1][0] == embedding[-1][1]  # batches, to the end
+    assert [d for d, _ in embedding] == sorted(d for d, _ in embedding)

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 Progress = Callable[[str, int, int], None]
 SHOWN = 5
 """Candidates kept per question for review (the kept ones are among them)."""
+EMBED_BATCH = 256
+"""Texts embedded between two progress reports."""
 PART_WORD_PENALTY = 0.5
 """Confidence factor of a candidate where the answer occurs only inside a longer word."""
 
@@ -98,15 +100,26 @@ def find_evidence(examples: Sequence[Example], documents: Sequence[Document],
     say = progress or (lambda message, done, total: None)
     corpus = Corpus(documents)
     questions = [_start(e) for e in examples]
-    say("evidence: locating answers", 0, len(questions))
-    located = [_locate(q, corpus) for q in questions]
-    vectors = Vectors(embed or minilm())
+    if embed is None:  # load the model before any bar starts, so no bar stalls at 0
+        say("evidence: loading the embedding model", 0, 1)
+        embed = minilm()
+        say("evidence: loading the embedding model", 1, 1)
+    located = []
+    for i, q in enumerate(questions):
+        located.append(_locate(q, corpus))
+        say("evidence: locating answers", i + 1, len(questions))
+    vectors = Vectors(embed)
     if any(spans for spans, _ in located):
         lexical = Lexical([corpus.unit_text(u) for u in range(len(corpus.units))])
         pre = [_preselect(spans, lexical.scores(q.question)) if spans else ([], np.zeros(0))
                for q, (spans, _) in zip(questions, located, strict=True)]
-        vectors.add([t for q, (spans, _) in zip(questions, pre, strict=True) if spans
-                     for t in (q.question, *(corpus.span_text(s) for s in spans))])
+        texts = list(dict.fromkeys(t for q, (spans, _) in zip(questions, pre, strict=True)
+                                   if spans for t in (q.question,
+                                                      *(corpus.span_text(s) for s in spans))))
+        for start in range(0, len(texts), EMBED_BATCH):  # the slow part, shown as it goes
+            vectors.add(texts[start:start + EMBED_BATCH])
+            say("evidence: embedding candidates", min(start + EMBED_BATCH, len(texts)),
+                len(texts))
         for i, (q, (spans, bm25), (_, whole)) in enumerate(zip(questions, pre, located,
                                                               strict=True)):
             if spans:
