@@ -5,6 +5,7 @@ this page polls its progress, and stays usable. Earlier runs are listed below.""
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -16,6 +17,7 @@ from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
 from ragdash.params import Param
 from ragdash.rundir import Run, list_runs
+from ragdash.rundir.lock import RunLocked
 from ragdash.rundir.manage import RUN_NAME, delete_run, rename_run
 from ragdash.scoring import METHODS
 from ragdash.stages.runner import configured_stages
@@ -302,8 +304,8 @@ problems += list(dict.fromkeys(m for d in [ds, *(p.cfg["dataset"] for p in plann
 for p in problems:
     st.warning(widgets.md(p))
 
-job = jobs.jobs().get(str(run_dir))
-busy = job is not None and job.status == "running"
+job = jobs.current(run_dir)
+busy = job is not None and job.active
 start_label = f"▶ Start the {len(planned)} runs" if planned else "▶ Start the run"
 if st.button(start_label, type="primary", disabled=bool(problems) or busy, key="build_start"):
     try:
@@ -311,19 +313,23 @@ if st.button(start_label, type="primary", disabled=bool(problems) or busy, key="
     except (ConfigError, ValueError) as exc:
         st.error(f"The settings are not valid: {widgets.md(exc)}")
     else:
-        job = sweep_grid.start(planned, run_dir) if planned else \
-            jobs.start(cfg, run_dir, configured_stages(cfg))
-        st.session_state["build_job"] = str(run_dir)
+        try:
+            job = sweep_grid.start(planned, run_dir) if planned else \
+                jobs.start(cfg, run_dir, configured_stages(cfg))
+        except RunLocked as exc:  # another user, or a `ragdash` command, runs it now
+            st.error(widgets.md(exc))
+        else:
+            st.session_state["build_job"] = str(run_dir)
 
-# --- progress: this session's run, and any run still going (a reload reconnects) ------------------
-shown = [jobs.jobs().get(st.session_state.get("build_job", ""))]
-shown += [j for j in jobs.recent() if j not in shown]
-for i, current in enumerate(j for j in shown if j is not None):
-    jobs.follow(current, on_open=None if current.runs else
-                lambda c=current: _open(state.run_key(c.run_dir)), key=f"build{i}")
-    if current.runs and current.status == "done":
+# --- progress: this session's run, and every job under the runs root (a reload, or a restarted
+# server, reconnects: jobs run in their own processes and report in their run directories) ------
+homes = [st.session_state.get("build_job"), *(str(j.home) for j in jobs.recent(state.runs_root()))]
+for i, home in enumerate(dict.fromkeys(h for h in homes if h)):
+    jobs.follow_run(home, on_open=lambda h=home: _open(state.run_key(Path(h))), key=f"build{i}")
+    current = jobs.current(home)
+    if current is not None and current.runs and current.state == "finished":
         st.page_link(navigation.page("runs"), icon=":material/leaderboard:",
-                     label=f"Compare the {len(current.runs)} runs of {current.run_dir.name}",
+                     label=f"Compare the {len(current.runs)} runs of {current.home.name}",
                      query_params={"rn_runs": [state.run_key(d) for d in current.runs]})
 
 # --- earlier runs ------------------------------------------------------------------------------
@@ -351,7 +357,7 @@ else:
                         format_func=lambda k: keys[k].id, label_visibility="collapsed")
     c2.button("Open", on_click=_open, args=(pick,), key="build_open_earlier", width="stretch")
     picked = keys[pick]
-    busy_pick = any(j.run_dir.resolve() == picked.path.resolve() for j in jobs.running())
+    busy_pick = jobs.busy(picked.path)
     with c3.popover("Rename", width="stretch", disabled=busy_pick,
                     help="A running run cannot be renamed" if busy_pick else None):
         new_name = st.text_input("New name", picked.path.name, key="build_rename_to")

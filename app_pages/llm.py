@@ -14,6 +14,7 @@ from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
 from ragdash.planning import dry_run
+from ragdash.rundir.lock import RunLocked
 from ragdash.stages.runner import llm_stages
 from ragdash.ui import jobs, state, trust, widgets
 from ragdash.viz import llm
@@ -127,7 +128,8 @@ def launcher(expanded: bool) -> None:
                                 key="llm_limit",
                                 help=f"Generate and judge only the first N of the run's {n_q:,} "
                                      "questions: a quick, cheap look before the whole run")
-        key = st.text_input("OpenAI API key (kept in this server's memory only, never written)",
+        key = st.text_input("OpenAI API key (kept in memory only, never written: the job "
+                            "process gets it in its environment)",
                             type="password", key="llm_api_key")
         url = base_url or None
         rule = refusal_rule()
@@ -157,14 +159,18 @@ def launcher(expanded: bool) -> None:
         shown = st.session_state.get("llm_estimate_text")
         for line in shown or []:
             st.markdown(line)
-        job = jobs.jobs().get(str(run.path))
-        busy = job is not None and job.status == "running"
+        job = jobs.current(run.path)
+        busy = job is not None and job.active
         if st.button("▶ Start generation and judging", type="primary", key="llm_start",
                      disabled=not shown or busy, help="estimate first"):
-            jobs.start(cfg, run.path, llm_stages(), api_key=key or None)
+            try:  # the key reaches the job process in its environment only
+                jobs.start(cfg, run.path, llm_stages(), api_key=key or None, kind="llm")
+            except RunLocked as exc:  # another user, or a `ragdash` command, runs it now
+                st.error(widgets.md(exc))
             st.session_state.pop("llm_estimate_text", None)
-        jobs.follow(jobs.jobs().get(str(run.path)), key="llm")
-
+        job = jobs.current(run.path)
+        if job is not None and (job.kind == "llm" or job.active or job.state == "interrupted"):
+            jobs.follow_run(run.path, key="llm")
 
 if answers is None and judgments is None:
     st.info(

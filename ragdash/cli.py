@@ -117,6 +117,14 @@ def build_parser() -> argparse.ArgumentParser:
                                      "one) into reference.parquet. No LLM call; `ragdash run` "
                                      "does it too whenever it generates answers.")
     ref.add_argument("--run-dir", required=True, help="run with answers.parquet")
+    job = sub.add_parser("job", help="run the job the dashboard queued in a run directory "
+                         "(started by the dashboard; progress in its run.json)",
+                         description="Run the stages (or the sweep) that the job record of "
+                                     "--run-dir asks for, reporting progress there. The "
+                                     "dashboard starts it; an LLM API key comes only in the "
+                                     "RAGDASH_JOB_API_KEY environment variable.")
+    job.add_argument("--run-dir", required=True, help="run directory (or sweep root)")
+    job.add_argument("--lock-fd", type=int, help="the run's lock, handed over by the dashboard")
     serve = llm_sub.add_parser("serve", help="serve the local GGUF model (OpenAI-compatible)")
     serve.add_argument("--model", help="GGUF path or 'smollm2' (default: bundled Qwen2.5 0.5B)")
     serve.add_argument("--port", type=int, default=8011)
@@ -464,6 +472,10 @@ def main(argv: list[str] | None = None) -> int:
             return _estimate(args)
         if args.command == "reference":
             return _reference(args)
+        if args.command == "job":
+            from ragdash.jobs import run_job
+
+            return run_job(args.run_dir, args.lock_fd)
         if args.command == "sweep":
             from ragdash.sweep import main as sweep
 

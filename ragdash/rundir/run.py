@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -25,6 +26,12 @@ from ragdash.rundir.io import write_json, write_table
 PACKAGES = ("ragdash", "numpy", "pandas", "torch", "sentence-transformers", "faiss-cpu",
             "pyterrier", "pyterrier-pisa", "langchain-core", "langchain-community", "tokenizers",
             "numba", "streamlit", "openai", "ollama", "llama-cpp-python")
+
+
+MANIFEST_LOCK = threading.RLock()
+"""Held while the manifest is read, changed and written back, so that two threads of one process
+(a stage's progress and its record) do not lose each other's change; other processes stay out
+through the run's lock (`rundir.lock`)."""
 
 
 def now() -> str:
@@ -117,6 +124,10 @@ class Run:
     def create(self, config: dict) -> Run:
         """Write a fresh manifest (keeping stage records of an existing one), after removing
         the temp files an interrupted atomic write left behind."""
+        with MANIFEST_LOCK:
+            return self._create(config)
+
+    def _create(self, config: dict) -> Run:
         self.path.mkdir(parents=True, exist_ok=True)
         for tmp in self.path.glob(".*.*"):
             if tmp.is_file() and (self.path / tmp.name[1:].rsplit(".", 1)[0]).suffix:
@@ -137,9 +148,10 @@ class Run:
         return self
 
     def update(self, **fields) -> None:
-        m = self.manifest
-        m.update(fields, updated=now())
-        write_json(self.path / MANIFEST, m)
+        with MANIFEST_LOCK:
+            m = self.manifest
+            m.update(fields, updated=now())
+            write_json(self.path / MANIFEST, m)
 
     # --- files --------------------------------------------------------------------------------
 
@@ -231,11 +243,12 @@ class Run:
         return s.get("status") == "done" and s.get("key") == key
 
     def set_stage(self, name: str, **fields) -> None:
-        m = self.manifest
-        stages = m.setdefault("stages", {})
-        stages[name] = {**stages.get(name, {}), **fields}
-        m["updated"] = now()
-        write_json(self.path / MANIFEST, m)
+        with MANIFEST_LOCK:
+            m = self.manifest
+            stages = m.setdefault("stages", {})
+            stages[name] = {**stages.get(name, {}), **fields}
+            m["updated"] = now()
+            write_json(self.path / MANIFEST, m)
 
     @contextlib.contextmanager
     def running(self, name: str, key: str) -> Iterator[dict]:

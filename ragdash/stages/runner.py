@@ -18,6 +18,7 @@ from ragdash.config import fingerprint
 from ragdash.executors import Executor, make_executor
 from ragdash.exit_watch import watched
 from ragdash.rundir import MANIFEST, Run
+from ragdash.rundir.lock import locked
 from ragdash.stages import REGISTRY, STAGES
 from ragdash.stages.base import Progress, StageContext, no_progress
 
@@ -83,13 +84,20 @@ def run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str] | None = No
     """Run the given stages (default: every configured one) in registry order, skipping finished
     ones whose inputs are unchanged. `api_key`: for OpenAI-compatible backends, kept in memory
     only (else the backend reads its environment variable). `executor`: where the stages' batch
-    work runs (default: the config's `executor` section, closed at the end)."""
+    work runs (default: the config's `executor` section, closed at the end). The run's lock
+    is held throughout: `RunLocked` if another process is running stages there."""
     wanted = set(configured_stages(cfg) if stages is None else stages)
     unknown = wanted - set(STAGES)
     if unknown:
         raise ValueError(f"unknown stage(s) {', '.join(sorted(unknown))} "
                          f"(stages: {', '.join(STAGES)})")
-    run = Run(run_dir)
+    with locked(run_dir):  # RunLocked when another process runs stages there
+        return _locked_run(cfg, Run(run_dir), wanted, force, progress, api_key, executor)
+
+
+def _locked_run(cfg: dict, run: Run, wanted: set[str], force: bool, progress: Progress,
+                api_key: str | None, executor: Executor | None) -> Run:
+    """`run_stages` once the run's lock is held."""
     run.create(cfg)
     keys = stage_keys(cfg)
     own = executor is None
@@ -137,7 +145,7 @@ def run_on(run_dir: str | Path, name: str, progress: Progress = no_progress) -> 
         key = stage_keys(cfg)[name]
     except (KeyError, TypeError):  # a config older than some stage's settings
         key = ""  # recorded, but `ragdash run` redoes it
-    with run.running(name, key) as counts:
+    with locked(run.path), run.running(name, key) as counts:
         counts.update(stage.run(StageContext(run, cfg, key, progress)))
     return run, counts
 

@@ -252,6 +252,6 @@ def panel(source: dict[str, Any] | None, corpus_fmt: str, root: Path,
             _start(key, documents, items, settings, llm, cfg, source, corpus_fmt, root)
             job = synth_jobs()[key]
         if job is not None:
-            jobs.follow(job, key="synth", render=lambda: _progress(job))
+            jobs.follow(job, render=lambda: _progress(job))
             if job.status == "done":
                 _results(job, source, dataset_in_uploader)

@@ -1,4 +1,6 @@
-"""Pipeline runs in background threads, and their progress panel (the Build and LLM pages)."""
+"""The progress panels of jobs: a pipeline run or sweep runs as a `ragdash job` process
+(`ragdash.jobs`) that the Build and LLM pages follow from disk, with Cancel; the synth panel's
+question generation still runs in a thread of this server (`Job`, `background`)."""
 
 from __future__ import annotations
 
@@ -11,19 +13,20 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from ragdash import jobs as core
 from ragdash.rundir import Run
+from ragdash.rundir.lock import holder
 from ragdash.rundir.run import error_text
-from ragdash.stages import STAGES
-from ragdash.stages.runner import run_stages
 from ragdash.ui import widgets
 
 
 @dataclass
 class Job:
-    """A pipeline run in a background thread; the page reads its fields, the thread writes."""
+    """Work in a background thread of this server (the synth panel's); the page reads its
+    fields, the thread writes."""
 
     run_dir: Path
-    stages: tuple[str, ...] = tuple(STAGES)
+    stages: tuple[str, ...] = ()
     started: float = field(default_factory=time.time)
     status: str = "running"  # running | done | failed
     message: str = "starting"
@@ -34,7 +37,6 @@ class Job:
     finished: float | None = None
     since: float = field(default_factory=time.time)  # when the current message began
     done0: int = 0  # `done` when it began
-    runs: tuple[Path, ...] = ()  # a sweep's run directories (run_dir is then its root)
 
     def progress(self, message: str, done: int, total: int) -> None:
         if message != self.message:
@@ -62,40 +64,8 @@ def eta_text(seconds: float | None) -> str:
     return f"about {minutes} min left" if minutes < 90 else f"about {minutes / 60:.1f} h left"
 
 
-@st.cache_resource
-def jobs() -> dict[str, Job]:
-    """Every build started by this server process, by run directory (shared across reruns,
-    sessions and page reloads)."""
-    return {}
-
-
-def running() -> list[Job]:
-    """The jobs still running in this server, oldest first."""
-    return sorted((j for j in jobs().values() if j.status == "running"), key=lambda j: j.started)
-
-
-def recent(seconds: float = 600) -> list[Job]:
-    """The jobs running, or finished in the last `seconds`, oldest first: a reloaded page
-    reconnects to them and still shows how they ended."""
-    now = time.time()
-    return sorted((j for j in jobs().values()
-                   if j.status == "running" or now - (j.finished or now) < seconds),
-                  key=lambda j: j.started)
-
-
-def start(cfg: dict, run_dir: Path, stages: tuple[str, ...], api_key: str | None = None) -> Job:
-    """Run `stages` of `cfg` into run_dir in a background thread; the job is shared by reruns.
-    `api_key` (OpenAI-compatible backends) stays in this thread's memory."""
-    job = Job(run_dir, tuple(stages))
-    background(job, lambda: run_stages(cfg, run_dir, stages=job.stages, progress=job.progress,
-                                       api_key=api_key), f"ragdash-build-{run_dir.name}")
-    jobs()[str(run_dir)] = job
-    return job
-
-
 def background(job: Job, work: Callable[[], object], name: str) -> Job:
-    """Run `work()` in a daemon thread; the job's status, error and end time follow it (a
-    pipeline run's manifest also records its stages)."""
+    """Run `work()` in a daemon thread; the job's status, error and end time follow it."""
     def target() -> None:
         try:
             work()
@@ -108,44 +78,81 @@ def background(job: Job, work: Callable[[], object], name: str) -> Job:
     return job
 
 
-def stage_status(job: Job, record: dict) -> str:
+def start(cfg: dict, run_dir: Path, stages: tuple[str, ...], api_key: str | None = None,
+          kind: str = "build") -> core.Status:
+    """Start `stages` of `cfg` in run_dir as a job process (`ragdash.jobs.spawn`; `RunLocked`
+    when another process runs it). `api_key` reaches the process in its environment only."""
+    return core.spawn(run_dir, kind, cfg=cfg, stages=stages, api_key=api_key)
+
+
+def current(home: Path | str) -> core.Status | None:
+    """The job of a run directory (or sweep root), read from disk."""
+    return core.status(home)
+
+
+def recent(root: Path, seconds: float = 600) -> list[core.Status]:
+    """The jobs under the runs root that run, were interrupted, or ended in the last `seconds`:
+    a reloaded page, or the page of a restarted server, reconnects to them."""
+    return core.jobs_under(root, seconds)
+
+
+def busy(run_dir: Path) -> bool:
+    """Whether some process (a job or a `ragdash` command) runs stages in `run_dir` now."""
+    return holder(run_dir) is not None
+
+
+def stage_status(job: core.Status, record: dict) -> str:
     """A stage's status in the job's panel: its manifest record's, except that a stage still
-    recorded as running when the job has ended failed with it (the manifest could not be
-    written, e.g. on a full disk)."""
+    recorded as running when the job has ended ended with it (failed, or interrupted: the
+    manifest could not be written, e.g. on a full disk, or the process was killed)."""
     status = record.get("status", "waiting")
-    return "failed" if status == "running" and job.status == "failed" else status
+    if status != "running" or job.active:
+        return status
+    return "failed" if job.state == "failed" else "interrupted"
 
 
-def show(job: Job, on_open: Callable | None = None, key: str = "job") -> None:
-    """The status panel of a job: stage table, progress bar, log, errors."""
-    run = Run(job.run_dir)
-    stages = run.manifest.get("stages", {}) if run.exists() else {}
-    elapsed = (job.finished or time.time()) - job.started
-    state_ = {"running": "running", "done": "complete", "failed": "error"}[job.status]
-    title = {"running": f"Building {job.run_dir.name}… ({elapsed:.0f} s)",
-             "done": f"Run {job.run_dir.name} finished in {elapsed:.0f} s",
-             "failed": f"Run {job.run_dir.name} failed after {elapsed:.0f} s"}[job.status]
-    if job.runs:
+_TITLES = {"starting": "Starting {name}… ({s:.0f} s)", "running": "Building {name}… ({s:.0f} s)",
+           "finished": "Run {name} finished in {s:.0f} s",
+           "failed": "Run {name} failed after {s:.0f} s",
+           "cancelled": "Run {name} cancelled after {s:.0f} s",
+           "interrupted": "Run {name} was interrupted after {s:.0f} s"}
+_STATES = {"starting": "running", "running": "running", "finished": "complete"}
+
+
+def show(job: core.Status, on_open: Callable | None = None, key: str = "job") -> None:
+    """The status panel of a job: stage table, progress bar, log, errors, Cancel."""
+    title = _TITLES[job.state].format(name=widgets.md(job.home.name), s=job.elapsed)
+    if job.kind == "sweep":
         title = title.replace("Run ", "Sweep ").replace("Building", "Sweeping")
-    with st.status(title, state=state_, expanded=True):
-        rows = [{"stage": s, "status": stage_status(job, stages.get(s, {})),
-                 "seconds": stages.get(s, {}).get("seconds")} for s in job.stages] \
-            if not job.runs else [_sweep_row(d) for d in job.runs]
+    with st.status(title, state=_STATES.get(job.state, "error"), expanded=True):
+        if job.runs:
+            rows = [_sweep_row(d) for d in job.runs]
+        else:
+            run = Run(job.home)
+            stages = run.manifest.get("stages", {}) if run.exists() else {}
+            rows = [{"stage": s, "status": stage_status(job, stages.get(s, {})),
+                     "seconds": stages.get(s, {}).get("seconds")}
+                    for s in job.stages or tuple(stages)]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         frac = job.done / job.total if job.total else 0.0
-        left = eta_text(job.eta())
-        st.progress(min(max(frac, 0.0), 1.0), text=f"{job.message} ({job.done:,}/{job.total:,}"
-                    + (f", {left})" if left else ")") if job.total else job.message)
+        left = eta_text(job.eta) if job.active else ""
+        st.progress(min(max(frac, 0.0), 1.0), text=widgets.md(
+            f"{job.message} ({job.done:,}/{job.total:,}" + (f", {left})" if left else ")")
+            if job.total else job.message))
         if job.log:
             st.code("\n".join(job.log[-12:]), language=None)
-        if job.error:
+        if job.error and job.state != "cancelled":
             st.error(widgets.md(job.error))
-    if job.status == "done" and on_open is not None:
-        st.button(f"Open run {widgets.md(job.run_dir.name)}", on_click=on_open,
-                  key=f"{key}_open",
-                  type="primary")
-
-
+        if job.state in ("cancelled", "interrupted"):
+            st.info("The run is resumable: finished stages and LLM replies are kept, so "
+                    "starting it again goes on where it stopped.")
+        if core.cancellable(job):
+            st.button("Cancel", key=f"{key}_cancel", icon=":material/cancel:",
+                      on_click=core.cancel, args=(job.home,),
+                      help="Stop the job (the run stays resumable)")
+    if job.state == "finished" and on_open is not None and job.kind != "sweep":
+        st.button(f"Open run {widgets.md(job.home.name)}", on_click=on_open,
+                  key=f"{key}_open", type="primary")
 
 
 def _sweep_row(run_dir: Path) -> dict:
@@ -156,13 +163,34 @@ def _sweep_row(run_dir: Path) -> dict:
         if stages else {"run": run_dir.name, "ingest": "waiting"}
 
 
-def follow(job: Job | None, on_open: Callable | None = None, key: str = "job",
-           render: Callable[[], None] | None = None) -> None:
-    """Show a job (with `render`, else `show`); while it runs, a fragment refreshes the panel
+def follow_run(home: Path | str, on_open: Callable | None = None, key: str = "job") -> None:
+    """Show the job of `home` from disk; while it is active, a fragment re-reads and redraws it
+    every second (and reruns the page once it has ended)."""
+    job = core.status(home)
+    if job is None:
+        return
+    if not job.active:
+        show(job, on_open, key)
+        return
+
+    @st.fragment(run_every=1.0)
+    def poll() -> None:
+        now = core.status(home)
+        if now is None:
+            return
+        show(now, on_open, key)
+        if not now.active:
+            st.rerun()
+
+    poll()
+
+
+def follow(job: Job | None, render: Callable[[], None]) -> None:
+    """Show an in-process job with `render`; while it runs, a fragment refreshes the panel
     every second."""
     if job is None:
         return
-    draw = render or (lambda: show(job, on_open, key))
+    draw = render
     if job.status != "running":
         draw()
         return

@@ -1,5 +1,5 @@
 """The Build page's sweep: several values of one or two settings give one run per combination
-(`ragdash.sweep`, as `ragdash sweep --vary`), run in turn in a background job."""
+(`ragdash.sweep`, as `ragdash sweep --vary`), run in turn by one job process."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ragdash.sweep import Planned, parse_vary, pending, run_sweep
+from ragdash import jobs
+from ragdash.sweep import Planned, parse_vary, pending
 from ragdash.sweep import plan as plan_sweep
-from ragdash.ui import jobs
 
 
 def _without(overrides: dict, key: str) -> dict:
@@ -38,10 +38,7 @@ def table(planned: Sequence[Planned]) -> pd.DataFrame:
                          for p in planned])
 
 
-def start(planned: Sequence[Planned], root: Path) -> jobs.Job:
-    """Run the sweep in a background job registered under `root` (a reload reconnects)."""
-    job = jobs.Job(root, (), runs=tuple(p.run_dir for p in planned))
-    jobs.background(job, lambda: run_sweep(planned, progress=job.progress,
-                                           say=job.log.append), f"ragdash-sweep-{root.name}")
-    jobs.jobs()[str(root)] = job
-    return job
+def start(planned: Sequence[Planned], root: Path) -> jobs.Status:
+    """Run the sweep as a job process that reports in `root/sweep.json` (`RunLocked` when
+    `root` is already being swept)."""
+    return jobs.spawn(root, "sweep", planned=planned)

@@ -1,0 +1,335 @@
+"""Jobs: a pipeline run (or a sweep) started by the dashboard, run as a `ragdash job` process.
+
+The dashboard does not run stages in its own process: `spawn` starts `python -m ragdash.cli job
+--run-dir R` in a session of its own (a restart of the dashboard does not end it; stdout and
+stderr go to `R/job.log`), and the process reports its progress in the run's manifest, under
+`job` (a sweep's, in `<sweep root>/sweep.json`): state, the current step with done/total and an
+ETA, a short log, its pid and times. Anyone can then follow it from disk (`status`), after a
+restart of the dashboard too, and `cancel` it (SIGTERM to its process group, SIGKILL after a
+grace period): the running stage is recorded as interrupted, finished stages and LLM replies
+are kept, and starting again resumes.
+
+The run's lock (`rundir.lock`) is taken before the process starts and handed over to it, so
+that two starts of one run, from two users or a user and the CLI, cannot both go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragdash.rundir import MANIFEST, Run, write_json
+from ragdash.rundir import lock as run_lock
+from ragdash.rundir.run import MANIFEST_LOCK, error_text, now
+
+KEY = "job"
+SWEEP = "sweep.json"
+LOG = "job.log"
+API_KEY_ENV = "RAGDASH_JOB_API_KEY"
+"""The environment variable that hands the dashboard's API key to the job process (never argv,
+which `ps` shows to every user, never a file)."""
+KINDS = ("build", "llm", "sweep")
+ACTIVE = ("starting", "running")
+ENDED = ("finished", "failed", "cancelled")
+
+
+def record_file(home: Path | str) -> Path:
+    """Where the job of `home` reports: a sweep root's sweep.json, else the run's manifest."""
+    home = Path(home)
+    return home / SWEEP if (home / SWEEP).exists() else home / MANIFEST
+
+
+def _read_file(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def record(home: Path | str) -> dict:
+    """The job record of `home` as written ({} when it never had a job)."""
+    job = _read_file(record_file(home)).get(KEY)
+    return job if isinstance(job, dict) else {}
+
+
+def write(home: Path | str, **fields: object) -> None:
+    """Update the job record of `home` (atomically; the manifest's other keys are kept)."""
+    path = record_file(home)
+    with MANIFEST_LOCK:
+        data = _read_file(path)
+        data[KEY] = {**(data.get(KEY) or {}), **fields}
+        write_json(path, data)
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the job of a run is doing, read from disk.
+
+    `state`: starting | running | finished | failed | cancelled, or `interrupted` when the
+    record says it runs but no process holds the run's lock any more (it was killed, or the
+    machine restarted): starting again resumes it."""
+
+    home: Path
+    state: str
+    kind: str = "build"
+    stages: tuple[str, ...] = ()
+    runs: tuple[Path, ...] = ()
+    message: str = ""
+    done: int = 0
+    total: int = 0
+    eta: float | None = None
+    log: tuple[str, ...] = ()
+    error: str | None = None
+    pid: int | None = None
+    started: float = 0.0
+    ended: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE
+
+    @property
+    def elapsed(self) -> float:
+        return max(0.0, (self.ended or time.time()) - self.started)
+
+
+def status(home: Path | str) -> Status | None:
+    """The job of `home` (None if it never had one)."""
+    home = Path(home)
+    rec = record(home)
+    if not rec:
+        return None
+    state = str(rec.get("state", "failed"))
+    if state in ACTIVE and run_lock.holder(home) is None:
+        state = "interrupted"
+    return Status(
+        home=home, state=state, kind=str(rec.get("kind", "build")),
+        stages=tuple(rec.get("stages") or ()),
+        runs=tuple(Path(p["run_dir"]) for p in rec.get("planned") or ()),
+        message=str(rec.get("message", "")), done=int(rec.get("done") or 0),
+        total=int(rec.get("total") or 0), eta=rec.get("eta"),
+        log=tuple(rec.get("log") or ()), error=rec.get("error"), pid=rec.get("pid"),
+        started=float(rec.get("started_ts") or 0.0), ended=rec.get("ended_ts"))
+
+
+def jobs_under(root: Path | str, seconds: float = 600) -> list[Status]:
+    """The jobs of the runs (and sweeps) directly under `root` that are active, or ended in the
+    last `seconds` (interrupted ones too: they are waiting to be resumed), oldest first."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    homes = {p.parent for pattern in (f"*/{MANIFEST}", f"*/{SWEEP}") for p in root.glob(pattern)}
+    now_ = time.time()
+    out = [s for s in map(status, sorted(homes)) if s is not None
+           and (s.active or s.state == "interrupted" or now_ - (s.ended or now_) < seconds)]
+    return sorted(out, key=lambda s: s.started)
+
+
+def spawn(home: Path | str, kind: str, cfg: dict | None = None,
+          stages: Sequence[str] = (), planned: Sequence = (),
+          api_key: str | None = None) -> Status:
+    """Start the job of `home` as a `ragdash job` process: `cfg` and `stages` for a run,
+    `planned` (`sweep.Planned`) for a sweep whose root is `home`. The run's lock is taken here
+    and handed to the process; `RunLocked` if another process holds it. `api_key` goes to the
+    process in its environment only."""
+    home = Path(home)
+    fd = run_lock.acquire(home)
+    try:
+        queue(home, kind, cfg, stages, planned)
+        env = {k: v for k, v in os.environ.items() if k != API_KEY_ENV}
+        if api_key:
+            env[API_KEY_ENV] = api_key
+        with open(home / LOG, "ab") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "ragdash.cli", "job", "--run-dir", str(home),
+                 "--lock-fd", str(fd)], stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, env=env, pass_fds=(fd,), start_new_session=True)
+    except BaseException:
+        run_lock.release(home)
+        raise
+    run_lock.hand_over(home)  # the process holds it now, and writes its pid in the record
+    threading.Thread(target=proc.wait, name=f"ragdash-reap-{proc.pid}", daemon=True).start()
+    return status(home)  # type: ignore[return-value]
+
+
+def queue(home: Path, kind: str, cfg: dict | None = None, stages: Sequence[str] = (),
+          planned: Sequence = ()) -> None:
+    """Write the job record that `ragdash job` then runs (the caller holds the run's lock):
+    a run's config goes into its manifest, a sweep's runs into `<root>/sweep.json`."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown job kind '{kind}' (kinds: {', '.join(KINDS)})")
+    if kind == "sweep":
+        write_json(home / SWEEP, {KEY: {}})
+    elif cfg is None:
+        raise ValueError("a run's job needs its config")
+    else:
+        Run(home).create(cfg)
+    write(home, kind=kind, state="starting", stages=list(stages), pid=None, error=None,
+          planned=[{"name": p.name, "run_dir": str(p.run_dir), "values": p.values,
+                    "cfg": p.cfg} for p in planned],
+          message="starting", done=0, total=0, eta=None, log=[], started=now(),
+          started_ts=time.time(), ended_ts=None)
+
+
+def cancellable(s: Status) -> bool:
+    """Whether `s` is a job process this module started and can end: active, and its pid holds
+    the run's lock and leads its own process group (a `ragdash` command a user typed does not)."""
+    if not s.active or not s.pid:
+        return False
+    try:
+        return run_lock.holder(s.home) == s.pid and os.getpgid(s.pid) == s.pid
+    except ProcessLookupError:
+        return False
+
+
+def cancel(home: Path | str, grace: float = 10.0) -> bool:
+    """Stop the job of `home`: SIGTERM to its process group (the process records the running
+    stage as interrupted and the job as cancelled), SIGKILL after `grace` seconds if it has not
+    ended (the record is then marked here). False if there is no job process to stop."""
+    s = status(home)
+    if s is None or not cancellable(s):
+        return False
+    pid = int(s.pid)  # type: ignore[arg-type]
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGTERM)
+    threading.Thread(target=_kill_after, args=(Path(home), pid, grace),
+                     name=f"ragdash-cancel-{pid}", daemon=True).start()
+    return True
+
+
+def _kill_after(home: Path, pid: int, grace: float) -> None:
+    """SIGKILL the job's process group if it still holds the run after `grace` seconds, then
+    record it cancelled (its running stage interrupted)."""
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if run_lock.holder(home) != pid:
+            return
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    for _ in range(100):
+        if run_lock.holder(home) is None:
+            break
+        time.sleep(0.05)
+    else:
+        return
+    with run_lock.locked(home):
+        if (home / MANIFEST).exists() and not (home / SWEEP).exists():
+            run = Run(home)
+            for name, s in run.manifest.get("stages", {}).items():
+                if s.get("status") == "running":
+                    run.set_stage(name, status="interrupted", error="cancelled")
+        write(home, state="cancelled", error="cancelled (killed after it did not stop within "
+              f"{grace:.0f} s)", ended_ts=time.time())
+
+
+class Reporter:
+    """The job process's progress callback: writes the current step to the job record, at most
+    every `interval` seconds (and at each new step), with the ETA at the rate measured since
+    the step began and a log of the steps."""
+
+    def __init__(self, home: Path, interval: float = 1.0):
+        self.home, self.interval = home, interval
+        self.started = time.time()
+        self.message, self.done, self.total = "starting", 0, 0
+        self.since, self.done0, self.written = self.started, 0, 0.0
+        self.log: list[str] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, message: str, done: int, total: int) -> None:
+        with self._lock:
+            t = time.time()
+            new = message != self.message
+            if new:
+                self.say(message, t)
+                self.since, self.done0 = t, done
+            self.message, self.done, self.total = message, done, total
+            if new or t - self.written >= self.interval:
+                self.flush(t)
+
+    def say(self, line: str, t: float | None = None) -> None:
+        """Add a line to the job's log (sweeps report each run this way)."""
+        t = time.time() if t is None else t
+        self.log.append(f"{t - self.started:6.1f}s  {line}")
+        del self.log[:-40]
+
+    def eta(self, t: float | None = None) -> float | None:
+        """Seconds left in the current step at its measured rate (None before two points)."""
+        t = time.time() if t is None else t
+        made, spent = self.done - self.done0, t - self.since
+        if not self.total or made <= 0 or spent <= 0:
+            return None
+        return (self.total - self.done) * spent / made
+
+    def flush(self, t: float | None = None) -> None:
+        t = time.time() if t is None else t
+        self.written = t
+        write(self.home, message=self.message, done=self.done, total=self.total,
+              eta=self.eta(t), log=list(self.log), heartbeat_ts=t)
+
+
+def run_job(home: Path | str, lock_fd: int | None = None) -> int:
+    """The body of `ragdash job`: run what the job record of `home` asks for, reporting
+    progress there; the exit status (0 finished, 1 failed, 130 cancelled). `lock_fd`: the run's
+    lock handed over by the dashboard (else it is taken here: `RunLocked` if held)."""
+    home = Path(home)
+    if lock_fd is None:
+        run_lock.acquire(home)
+    else:
+        run_lock.adopt(home, lock_fd)
+    try:
+        return _run(home, os.environ.pop(API_KEY_ENV, None) or None)
+    finally:
+        run_lock.release(home)
+
+
+def _run(home: Path, api_key: str | None) -> int:
+    """`run_job` once the run's lock is held (the record is written before it is let go, so
+    that a finished job never reads as interrupted)."""
+    from ragdash.stages.runner import run_stages
+    from ragdash.sweep import Planned, run_sweep
+
+    rec = record(home)
+    report = Reporter(home)
+    write(home, state="running", pid=os.getpid(), started_ts=time.time(), error=None)
+    try:
+        if rec.get("kind") == "sweep":
+            planned = [Planned(p["name"], Path(p["run_dir"]), p["values"], p["cfg"])
+                       for p in rec.get("planned") or ()]
+            run_sweep(planned, progress=report, say=report.say)
+        else:
+            cfg = Run(home).manifest.get("config")
+            if not isinstance(cfg, dict):
+                raise ValueError(f"{home / MANIFEST} has no config to run")
+            run_stages(cfg, home, stages=rec.get("stages") or None, progress=report,
+                       api_key=api_key)
+    except KeyboardInterrupt as exc:  # SIGTERM (cancel) or Ctrl-C
+        stage = getattr(exc, "stage", None)
+        report.say("cancelled")
+        _end(home, report, "cancelled", "cancelled" + (f" during stage {stage}" if stage else "")
+             + ": finished stages and LLM replies are kept, start again to resume")
+        return 130
+    except BaseException as exc:  # recorded for the dashboard, and said in job.log
+        print(f"ragdash: error: {error_text(exc)}", file=sys.stderr)
+        _end(home, report, "failed", error_text(exc))
+        return 1
+    report.say("finished")
+    _end(home, report, "finished", None)
+    return 0
+
+
+def _end(home: Path, report: Reporter, state: str, error: str | None) -> None:
+    with contextlib.suppress(OSError):  # a full disk: the record then reads as interrupted
+        report.flush()
+        write(home, state=state, error=error, ended_ts=time.time(), eta=None)
