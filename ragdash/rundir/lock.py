@@ -129,11 +129,14 @@ def adopt(run_dir: Path | str, fd: int) -> None:
     path = Path(run_dir) / LOCK
     try:
         same = os.path.samestat(os.fstat(fd), os.stat(path))
+    except OSError:
+        same = False
+    if not same:
+        raise ValueError(f"file descriptor {fd} is not the lock file {path}")
+    try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # ours already: succeeds at once
     except OSError as exc:
         raise ValueError(f"file descriptor {fd} is not the held lock of {run_dir}") from exc
-    if not same:
-        raise ValueError(f"file descriptor {fd} is not the lock file {path}")
     _write_pid(fd)
     with _guard:
         _held[_key(run_dir)] = _Held(fd, 1, None)
