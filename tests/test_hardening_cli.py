@@ -21,8 +21,7 @@ import pandas as pd
 import pytest
 from fakes.llm_server import FakeLLMServer, Reply
 
-from ragdash.cli import build_parser, main, overrides_from
-from ragdash.config import load_config
+from ragdash.cli import main
 from ragdash.dashboard_settings import max_upload_mb
 from ragdash.llm.clients import short
 from ragdash.llm.types import LLMError
