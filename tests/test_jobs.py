@@ -375,3 +375,22 @@ def test_the_job_command_refuses_a_run_in_use(generic, tmp_path, capsys, other_p
     assert main(["job", "--run-dir", str(run_dir)]) == 2
     assert "is in use" in capsys.readouterr().err
     assert json.loads((run_dir / MANIFEST).read_text())["job"]["state"] == "starting"
+
+
+def test_a_run_in_use_is_neither_renamed_nor_deleted(generic, tmp_path, other_process):
+    from ragdash.rundir.manage import delete_run, rename_run
+
+    root = tmp_path / "runs"
+    Run(root / "r").create(cfg_for(generic, tmp_path))
+    proc = other_process(root / "r")
+    with pytest.raises(ValueError, match="is in use"):
+        rename_run(Run(root / "r"), "s", root)
+    with pytest.raises(ValueError, match="is in use"):
+        delete_run(Run(root / "r"), root)
+    assert (root / "r" / MANIFEST).exists() and not (root / "s").exists()
+    proc.kill()
+    proc.wait()
+    moved = rename_run(Run(root / "r"), "s", root)
+    assert moved.id == "s" and run_lock.holder(root / "s") is None
+    delete_run(moved, root)
+    assert not (root / "s").exists()

@@ -1,13 +1,16 @@
 """Renaming and deleting run directories, with the checks a shared dashboard needs: a run name
 is a plain folder name, only a run directory under the runs root is touched, nothing is
-overwritten."""
+overwritten, a run that a process is working in (its lock held) is left alone."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
+from ragdash.rundir.lock import RunLocked, locked
 from ragdash.rundir.run import Run
 
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -27,13 +30,24 @@ def _inside(run: Run, root: Path) -> None:
         raise ValueError(f"{run.path} is not a run directory under {root}")
 
 
+@contextlib.contextmanager
+def _idle(run: Run) -> Iterator[None]:
+    """Hold the run's lock for the block; ValueError if a job or command is running in it."""
+    try:
+        with locked(run.path):
+            yield
+    except RunLocked as exc:
+        raise ValueError(str(exc)) from None
+
+
 def rename_run(run: Run, new_name: str, root: Path) -> Run:
     """Move a run to `root/new_name` and record the new id in its manifest."""
     _inside(run, root)
     target = Path(root) / check_name(new_name)
     if target.exists():
         raise ValueError(f"a run or file named '{new_name}' already exists under {root}")
-    run.path.rename(target)
+    with _idle(run):
+        run.path.rename(target)
     moved = Run(target)
     moved.update(id=new_name)
     return moved
@@ -42,4 +56,5 @@ def rename_run(run: Run, new_name: str, root: Path) -> Run:
 def delete_run(run: Run, root: Path) -> None:
     """Remove a run directory and everything in it."""
     _inside(run, root)
-    shutil.rmtree(run.path)
+    with _idle(run):
+        shutil.rmtree(run.path)

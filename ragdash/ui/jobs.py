@@ -147,7 +147,7 @@ def show(job: core.Status, on_open: Callable | None = None, key: str = "job") ->
             st.info("The run is resumable: finished stages and LLM replies are kept, so "
                     "starting it again goes on where it stopped.")
         if core.cancellable(job):
-            st.button("Cancel", key=f"{key}_cancel", icon=":material/cancel:",
+            st.button(f"Cancel {widgets.md(job.home.name)}", key=f"{key}_cancel",
                       on_click=core.cancel, args=(job.home,),
                       help="Stop the job (the run stays resumable)")
     if job.state == "finished" and on_open is not None and job.kind != "sweep":

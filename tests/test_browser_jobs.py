@@ -1,0 +1,144 @@
+"""Build jobs outside the Streamlit process, in Chromium: start a build on the Build page, kill
+the Streamlit server mid-run and start a new one on the same runs root; the page reconnects to
+the job, which goes on and finishes. A second build is cancelled from the page: it shows it
+cancelled, and the run is resumable (its lock is free, its stages kept)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_browser import (  # noqa: F401
+    ARGS,
+    BUNDLED,
+    CHROMIUM,
+    ROOT,
+    SHOTS,
+    _free_port,
+    no_exception,
+    settle,
+    shot,
+    streamlit_server,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Iterator[dict]:
+    """How to start (and restart) a Streamlit server on one port and runs root; every job
+    process still running at the end is killed."""
+    if CHROMIUM is None:
+        pytest.skip("chromium is not on PATH (apt-get install chromium)")
+    pytest.importorskip("playwright.sync_api")
+    root = tmp_path_factory.mktemp("browser_jobs")
+    port = _free_port()
+    env = {**os.environ, "RAGDASH_DEMO_RUN": os.pathsep.join(str(ROOT / d) for d in BUNDLED),
+           "RAGDASH_RUNS_ROOT": str(root / "runs")}
+    cmd = [str(Path(sys.executable).with_name("streamlit")), "run", str(ROOT / "app.py"),
+           "--server.headless", "true", "--server.port", str(port), "--server.address",
+           "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats",
+           "false"]
+    starts = iter(range(1, 100))
+
+    def serve():
+        return streamlit_server(cmd, port, root / f"streamlit-{next(starts)}.log", env,
+                                start_s=60)
+
+    yield {"url": f"http://127.0.0.1:{port}", "root": root, "serve": serve}
+    from ragdash import jobs
+
+    for job in jobs.jobs_under(root / "runs"):
+        if jobs.cancellable(job):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(job.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def page(site):
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1400, "height": 2200})
+        pg.set_default_timeout(60_000)
+        yield pg
+        browser.close()
+
+
+def open_build(pg, site) -> None:
+    """The Build page (no quiet-time wait: a followed job redraws its panel every second)."""
+    pg.goto(f"{site['url']}/build")
+    pg.wait_for_selector('[data-testid="stHeading"], [data-testid="stException"]')
+    pg.get_by_label("Run name (folder under the runs root)").wait_for()
+    no_exception(pg, "build page")
+
+
+def start_build(pg, name: str) -> None:
+    """Start a build of the whole bundled sample (semantic chunks, the default retrievers:
+    minutes of CPU) and wait until its panel says it is building."""
+    size = pg.get_by_label("Sample size: the first N questions (0 = all)")
+    size.fill("0")
+    size.press("Enter")
+    settle(pg)
+    box = pg.get_by_label("Run name (folder under the runs root)")
+    box.fill(name)
+    box.press("Enter")
+    settle(pg)
+    pg.get_by_role("button", name="Start the run").click()
+    pg.get_by_text(re.compile(f"Building {name}")).wait_for(timeout=90_000)
+
+
+def holder(run_dir: Path) -> int | None:
+    from ragdash.rundir.lock import holder as lock_holder
+
+    return lock_holder(run_dir)
+
+
+def test_a_build_survives_a_server_restart_and_a_second_is_cancelled(site, page):
+    runs = site["root"] / "runs"
+    with site["serve"]() as first:
+        open_build(page, site)
+        start_build(page, "survivor")
+        shot(page, "70-jobs-building")
+        job_pid = holder(runs / "survivor")
+        assert job_pid and job_pid != first.pid  # the job is a process of its own
+        first.kill()  # the server crashes mid-run
+        first.wait()
+    time.sleep(1)
+    assert holder(runs / "survivor") == job_pid, "the job should outlive the server"
+    with site["serve"]() as second:
+        open_build(page, site)  # a new server finds the job on disk and follows it
+        page.get_by_text(re.compile(r"Building survivor")).wait_for(timeout=60_000)
+        assert page.get_by_text(re.compile(r"Building survivor")).count() == 1
+        shot(page, "71-jobs-reconnected")
+        start_build(page, "doomed")
+        assert holder(runs / "doomed") not in (None, second.pid)
+        page.get_by_role("button", name="Cancel doomed").click()
+        page.get_by_text(re.compile(r"Run doomed cancelled after")).wait_for(timeout=90_000)
+        shot(page, "72-jobs-cancelled")
+        assert page.get_by_text(re.compile("The run is resumable")).count() >= 1
+        assert holder(runs / "doomed") is None  # free to start again
+        from ragdash import jobs
+        from ragdash.rundir import Run
+
+        assert jobs.status(runs / "doomed").state == "cancelled"
+        stages = Run(runs / "doomed").manifest["stages"]
+        assert "running" not in {s["status"] for s in stages.values()}
+        page.get_by_text(re.compile(r"Run survivor (finished|failed|was interrupted)")).wait_for(
+            timeout=900_000)
+        settle(page)
+        no_exception(page, "after the survivor finished")
+        shot(page, "73-jobs-survivor-finished")
+        assert page.get_by_text(re.compile(r"Run survivor finished in")).count() == 1, \
+            page.locator('[data-testid="stAlert"]').all_inner_texts()
+        assert (runs / "survivor" / "ir_scores.parquet").exists()
+        assert jobs.status(runs / "survivor").state == "finished"
