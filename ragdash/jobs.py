@@ -111,8 +111,10 @@ def status(home: Path | str) -> Status | None:
     if not rec:
         return None
     state = str(rec.get("state", "failed"))
+    ended = rec.get("ended_ts")
     if state in ACTIVE and run_lock.holder(home) is None:
-        state = "interrupted"
+        state = "interrupted"  # it ended when it last reported
+        ended = rec.get("heartbeat_ts") or rec.get("started_ts")
     return Status(
         home=home, state=state, kind=str(rec.get("kind", "build")),
         stages=tuple(rec.get("stages") or ()),
@@ -120,7 +122,7 @@ def status(home: Path | str) -> Status | None:
         message=str(rec.get("message", "")), done=int(rec.get("done") or 0),
         total=int(rec.get("total") or 0), eta=rec.get("eta"),
         log=tuple(rec.get("log") or ()), error=rec.get("error"), pid=rec.get("pid"),
-        started=float(rec.get("started_ts") or 0.0), ended=rec.get("ended_ts"))
+        started=float(rec.get("started_ts") or 0.0), ended=ended)
 
 
 def jobs_under(root: Path | str, seconds: float = 600) -> list[Status]:

@@ -466,3 +466,46 @@ def test_thresholds_panel_shows_the_fixtures_auc(runs):
                    if "AUC" in str(b.value))
     assert f"AUC {known:.2f} [" in verdict
     assert known > 0.6  # the fixture's judge follows Score_IR
+
+
+def test_build_page_shows_jobs_from_disk_and_refuses_a_run_in_use(runs, monkeypatch, tmp_path):
+    """Jobs run in processes of their own and report in their run directories: the Build page
+    of any server (a restarted one too) shows them from there, a job whose process died as
+    interrupted; starting a run that another process holds is refused with a message."""
+    import subprocess
+    import sys
+    import time
+
+    from ragdash import jobs
+
+    root = tmp_path / "runs"
+    monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(root))
+    for name, state in (("stopped", "cancelled"), ("crashed", "running")):
+        jobs.queue(root / name, "build", {"name": name}, ("ingest",))
+        jobs.write(root / name, state=state, ended_ts=time.time() if state == "cancelled"
+                   else None)
+    (root / "busy").mkdir()
+    hold = ("import fcntl, os, sys, time\n"
+            "fd = os.open(os.path.join(sys.argv[1], '.lock'), os.O_RDWR | os.O_CREAT)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\n"
+            "time.sleep(600)\n")
+    other = subprocess.Popen([sys.executable, "-c", hold, str(root / "busy")],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "held"
+        at = open_page("build")
+        labels = [s.label for s in at.status]
+        assert any(lb.startswith("Run stopped cancelled after") for lb in labels), labels
+        assert any(lb.startswith("Run crashed was interrupted after") for lb in labels), labels
+        assert sum("The run is resumable" in i.value for i in at.info) == 2
+        assert {s.state for s in at.status} == {"error"}
+        at.text_input(key="build_name").input("busy").run()
+        at.button(key="build_start").click().run()
+        assert not at.exception, at.exception
+        errors = " ".join(e.value for e in at.error)
+        assert "is in use" in errors and "busy" in errors, errors
+        assert not (root / "busy" / "run.json").exists()
+    finally:
+        other.kill()
+        other.wait()

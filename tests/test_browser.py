@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -56,6 +57,12 @@ def server(tmp_path_factory):
            "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
     with streamlit_server(cmd, port, root / "streamlit.log", env, start_s=60) as proc:
         yield {"url": f"http://127.0.0.1:{port}", "root": root, "pid": proc.pid}
+    from ragdash import jobs
+
+    for job in jobs.jobs_under(root / "runs"):  # builds run in processes of their own
+        if jobs.cancellable(job):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(job.pid, signal.SIGKILL)
 
 
 @contextlib.contextmanager

@@ -111,7 +111,7 @@ def stage_status(job: core.Status, record: dict) -> str:
     return "failed" if job.state == "failed" else "interrupted"
 
 
-_TITLES = {"starting": "Starting {name}… ({s:.0f} s)", "running": "Building {name}… ({s:.0f} s)",
+_TITLES = {"starting": "Building {name}… (starting)", "running": "Building {name}… ({s:.0f} s)",
            "finished": "Run {name} finished in {s:.0f} s",
            "failed": "Run {name} failed after {s:.0f} s",
            "cancelled": "Run {name} cancelled after {s:.0f} s",
