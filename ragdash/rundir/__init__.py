@@ -5,7 +5,8 @@
 - `config`: the run's configuration as a frozen typed view;
 - `run`: `Run` (manifest, schema-checked reads and writes, typed accessors, stage records)
   and `list_runs`;
-- `manage`: renaming and deleting runs safely.
+- `manage`: renaming and deleting runs safely;
+- `lock`: one process at a time runs stages in a run directory (`RunLocked` otherwise).
 """
 
 from ragdash.rundir.config import RunConfig
