@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ragdash.rundir import MANIFEST, Run, write_json
@@ -39,7 +39,9 @@ API_KEY_ENV = "RAGDASH_JOB_API_KEY"
 which `ps` shows to every user, never a file)."""
 KINDS = ("build", "llm", "sweep")
 ACTIVE = ("starting", "running")
-ENDED = ("finished", "failed", "cancelled")
+INTERRUPTED_SHOWN = 24 * 3600
+"""How long (seconds since its last report) the dashboard lists an interrupted job, waiting to
+be resumed."""
 
 
 def record_file(home: Path | str) -> Path:
@@ -93,7 +95,6 @@ class Status:
     pid: int | None = None
     started: float = 0.0
     ended: float | None = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
@@ -115,26 +116,41 @@ def status(home: Path | str) -> Status | None:
     if state in ACTIVE and run_lock.holder(home) is None:
         state = "interrupted"  # it ended when it last reported
         ended = rec.get("heartbeat_ts") or rec.get("started_ts")
-    return Status(
-        home=home, state=state, kind=str(rec.get("kind", "build")),
-        stages=tuple(rec.get("stages") or ()),
-        runs=tuple(Path(p["run_dir"]) for p in rec.get("planned") or ()),
-        message=str(rec.get("message", "")), done=int(rec.get("done") or 0),
-        total=int(rec.get("total") or 0), eta=rec.get("eta"),
-        log=tuple(rec.get("log") or ()), error=rec.get("error"), pid=rec.get("pid"),
-        started=float(rec.get("started_ts") or 0.0), ended=ended)
+    try:
+        return Status(
+            home=home, state=state, kind=str(rec.get("kind", "build")),
+            stages=tuple(map(str, rec.get("stages") or ())),
+            runs=tuple(Path(p["run_dir"]) for p in rec.get("planned") or ()),
+            message=str(rec.get("message", "")), done=int(rec.get("done") or 0),
+            total=int(rec.get("total") or 0), eta=_number(rec.get("eta")),
+            log=tuple(map(str, rec.get("log") or ())), error=_text(rec.get("error")),
+            pid=int(rec["pid"]) if rec.get("pid") else None,
+            started=_number(rec.get("started_ts")) or 0.0, ended=_number(ended))
+    except (TypeError, ValueError, KeyError):  # a record edited by hand, or by another tool
+        return Status(home=home, state="failed", error=f"{record_file(home)}: the job record "
+                      "is not one ragdash wrote (start the run again)")
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def jobs_under(root: Path | str, seconds: float = 600) -> list[Status]:
     """The jobs of the runs (and sweeps) directly under `root` that are active, or ended in the
-    last `seconds` (interrupted ones too: they are waiting to be resumed), oldest first."""
+    last `seconds` (interrupted ones: in the last `INTERRUPTED_SHOWN`), oldest first."""
     root = Path(root)
     if not root.is_dir():
         return []
     homes = {p.parent for pattern in (f"*/{MANIFEST}", f"*/{SWEEP}") for p in root.glob(pattern)}
     now_ = time.time()
-    out = [s for s in map(status, sorted(homes)) if s is not None
-           and (s.active or s.state == "interrupted" or now_ - (s.ended or now_) < seconds)]
+    out = [s for s in map(status, sorted(homes)) if s is not None and (
+        s.active or now_ - (s.ended or now_) < (INTERRUPTED_SHOWN if s.state == "interrupted"
+                                                 else seconds))]
     return sorted(out, key=lambda s: s.started)
 
 

@@ -394,3 +394,23 @@ def test_a_run_in_use_is_neither_renamed_nor_deleted(generic, tmp_path, other_pr
     assert moved.id == "s" and run_lock.holder(root / "s") is None
     delete_run(moved, root)
     assert not (root / "s").exists()
+
+
+@pytest.mark.parametrize("bad", [{"done": "many"}, {"pid": "x"}, {"planned": [{"no": 1}]},
+                                 {"log": 5}])
+def test_a_job_record_not_written_by_ragdash_reads_as_failed(tmp_path, bad):
+    run_dir = tmp_path / "r"
+    Run(run_dir).create({"name": "r"})
+    jobs.write(run_dir, kind="build", state="finished", **bad)
+    job = jobs.status(run_dir)
+    assert job.state == "failed" and "is not one ragdash wrote" in job.error
+
+
+def test_an_interrupted_job_is_listed_for_a_day(generic, tmp_path):
+    root = tmp_path / "runs"
+    for name, last in (("yesterday", time.time() - 2 * 86400), ("tonight", time.time() - 3600)):
+        jobs.queue(root / name, "build", cfg_for(generic, tmp_path), ("ingest",))
+        jobs.write(root / name, state="running", started_ts=last - 100, heartbeat_ts=last)
+    listed = jobs.jobs_under(root)
+    assert [(s.home.name, s.state) for s in listed] == [("tonight", "interrupted")]
+    assert listed[0].elapsed == pytest.approx(100)  # it ended at its last report, not now
