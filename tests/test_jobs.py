@@ -414,3 +414,24 @@ def test_an_interrupted_job_is_listed_for_a_day(generic, tmp_path):
     listed = jobs.jobs_under(root)
     assert [(s.home.name, s.state) for s in listed] == [("tonight", "interrupted")]
     assert listed[0].elapsed == pytest.approx(100)  # it ended at its last report, not now
+
+
+def test_a_sweep_job_reports_in_its_root_and_runs_each_combination(generic, tmp_path):
+    from ragdash.sweep import parse_vary, plan
+
+    ds, corpus = generic
+    root = tmp_path / "runs" / "grid"
+    planned = plan(None, {"dataset": {"path": str(ds), "corpus": str(corpus), "format": "auto"},
+                          "chunker": {"method": "none"}, "retrievers": {"use": "bm25"},
+                          "budgets": "20:60:20"},
+                   [parse_vary("retrievers.params.bm25.k=2,3")], runs_root=root)
+    with run_lock.locked(root):
+        jobs.queue(root, "sweep", planned=planned)
+        assert jobs.run_job(root) == 0
+    job = jobs.status(root)
+    assert (job.kind, job.state) == ("sweep", "finished")
+    assert job.runs == tuple(p.run_dir for p in planned) and len(job.runs) == 2
+    assert all((d / "ir_scores.parquet").exists() for d in job.runs)
+    assert any("Sweep: 2 run(s), 2 made" in line for line in job.log)
+    assert "job" not in Run(job.runs[0]).manifest  # the sweep's record is its root's
+    assert [s.home for s in jobs.jobs_under(tmp_path / "runs")] == [root]
