@@ -176,11 +176,9 @@ def follow_run(home: Path | str, on_open: Callable | None = None, key: str = "jo
     @st.fragment(run_every=1.0)
     def poll() -> None:
         now = core.status(home)
-        if now is None:
-            return
+        if now is None or not now.active:  # the whole page shows how it ended (its buttons
+            st.rerun()  # outside this fragment)
         show(now, on_open, key)
-        if not now.active:
-            st.rerun()
 
     poll()
 
