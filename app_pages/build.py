@@ -1,6 +1,6 @@
 """Build a run: choose the dataset, chunker, retrievers and their parameters, tokenizer, budgets
-and sample size; the pipeline runs in a background thread (ragdash.pipeline.run_stages) while
-this page polls its progress, and stays usable. Earlier runs are listed below."""
+and sample size; the pipeline runs as a job process of its own (ragdash.jobs) while this page
+follows its progress from the run directory, and stays usable. Earlier runs are listed below."""
 
 from __future__ import annotations
 
