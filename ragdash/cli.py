@@ -473,9 +473,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "reference":
             return _reference(args)
         if args.command == "job":
-            from ragdash.jobs import run_job
+            from ragdash.jobs import NICE, run_job
 
-            return run_job(args.run_dir, args.lock_fd)
+            return run_job(args.run_dir, args.lock_fd, nice=NICE)
         if args.command == "sweep":
             from ragdash.sweep import main as sweep
 

@@ -39,6 +39,9 @@ API_KEY_ENV = "RAGDASH_JOB_API_KEY"
 which `ps` shows to every user, never a file)."""
 KINDS = ("build", "llm", "sweep")
 ACTIVE = ("starting", "running")
+NICE = 10
+"""How much lower than the dashboard's the job process's CPU priority is: a long job yields the
+CPU to the pages of every user."""
 INTERRUPTED_SHOWN = 24 * 3600
 """How long (seconds since its last report) the dashboard lists an interrupted job, waiting to
 be resumed."""
@@ -297,11 +300,15 @@ class Reporter:
               eta=self.eta(t), log=list(self.log), heartbeat_ts=t)
 
 
-def run_job(home: Path | str, lock_fd: int | None = None) -> int:
+def run_job(home: Path | str, lock_fd: int | None = None, nice: int = 0) -> int:
     """The body of `ragdash job`: run what the job record of `home` asks for, reporting
     progress there; the exit status (0 finished, 1 failed, 130 cancelled). `lock_fd`: the run's
-    lock handed over by the dashboard (else it is taken here: `RunLocked` if held)."""
+    lock handed over by the dashboard (else it is taken here: `RunLocked` if held). `nice`:
+    lower this process's CPU priority by as much first (the command uses `NICE`)."""
     home = Path(home)
+    if nice:
+        with contextlib.suppress(OSError):
+            os.nice(nice)
     if lock_fd is None:
         run_lock.acquire(home)
     else:

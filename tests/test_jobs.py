@@ -296,6 +296,8 @@ def test_cancel_stops_the_job_keeps_every_finished_call_and_resumes(generic, tmp
         assert job.state == "running" and jobs.cancellable(job)
         argv = Path(f"/proc/{job.pid}/cmdline").read_bytes().decode(errors="replace")
         assert "ragdash.cli\0job" in argv and SECRET not in argv
+        assert os.getpriority(os.PRIO_PROCESS, job.pid) == min(
+            19, os.getpriority(os.PRIO_PROCESS, 0) + jobs.NICE)  # it yields to the pages
         assert jobs.cancel(run_dir, grace=60)
         ended = wait_for(lambda: (s := jobs.status(run_dir)) and not s.active and s, 60,
                          "the cancelled job to end")
@@ -368,12 +370,13 @@ def test_cancel_leaves_a_process_it_did_not_start_alone(generic, tmp_path, other
     assert proc.poll() is None
 
 
-def test_the_job_command_refuses_a_run_in_use(generic, tmp_path, capsys, other_process):
+def test_the_job_command_refuses_a_run_in_use(generic, tmp_path, other_process):
     run_dir = tmp_path / "r"
     jobs.queue(run_dir, "build", cfg_for(generic, tmp_path), ("ingest",))
     other_process(run_dir)
-    assert main(["job", "--run-dir", str(run_dir)]) == 2
-    assert "is in use" in capsys.readouterr().err
+    done = subprocess.run([sys.executable, "-m", "ragdash.cli", "job", "--run-dir",
+                           str(run_dir)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "is in use" in done.stderr, done.stderr
     assert json.loads((run_dir / MANIFEST).read_text())["job"]["state"] == "starting"
 
 
