@@ -95,7 +95,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("config", ("ragdash.config",)),
     ("stages", ("ragdash.stages", "ragdash.planning")),
     ("viz", ("ragdash.viz",)),
-    ("workflows", ("ragdash.sweep", "ragdash.synth", "ragdash.report")),
+    ("workflows", ("ragdash.sweep", "ragdash.synth", "ragdash.report", "ragdash.jobs")),
     ("ui", ("ragdash.ui",)),
     # the sub-commands are the CLI wherever their files live
     ("cli", ("ragdash.cli", "ragdash.config_doc", "ragdash.cache_command",
