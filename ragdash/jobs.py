@@ -116,7 +116,7 @@ def status(home: Path | str) -> Status | None:
         return None
     state = str(rec.get("state", "failed"))
     ended = rec.get("ended_ts")
-    if state in ACTIVE and run_lock.holder(home) is None:
+    if state in ACTIVE and run_lock.holder(home) is None and home not in _killing:
         state = "interrupted"  # it ended when it last reported
         ended = rec.get("heartbeat_ts") or rec.get("started_ts")
     try:
@@ -214,6 +214,10 @@ def cancellable(s: Status) -> bool:
         return False
 
 
+_killing: set[Path] = set()
+"""The jobs this process is killing (between the SIGKILL and their record saying cancelled)."""
+
+
 def cancel(home: Path | str, grace: float = 10.0) -> bool:
     """Stop the job of `home`: SIGTERM to its process group (the process records the running
     stage as interrupted and the job as cancelled), SIGKILL after `grace` seconds if it has not
@@ -237,22 +241,27 @@ def _kill_after(home: Path, pid: int, grace: float) -> None:
         if run_lock.holder(home) != pid:
             return
         time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-    for _ in range(100):
-        if run_lock.holder(home) is None:
-            break
-        time.sleep(0.05)
-    else:
-        return
-    with run_lock.locked(home):
-        if (home / MANIFEST).exists() and not (home / SWEEP).exists():
-            run = Run(home)
-            for name, s in run.manifest.get("stages", {}).items():
-                if s.get("status") == "running":
-                    run.set_stage(name, status="interrupted", error="cancelled")
-        write(home, state="cancelled", error="cancelled (killed after it did not stop within "
-              f"{grace:.0f} s)", ended_ts=time.time())
+    _killing.add(home)  # read as still running here until recorded as cancelled
+    try:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        for _ in range(100):
+            if run_lock.holder(home) is None:
+                break
+            time.sleep(0.05)
+        else:
+            return
+        with run_lock.locked(home):
+            if (home / MANIFEST).exists() and not (home / SWEEP).exists():
+                run = Run(home)
+                for name, s in run.manifest.get("stages", {}).items():
+                    if s.get("status") == "running":
+                        run.set_stage(name, status="interrupted", error="cancelled")
+            write(home, state="cancelled", error="cancelled (killed after it did not stop "
+                  f"within {grace:.0f} s): finished stages and LLM replies are kept, start "
+                  "again to resume", ended_ts=time.time())
+    finally:
+        _killing.discard(home)
 
 
 class Reporter:
