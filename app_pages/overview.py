@@ -77,18 +77,18 @@ failed = judging.all_failed(state.judgments(run))
 if failed:
     st.error(f"{failed} The errors are listed on the **LLM results** page.", icon="⚠️")
 trust.summary(run)  # people's labels first: they say how far to trust the judge below
-if cal:
+if cal is not None:
     n_q = len(examples) if examples is not None else 0
     calls = calls_avoided(n_q, len(order))
-    ev, shares = cal.get("evidence"), cal.get("shares")
-    if ev is None and int(cal["budget"]) in state.budgets(run):  # written before it was stored
-        ev = state.predictiveness(run, int(cal["budget"]))
+    ev, shares = cal.evidence, cal.shares
+    if ev is None and cal.budget in state.budgets(run):  # written before it was stored
+        ev = state.predictiveness(run, cal.budget)
     flat = degenerate(cal)
-    fit_on = cal.get("scores") or scoring.get("method") or "substring"
-    st.subheader(f"Answer quality predicted from retrieval alone (N = {cal['budget']}, "
+    fit_on = cal.scores or scoring.get("method") or "substring"
+    st.subheader(f"Answer quality predicted from retrieval alone (N = {cal.budget}, "
                  f"Score_IR by {fit_on} matching)")
-    at_cal = (state.thresholds(run, int(cal["budget"]))
-              if int(cal["budget"]) in state.budgets(run) else None)
+    at_cal = (state.thresholds(run, cal.budget)
+              if cal.budget in state.budgets(run) else None)
     pairs = at_cal.pairs if at_cal is not None and at_cal.has_judgments else None
     if pairs is not None:
         st.caption("Every figure in this section rests on the " + sentences.judged_basis(
@@ -112,7 +112,7 @@ if cal:
             col.metric(labels.get(name, name), f"{est['pct']:.1f} %",
                        delta=f"{err:+.1f} pp vs actual", delta_color="off", delta_arrow="off",
                        help=("Share of answers with Score_IR > k = "
-                             f"{cal['k']:.3f}, without any LLM call." if name == "h/k rule" else
+                             f"{cal.k:.3f}, without any LLM call." if name == "h/k rule" else
                              "Mean out-of-fold probability of a correct answer from a logistic "
                              "model of Score_IR at every budget (5 folds over questions), "
                              "without any LLM call."))
@@ -122,12 +122,12 @@ if cal:
         c2[0].metric("Actual correct answers (judge = 5)", f"{share['actual_pct']:.1f}%")
         c2[1].metric("Estimated correct answers",
                      "no estimate" if flat else f"{share['estimated_pct']:.1f}%",
-                     help=flat or f"Share of answers with Score_IR > k = {cal['k']:.3f}.")
+                     help=flat or f"Share of answers with Score_IR > k = {cal.k:.3f}.")
     if flat:
         st.caption(f"The h/k rule gives no estimate here: {flat}.")
     elif pairs is not None:
         head, _, rest = sentences.rule_bias(thresholds.rule_bias(
-            pairs, float(cal["k"]), int(cal["budget"])), n_q).partition(": ")
+            pairs, cal.k, cal.budget), n_q).partition(": ")
         st.caption(f"**{head}:** {rest}")
     cost = judging.costs(answers, judgments)
     spent = cost["usd"].dropna().sum() if not cost.empty else 0.0

@@ -83,10 +83,10 @@ for name, (df, what) in tables.items():
 with st.expander(f"Preview: questions at N = {n}"):
     st.dataframe(wide.head(100), hide_index=True, width="stretch")
 cal = state.calibration(run)
-if cal:
+if cal is not None:
     name = FILES["calibration"].filename
-    st.download_button(name, json.dumps(cal, indent=2), f"{safe_id}-{name}", "application/json",
-                       key="rep_cal", on_click="ignore")
+    st.download_button(name, json.dumps(cal.to_dict(), indent=2), f"{safe_id}-{name}",
+                       "application/json", key="rep_cal", on_click="ignore")
 
 # --- figures ------------------------------------------------------------------------------------
 st.subheader("Figures")

@@ -33,7 +33,7 @@ if failed:
              "judge; the errors are listed on the **LLM results** page.", icon="⚠️")
 no_judgments = "No judgment in this run could be scored" if failed else \
     "The run has no judgments"
-n0 = int(cal["budget"]) if cal and int(cal["budget"]) in budgets else \
+n0 = cal.budget if cal is not None and cal.budget in budgets else \
     frames.default_budget(budgets)
 first = state.thresholds(run, n0)
 H0 = round(first.fit_h if first.fit_h is not None else PAPER_H, 3)
@@ -198,7 +198,7 @@ if saved is None:
 else:
     summary = thresholds.estimator_summary(saved)
     widgets.chart(calibration.estimator_bars(summary), key="thr_estimators")
-    verdict = ((state.calibration(run) or {}).get("estimators", {}).get("verdict")
+    verdict = ((cal.estimator_verdict if cal is not None else "")
                or st.session_state.get("thr_cv_verdict", ""))
     if verdict:
         st.markdown(f"**Verdict.** {verdict}")

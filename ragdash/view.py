@@ -75,7 +75,7 @@ class RunView:
         """The threshold panel's data at `budget` (the stored fit when made at that budget on
         these scores: one fitted on another matching method's scores is refitted)."""
         cal = self.run.calibration()
-        if cal and cal.get("scores", self.run.score_method) != self.run.score_method:
+        if cal is not None and not cal.fits_on(self.run.score_method):
             cal = None
         return threshold_data(self.run.read("ir_scores"), self.judgments(), budget, self.order,
                               cal)
@@ -90,8 +90,8 @@ class RunView:
 
     def estimator_verdict(self) -> str:
         """The calibrate stage's verdict on the estimators, if any."""
-        cal = self.run.calibration() or {}
-        return str(cal.get("estimators", {}).get("verdict", ""))
+        cal = self.run.calibration()
+        return "" if cal is None else cal.estimator_verdict
 
     def cross_validate(self, budget: int) -> tuple[pd.DataFrame, str]:
         """Cross-validate the h/k rule and the logistic estimator (held-out questions and

@@ -43,6 +43,23 @@ class Calibration:
     message: str = ""
     evidence: dict | None = None  # `predictiveness()`: does Score_IR predict the judge here?
     shares: dict | None = None  # `share_estimates()`: estimated vs actual share correct
+    # what the calibrate stage adds (absent from a bare `calibrate()` result):
+    generation_budget: int | None = None  # the run's generation budget
+    scores: str | None = None  # the Score_IR matching method h and k apply to
+    estimators: dict | None = None  # {"verdict": the estimators cross-validated, in words}
+    labels: dict | None = None  # `ragdash.labels.evaluate`: who labelled what,
+    agreement: dict | None = None  # the judge against the labels and the reference metrics,
+    ppi: dict | None = None  # the share correct with prediction-powered intervals
+
+    @property
+    def estimator_verdict(self) -> str:
+        """The estimators' cross-validation in words ("" when not run)."""
+        return str((self.estimators or {}).get("verdict", ""))
+
+    def fits_on(self, method: str) -> bool:
+        """Whether h and k were fitted on Score_IR by matching `method` (a run's scoring.method
+        when the calibration does not say)."""
+        return (self.scores or method) == method
 
     def thresholds(self, retriever: str | None = None) -> tuple[float, float]:
         """(h, k) used for `retriever` (its own when fitted per retriever, else pooled)."""
@@ -66,6 +83,8 @@ class Calibration:
                           **{s: [[int(v) for v in row] for row in m]
                              for s, m in self.confusion.items()}},
             "evidence": _native(self.evidence), "shares": _native(self.shares),
+            **{name: getattr(self, name) for name in _STAGE_FIELDS
+               if getattr(self, name) is not None},
         }
 
     @classmethod
@@ -78,7 +97,13 @@ class Calibration:
                          for s, v in d["fits"].items()},
                    per_retriever=pd.DataFrame(d["per_retriever"]), errors=d["errors"],
                    confusion=conf, h_ge_k=bool(d["h_ge_k"]), message=d.get("message", ""),
-                   evidence=d.get("evidence"), shares=d.get("shares"))
+                   evidence=d.get("evidence"), shares=d.get("shares"),
+                   **{name: d.get(name) for name in _STAGE_FIELDS})
+
+
+_STAGE_FIELDS = ("generation_budget", "scores", "estimators", "labels", "agreement", "ppi")
+"""calibration.json's sections written by the calibrate stage (and `ragdash.labels.refresh`),
+after `calibrate()`'s, in this order."""
 
 
 def _native(v):

@@ -1,0 +1,143 @@
+"""How a run's files are read, and results of reading them kept while those files are unchanged.
+
+A `Reader` answers three questions about a file: its `stamp` (None when missing), its table,
+its JSON. `Run` asks every one of them through its reader, so a program can swap the plain one
+for a cached one (the dashboard keys its cache on the file's path and stamp) without any
+reader of a run knowing.
+
+`Memo` keeps the result of a function of runs with the stamp of every file the function looked
+at (read, or found missing), recorded while it ran, and gives it back while every one of those
+stamps is unchanged: no list of dependencies to keep by hand, and no stale answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pickle
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from ragdash.rundir.files import RunFile
+
+Stamp = tuple[int, int, int]
+"""(inode, modification time in ns, size) of a file: an atomic rewrite (a new file renamed over
+the old) always changes it."""
+
+T = TypeVar("T")
+
+
+def stamp(path: Path) -> Stamp | None:
+    """The file's `Stamp`, None when it does not exist (or is not a file)."""
+    try:
+        s = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (s.st_ino, s.st_mtime_ns, s.st_size) if os.path.isfile(path) else None
+
+
+class Reader:
+    """Reads every file on every call."""
+
+    def stamp(self, path: Path) -> Stamp | None:
+        return stamp(path)
+
+    def table(self, path: Path, spec: RunFile) -> pd.DataFrame:
+        """The table at `path`, upgraded to its declaration's current columns."""
+        return spec.read(path)
+
+    def json(self, path: Path) -> dict:
+        return json.loads(Path(path).read_text())
+
+
+PLAIN = Reader()
+
+
+class Recorder(Reader):
+    """A reader that notes the stamp of every file it is asked about (first answer kept), and
+    reads through `inner`."""
+
+    def __init__(self, inner: Reader):
+        self.inner = inner
+        self.seen: dict[Path, Stamp | None] = {}
+
+    def stamp(self, path: Path) -> Stamp | None:
+        s = self.inner.stamp(path)
+        self.seen.setdefault(Path(path), s)
+        return s
+
+    def table(self, path: Path, spec: RunFile) -> pd.DataFrame:
+        self.stamp(path)
+        return self.inner.table(path, spec)
+
+    def json(self, path: Path) -> dict:
+        self.stamp(path)
+        return self.inner.json(path)
+
+
+class Memo:
+    """Results of functions of runs, each kept with the stamps of the files it looked at.
+
+    `get(key, compute)` calls `compute(reader)` (which must read every run file through
+    `reader`) unless a result kept for `key` was computed from files whose stamps are all
+    unchanged. A `get` inside another's `compute` hands its files on to the outer one, so the
+    outer result also follows the files the inner one read. Results are kept pickled (each
+    caller gets its own copy), at most `max_entries`, least recently used dropped first.
+    """
+
+    def __init__(self, reader: Reader = PLAIN, max_entries: int = 256):
+        self.reader = reader
+        self.max_entries = max_entries
+        self._kept: OrderedDict[Hashable, tuple[dict[Path, Stamp | None], bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def _outer(self) -> list[Recorder]:
+        if not hasattr(self._local, "stack"):
+            self._local.stack = []
+        return self._local.stack
+
+    def _hand_on(self, seen: dict[Path, Stamp | None]) -> None:
+        stack = self._outer()
+        if stack:
+            for path, s in seen.items():
+                stack[-1].seen.setdefault(path, s)
+
+    def get(self, key: Hashable, compute: Callable[[Reader], T],
+            busy: Callable[[], AbstractContextManager] | None = None) -> T:
+        """`compute(reader)`'s result, kept until a file it looked at changes; `busy()` is
+        entered around a computation (e.g. a spinner)."""
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None:
+                self._kept.move_to_end(key)
+        if kept is not None and all(self.reader.stamp(p) == s for p, s in kept[0].items()):
+            self._hand_on(kept[0])
+            return pickle.loads(kept[1])
+        recorder = Recorder(self.reader)
+        stack = self._outer()
+        stack.append(recorder)
+        try:
+            with busy() if busy is not None else contextlib.nullcontext():
+                value = compute(recorder)
+        finally:
+            stack.pop()
+        with self._lock:
+            self._kept[key] = (dict(recorder.seen), pickle.dumps(value))
+            self._kept.move_to_end(key)
+            while len(self._kept) > self.max_entries:
+                self._kept.popitem(last=False)
+        self._hand_on(recorder.seen)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
