@@ -15,15 +15,13 @@ from ragdash.config import SAMPLE_DATASET, ConfigError, load_spec
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
 from ragdash.params import Param
-from ragdash.rundir import Run, list_runs
+from ragdash.rundir import Run, list_runs, stage_table
 from ragdash.rundir.manage import RUN_NAME, delete_run, rename_run
 from ragdash.scoring import METHODS
 from ragdash.stages.runner import configured_stages
 from ragdash.ui import jobs, navigation, paths, state, sweep_grid, widgets
 from ragdash.viz import questions
 from ragdash.viz.colors import label
-
-MARKS = {"done": "✓", "failed": "✗", "running": "…", "interrupted": "⏸"}
 
 
 def param_inputs(owner: str, params: tuple[Param, ...], values: dict, prefix: str) -> dict:
@@ -335,15 +333,15 @@ else:
     rows = []
     for r in runs:
         m = r.manifest
-        st_ = m.get("stages", {})
         cfg_ = m.get("config", {})
+        stages = r.stages()
         rows.append({
             "run": r.id, "updated": m.get("updated", ""),
-            "questions": st_.get("ingest", {}).get("counts", {}).get("examples"),
+            "questions": stages["ingest"].counts.get("examples") if "ingest" in stages else None,
             "retrievers": ", ".join(label(x) for x in cfg_.get("retrievers", {}).get("use", [])),
             "chunker": cfg_.get("chunker", {}).get("method"),
-            "stages": " ".join(f"{s} {MARKS.get(v.get('status'), '?')}"
-                               for s, v in st_.items())})
+            "stages": " ".join(f"{s} {mark}" for s, mark in
+                               stage_table(stages.values())[["stage", "mark"]].values)})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     keys = {state.run_key(r.path): r for r in runs}
     c1, c2, c3, c4 = st.columns([4, 1, 1, 1])

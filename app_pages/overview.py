@@ -3,7 +3,6 @@ the LLM calls that estimating from retrieval avoids, and the Score_IR curves."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from ragdash.analysis import curves, frames, judging, sentences, thresholds
@@ -11,6 +10,7 @@ from ragdash.calibration import calls_avoided
 from ragdash.calibration.predictive import degenerate
 from ragdash.constants import PAPER_H, PAPER_K
 from ragdash.planning import cost_avoided
+from ragdash.rundir import stage_table
 from ragdash.stages.retrieve import empty_message
 from ragdash.ui import navigation, state, trust, widgets
 from ragdash.viz import retrieval
@@ -42,7 +42,7 @@ if scoring:
 st.caption(" · ".join(bits))
 
 
-if empty := man.get("stages", {}).get("retrieve", {}).get("warnings"):
+if empty := run.stages(["retrieve"])["retrieve"].warnings:
     st.warning("**Some questions got no retrieved chunk**, so they score 0:\n"
                + "\n".join(f"- {empty_message(w, quote=widgets.code)}" for w in empty), icon="⚠️")
 
@@ -174,15 +174,10 @@ else:
 
 # --- stages and issues -------------------------------------------------------------------------
 with st.expander("Pipeline stages and input issues"):
-    stages = man.get("stages", {})
+    stages = run.stages()
     if stages:
-        st.dataframe(pd.DataFrame([
-            {"stage": k, "status": v.get("status"), "seconds": None if v.get("seconds") is None
-             else round(float(v["seconds"]), 1),
-             "finished": v.get("finished"), "counts": ", ".join(
-                 f"{a}: {round(b, 3) if isinstance(b, float) else b}"
-                 for a, b in (v.get("counts") or {}).items() if not isinstance(b, dict))}
-            for k, v in stages.items()]), hide_index=True, width="stretch")
+        st.dataframe(stage_table(stages.values()).drop(columns="mark"), hide_index=True,
+                     width="stretch")
     issues = state.table(run, "issues")
     if issues is not None and len(issues):
         st.markdown(f"**{len(issues)} input issue(s)** (errors: record skipped; warnings: kept)")

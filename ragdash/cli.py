@@ -331,8 +331,8 @@ def _run_stages(args: argparse.Namespace) -> int:
         refresh(run)  # labels added since calibrate last ran
     for issue in run.manifest.get("issues", {}).get("first", [])[:10]:
         print(f"warning: {issue}", file=sys.stderr)
-    for name, stage in run.manifest.get("stages", {}).items():
-        for warning in stage.get("warnings") or []:
+    for name, stage in run.stages().items():
+        for warning in stage.warnings:
             print(f"warning: stage {name}: {warning['message']}", file=sys.stderr)
     _print_summary(run)
     return 0

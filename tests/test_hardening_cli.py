@@ -290,6 +290,7 @@ def test_a_full_disk_names_the_file_and_fails_the_stage(generic, tmp_path, monke
 
 def test_the_dashboard_job_shows_the_file_and_the_stage_failed(generic, tmp_path, monkeypatch):
     from ragdash.stages.runner import run_stages
+    from ragdash.rundir import StageRecord
     from ragdash.ui.jobs import Job, background, stage_status
 
     _disk_full_on(monkeypatch, "examples.parquet")
@@ -303,12 +304,13 @@ def test_the_dashboard_job_shows_the_file_and_the_stage_failed(generic, tmp_path
         time.sleep(0.05)
     assert job.status == "failed"
     assert job.error.startswith(f"ingest: {tmp_path / 'r' / 'examples.parquet'}: No space left")
-    record = Run(tmp_path / "r").stage("ingest")
-    assert stage_status(job, record) == "failed"
+    record = Run(tmp_path / "r").stages()["ingest"]
+    assert stage_status(job, record).status == "failed"
     # a manifest that could not be updated (the disk was full for run.json too) still shows
     # the stage failed, not running, once its job has ended
-    assert stage_status(job, {"status": "running"}) == "failed"
-    assert stage_status(Job(tmp_path / "r"), {"status": "running"}) == "running"
+    running = StageRecord("ingest", "running")
+    assert stage_status(job, running).status == "failed"
+    assert stage_status(Job(tmp_path / "r"), running).status == "running"
 
 
 # --- 15a, 15b: messages -------------------------------------------------------------------------

@@ -114,10 +114,10 @@ def describe(run: Run, key: str | None = None) -> dict:
     m = run.manifest
     cfg = RunConfig.from_dict(m.get("config"))
     ds = dataset_of(m)
-    stages = m.get("stages") or {}
+    stages = run.stages()
 
     def done(s: str) -> bool:
-        return (stages.get(s) or {}).get("status") == "done"
+        return s in stages and stages[s].done
 
     chunker, retrievers = cfg.section("chunker"), cfg.section("retrievers")
     scoring = cfg.section("scoring")
@@ -129,7 +129,7 @@ def describe(run: Run, key: str | None = None) -> dict:
         "varied": _params_text((m.get("sweep") or {}).get("values")),
         "dataset": ds.name, "sha256": ds.short,
         "dataset_key": ds.key,
-        "questions": ((stages.get("ingest") or {}).get("counts") or {}).get("examples"),
+        "questions": stages["ingest"].counts.get("examples") if "ingest" in stages else None,
         "chunker": str(chunker.get("method") or ""),
         "chunker_params": _params_text(chunker.get("params")),
         "retrievers": ", ".join(cfg.retrievers),

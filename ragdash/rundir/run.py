@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -22,6 +22,7 @@ from ragdash.rundir.config import RunConfig
 from ragdash.rundir.files import FILES, MANIFEST, RunFile
 from ragdash.rundir.io import write_json, write_table
 from ragdash.rundir.reader import PLAIN, Reader
+from ragdash.rundir.records import StageRecord
 
 if TYPE_CHECKING:
     from ragdash.calibration.result import Calibration
@@ -240,7 +241,15 @@ class Run:
     # --- stages -------------------------------------------------------------------------------
 
     def stage(self, name: str) -> dict:
+        """A stage's record as run.json keeps it ({} before it ran), for writing back."""
         return self.manifest.get("stages", {}).get(name, {})
+
+    def stages(self, names: Iterable[str] | None = None) -> dict[str, StageRecord]:
+        """The stages' records, typed: those run.json has in its order, or `names` in their
+        order (a stage with no record is "waiting")."""
+        recorded = self.manifest.get("stages") or {}
+        return {n: StageRecord.from_dict(n, recorded.get(n))
+                for n in (recorded if names is None else names)}
 
     def stage_done(self, name: str, key: str) -> bool:
         s = self.stage(name)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from ragdash.rundir import Run
+from ragdash.rundir import Run, StageRecord, stage_table
 from ragdash.rundir.run import error_text
 from ragdash.stages import STAGES
 from ragdash.stages.runner import run_stages
@@ -108,18 +108,17 @@ def background(job: Job, work: Callable[[], object], name: str) -> Job:
     return job
 
 
-def stage_status(job: Job, record: dict) -> str:
-    """A stage's status in the job's panel: its manifest record's, except that a stage still
+def stage_status(job: Job, record: StageRecord) -> StageRecord:
+    """A stage's record in the job's panel: its manifest record, except that a stage still
     recorded as running when the job has ended failed with it (the manifest could not be
     written, e.g. on a full disk)."""
-    status = record.get("status", "waiting")
-    return "failed" if status == "running" and job.status == "failed" else status
+    ended = record.status == "running" and job.status == "failed"
+    return replace(record, status="failed") if ended else record
 
 
 def show(job: Job, on_open: Callable | None = None, key: str = "job") -> None:
     """The status panel of a job: stage table, progress bar, log, errors."""
     run = Run(job.run_dir)
-    stages = run.manifest.get("stages", {}) if run.exists() else {}
     elapsed = (job.finished or time.time()) - job.started
     state_ = {"running": "running", "done": "complete", "failed": "error"}[job.status]
     title = {"running": f"Building {job.run_dir.name}… ({elapsed:.0f} s)",
@@ -128,10 +127,10 @@ def show(job: Job, on_open: Callable | None = None, key: str = "job") -> None:
     if job.runs:
         title = title.replace("Run ", "Sweep ").replace("Building", "Sweeping")
     with st.status(title, state=state_, expanded=True):
-        rows = [{"stage": s, "status": stage_status(job, stages.get(s, {})),
-                 "seconds": stages.get(s, {}).get("seconds")} for s in job.stages] \
-            if not job.runs else [_sweep_row(d) for d in job.runs]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        table = stage_table(stage_status(job, r) for r in run.stages(job.stages).values()
+                            )[["stage", "status", "seconds"]] \
+            if not job.runs else pd.DataFrame([_sweep_row(d) for d in job.runs])
+        st.dataframe(table, hide_index=True, width="stretch")
         frac = job.done / job.total if job.total else 0.0
         left = eta_text(job.eta())
         st.progress(min(max(frac, 0.0), 1.0), text=f"{job.message} ({job.done:,}/{job.total:,}"
@@ -150,9 +149,8 @@ def show(job: Job, on_open: Callable | None = None, key: str = "job") -> None:
 
 def _sweep_row(run_dir: Path) -> dict:
     """A sweep's run as a row: its name and each stage's status."""
-    run = Run(run_dir)
-    stages = run.manifest.get("stages", {}) if run.exists() else {}
-    return {"run": run_dir.name, **{s: v.get("status", "?") for s, v in stages.items()}} \
+    stages = Run(run_dir).stages()
+    return {"run": run_dir.name, **{s: r.status for s, r in stages.items()}} \
         if stages else {"run": run_dir.name, "ingest": "waiting"}
 
 
