@@ -289,8 +289,8 @@ def test_a_full_disk_names_the_file_and_fails_the_stage(generic, tmp_path, monke
 
 
 def test_the_dashboard_job_shows_the_file_and_the_stage_failed(generic, tmp_path, monkeypatch):
-    from ragdash.stages.runner import run_stages
     from ragdash.rundir import StageRecord
+    from ragdash.stages.runner import run_stages
     from ragdash.ui.jobs import Job, background, stage_status
 
     _disk_full_on(monkeypatch, "examples.parquet")
