@@ -15,6 +15,7 @@ import streamlit as st
 from ragdash.analysis import frames
 from ragdash.data import CORPUS_FORMATS, FORMATS, DataError, layout, load_dataset, readers
 from ragdash.rundir import atomic_path
+from ragdash.rundir.root import RunsRoot
 from ragdash.ui import (
     data_resume,
     evidence_review,
@@ -51,7 +52,7 @@ def _save(upload) -> Path:
     if upload.size > MAX_MB * 1024 * 1024:
         raise ValueError(f"{upload.name} is {upload.size / 1e6:.1f} MB; the limit is {MAX_MB} MB")
     digest = hashlib.sha256(upload.getvalue()).hexdigest()
-    path = state.runs_root() / "_uploads" / digest / _safe_name(upload.name)
+    path = RunsRoot(state.runs_root()).uploads / digest / _safe_name(upload.name)
     if not path.exists():
         with atomic_path(path) as tmp:
             tmp.write_bytes(upload.getvalue())
@@ -100,7 +101,7 @@ except (ValueError, OSError) as exc:
 current = st.session_state.get("data_current")
 if current and ds_file is not None:
     data_resume.note(current)  # offered again after a reload
-data_resume.panel(state.runs_root() / "_uploads", state.runs_root() / "_datasets",
+data_resume.panel(RunsRoot(state.runs_root()).uploads, RunsRoot(state.runs_root()).datasets,
                   expanded=current is None and ds_file is None and corpus_file is None)
 if current and ds_file is None:
     c1, c2 = st.columns([4, 1])

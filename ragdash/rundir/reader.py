@@ -91,11 +91,14 @@ class Memo:
     unchanged. A `get` inside another's `compute` hands its files on to the outer one, so the
     outer result also follows the files the inner one read. Results are kept pickled (each
     caller gets its own copy), at most `max_entries`, least recently used dropped first.
+    `busy(about)` is entered around a computation that says what it does (e.g. a spinner).
     """
 
-    def __init__(self, reader: Reader = PLAIN, max_entries: int = 256):
+    def __init__(self, reader: Reader = PLAIN, max_entries: int = 256,
+                 busy: Callable[[str], AbstractContextManager] | None = None):
         self.reader = reader
         self.max_entries = max_entries
+        self.busy = busy
         self._kept: OrderedDict[Hashable, tuple[dict[Path, Stamp | None], bytes]] = OrderedDict()
         self._lock = threading.Lock()
         self._local = threading.local()
@@ -111,10 +114,9 @@ class Memo:
             for path, s in seen.items():
                 stack[-1].seen.setdefault(path, s)
 
-    def get(self, key: Hashable, compute: Callable[[Reader], T],
-            busy: Callable[[], AbstractContextManager] | None = None) -> T:
-        """`compute(reader)`'s result, kept until a file it looked at changes; `busy()` is
-        entered around a computation (e.g. a spinner)."""
+    def get(self, key: Hashable, compute: Callable[[Reader], T], about: str | None = None) -> T:
+        """`compute(reader)`'s result, kept until a file it looked at changes; `about` says
+        what the computation does."""
         with self._lock:
             kept = self._kept.get(key)
             if kept is not None:
@@ -126,7 +128,8 @@ class Memo:
         stack = self._outer()
         stack.append(recorder)
         try:
-            with busy() if busy is not None else contextlib.nullcontext():
+            with (self.busy(about) if self.busy is not None and about
+                  else contextlib.nullcontext()):
                 value = compute(recorder)
         finally:
             stack.pop()
