@@ -19,7 +19,7 @@ from ragdash.rundir import Run, list_runs, stage_table
 from ragdash.rundir.manage import RUN_NAME, delete_run, rename_run
 from ragdash.scoring import METHODS
 from ragdash.stages.runner import configured_stages
-from ragdash.ui import jobs, navigation, paths, state, sweep_grid, widgets
+from ragdash.ui import jobs, navigation, paths, server, state, sweep_grid, widgets
 from ragdash.viz import questions
 from ragdash.viz.colors import label
 
@@ -148,7 +148,7 @@ with st.expander("Preview the chunks before the run", expanded=False):
         st.error(widgets.md(refused[0]))
     elif st.toggle("Show the preview (follows the settings above)", key="build_preview"):
         try:
-            pv = state.chunk_preview(
+            pv = server.chunk_preview(
                 (ds["path"], ds["format"], ds.get("corpus"), ds["corpus_format"]),
                 int(limit) or None, method, tuple(sorted(ch_params.items())),
                 int(max_chars) or None, k_max)

@@ -21,12 +21,13 @@ from ragdash.ui import (
     evidence_review,
     generate_questions,
     navigation,
+    server,
     state,
     widgets,
 )
 from ragdash.viz import questions
 
-MAX_MB = state.max_upload_mb()  # checked by app.py at start
+MAX_MB = server.max_upload_mb()  # checked by app.py at start
 DATASET_TYPES = ["json", "gz", "jsonl", "ndjson", "csv", "parquet", "pq"]
 DOCUMENT_TYPES = [s.lstrip(".") for s in readers.SUFFIXES]  # txt, md, pdf, html, htm, docx
 CORPUS_TYPES = ["jsonl", "ndjson", "csv", "parquet", "pq", "zip", "gz", *DOCUMENT_TYPES]
@@ -179,8 +180,8 @@ if loaded is not None:
         examples = None
 else:
     run = state.current_run()
-    examples = state.table(run, "examples") if run is not None else None
-    documents = state.table(run, "documents") if run is not None else None
+    examples = run.table("examples") if run is not None else None
+    documents = run.table("documents") if run is not None else None
     source = f"the dataset of run {widgets.md(run.id)}" if run is not None else ""
     if examples is not None and corpus_alone is not None:
         st.info(f"Corpus **{widgets.md(corpus_alone['corpus_name'])}** uploaded without a "

@@ -17,16 +17,16 @@ from ragdash.viz import retrieval
 from ragdash.viz.colors import label
 
 run = state.require_run()
-cfg = state.config(run)
-man = state.manifest(run)
-examples = state.table(run, "examples")
-ir = state.table(run, "ir_scores")
-chunks = state.table(run, "chunks")
-documents = state.table(run, "documents")
-answers = state.table(run, "answers")
-judgments = state.table(run, "judgments")
-cal = state.calibration(run)
-order = state.retrievers(run)
+cfg = run.config
+man = run.manifest
+examples = run.table("examples")
+ir = run.table("ir_scores")
+chunks = run.table("chunks")
+documents = run.table("documents")
+answers = run.table("answers")
+judgments = run.table("judgments")
+cal = run.calibration()
+order = state.view(run).retrievers
 
 st.title(f"Run {widgets.md(run.id)}")
 ds, chunker, scoring = (cfg.section(s) for s in ("dataset", "chunker", "scoring"))
@@ -73,7 +73,7 @@ if ir is not None and len(ir):
 else:
     c[3].metric("Best retriever", "—", help="The run has no IR scores yet.")
 
-failed = judging.all_failed(state.judgments(run))
+failed = judging.all_failed(state.view(run).judgments())
 if failed:
     st.error(f"{failed} The errors are listed on the **LLM results** page.", icon="⚠️")
 trust.summary(run)  # people's labels first: they say how far to trust the judge below
@@ -81,14 +81,14 @@ if cal is not None:
     n_q = len(examples) if examples is not None else 0
     calls = calls_avoided(n_q, len(order))
     ev, shares = cal.evidence, cal.shares
-    if ev is None and cal.budget in state.budgets(run):  # written before it was stored
-        ev = state.predictiveness(run, cal.budget)
+    if ev is None and cal.budget in run.budgets:  # written before it was stored
+        ev = state.view(run).predictiveness(cal.budget)
     flat = degenerate(cal)
     fit_on = cal.scores or scoring.get("method") or "substring"
     st.subheader(f"Answer quality predicted from retrieval alone (N = {cal.budget}, "
                  f"Score_IR by {fit_on} matching)")
-    at_cal = (state.thresholds(run, cal.budget)
-              if cal.budget in state.budgets(run) else None)
+    at_cal = (state.view(run).thresholds(cal.budget)
+              if cal.budget in run.budgets else None)
     pairs = at_cal.pairs if at_cal is not None and at_cal.has_judgments else None
     if pairs is not None:
         st.caption("Every figure in this section rests on the " + sentences.judged_basis(
@@ -154,7 +154,7 @@ if ir is None:
     widgets.missing("No retrieval scores yet", "this run's score stage has not run; build it on "
                     "**Build a run** or with `ragdash run`.")
 else:
-    widgets.chart(retrieval.score_curves(state.bands(run), order), key="ov_curves")
+    widgets.chart(retrieval.score_curves(state.view(run).bands(), order), key="ov_curves")
     left, right = st.columns([3, 2])
     with left:
         st.subheader("Mean Score_IR per budget (Table 3.1)")
@@ -178,7 +178,7 @@ with st.expander("Pipeline stages and input issues"):
     if stages:
         st.dataframe(stage_table(stages.values()).drop(columns="mark"), hide_index=True,
                      width="stretch")
-    issues = state.table(run, "issues")
+    issues = run.table("issues")
     if issues is not None and len(issues):
         st.markdown(f"**{len(issues)} input issue(s)** (errors: record skipped; warnings: kept)")
         st.dataframe(issues, hide_index=True, width="stretch")

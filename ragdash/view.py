@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
 import pandas as pd
 
 from ragdash import judge_audit
-from ragdash.analysis import compare, curves, frames, matching, reference
+from ragdash.analysis import compare, curves, frames, leaderboard, matching, reference
 from ragdash.analysis.thresholds import ThresholdData, threshold_data
 from ragdash.rundir import Memo, Reader, Run
 
@@ -23,20 +23,21 @@ F = TypeVar("F", bound=Callable)
 
 
 def kept(about: str | None = None) -> Callable[[F], F]:
-    """A `RunView` method whose answer the view's memo keeps (none: computed on every call)
-    until a file it read changes; `about` says what it does meanwhile (a spinner's text)."""
+    """A view's method whose answer the view's memo keeps (without a memo: computed on every
+    call) until a file it read changes; `about` says what it does meanwhile (a spinner)."""
     def wrap(method: F) -> F:
         signature = inspect.signature(method)
 
         @functools.wraps(method)
-        def inner(self: RunView, *args, **kwargs):
+        def inner(self: RunView | RunsView, *args, **kwargs):
             if self.memo is None:
                 return method(self, *args, **kwargs)
             bound = signature.bind(self, *args, **kwargs)
             bound.apply_defaults()
-            key = (str(self.run.path), method.__name__, tuple(bound.arguments.values())[1:])
-            return self.memo.get(key, lambda reader: method(
-                RunView(self.run.path, reader, self.memo), *args, **kwargs), about)
+            key = (type(self).__name__, self.identity, method.__name__,
+                   tuple(bound.arguments.values())[1:])
+            return self.memo.get(key, lambda reader: method(self.rebind(reader), *args,
+                                                            **kwargs), about)
         return inner  # type: ignore[return-value]
     return wrap
 
@@ -50,6 +51,14 @@ class RunView:
         run = run if isinstance(run, Run) else Run(run)
         self.run = run if reader is None else Run(run.path, reader)
         self.memo = memo
+
+    @property
+    def identity(self) -> str:
+        return str(self.run.path)
+
+    def rebind(self, reader: Reader) -> RunView:
+        """The same view reading through `reader`."""
+        return RunView(self.run.path, reader, self.memo)
 
     @property
     def order(self) -> list[str]:
@@ -175,3 +184,51 @@ class RunView:
         from ragdash.labels import current
 
         return current(self.run) if self.run.has("answers") else None
+
+
+class RunsView:
+    """Read-only questions about several runs ({key: Run}, the Runs page's): their catalogue
+    and their comparison on the questions and budgets they share (`analysis.leaderboard`)."""
+
+    def __init__(self, runs: Mapping[str, Run], reader: Reader | None = None,
+                 memo: Memo | None = None):
+        self.runs = {k: r if reader is None else Run(r.path, reader) for k, r in runs.items()}
+        self.memo = memo
+
+    @property
+    def identity(self) -> tuple:
+        return tuple((k, str(r.path)) for k, r in self.runs.items())
+
+    def rebind(self, reader: Reader) -> RunsView:
+        return RunsView(self.runs, reader, self.memo)
+
+    @kept()
+    def catalogue(self) -> pd.DataFrame:
+        """One row per run: dataset, chunker, retrievers, budgets, stages, size."""
+        return leaderboard.catalogue(self.runs)
+
+    @kept("Reading the runs' scores…")
+    def comparison(self) -> leaderboard.Comparison:
+        """The runs on their shared questions and budgets; NotComparable says why not."""
+        return leaderboard.compare_runs(self.runs)
+
+    @kept("Bootstrapping confidence bands…")
+    def bands(self, n_boot: int = 1000) -> pd.DataFrame:
+        """Mean Score_IR per (entry, budget) with its bootstrap band."""
+        return leaderboard.bands(self.comparison(), n_boot)
+
+    @kept("Ranking…")
+    def board(self, budget: int, n_boot: int = 1000
+              ) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
+        """(leaderboard, verdict, the leader against every other entry) at `budget`."""
+        comp = self.comparison()
+        board = leaderboard.leaderboard(comp, budget, self.bands(n_boot))
+        return (board, leaderboard.verdict(comp, board, budget),
+                leaderboard.versus_leader(comp, board, budget))
+
+    @kept()
+    def pair(self, a: str, b: str, budget: int) -> tuple[dict, pd.DataFrame]:
+        """Entries `a` vs `b`: `compare.paired` at `budget` and the difference across budgets."""
+        comp = self.comparison()
+        m = comp.matrix(budget)
+        return compare.paired(m[a], m[b]), compare.difference_curve(comp.scores, a, b)

@@ -61,6 +61,46 @@ class Reader:
 PLAIN = Reader()
 
 
+def table_at(path: str, stamp_: Stamp | None, key: str) -> pd.DataFrame:
+    """The run table `key` at `path`, as it is when it has stamp `stamp_` (a cache key)."""
+    from ragdash.rundir.files import FILES
+
+    return FILES[key].read(Path(path))
+
+
+def json_at(path: str, stamp_: Stamp | None) -> dict:
+    """The JSON file at `path`, as it is when it has stamp `stamp_` (a cache key)."""
+    return json.loads(Path(path).read_text())
+
+
+class CachedReader(Reader):
+    """Reads through functions like `table_at` and `json_at` that a cache wraps (e.g.
+    Streamlit's `st.cache_data`): keyed on the file's path and stamp, what they give back is
+    the file as it is now. A file that links outside its folder (its run) counts as missing,
+    never read: it could name any file on the machine."""
+
+    def __init__(self, table: Callable[[str, Stamp | None, str], pd.DataFrame],
+                 json_: Callable[[str, Stamp | None], dict]):
+        self._table, self._json = table, json_
+
+    def stamp(self, path: Path) -> Stamp | None:
+        path = Path(path)
+        inside = path.resolve().is_relative_to(path.parent.resolve())
+        return stamp(path) if inside else None
+
+    def _stamp_of(self, path: Path) -> Stamp:
+        s = self.stamp(path)
+        if s is None:
+            raise FileNotFoundError(f"{path} does not exist (or links outside its folder)")
+        return s
+
+    def table(self, path: Path, spec: RunFile) -> pd.DataFrame:
+        return self._table(str(path), self._stamp_of(path), spec.key)
+
+    def json(self, path: Path) -> dict:
+        return self._json(str(path), self._stamp_of(path))
+
+
 class Recorder(Reader):
     """A reader that notes the stamp of every file it is asked about (first answer kept), and
     reads through `inner`."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdash import labels
 from ragdash.labels import headline, tables
 from ragdash.rundir import Run
 from ragdash.ui import navigation, state, widgets
@@ -14,19 +13,10 @@ from ragdash.viz import trust
 from ragdash.viz.colors import label
 
 
-@st.cache_data(show_spinner="Weighing the labels…", max_entries=16)
-def _sections(path: str, stamps_: tuple) -> dict | None:
-    return labels.current(Run(path))
-
-
 def sections(run: Run) -> dict | None:
-    """The labels, agreement and ppi sections of the run (None without answers), cached until
+    """The labels, agreement and ppi sections of the run (None without answers), kept until
     one of the files they read changes."""
-    if not run.has("answers"):
-        return None
-    return _sections(str(run.path), state.stamps(run, "labels", "label_sample", "answers",
-                                                 "examples", "judgments", "ir_scores",
-                                                 "calibration", "reference"))
+    return state.view(run).label_findings()
 
 
 def summary(run: Run, detail: bool = False) -> None:
