@@ -102,7 +102,7 @@ class Calibration:
 
 
 _STAGE_FIELDS = ("generation_budget", "scores", "estimators", "labels", "agreement", "ppi")
-"""calibration.json's sections written by the calibrate stage (and `ragdash.labels.refresh`),
+"""The sections of calibration.json the calibrate stage (and `ragdash.labels.refresh`) writes
 after `calibrate()`'s, in this order."""
 
 

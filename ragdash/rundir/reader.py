@@ -13,6 +13,7 @@ stamps is unchanged: no list of dependencies to keep by hand, and no stale answe
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import pickle
@@ -163,7 +164,7 @@ class Memo:
                 self._kept.move_to_end(key)
         if kept is not None and all(self.reader.stamp(p) == s for p, s in kept[0].items()):
             self._hand_on(kept[0])
-            return pickle.loads(kept[1])
+            return self._loads(kept[1])
         recorder = Recorder(self.reader)
         stack = self._outer()
         stack.append(recorder)
@@ -174,12 +175,26 @@ class Memo:
         finally:
             stack.pop()
         with self._lock:
-            self._kept[key] = (dict(recorder.seen), pickle.dumps(value))
+            self._kept[key] = (dict(recorder.seen), self._dumps(value))
             self._kept.move_to_end(key)
             while len(self._kept) > self.max_entries:
                 self._kept.popitem(last=False)
         self._hand_on(recorder.seen)
         return value
+
+    def _dumps(self, value: object) -> bytes:
+        """`value` pickled, any reader in it (a run's) by reference: `_loads` puts this memo's
+        reader in its place."""
+        out = io.BytesIO()
+        pickler = pickle.Pickler(out, pickle.HIGHEST_PROTOCOL)
+        pickler.persistent_id = lambda obj: "reader" if isinstance(obj, Reader) else None
+        pickler.dump(value)
+        return out.getvalue()
+
+    def _loads(self, data: bytes) -> object:
+        unpickler = pickle.Unpickler(io.BytesIO(data))
+        unpickler.persistent_load = lambda pid: self.reader
+        return unpickler.load()
 
     def clear(self) -> None:
         with self._lock:
