@@ -10,7 +10,6 @@ stamp, so a rewritten file is read again, and a file linking outside its run is 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import streamlit as st
@@ -32,7 +31,7 @@ def view(run: Run) -> RunView:
     return RunView(run, READER, MEMO)
 
 
-def runs_view(runs: Mapping[str, Run]) -> RunsView:
+def runs_view(runs: dict[str, Run]) -> RunsView:
     return RunsView(runs, READER, MEMO)
 
 
