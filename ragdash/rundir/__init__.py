@@ -6,6 +6,7 @@
 - `reader`: how a run's files are read (plain, or the dashboard's cached reader), and `Memo`,
   results kept while the files they read are unchanged;
 - `records`: the stages' records in run.json, typed, and the stage table;
+- `root`: `RunsRoot`, the runs root and the places its runs share (caches, uploads, datasets);
 - `run`: `Run` (manifest, schema-checked reads and writes, typed accessors, stage records)
   and `list_runs`;
 - `manage`: renaming and deleting runs safely.
