@@ -29,7 +29,7 @@ from typing import Protocol
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from ragdash.rundir.root import RunsRoot
+from ragdash.constants import EMBEDDING_CACHE
 
 log = logging.getLogger("ragdash")
 
@@ -230,7 +230,7 @@ _STORES_LOCK = threading.Lock()
 def open_store(cache_dir: str | Path) -> EmbeddingStore:
     """The process's one store for the embedding cache of the runs root `cache_dir` (opened on
     first use)."""
-    path = RunsRoot(cache_dir).embedding_cache.resolve()
+    path = (Path(cache_dir) / EMBEDDING_CACHE).resolve()
     with _STORES_LOCK:
         store = _STORES.get(path)
         if store is None:

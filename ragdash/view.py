@@ -177,14 +177,6 @@ class RunView:
             return []
         return judge_audit.audit(judged, self.answers(), self.run.table("examples"))
 
-    @kept("Weighing the labels…")
-    def label_findings(self) -> dict | None:
-        """What the run's labels say (`ragdash.labels.current`: the labels, agreement and ppi
-        sections), None without answers."""
-        from ragdash.labels import current
-
-        return current(self.run) if self.run.has("answers") else None
-
 
 class RunsView:
     """Read-only questions about several runs ({key: Run}, the Runs page's): their catalogue

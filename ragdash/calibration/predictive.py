@@ -23,7 +23,7 @@ from scipy.stats import rankdata
 from ragdash.constants import LLM_ONLY
 
 if TYPE_CHECKING:
-    from ragdash.calibration.result import Calibration
+    from ragdash.rundir.calibration import Calibration
 
 BINS: tuple[tuple[str, float, float], ...] = (
     ("0", 0.0, 0.0), ("0–0.25", 0.0, 0.25), ("0.25–0.5", 0.25, 0.5),

@@ -3,6 +3,7 @@
 - `files`: every file of a run, declared once (name, writing stage, required columns);
 - `io`: atomic writes;
 - `config`: the run's configuration as a frozen typed view;
+- `calibration`: calibration.json's records (`Calibration`, `ThresholdFit`), typed;
 - `reader`: how a run's files are read (plain, or the dashboard's cached reader), and `Memo`,
   results kept while the files they read are unchanged;
 - `records`: the stages' records in run.json, typed, and the stage table;

@@ -7,15 +7,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ragdash.constants import DATASETS, EMBEDDING_CACHE, INDEX_CACHE, LLM_CACHE, UPLOADS
 from ragdash.rundir.files import MANIFEST
 from ragdash.rundir.reader import PLAIN, Reader
 from ragdash.rundir.run import Run, list_runs
 
-LLM_CACHE = "_llm_cache.sqlite"
-INDEX_CACHE = "_index_cache"
-EMBEDDING_CACHE = "_embedding_cache.sqlite"
-UPLOADS = "_uploads"
-DATASETS = "_datasets"
+__all__ = ["DATASETS", "EMBEDDING_CACHE", "INDEX_CACHE", "LLM_CACHE", "UPLOADS", "RunsRoot"]
 
 
 class RunsRoot:

@@ -13,19 +13,16 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ragdash.redact import redact
+from ragdash.rundir.calibration import Calibration
 from ragdash.rundir.config import RunConfig
 from ragdash.rundir.files import FILES, MANIFEST, RunFile
 from ragdash.rundir.io import write_json, write_table
 from ragdash.rundir.reader import PLAIN, Reader
 from ragdash.rundir.records import StageRecord
-
-if TYPE_CHECKING:
-    from ragdash.calibration.result import Calibration
 
 PACKAGES = ("ragdash", "numpy", "pandas", "torch", "sentence-transformers", "faiss-cpu",
             "pyterrier", "pyterrier-pisa", "langchain-core", "langchain-community", "tokenizers",
@@ -189,8 +186,6 @@ class Run:
     def calibration(self) -> Calibration | None:
         """calibration.json as its typed record (thresholds, fits, evidence, shares, and the
         calibrate stage's sections), None before calibrate."""
-        from ragdash.calibration.result import Calibration  # scipy: only when asked
-
         data = self.read_json("calibration")
         if data is None:
             return None
