@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdash.ui import navigation, state, widgets
+from ragdash.ui import navigation, server, state, widgets
 
 st.set_page_config(page_title="ragdash · RAG evaluation", page_icon="📊", layout="wide",
                    initial_sidebar_state="expanded")
 widgets.css()
 
 try:  # a bad dashboard setting stops here with its message, before any page runs
-    state.max_upload_mb()
+    server.max_upload_mb()
 except ValueError as exc:
     st.error(f"ragdash cannot start: {widgets.md(exc)}")
     st.stop()

@@ -16,27 +16,27 @@ import streamlit as st
 from ragdash.analysis import frames, judging
 from ragdash.constants import LLM_ONLY, SCORE_LABELS, SCORES
 from ragdash.scoring import part_scores
-from ragdash.ui import context_view, crossrun, evidence, state, widgets
+from ragdash.ui import context_view, crossrun, evidence, server, state, widgets
 from ragdash.viz.colors import PART_COLORS, label
 
 run = state.require_run()
 st.title("Question browser")
-examples = state.table(run, "examples")
-ir = state.table(run, "ir_scores")
+examples = run.table("examples")
+ir = run.table("ir_scores")
 if examples is None or ir is None:
     widgets.missing("Nothing to browse yet", "the run needs examples.parquet and "
                     "ir_scores.parquet (the ingest and score stages).")
     st.stop()
-judgments = state.judgments(run)
+judgments = state.view(run).judgments()
 if failed := judging.all_failed(judgments):
     st.error(f"{failed} The judge-score columns and filter are left out; the errors are "
              "listed on the **LLM results** page.", icon="⚠️")
     judgments = None
-answers = state.answers(run)
-queries = state.table(run, "queries")
-cfg = state.config(run)
-rets = state.retrievers(run)
-budgets = state.budgets(run)
+answers = state.view(run).answers()
+queries = run.table("queries")
+cfg = run.config
+rets = state.view(run).retrievers
+budgets = run.budgets
 n_default = frames.default_budget(budgets)  # the cut links leave out (navigation.browser_query)
 examples = examples.assign(qid=examples["qid"].astype(str))
 meta_cols = frames.metadata_columns(examples)
@@ -140,7 +140,7 @@ chosen = widgets.retriever_picker("qb_ret", rets, rets[:2],
 other = crossrun.pick_second_run(run, qid, container=c1)
 chosen2: list[str] = []
 if other is not None:
-    rets2 = state.retrievers(other)
+    rets2 = state.view(other).retrievers
     chosen2 = widgets.retriever_picker(
         "qb_ret2", rets2, [r for r in chosen if r in rets2][:1] or rets2[:1],
         label_=f"Retrievers of {widgets.md(state.run_label(other))}", container=c1,
@@ -153,7 +153,7 @@ n = c2.slider("Cut C_N at N tokens", 10, max_n + max_n // 2, n_default, step=10,
 tokenizer = cfg.tokenizer
 method = cfg.section("scoring").get("method", "substring")
 semantic = method == "semantic" or c2.toggle(
-    "Semantic matches", value="semantic" in state.score_methods(run), key="qb_sem",
+    "Semantic matches", value="semantic" in state.view(run).score_methods(), key="qb_sem",
     bind="query-params", help="Also find each part's closest sentence window in C_N by meaning "
     "(MiniLM cosine, the `semantic` Score_IR): underlined (dashed) with its cosine.")
 mode = cfg.scoring_mode
@@ -186,7 +186,7 @@ if not sides:
     st.info("Pick at least one retriever to see its chunks.")
     st.stop()
 if other is not None:
-    theirs = state.config(other)
+    theirs = other.config
     if theirs.tokenizer != tokenizer:
         notes.append(f"the runs count tokens differently ({tokenizer} here, "
                      f"{theirs.tokenizer} in {widgets.md(state.run_label(other))}): each "
@@ -196,7 +196,7 @@ if other is not None:
 def show(side: crossrun.Side, wide: bool) -> None:
     """One (run, retriever) column: Score_IR at the cut, answer and judge, chunks highlighted."""
     r, ret = side.run, side.retriever
-    rcfg = state.config(r)
+    rcfg = r.config
     rmethod = rcfg.section("scoring").get("method", "substring")
     st.markdown((f"**{widgets.md(state.run_label(r))}** · " if other is not None else "")
                 + widgets.chip(ret), unsafe_allow_html=True)
@@ -209,7 +209,7 @@ def show(side: crossrun.Side, wide: bool) -> None:
         notes.append(view.note)
     chunks, context, cut, tokens, reached = (view.chunks, view.context, view.cut, view.tokens,
                                              view.reached)
-    sem = state.semantic_matches(tuple(parts), context, cut) if semantic and parts else []
+    sem = server.semantic_matches(tuple(parts), context, cut) if semantic and parts else []
     scores = (np.array([w.score for w in sem]) if rmethod == "semantic" else
               part_scores(parts, context, [cut], rmethod)[0] if parts else np.zeros(0))
     score = float(scores.mean()) if len(scores) else 0.0
@@ -227,18 +227,18 @@ def show(side: crossrun.Side, wide: bool) -> None:
             f"<div><b>Semantic Score_IR {np.mean([w.score for w in sem]):.3f}</b> "
             "(by meaning, not by characters)</div>")
         st.html(evidence.CSS + head + evidence.semantic_legend(sem))
-    r_answers = state.answers(r)
+    r_answers = state.view(r).answers()
     if r_answers is not None:
         a = r_answers[(r_answers["qid"].astype(str) == qid) & (r_answers["system"] == ret)]
         if len(a):
-            jw_r = frames.judge_wide(state.judgments(r))
+            jw_r = frames.judge_wide(state.view(r).judgments())
             judge = jw_r.loc[qid].get(ret) if qid in jw_r.index else None
             row = a.iloc[0]
             txt = row["answer"] if pd.notna(row["answer"]) else f"(error: {row['error']})"
             st.html(f"<div><b>Answer:</b> {html.escape(str(txt))}<br>Judge score: <b>"
                     f"{'— (error)' if judge is None or pd.isna(judge) else int(judge)}"
                     "</b></div>")
-    r_queries = state.table(r, "queries")
+    r_queries = r.table("queries")
     if ret == "mlq" and r_queries is not None:
         q = r_queries[r_queries["qid"].astype(str) == qid]
         if len(q):

@@ -16,16 +16,14 @@ from ragdash.config import SAMPLE_DATASET, ConfigError, load_spec
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
 from ragdash.params import Param
-from ragdash.rundir import Run, list_runs
+from ragdash.rundir import Run, list_runs, stage_table
 from ragdash.rundir.lock import RunLocked
 from ragdash.rundir.manage import RUN_NAME, delete_run, rename_run
 from ragdash.scoring import METHODS
 from ragdash.stages.runner import configured_stages
-from ragdash.ui import jobs, navigation, paths, state, sweep_grid, widgets
+from ragdash.ui import jobs, navigation, paths, server, state, sweep_grid, widgets
 from ragdash.viz import questions
 from ragdash.viz.colors import label
-
-MARKS = {"done": "✓", "failed": "✗", "running": "…", "interrupted": "⏸"}
 
 
 def param_inputs(owner: str, params: tuple[Param, ...], values: dict, prefix: str) -> dict:
@@ -152,7 +150,7 @@ with st.expander("Preview the chunks before the run", expanded=False):
         st.error(widgets.md(refused[0]))
     elif st.toggle("Show the preview (follows the settings above)", key="build_preview"):
         try:
-            pv = state.chunk_preview(
+            pv = server.chunk_preview(
                 (ds["path"], ds["format"], ds.get("corpus"), ds["corpus_format"]),
                 int(limit) or None, method, tuple(sorted(ch_params.items())),
                 int(max_chars) or None, k_max)
@@ -341,15 +339,15 @@ else:
     rows = []
     for r in runs:
         m = r.manifest
-        st_ = m.get("stages", {})
         cfg_ = m.get("config", {})
+        stages = r.stages()
         rows.append({
             "run": r.id, "updated": m.get("updated", ""),
-            "questions": st_.get("ingest", {}).get("counts", {}).get("examples"),
+            "questions": stages["ingest"].counts.get("examples") if "ingest" in stages else None,
             "retrievers": ", ".join(label(x) for x in cfg_.get("retrievers", {}).get("use", [])),
             "chunker": cfg_.get("chunker", {}).get("method"),
-            "stages": " ".join(f"{s} {MARKS.get(v.get('status'), '?')}"
-                               for s, v in st_.items())})
+            "stages": " ".join(f"{s} {mark}" for s, mark in
+                               stage_table(stages.values())[["stage", "mark"]].values)})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     keys = {state.run_key(r.path): r for r in runs}
     c1, c2, c3, c4 = st.columns([4, 1, 1, 1])

@@ -19,13 +19,13 @@ st.title("Compare retrievers")
 st.caption("Paired over questions: the same question, two retrievers. Win: higher Score_IR at N; "
            "tie: equal. The Wilcoxon signed-rank test asks whether the differences are "
            "centred on zero.")
-ir = state.ir_scores_or_stop(run)
-rets = state.retrievers(run)
+ir = widgets.ir_scores_or_stop(run)
+rets = state.view(run).retrievers
 if len(rets) < 2:
     st.info("This run scored a single retriever; comparing needs two or more.")
     st.stop()
-budgets = state.budgets(run)
-examples = state.table(run, "examples")
+budgets = run.budgets
+examples = run.table("examples")
 
 c1, c2 = st.columns([3, 2])
 chosen = widgets.retriever_picker("cmp_ret", rets, rets[:2], container=c1,
@@ -81,10 +81,10 @@ with left:
     widgets.chart(retrieval.pair_scatter(frames.score_matrix(ir, n), a, b, n), key="cmp_scatter")
 with right:
     ref = chosen[0]
-    curves = {(a, b): state.difference(run, a, b)}
+    curves = {(a, b): state.view(run).difference(a, b)}
     for other in chosen:
         if other not in (a, b) and (ref, other) not in curves and ref != other:
-            curves[(ref, other)] = state.difference(run, ref, other)
+            curves[(ref, other)] = state.view(run).difference(ref, other)
     widgets.chart(retrieval.difference_curves(curves), key="cmp_diff")
 
 # --- largest differences, linked to the browser ------------------------------------------------

@@ -15,17 +15,19 @@ import streamlit as st
 from ragdash.analysis import frames
 from ragdash.data import CORPUS_FORMATS, FORMATS, DataError, layout, load_dataset, readers
 from ragdash.rundir import atomic_path
+from ragdash.rundir.root import RunsRoot
 from ragdash.ui import (
     data_resume,
     evidence_review,
     generate_questions,
     navigation,
+    server,
     state,
     widgets,
 )
 from ragdash.viz import questions
 
-MAX_MB = state.max_upload_mb()  # checked by app.py at start
+MAX_MB = server.max_upload_mb()  # checked by app.py at start
 DATASET_TYPES = ["json", "gz", "jsonl", "ndjson", "csv", "parquet", "pq"]
 DOCUMENT_TYPES = [s.lstrip(".") for s in readers.SUFFIXES]  # txt, md, pdf, html, htm, docx
 CORPUS_TYPES = ["jsonl", "ndjson", "csv", "parquet", "pq", "zip", "gz", *DOCUMENT_TYPES]
@@ -51,7 +53,7 @@ def _save(upload) -> Path:
     if upload.size > MAX_MB * 1024 * 1024:
         raise ValueError(f"{upload.name} is {upload.size / 1e6:.1f} MB; the limit is {MAX_MB} MB")
     digest = hashlib.sha256(upload.getvalue()).hexdigest()
-    path = state.runs_root() / "_uploads" / digest / _safe_name(upload.name)
+    path = RunsRoot(state.runs_root()).uploads / digest / _safe_name(upload.name)
     if not path.exists():
         with atomic_path(path) as tmp:
             tmp.write_bytes(upload.getvalue())
@@ -100,7 +102,7 @@ except (ValueError, OSError) as exc:
 current = st.session_state.get("data_current")
 if current and ds_file is not None:
     data_resume.note(current)  # offered again after a reload
-data_resume.panel(state.runs_root() / "_uploads", state.runs_root() / "_datasets",
+data_resume.panel(RunsRoot(state.runs_root()).uploads, RunsRoot(state.runs_root()).datasets,
                   expanded=current is None and ds_file is None and corpus_file is None)
 if current and ds_file is None:
     c1, c2 = st.columns([4, 1])
@@ -178,8 +180,8 @@ if loaded is not None:
         examples = None
 else:
     run = state.current_run()
-    examples = state.table(run, "examples") if run is not None else None
-    documents = state.table(run, "documents") if run is not None else None
+    examples = run.table("examples") if run is not None else None
+    documents = run.table("documents") if run is not None else None
     source = f"the dataset of run {widgets.md(run.id)}" if run is not None else ""
     if examples is not None and corpus_alone is not None:
         st.info(f"Corpus **{widgets.md(corpus_alone['corpus_name'])}** uploaded without a "

@@ -25,7 +25,7 @@ st.caption("Say whether each answer is correct, as a careful reader would: these
            "the judge's bias. The judge's score is hidden here. Keys: **1** correct · **2** "
            "partly correct · **3** wrong · **4** cannot tell · **U** undo.")
 
-if state.answers(run) is None:
+if state.view(run).answers() is None:
     widgets.missing("No answers to label", "generate answers first (the LLM results page, or "
                     "`ragdash generate`).")
     st.stop()
@@ -134,11 +134,11 @@ else:
                        args=(item, choice), shortcut=key, type=kind, width="stretch")
 
     # the context the answer was generated from, relevant parts highlighted
-    budget = state.config(run).generation_budget
+    budget = run.config.generation_budget
     if item.system == LLM_ONLY:
         st.caption("This answer was generated without retrieval (LLM only).")
     elif budget is not None:
-        examples = state.table(run, "examples")
+        examples = run.table("examples")
         row = examples[examples["qid"].astype(str) == item.qid]
         parts = list(row["parts"].iloc[0]) if len(row) else []
         view = context_view.cut_context(run, item.qid, item.system, budget)

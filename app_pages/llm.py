@@ -22,14 +22,15 @@ from ragdash.viz.colors import label
 
 run = state.require_run()
 st.title("LLM results")
-all_answers = state.table(run, "answers")  # every call: errors, latency, tokens, cost
-all_judgments = state.table(run, "judgments")
-answers, judgments = state.answers(run), state.judgments(run)  # one per (question, system)
+all_answers = run.table("answers")  # every call: errors, latency, tokens, cost
+all_judgments = run.table("judgments")
+view = state.view(run)
+answers, judgments = view.answers(), view.judgments()  # one per (question, system)
 
 
 def _rule_defaults() -> None:
     """Start the rule's widgets from the run's own rule."""
-    saved = RefusalRule.from_config(state.config(run).to_dict().get("judge", {}).get("refusal"))
+    saved = RefusalRule.from_config(run.config.to_dict().get("judge", {}).get("refusal"))
     st.session_state.setdefault("llm_refusal_patterns", "\n".join(saved.patterns))
     st.session_state.setdefault("llm_refusal_on", saved.enabled)
 
@@ -78,8 +79,8 @@ def refusals() -> None:
             shown["score"] = [("—" if pd.isna(x) else f"{int(x)}") for x in shown["score"]]
         st.dataframe(shown, hide_index=True, width="stretch", height=260,
                      column_config={"score": st.column_config.TextColumn("judge score")})
-    ir = state.table(run, "ir_scores")
-    gen_budget = state.config(run).generation_budget
+    ir = run.table("ir_scores")
+    gen_budget = run.config.generation_budget
     if ir is not None and gen_budget in set(ir["budget"]):
         table = abstention_by_evidence(answers, ir, gen_budget, rule.match)
         st.markdown(f"**Does the generator abstain when the evidence is missing?** RAG answers "
@@ -91,7 +92,7 @@ def refusals() -> None:
 
 def launcher(expanded: bool) -> None:
     """Generate and judge this run's answers: the cost estimate first, then a background job."""
-    base = {k: v for k, v in state.config(run).to_dict().items() if not k.startswith("_")}
+    base = {k: v for k, v in run.config.to_dict().items() if not k.startswith("_")}
     with st.expander("Generate and judge answers for this run", expanded=expanded):
         st.caption("Answers come from each retriever's C_N and once without context (LLM "
                    "only); a judge scores them 1–5. The estimate below is computed first, "
@@ -122,7 +123,7 @@ def launcher(expanded: bool) -> None:
         c4, c5 = st.columns(2)
         budget = c4.number_input("Token budget N of the contexts", 1, 100_000, 1000, 100,
                                  key="llm_budget")
-        n_q = len(state.table(run, "examples") if run.has("examples") else [])
+        n_q = len(run.table("examples") if run.has("examples") else [])
         limit = c5.number_input("Questions (the first N; 0 = all)", 0, max(n_q, 1), 0,
                                 max(1, min(10, n_q // 10)),  # a step the +/- buttons can take
                                 key="llm_limit",
@@ -181,13 +182,13 @@ if answers is None and judgments is None:
         "**Thresholds** page already estimates answer outcomes from retrieval alone.", icon="🤖")
     launcher(expanded=True)
     st.stop()
-order = state.order(run)
+order = state.view(run).order
 st.caption("Judge scale (categorical, not ordinal): 1 not enough information · 2 partly "
            "correct with wrong details · 3 partly correct but incomplete · 4 fully incorrect · "
            "5 fully correct. Failed calls and unparseable judge replies are errors: listed "
            "apart, never averaged in.")
 
-checks = state.audit(run)
+checks = state.view(run).audit()
 widgets.judge_audit_banner(checks, "the score distributions below")
 
 trust.summary(run, detail=True)
@@ -243,7 +244,7 @@ else:
     widgets.missing("No judgments yet", "answers exist but have not been judged.")
 
 # --- reference metrics (no LLM) -------------------------------------------------------------------
-ref = state.reference_summary(run)
+ref = state.view(run).reference_summary()
 if ref is not None and not ref.empty:
     st.subheader("Answers against the gold answers (no LLM)")
     st.caption("SQuAD's exact match and token F1 (lower case, punctuation and articles removed; "

@@ -3,7 +3,6 @@ the LLM calls that estimating from retrieval avoids, and the Score_IR curves."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from ragdash.analysis import curves, frames, judging, sentences, thresholds
@@ -11,22 +10,23 @@ from ragdash.calibration import calls_avoided
 from ragdash.calibration.predictive import degenerate
 from ragdash.constants import PAPER_H, PAPER_K
 from ragdash.planning import cost_avoided
+from ragdash.rundir import stage_table
 from ragdash.stages.retrieve import empty_message
 from ragdash.ui import navigation, state, trust, widgets
 from ragdash.viz import retrieval
 from ragdash.viz.colors import label
 
 run = state.require_run()
-cfg = state.config(run)
-man = state.manifest(run)
-examples = state.table(run, "examples")
-ir = state.table(run, "ir_scores")
-chunks = state.table(run, "chunks")
-documents = state.table(run, "documents")
-answers = state.table(run, "answers")
-judgments = state.table(run, "judgments")
-cal = state.calibration(run)
-order = state.retrievers(run)
+cfg = run.config
+man = run.manifest
+examples = run.table("examples")
+ir = run.table("ir_scores")
+chunks = run.table("chunks")
+documents = run.table("documents")
+answers = run.table("answers")
+judgments = run.table("judgments")
+cal = run.calibration()
+order = state.view(run).retrievers
 
 st.title(f"Run {widgets.md(run.id)}")
 ds, chunker, scoring = (cfg.section(s) for s in ("dataset", "chunker", "scoring"))
@@ -42,7 +42,7 @@ if scoring:
 st.caption(" · ".join(bits))
 
 
-if empty := man.get("stages", {}).get("retrieve", {}).get("warnings"):
+if empty := run.stages(["retrieve"])["retrieve"].warnings:
     st.warning("**Some questions got no retrieved chunk**, so they score 0:\n"
                + "\n".join(f"- {empty_message(w, quote=widgets.code)}" for w in empty), icon="⚠️")
 
@@ -73,22 +73,22 @@ if ir is not None and len(ir):
 else:
     c[3].metric("Best retriever", "—", help="The run has no IR scores yet.")
 
-failed = judging.all_failed(state.judgments(run))
+failed = judging.all_failed(state.view(run).judgments())
 if failed:
     st.error(f"{failed} The errors are listed on the **LLM results** page.", icon="⚠️")
 trust.summary(run)  # people's labels first: they say how far to trust the judge below
-if cal:
+if cal is not None:
     n_q = len(examples) if examples is not None else 0
     calls = calls_avoided(n_q, len(order))
-    ev, shares = cal.get("evidence"), cal.get("shares")
-    if ev is None and int(cal["budget"]) in state.budgets(run):  # written before it was stored
-        ev = state.predictiveness(run, int(cal["budget"]))
+    ev, shares = cal.evidence, cal.shares
+    if ev is None and cal.budget in run.budgets:  # written before it was stored
+        ev = state.view(run).predictiveness(cal.budget)
     flat = degenerate(cal)
-    fit_on = cal.get("scores") or scoring.get("method") or "substring"
-    st.subheader(f"Answer quality predicted from retrieval alone (N = {cal['budget']}, "
+    fit_on = cal.scores or scoring.get("method") or "substring"
+    st.subheader(f"Answer quality predicted from retrieval alone (N = {cal.budget}, "
                  f"Score_IR by {fit_on} matching)")
-    at_cal = (state.thresholds(run, int(cal["budget"]))
-              if int(cal["budget"]) in state.budgets(run) else None)
+    at_cal = (state.view(run).thresholds(cal.budget)
+              if cal.budget in run.budgets else None)
     pairs = at_cal.pairs if at_cal is not None and at_cal.has_judgments else None
     if pairs is not None:
         st.caption("Every figure in this section rests on the " + sentences.judged_basis(
@@ -112,7 +112,7 @@ if cal:
             col.metric(labels.get(name, name), f"{est['pct']:.1f} %",
                        delta=f"{err:+.1f} pp vs actual", delta_color="off", delta_arrow="off",
                        help=("Share of answers with Score_IR > k = "
-                             f"{cal['k']:.3f}, without any LLM call." if name == "h/k rule" else
+                             f"{cal.k:.3f}, without any LLM call." if name == "h/k rule" else
                              "Mean out-of-fold probability of a correct answer from a logistic "
                              "model of Score_IR at every budget (5 folds over questions), "
                              "without any LLM call."))
@@ -122,12 +122,12 @@ if cal:
         c2[0].metric("Actual correct answers (judge = 5)", f"{share['actual_pct']:.1f}%")
         c2[1].metric("Estimated correct answers",
                      "no estimate" if flat else f"{share['estimated_pct']:.1f}%",
-                     help=flat or f"Share of answers with Score_IR > k = {cal['k']:.3f}.")
+                     help=flat or f"Share of answers with Score_IR > k = {cal.k:.3f}.")
     if flat:
         st.caption(f"The h/k rule gives no estimate here: {flat}.")
     elif pairs is not None:
         head, _, rest = sentences.rule_bias(thresholds.rule_bias(
-            pairs, float(cal["k"]), int(cal["budget"])), n_q).partition(": ")
+            pairs, cal.k, cal.budget), n_q).partition(": ")
         st.caption(f"**{head}:** {rest}")
     cost = judging.costs(answers, judgments)
     spent = cost["usd"].dropna().sum() if not cost.empty else 0.0
@@ -154,7 +154,7 @@ if ir is None:
     widgets.missing("No retrieval scores yet", "this run's score stage has not run; build it on "
                     "**Build a run** or with `ragdash run`.")
 else:
-    widgets.chart(retrieval.score_curves(state.bands(run), order), key="ov_curves")
+    widgets.chart(retrieval.score_curves(state.view(run).bands(), order), key="ov_curves")
     left, right = st.columns([3, 2])
     with left:
         st.subheader("Mean Score_IR per budget (Table 3.1)")
@@ -174,16 +174,11 @@ else:
 
 # --- stages and issues -------------------------------------------------------------------------
 with st.expander("Pipeline stages and input issues"):
-    stages = man.get("stages", {})
+    stages = run.stages()
     if stages:
-        st.dataframe(pd.DataFrame([
-            {"stage": k, "status": v.get("status"), "seconds": None if v.get("seconds") is None
-             else round(float(v["seconds"]), 1),
-             "finished": v.get("finished"), "counts": ", ".join(
-                 f"{a}: {round(b, 3) if isinstance(b, float) else b}"
-                 for a, b in (v.get("counts") or {}).items() if not isinstance(b, dict))}
-            for k, v in stages.items()]), hide_index=True, width="stretch")
-    issues = state.table(run, "issues")
+        st.dataframe(stage_table(stages.values()).drop(columns="mark"), hide_index=True,
+                     width="stretch")
+    issues = run.table("issues")
     if issues is not None and len(issues):
         st.markdown(f"**{len(issues)} input issue(s)** (errors: record skipped; warnings: kept)")
         st.dataframe(issues, hide_index=True, width="stretch")

@@ -12,7 +12,7 @@ import streamlit as st
 
 from ragdash import report
 from ragdash.analysis import curves, frames, judging
-from ragdash.rundir import FILES
+from ragdash.rundir import FILES, Run
 from ragdash.ui import state, widgets
 from ragdash.viz.colors import label
 
@@ -20,14 +20,14 @@ run = state.require_run()
 st.title("Report")
 st.caption("Everything here is built from the run directory alone; the same report comes from "
            "Python: `ragdash.report.write_report(run_dir, 'report.html')`.")
-ir = state.table(run, "ir_scores")
-examples = state.table(run, "examples")
-judgments = state.judgments(run)
+ir = run.table("ir_scores")
+examples = run.table("examples")
+judgments = state.view(run).judgments()
 if ir is None or examples is None:
     widgets.missing("Nothing to report yet", "the run needs its ingest and score stages.")
     st.stop()
-order = state.order(run)
-budgets = state.budgets(run)
+order = state.view(run).order
+budgets = run.budgets
 if failed := judging.all_failed(judgments):
     st.error(f"{failed} The HTML report says so and lists the errors; so does the "
              "`llm_errors` table below.", icon="⚠️")
@@ -70,7 +70,7 @@ tables = {
 if judgments is not None:
     tables["table_3_3"] = (judging.table_3_3(judgments, order).reset_index(),
                            "Judge-score shares per system, judged count and errors.")
-    tables["llm_errors"] = (judging.errors_table(state.table(run, "answers"), judgments),
+    tables["llm_errors"] = (judging.errors_table(run.table("answers"), judgments),
                             "Failed generation and judge calls.")
 for name, (df, what) in tables.items():
     c = st.columns([4, 1, 1])
@@ -82,11 +82,11 @@ for name, (df, what) in tables.items():
                          on_click="ignore", width="stretch")
 with st.expander(f"Preview: questions at N = {n}"):
     st.dataframe(wide.head(100), hide_index=True, width="stretch")
-cal = state.calibration(run)
-if cal:
+cal = run.calibration()
+if cal is not None:
     name = FILES["calibration"].filename
-    st.download_button(name, json.dumps(cal, indent=2), f"{safe_id}-{name}", "application/json",
-                       key="rep_cal", on_click="ignore")
+    st.download_button(name, json.dumps(cal.to_dict(), indent=2), f"{safe_id}-{name}",
+                       "application/json", key="rep_cal", on_click="ignore")
 
 # --- figures ------------------------------------------------------------------------------------
 st.subheader("Figures")
@@ -94,13 +94,9 @@ st.caption("Each as a standalone interactive HTML file (works offline). A PNG of
            "comes from the camera icon in its toolbar on the other pages.")
 
 
-@st.cache_data(show_spinner="Drawing the figures…", max_entries=4)
-def figure_json(path: str, stamps: tuple) -> dict[str, str]:
-    return {name: fig.to_json() for name, fig in report.figures(path).items()}
-
-
-stamps = state.stamps(run, "ir_scores", "judgments", "calibration", "manifest")
-figs = figure_json(str(run.path), stamps)
+figs = state.MEMO.get(("report figures", str(run.path)), lambda reader: {
+    name: fig.to_json() for name, fig in report.figures(Run(run.path, reader)).items()},
+    "Drawing the figures…")
 cols = st.columns(3)
 for i, (name, js) in enumerate(figs.items()):
     cols[i % 3].download_button(
@@ -108,4 +104,4 @@ for i, (name, js) in enumerate(figs.items()):
             pio.from_json(js), f"{run.id} · {name}"),
         f"{safe_id}-{name}.html", "text/html", key=f"rep_fig_{name}", on_click="ignore",
         icon=":material/insert_chart:", width="stretch")
-st.caption(f"Retrievers: {', '.join(label(r) for r in state.retrievers(run))}.")
+st.caption(f"Retrievers: {', '.join(label(r) for r in state.view(run).retrievers)}.")

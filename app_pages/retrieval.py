@@ -17,13 +17,13 @@ st.title("Retrieval scores")
 st.caption("Score_IR(Q, N) = mean over the relevant parts of the longest common substring with "
            "C_N (the first N tokens of the retrieved context) divided by the part's length: "
            "1 means every part is inside C_N word for word.")
-ir = state.ir_scores_or_stop(run)
-if recall := state.manifest(run).get("index_recall"):  # dense retrievers on HNSW / IVF
+ir = widgets.ir_scores_or_stop(run)
+if recall := run.manifest.get("index_recall"):  # dense retrievers on HNSW / IVF
     st.caption("Approximate dense index: " + "; ".join(
         f"{label(name)} searches {r['index'].upper()}, which returns {r['recall']:.1%} of exact "
         f"search's top {r['k']} chunks (recall@{r['k']} on this run's {r['queries']} questions)"
         for name, r in recall.items()) + ".")
-methods = state.score_methods(run)
+methods = state.view(run).score_methods()
 method, overlay = methods[0], False
 if len(methods) > 1:  # scoring.also: the same contexts scored by more matching methods
     m1, m2 = st.columns([3, 2])
@@ -33,13 +33,13 @@ if len(methods) > 1:  # scoring.also: the same contexts scored by more matching 
         "of this page follows. " + " ".join(f"**{m}**: {ABOUT.get(m, m)}." for m in methods))
     overlay = m2.toggle("Overlay every matching method on the curves", value=True,
                         key="ret_overlay", bind="query-params")
-    ir = state.ir_scores(run, method)
+    ir = state.view(run).ir_scores(method)
 if method != "substring":
     st.caption(f"Scored here by **{method}** matching: a part's score is "
                f"{ABOUT.get(method, method)}.")
 
-all_rets = state.retrievers(run)
-budgets = state.budgets(run)
+all_rets = state.view(run).retrievers
+budgets = run.budgets
 n_default = frames.default_budget(budgets)
 c1, c2 = st.columns([3, 2])
 rets = widgets.retriever_picker("ret_sel", all_rets, container=c1)
@@ -53,14 +53,14 @@ sub = ir[ir["retriever"].isin(rets)]
 # --- curves and Table 3.1 ---------------------------------------------------------------------
 if overlay:
     order = [method, *(m for m in methods if m != method)]
-    widgets.chart(retrieval.method_curves({m: state.bands(run, method=m) for m in order}, rets),
-                  key="ret_curves")
+    widgets.chart(retrieval.method_curves({m: state.view(run).bands(method=m) for m in order},
+                                          rets), key="ret_curves")
 else:
-    bands = state.bands(run, method=method)
+    bands = state.view(run).bands(method=method)
     widgets.chart(retrieval.score_curves(bands[bands["retriever"].isin(rets)], rets),
                   key="ret_curves")
 
-mode = state.config(run).scoring_mode
+mode = run.config.scoring_mode
 st.subheader("Mean Score_IR per budget — the paper's Table 3.1")
 t = curves.summary_table(sub, rets, mode)
 st.dataframe(t.rename(columns=label).style.format("{:.3f}").highlight_max(
@@ -89,7 +89,7 @@ st.dataframe(
          "nothing found": "{:.1%}", "questions": "{:,}"}), width="stretch")
 
 # --- breakdown by metadata ------------------------------------------------------------------
-examples = state.table(run, "examples")
+examples = run.table("examples")
 meta = frames.metadata_columns(examples) if examples is not None else []
 st.subheader("By question type")
 if meta:
@@ -106,7 +106,7 @@ else:
 
 # --- classic IR metrics ---------------------------------------------------------------------
 st.subheader("Classic IR metrics (chunk level)")
-metrics = state.table(run, "ir_metrics")
+metrics = run.table("ir_metrics")
 if metrics is None:
     widgets.missing("No ir_metrics.csv", "the score stage writes it; re-run `ragdash score`.")
 else:

@@ -33,7 +33,7 @@ if not runs:
     st.info("There is no run yet. Make some with `ragdash run` or `ragdash sweep`, or on the "
             "**Build a run** page.")
     st.stop()
-cat = state.catalogue(runs)
+cat = state.runs_view(runs).catalogue()
 labels = {k: state.run_label(r) for k, r in runs.items()}
 cat.insert(1, "name", cat["key"].map(labels))
 dataset_names = (cat.drop_duplicates("dataset_key").set_index("dataset_key")
@@ -124,7 +124,7 @@ if not keys:
     st.stop()
 chosen = {k: runs[k] for k in keys}
 try:
-    comp = state.comparison(chosen)
+    comp = state.runs_view(chosen).comparison()
 except NotComparable as exc:
     st.error(f"**These runs cannot be compared.** {widgets.md(exc)}", icon=":material/block:")
     st.stop()
@@ -136,7 +136,7 @@ if st.session_state.get("rn_n") not in (None, *budgets):
     del st.session_state["rn_n"]
 n = widgets.budget_picker("rn_n", budgets, frames.default_budget(budgets),
                           help_="Rank by mean Score_IR over the first N tokens of each context.")
-board, verdict, vs_leader = state.board(chosen, n)
+board, verdict, vs_leader = state.runs_view(chosen).board(n)
 drawn = runs_viz.looks(comp.entries)
 
 # --- who wins, by how much ---------------------------------------------------------------------
@@ -254,7 +254,7 @@ draw_added_runs(keys)
 shown_entries = widgets.url_select(
     "Pairs to draw", entries, "rn_show", default=curves_to_draw(), multi=True,
     format_func=drawn.name, placeholder="pick (run, retriever) pairs")
-bands = state.run_bands(chosen)
+bands = state.runs_view(chosen).bands()
 widgets.chart(retrieval.score_curves(bands, shown_entries, looks=drawn,
                                      legend="Run · retriever"), key="rn_curves")
 
@@ -269,7 +269,7 @@ if not others:
     st.stop()
 b = widgets.url_select("Second", others, "rn_b", default=others[0], format_func=drawn.name,
                        container=c2)
-pair, diff = state.runs_pair(chosen, a, b, n)
+pair, diff = state.runs_view(chosen).pair(a, b, n)
 na, nb = drawn.name(a), drawn.name(b)
 k = st.columns(5)
 k[0].metric("First higher", f"{pair['win']:,}",
@@ -306,7 +306,7 @@ else:
         second = [("qb_ret", r) for r in dict.fromkeys([ra, rb])] if same else \
             [("qb_ret", ra), ("qb_run2", kb), ("qb_ret2", rb)]
         return navigation.browser_query([("run", ka), ("qb_q", qid), *second], n,
-                                        state.budgets(chosen[ka]))
+                                        chosen[ka].budgets)
 
     same = ka == kb
     big["open"] = ["browser?" + urlencode(side_by_side(q)) for q in big["qid"]]

@@ -22,20 +22,20 @@ st.caption("Rule of the paper: Score_IR > k → the answer will be **correct** (
            "Score_IR < h → it will **lack information** (judge 1); in between → **risk of "
            "hallucination** (judge 2–4). k and h are fitted to agree best with the judge; once "
            "fitted, new retrievers can be ranked without generating or judging anything.")
-ir = state.ir_scores_or_stop(run)
-budgets = state.budgets(run)
+ir = widgets.ir_scores_or_stop(run)
+budgets = run.budgets
 n_questions = int(ir["qid"].nunique())
-cal = state.calibration(run)
-widgets.judge_audit_banner(state.audit(run), "thresholds fitted to its scores")
-failed = judging.all_failed(state.judgments(run))
+cal = run.calibration()
+widgets.judge_audit_banner(state.view(run).audit(), "thresholds fitted to its scores")
+failed = judging.all_failed(state.view(run).judgments())
 if failed:
     st.error(f"{failed} h and k start at the paper's values and the estimates below use no "
              "judge; the errors are listed on the **LLM results** page.", icon="⚠️")
 no_judgments = "No judgment in this run could be scored" if failed else \
     "The run has no judgments"
-n0 = int(cal["budget"]) if cal and int(cal["budget"]) in budgets else \
+n0 = cal.budget if cal is not None and cal.budget in budgets else \
     frames.default_budget(budgets)
-first = state.thresholds(run, n0)
+first = state.view(run).thresholds(n0)
 H0 = round(first.fit_h if first.fit_h is not None else PAPER_H, 3)
 K0 = round(first.fit_k if first.fit_k is not None else PAPER_K, 3)
 
@@ -47,7 +47,7 @@ def _to_fit(h: float | None, k: float | None) -> None:
 
 def evidence_panel(n: int) -> None:
     """Does retrieval predict answer quality here? The verdict, ROC and reliability at N."""
-    ev = state.predictiveness(run, n)
+    ev = state.view(run).predictiveness(n)
     if ev is None:
         return
     st.subheader(f"Does retrieval predict answer quality here? (N = {n})")
@@ -67,7 +67,7 @@ def panel() -> None:
     n = c[0].select_slider("Token budget N", budgets, value=n0, key="thr_n",
                            bind="query-params", help="Score_IR at this N is thresholded.")
     # with judgments, every figure of the panel counts the judged answers only
-    data = thresholds.judged_only(state.thresholds(run, n))
+    data = thresholds.judged_only(state.view(run).thresholds(n))
     fit_note = ("fit" if data.fit_h is not None else "paper's value")
     h = c[1].slider("h (lacks information below)", 0.0, 1.0, H0, step=0.001, format="%.3f",
                     key="thr_h", bind="query-params",
@@ -183,12 +183,12 @@ st.caption(f"{bias}A multinomial logistic model of the judge class on Score_IR a
            "(and, when available, the LLM-only judgment of the same question) predicts each "
            "retriever's shares instead of a fixed cut at k. Both are scored on data they were "
            "not fitted on: held-out questions (5-fold) and held-out retrievers.")
-saved = state.table(run, "estimator_cv")
-can_cv = saved is None and state.table(run, "judgments") is not None
+saved = run.table("estimator_cv")
+can_cv = saved is None and run.table("judgments") is not None
 if can_cv and st.button("Cross-validate the estimators", key="thr_cv"):
     try:
-        budget = frames.default_budget(state.budgets(run))
-        saved, verdict = state.cross_validation(run, budget)
+        budget = frames.default_budget(run.budgets)
+        saved, verdict = state.view(run).cross_validate(budget)
         st.session_state["thr_cv_verdict"] = verdict
     except ValueError as exc:
         st.warning(f"Cannot cross-validate this run: {widgets.md(exc)}")
@@ -198,7 +198,7 @@ if saved is None:
 else:
     summary = thresholds.estimator_summary(saved)
     widgets.chart(calibration.estimator_bars(summary), key="thr_estimators")
-    verdict = ((state.calibration(run) or {}).get("estimators", {}).get("verdict")
+    verdict = ((cal.estimator_verdict if cal is not None else "")
                or st.session_state.get("thr_cv_verdict", ""))
     if verdict:
         st.markdown(f"**Verdict.** {verdict}")

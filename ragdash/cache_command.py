@@ -11,6 +11,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ragdash.rundir.root import RunsRoot
+
 MB = 1024 * 1024
 
 
@@ -33,12 +35,12 @@ def _size(path: Path) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ragdash.embedding_cache import FILENAME, open_store
+    from ragdash.embedding_cache import open_store
 
     root = Path(args.runs_root)
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is not a directory (give --runs-root)")
-    path = root / FILENAME
+    path = RunsRoot(root).embedding_cache
     if path.exists():
         store = open_store(root)
         if args.clear or args.max_mb is not None:
@@ -60,9 +62,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _llm_replies(root: Path) -> None:
     from ragdash.llm.cache import LLMCache
-    from ragdash.stages.generate import llm_cache
 
-    path = llm_cache({"runs_root": root})
+    path = RunsRoot(root).llm_cache
     if not path.exists():
         print(f"LLM replies: none cached yet under {root}")
         return

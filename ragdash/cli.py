@@ -242,19 +242,19 @@ def _print_summary(run) -> None:
     _print_reference(run)
     c = run.calibration()
     if c is not None:
-        print(f"\nThresholds at N = {c['budget']}: h = {c['h']:.3f}, k = {c['k']:.3f}"
-              + (f"  ({c['message']})" if c.get("h_ge_k") else ""))
+        print(f"\nThresholds at N = {c.budget}: h = {c.h:.3f}, k = {c.k:.3f}"
+              + (f"  ({c.message})" if c.h_ge_k else ""))
         for name, cls in (("k", "judged 5"), ("h", "judged 1")):
-            f = c["fits"]["pooled"][name]
-            majority = max(f["n_positive"], f["n"] - f["n_positive"]) / f["n"]
-            print(f"{name} agrees with the judge ({cls} or not) on {f['accuracy']:.1%} of "
-                  f"{f['n']} answers, vs {majority:.1%} for always predicting the majority "
-                  f"({(f['accuracy'] - majority) * 100:+.1f} pp)")
-        ev = c.get("evidence") or {}
+            f = c.fits["pooled"][name]
+            majority = max(f.n_positive, f.n - f.n_positive) / f.n
+            print(f"{name} agrees with the judge ({cls} or not) on {f.accuracy:.1%} of "
+                  f"{f.n} answers, vs {majority:.1%} for always predicting the majority "
+                  f"({(f.accuracy - majority) * 100:+.1f} pp)")
+        ev = c.evidence or {}
         if ev:
             print(f"Does retrieval predict answer quality here? {ev['verdict']}")
             print(ev.get("refusal_verdict", ""))
-        shares = c.get("shares") or {}
+        shares = c.shares or {}
         if shares:
             def pct(d: dict) -> str:
                 ci = d.get("ci")
@@ -262,7 +262,7 @@ def _print_summary(run) -> None:
 
             print(f"Share judged correct: actual {pct(shares['actual'])}; estimated "
                   + "; ".join(f"{name} {pct(v)}" for name, v in shares["estimates"].items()))
-        print(c.get("estimators", {}).get("verdict", ""))
+        print(c.estimator_verdict)
     from ragdash.labels.command import print_trust
 
     print_trust(run)  # labels, the judge's agreement, the share correct with PPI intervals
@@ -339,8 +339,8 @@ def _run_stages(args: argparse.Namespace) -> int:
         refresh(run)  # labels added since calibrate last ran
     for issue in run.manifest.get("issues", {}).get("first", [])[:10]:
         print(f"warning: {issue}", file=sys.stderr)
-    for name, stage in run.manifest.get("stages", {}).items():
-        for warning in stage.get("warnings") or []:
+    for name, stage in run.stages().items():
+        for warning in stage.warnings:
             print(f"warning: stage {name}: {warning['message']}", file=sys.stderr)
     _print_summary(run)
     return 0

@@ -42,3 +42,9 @@ DEFAULT_TOKENIZER = "llama3"
 
 DEFAULT_SCORING_MODE = "corrected"
 """Score_IR's default mode (`reference`: the paper's code as published)."""
+
+LLM_CACHE, INDEX_CACHE, EMBEDDING_CACHE = "_llm_cache.sqlite", "_index_cache", \
+    "_embedding_cache.sqlite"
+UPLOADS, DATASETS = "_uploads", "_datasets"
+"""The names of the places the runs under one runs root share (`ragdash.rundir.root.RunsRoot`
+gives their paths), here where the lowest layer (the embedding cache) can reach them."""

@@ -29,9 +29,10 @@ from typing import Protocol
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from ragdash.constants import EMBEDDING_CACHE
+
 log = logging.getLogger("ragdash")
 
-FILENAME = "_embedding_cache.sqlite"
 DTYPE = np.dtype("<f4")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
@@ -227,8 +228,9 @@ _STORES_LOCK = threading.Lock()
 
 
 def open_store(cache_dir: str | Path) -> EmbeddingStore:
-    """The process's one store for `cache_dir/FILENAME` (opened on first use)."""
-    path = (Path(cache_dir) / FILENAME).resolve()
+    """The process's one store for the embedding cache of the runs root `cache_dir` (opened on
+    first use)."""
+    path = (Path(cache_dir) / EMBEDDING_CACHE).resolve()
     with _STORES_LOCK:
         store = _STORES.get(path)
         if store is None:

@@ -65,7 +65,7 @@ def report(run_dir: Path, pid: int) -> list[str]:
 
     run = Run(run_dir)
     message = ABRUPT.format(pid=pid)
-    names = [n for n, s in run.manifest.get("stages", {}).items() if s.get("status") == "running"]
+    names = [n for n, s in run.stages().items() if s.status == "running"]
     for name in names:
         run.set_stage(name, status="failed", error=message)
         print(f"ragdash: error: {name}: {message}", file=sys.stderr, flush=True)

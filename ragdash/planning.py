@@ -10,13 +10,14 @@ import sqlite3
 import pandas as pd
 
 from ragdash.rundir import Run
-from ragdash.stages.generate import generator_settings, llm_cache, requests
+from ragdash.rundir.root import RunsRoot
+from ragdash.stages.generate import generator_settings, requests
 from ragdash.stages.judge import judge_settings
 
 
 def measured_rate(cfg: dict, model: str) -> float | None:
     """Calls per minute of `model` measured from the latencies in the LLM cache, if any."""
-    path = llm_cache(cfg)
+    path = RunsRoot.of(cfg).llm_cache
     if not path.exists():
         return None
     with sqlite3.connect(path) as db:

@@ -108,8 +108,8 @@ def figures(run: Run | str | Path) -> dict[str, go.Figure]:
 def _threshold_budget(run: Run, ir: pd.DataFrame) -> int:
     """The budget of the report's threshold section: the calibration's, else the default."""
     cal = run.calibration()
-    if cal and int(cal["budget"]) in set(ir["budget"]):
-        return int(cal["budget"])
+    if cal is not None and cal.budget in set(ir["budget"]):
+        return cal.budget
     return frames.default_budget(ir["budget"].unique())
 
 
@@ -216,7 +216,7 @@ def build_report(run: Run | str | Path) -> str:
     cal = run.calibration()
     said = _threshold_sentences(view, ir, len(examples) if examples is not None else None) \
         if ir is not None and len(ir) else {}
-    if cal:
+    if cal is not None:
         from ragdash.calibration.predictive import degenerate
 
         s = thresholds.correct_share_summary(cal)
@@ -225,8 +225,8 @@ def build_report(run: Run | str | Path) -> str:
                            f"{s['estimated_pct']:.1f}% vs {s['actual_pct']:.1f}%",
                            "estimated (h/k rule) vs actual correct answers"
                            + "".join(f", on {b}" for b in said.get("basis", []))))
-        cards.append(_card(f"h = {cal['h']:.3f} · k = {cal['k']:.3f}",
-                           f"thresholds fitted at N = {cal['budget']}"))
+        cards.append(_card(f"h = {cal.h:.3f} · k = {cal.k:.3f}",
+                           f"thresholds fitted at N = {cal.budget}"))
     parts.append(f'<div class="cards">{"".join(cards)}</div>')
 
     if ir is not None:
@@ -284,11 +284,11 @@ def build_report(run: Run | str | Path) -> str:
     parts.extend(_labels_html(run))
     if "prediction_roc" in figs:
         parts.append("<h2>Does retrieval predict answer quality here?</h2>")
-        ev = (cal or {}).get("evidence")
+        ev = cal.evidence if cal is not None else None
         if ev:
             parts.append(f"<p><b>{html.escape(ev['verdict'])}</b> "
                          f"{html.escape(ev.get('refusal_verdict', ''))}</p>")
-        shares = (cal or {}).get("shares")
+        shares = cal.shares if cal is not None else None
         if shares:
             rows = [("actual (judge = 5)", shares["actual"]), *shares["estimates"].items()]
             parts.append(_table(pd.DataFrame({
@@ -315,8 +315,8 @@ def build_report(run: Run | str | Path) -> str:
                          + "</ul>")
         for n in ("thresholds_by_judge", "thresholds_objective"):
             parts.append(fig(n))
-        if cal and cal.get("per_retriever"):
-            t = pd.DataFrame(cal["per_retriever"])
+        if cal is not None and not cal.per_retriever.empty:
+            t = cal.per_retriever
             cols = ["retriever", "n", "est_5", "act_5", "est_2_4", "act_2_4", "est_1", "act_1",
                     "mae"]
             parts.append("<h3>Estimated vs actual shares (%, calibration.json)</h3>")

@@ -1,21 +1,64 @@
-"""What the report, the CLI summary and the dashboard read from a run, computed in plain Python
-(the dashboard's `ragdash.ui.state` only caches these)."""
+"""What the report, the CLI summary and the dashboard read from a run, computed in plain Python.
+
+A view reads the run's files through a pluggable `Reader` and may keep its answers in a `Memo`
+(`ragdash.rundir.reader`): the dashboard gives it a cached reader and its memo, so each answer
+is kept exactly as long as every file it read is unchanged, with no list of files to keep."""
 
 from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TypeVar
 
 import pandas as pd
 
 from ragdash import judge_audit
-from ragdash.analysis import compare, curves, frames, matching, reference
+from ragdash.analysis import compare, curves, frames, leaderboard, matching, reference
 from ragdash.analysis.thresholds import ThresholdData, threshold_data
-from ragdash.rundir import Run
+from ragdash.rundir import Memo, Reader, Run
+
+F = TypeVar("F", bound=Callable)
+
+
+def kept(about: str | None = None) -> Callable[[F], F]:
+    """A view's method whose answer the view's memo keeps (without a memo: computed on every
+    call) until a file it read changes; `about` says what it does meanwhile (a spinner)."""
+    def wrap(method: F) -> F:
+        signature = inspect.signature(method)
+
+        @functools.wraps(method)
+        def inner(self: RunView | RunsView, *args, **kwargs):
+            if self.memo is None:
+                return method(self, *args, **kwargs)
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            key = (type(self).__name__, self.identity, method.__name__,
+                   tuple(bound.arguments.values())[1:])
+            return self.memo.get(key, lambda reader: method(self.rebind(reader), *args,
+                                                            **kwargs), about)
+        return inner  # type: ignore[return-value]
+    return wrap
 
 
 class RunView:
-    """Read-only questions about one run; every method reads the files it needs."""
+    """Read-only questions about one run; every method reads the files it needs through the
+    run's reader (`reader` replaces it), its answer kept in `memo` when one is given."""
 
-    def __init__(self, run: Run | str):
-        self.run = run if isinstance(run, Run) else Run(run)
+    def __init__(self, run: Run | str | Path, reader: Reader | None = None,
+                 memo: Memo | None = None):
+        run = run if isinstance(run, Run) else Run(run)
+        self.run = run if reader is None else Run(run.path, reader)
+        self.memo = memo
+
+    @property
+    def identity(self) -> str:
+        return str(self.run.path)
+
+    def rebind(self, reader: Reader) -> RunView:
+        """The same view reading through `reader`."""
+        return RunView(self.run.path, reader, self.memo)
 
     @property
     def order(self) -> list[str]:
@@ -32,6 +75,16 @@ class RunView:
     @property
     def generation_budget(self) -> int | None:
         return self.run.config.generation_budget
+
+    @kept()
+    def score_methods(self) -> list[str]:
+        """The Score_IR matching methods scored: scoring.method first, then scoring.also's."""
+        return self.run.score_methods()
+
+    @kept()
+    def ir_scores(self, method: str | None = None) -> pd.DataFrame:
+        """Score_IR by one matching method (None: the run's scoring.method)."""
+        return self.run.ir_scores(method)
 
     def answers(self) -> pd.DataFrame | None:
         """answers.parquet, one row per (qid, system) (a budget sweep keeps the main budget)."""
@@ -52,34 +105,40 @@ class RunView:
             return self.run.read("reference")
         return reference.score_answers(self.run.read("answers"), self.run.read("examples"))
 
+    @kept()
     def reference_summary(self) -> pd.DataFrame | None:
         """Mean EM, F1 and share containing a gold answer per system (main budget), with n."""
         ref = self.reference()
         return None if ref is None else reference.summary(ref, self.order,
                                                           self.generation_budget)
 
+    @kept()
     def summary(self) -> pd.DataFrame:
         """Mean Score_IR per budget x retriever (the paper's Table 3.1), in display order."""
         return curves.summary_table(self.run.read("ir_scores"), self.order,
                                     self.run.config.scoring_mode)
 
+    @kept("Bootstrapping confidence bands…")
     def bands(self, n_boot: int = 1000, method: str | None = None) -> pd.DataFrame:
         """Mean Score_IR per (retriever, budget) with bootstrap bands over questions, by one
         matching method (None: the run's scoring.method)."""
         return curves.bootstrap_curves(self.run.ir_scores(method), n_boot=n_boot)
 
+    @kept()
     def difference(self, a: str, b: str) -> pd.DataFrame:
         return compare.difference_curve(self.run.read("ir_scores"), a, b)
 
+    @kept("Preparing the threshold panel…")
     def thresholds(self, budget: int) -> ThresholdData:
         """The threshold panel's data at `budget` (the stored fit when made at that budget on
         these scores: one fitted on another matching method's scores is refitted)."""
         cal = self.run.calibration()
-        if cal and cal.get("scores", self.run.score_method) != self.run.score_method:
+        if cal is not None and not cal.fits_on(self.run.score_method):
             cal = None
         return threshold_data(self.run.read("ir_scores"), self.judgments(), budget, self.order,
                               cal)
 
+    @kept("Measuring how well retrieval predicts the judge…")
     def predictiveness(self, budget: int) -> dict | None:
         """How well Score_IR at `budget` predicts the judge (None without judgments): the same
         pairs, bootstrap and seed as the calibrate stage."""
@@ -90,9 +149,10 @@ class RunView:
 
     def estimator_verdict(self) -> str:
         """The calibrate stage's verdict on the estimators, if any."""
-        cal = self.run.calibration() or {}
-        return str(cal.get("estimators", {}).get("verdict", ""))
+        cal = self.run.calibration()
+        return "" if cal is None else cal.estimator_verdict
 
+    @kept("Cross-validating the estimators…")
     def cross_validate(self, budget: int) -> tuple[pd.DataFrame, str]:
         """Cross-validate the h/k rule and the logistic estimator (held-out questions and
         retrievers), as the calibrate stage does."""
@@ -101,6 +161,7 @@ class RunView:
         return cross_validate(self.run.read("ir_scores"), self.run.read("judgments"),
                               budget=budget)
 
+    @kept()
     def question_chunks(self, qid: str) -> dict[str, pd.DataFrame]:
         """{retriever: its chunks for `qid` in rank order} ({} before retrieval)."""
         if not (self.run.has("retrieved") and self.run.has("chunks")):
@@ -108,9 +169,58 @@ class RunView:
         return matching.question_chunks(self.run.read("retrieved"), self.run.read("chunks"),
                                         str(qid))
 
+    @kept()
     def audit(self) -> list[judge_audit.Check]:
         """The judge audit of the run's main judgments (empty without judgments)."""
         judged = self.judgments()
         if judged is None:
             return []
         return judge_audit.audit(judged, self.answers(), self.run.table("examples"))
+
+
+class RunsView:
+    """Read-only questions about several runs ({key: Run}, the Runs page's): their catalogue
+    and their comparison on the questions and budgets they share (`analysis.leaderboard`)."""
+
+    def __init__(self, runs: Mapping[str, Run], reader: Reader | None = None,
+                 memo: Memo | None = None):
+        self.runs = {k: r if reader is None else Run(r.path, reader) for k, r in runs.items()}
+        self.memo = memo
+
+    @property
+    def identity(self) -> tuple:
+        return tuple((k, str(r.path)) for k, r in self.runs.items())
+
+    def rebind(self, reader: Reader) -> RunsView:
+        return RunsView(self.runs, reader, self.memo)
+
+    @kept()
+    def catalogue(self) -> pd.DataFrame:
+        """One row per run: dataset, chunker, retrievers, budgets, stages, size."""
+        return leaderboard.catalogue(self.runs)
+
+    @kept("Reading the runs' scores…")
+    def comparison(self) -> leaderboard.Comparison:
+        """The runs on their shared questions and budgets; NotComparable says why not."""
+        return leaderboard.compare_runs(self.runs)
+
+    @kept("Bootstrapping confidence bands…")
+    def bands(self, n_boot: int = 1000) -> pd.DataFrame:
+        """Mean Score_IR per (entry, budget) with its bootstrap band."""
+        return leaderboard.bands(self.comparison(), n_boot)
+
+    @kept("Ranking…")
+    def board(self, budget: int, n_boot: int = 1000
+              ) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
+        """(leaderboard, verdict, the leader against every other entry) at `budget`."""
+        comp = self.comparison()
+        board = leaderboard.leaderboard(comp, budget, self.bands(n_boot))
+        return (board, leaderboard.verdict(comp, board, budget),
+                leaderboard.versus_leader(comp, board, budget))
+
+    @kept()
+    def pair(self, a: str, b: str, budget: int) -> tuple[dict, pd.DataFrame]:
+        """Entries `a` vs `b`: `compare.paired` at `budget` and the difference across budgets."""
+        comp = self.comparison()
+        m = comp.matrix(budget)
+        return compare.paired(m[a], m[b]), compare.difference_curve(comp.scores, a, b)

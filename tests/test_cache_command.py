@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from ragdash.cli import main
-from ragdash.embedding_cache import FILENAME, EmbeddingStore, forget_stores, text_key
+from ragdash.embedding_cache import EmbeddingStore, forget_stores, text_key
+from ragdash.rundir.root import EMBEDDING_CACHE as FILENAME
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from ragdash.rundir import FILES
 from ragdash.ui import paths, widgets
 
 
@@ -51,13 +52,13 @@ def test_a_symlink_leaving_the_roots_is_refused(roots):
 def test_listed_runs_leave_out_links_out_of_the_runs_root(roots, tmp_path):
     from fixtures.make_run import make_run
 
-    from ragdash.ui import state
+    from ragdash.rundir.root import RunsRoot
 
     runs, _, secret = roots
     make_run(runs / "mine", n_questions=4, llm=False)
     make_run(secret / "theirs", n_questions=4, llm=False)
     (runs / "linked").symlink_to(secret / "theirs", target_is_directory=True)
-    assert [r.path.name for r in state._listed(runs)] == ["mine"]
+    assert [r.path.name for r in RunsRoot(runs).runs()] == ["mine"]
 
 
 @pytest.mark.parametrize("text", [
@@ -85,7 +86,10 @@ def test_a_run_file_linking_outside_its_run_is_not_read(roots):
     runs, _, secret = roots
     mine, theirs = make_run(runs / "mine", n_questions=4, llm=False), \
         make_run(secret / "theirs", n_questions=4, llm=False)
-    assert state.table(Run(mine), "examples") is not None
+    assert Run(mine, state.READER).table("examples") is not None
     (mine / "examples.parquet").unlink()
     (mine / "examples.parquet").symlink_to(theirs / "examples.parquet")
-    assert state.table(Run(mine), "examples") is None
+    assert Run(mine, state.READER).table("examples") is None
+    assert not Run(mine, state.READER).has("examples")
+    with pytest.raises(FileNotFoundError):
+        state.READER.table(mine / "examples.parquet", FILES["examples"])

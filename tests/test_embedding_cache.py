@@ -16,13 +16,13 @@ import pytest
 
 from ragdash import embeddings
 from ragdash.embedding_cache import (
-    FILENAME,
     CachedEmbeddings,
     EmbeddingStore,
     forget_stores,
     open_store,
     text_key,
 )
+from ragdash.rundir.root import EMBEDDING_CACHE as FILENAME
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXTS = ["Alan Turing was born in Maida Vale.", "Ada Lovelace wrote the first program.",

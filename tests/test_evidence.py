@@ -259,7 +259,8 @@ def test_command_writes_a_dataset_that_ragdash_run_takes(qa_only, tmp_path, caps
                  "-q"]) == 0
     printed = capsys.readouterr().out
     assert "Evidence found for 4 of 5 questions" in printed
-    from ragdash.embedding_cache import FILENAME, open_store
+    from ragdash.embedding_cache import open_store
+    from ragdash.rundir.root import EMBEDDING_CACHE as FILENAME
 
     assert len(open_store(tmp_path / "runs")) > 0, "the ranking embeddings are cached"
     assert (tmp_path / "runs" / FILENAME).exists()

@@ -211,13 +211,15 @@ def test_a_job_that_fails_records_the_error_and_the_stage(generic, tmp_path, mon
     assert job.state == "failed" and not job.active
     assert job.error.startswith(f"ingest: {run_dir / 'examples.parquet'}: No space left")
     assert Run(run_dir).stage("ingest")["status"] == "failed"
+    from ragdash.rundir import StageRecord
     from ragdash.ui.jobs import stage_status
 
     # a stage still recorded as running (its record could not be written) ended with its job
-    assert stage_status(job, {"status": "running"}) == "failed"
-    assert stage_status(replace(job, state="interrupted"), {"status": "running"}) \
-        == "interrupted"
-    assert stage_status(replace(job, state="running"), {"status": "running"}) == "running"
+    running = StageRecord("ingest", "running")
+    assert stage_status(job, running).status == "failed"
+    assert stage_status(replace(job, state="interrupted"), running).status == "interrupted"
+    assert stage_status(replace(job, state="running"), running).status == "running"
+    assert Run(run_dir).stages()["ingest"].status == "failed"
 
 
 def test_queue_refuses_an_unknown_kind_or_a_run_without_config(tmp_path):

@@ -318,8 +318,8 @@ def test_calibration_json_of_a_run_with_labels_has_agreement_and_ppi(run, capsys
         labels.add_label(run, it.qid, it.system, "correct", "ana")
     STAGES["calibrate"].run(StageContext(run, run.config.to_dict(), "key"))
     cal = run.calibration()
-    assert cal["h"] is not None  # the fit is still there
-    agree = cal["agreement"]
+    assert cal.h is not None  # the fit is still there
+    agree = cal.agreement
     assert agree["labels"]["n"] == 80 and agree["labels"]["answers"] == 60
     assert set(agree["labels"]) >= {"accuracy", "kappa", "weighted_kappa", "confusion"}
     assert agree["labels"]["accuracy"]["ci"] and agree["labels"]["kappa"]["n"] == 80
@@ -328,7 +328,7 @@ def test_calibration_json_of_a_run_with_labels_has_agreement_and_ppi(run, capsys
     [pair] = agree["annotators"]
     assert pair["labellers"] == ["ana", "stand-in: contains a gold answer"] and pair["n"] == 20
     assert agree["verdict"].startswith("The judge agrees with your labels")
-    ppi = cal["ppi"]
+    ppi = cal.ppi
     assert list(ppi)[-1] == "pooled" and "llm_only" in ppi
     pooled = ppi["pooled"]
     assert pooled["n_labelled"] == 60 and pooled["n_unlabelled"] == 300
@@ -336,12 +336,16 @@ def test_calibration_json_of_a_run_with_labels_has_agreement_and_ppi(run, capsys
         assert pooled[key]["pct"] is not None and len(pooled[key]["ci"]) == 2, key
     assert "fitted on the judge" in pooled["ppi_retrieval"]["method"]
     assert "no retrieval" in ppi["llm_only"]["ppi_retrieval"]["reason"]
-    assert cal["labels"]["stand_in"] == ["stand-in: contains a gold answer"]
+    assert cal.labels["stand_in"] == ["stand-in: contains a gold answer"]
     assert not labels.refresh(run)  # up to date
     labels.add_label(run, items[30].qid, items[30].system, "wrong", "bo")
     assert labels.refresh(run)
-    assert run.calibration()["agreement"]["labels"]["n"] == 81
-    assert run.calibration()["h"] == cal["h"]  # the rest of calibration.json is kept
+    assert run.calibration().agreement["labels"]["n"] == 81
+    # the rest of calibration.json is kept
+    def rest(c):
+        return {k: v for k, v in c.to_dict().items() if k not in ("labels", "agreement", "ppi")}
+
+    assert rest(run.calibration()) == rest(cal)
     from ragdash.labels.command import print_trust
 
     print_trust(run)

@@ -277,7 +277,7 @@ def test_a_one_sided_confusion_matrix_is_read_from_its_cells(runs, name, side, n
 def test_overview_and_report_say_the_rules_bias_at_the_fit(runs):
     for name, word in (("over", "overestimates"), ("under", "underestimates")):
         cal = Run(runs[name]).calibration()
-        t = truth(runs[name], float(cal["k"]))
+        t = truth(runs[name], cal.k)
         assert (t["diff"] > 0) == (name == "over")
         expected = f"The h/k rule {word} correct answers by {abs(t['diff']):.1f} points"
         at = page(runs[name])
@@ -285,7 +285,7 @@ def test_overview_and_report_say_the_rules_bias_at_the_fit(runs):
         assert f"{t['est']:.1f} %" == next(m.value for m in at.metric
                                            if m.label.startswith("Estimated by the h/k rule"))
         report = build_report(runs[name])
-        assert expected in report and f"k = {cal['k']:.3f} at N = {BUDGET}" in report
+        assert expected in report and f"k = {cal.k:.3f} at N = {BUDGET}" in report
         assert "Reading the confusion matrix" in report
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -109,14 +110,18 @@ def test_calibrate_stores_evidence_and_shares():
         assert v["ci"][0] <= v["pct"] <= v["ci"][1]
     assert json.loads(json.dumps(d))["evidence"] == ev
     assert type(cal).from_dict(d).evidence == ev
-    assert degenerate(d) is None
+    assert degenerate(cal) is None
 
 
 def test_degenerate_fits_give_no_estimate():
-    assert "end of its range" in degenerate({"k": 1.0})
-    assert degenerate({"k": 0.0}) is not None
-    flat = {"k": 0.5, "evidence": {"correct": {"n_positive": 0, "n_negative": 9},
-                                   "verdict": "Not measurable: no answer was judged correct"}}
+    ir, j = _run_tables()
+    cal = replace(calibrate(ir, j, budget=500, n_boot=0), evidence=None)
+    assert "end of its range" in degenerate(replace(cal, k=1.0))
+    assert degenerate(replace(cal, k=0.0)) is not None
+    assert degenerate(replace(cal, k=0.5)) is None
+    flat = replace(cal, k=0.5, evidence={
+        "correct": {"n_positive": 0, "n_negative": 9},
+        "verdict": "Not measurable: no answer was judged correct"})
     assert degenerate(flat).startswith("Not measurable")
 
 

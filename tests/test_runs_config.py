@@ -197,9 +197,9 @@ def test_bundled_runs_load_through_the_typed_view(demo, gen_budget):
     assert cfg.generation_budget == gen_budget
     assert view.retrievers[:1] and set(view.retrievers) <= set(cfg.retrievers)
     cal = view.run.calibration()
-    assert 0 <= cal["h"] <= 1 and 0 <= cal["k"] <= 1
-    data = view.thresholds(int(cal["budget"]))
-    assert data.has_judgments and len(data.pairs) == cal["n"]
+    assert 0 <= cal.h <= 1 and 0 <= cal.k <= 1
+    data = view.thresholds(cal.budget)
+    assert data.has_judgments and len(data.pairs) == cal.n
     assert view.summary().columns.tolist() == view.retrievers
     with pytest.raises(TypeError):
         cfg.section("dataset")["path"] = "elsewhere"  # read-only

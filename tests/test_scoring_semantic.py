@@ -280,17 +280,17 @@ def test_calibration_fits_on_the_method_it_is_given(synthetic, spy):
     score_stage.run(StageContext(run, cfg, "k"))
     counts = calibrate_stage.run(StageContext(run, cfg, "c"))
     cal = run.calibration()
-    assert counts["scores"] == cal["scores"] == "semantic"
+    assert counts["scores"] == cal.scores == "semantic"
     direct = calibrate(run.ir_scores("semantic"), run.read("judgments"), budget=1000,
                        n_boot=20)
-    assert (cal["h"], cal["k"]) == (direct.h, direct.k)
+    assert (cal.h, cal.k) == (direct.h, direct.k)
     # the Thresholds panel shows the main method's scores, so it refits rather than showing
     # thresholds fitted on other scores
     data = RunView(run).thresholds(1000)
     fresh = threshold_data(run.read("ir_scores"), RunView(run).judgments(), 1000,
                            RunView(run).order)
     assert (data.fit_h, data.fit_k) == (fresh.fit_h, fresh.fit_k)
-    assert (cal["h"], cal["k"]) != (data.fit_h, data.fit_k)  # the check above means something
+    assert (cal.h, cal.k) != (data.fit_h, data.fit_k)  # the check above means something
 
 
 # --- display ------------------------------------------------------------------------------------

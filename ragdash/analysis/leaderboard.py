@@ -114,21 +114,22 @@ def describe(run: Run, key: str | None = None) -> dict:
     m = run.manifest
     cfg = RunConfig.from_dict(m.get("config"))
     ds = dataset_of(m)
-    stages = m.get("stages") or {}
+    stages = run.stages()
 
     def done(s: str) -> bool:
-        return (stages.get(s) or {}).get("status") == "done"
+        return s in stages and stages[s].done
 
     chunker, retrievers = cfg.section("chunker"), cfg.section("retrievers")
     scoring = cfg.section("scoring")
-    shares = (run.calibration() or {}).get("shares") or {}
+    cal = run.calibration()
+    shares = (cal.shares if cal is not None else None) or {}
     return {
         "key": key or str(run.path), "run": m.get("id", run.path.name),
         "folder": run.path.parent.name,
         "varied": _params_text((m.get("sweep") or {}).get("values")),
         "dataset": ds.name, "sha256": ds.short,
         "dataset_key": ds.key,
-        "questions": ((stages.get("ingest") or {}).get("counts") or {}).get("examples"),
+        "questions": stages["ingest"].counts.get("examples") if "ingest" in stages else None,
         "chunker": str(chunker.get("method") or ""),
         "chunker_params": _params_text(chunker.get("params")),
         "retrievers": ", ".join(cfg.retrievers),
@@ -327,13 +328,13 @@ def _estimated(run: Run, ir: pd.DataFrame) -> pd.DataFrame:
     from ragdash.calibration import estimate
 
     cal = run.calibration()
-    if not cal or cal.get("h") is None or cal.get("k") is None:
+    if cal is None:
         return pd.DataFrame(columns=["retriever", "est_correct"])
-    budget = int(cal.get("budget") or max(ir["budget"]))
+    budget = int(cal.budget or max(ir["budget"]))
     if budget not in set(ir["budget"]):
         return pd.DataFrame(columns=["retriever", "est_correct"])
     try:
-        est = estimate(ir, cal["h"], cal["k"], budget)
+        est = estimate(ir, cal.h, cal.k, budget)
     except ValueError:  # per-retriever thresholds that miss a retriever
         return pd.DataFrame(columns=["retriever", "est_correct"])
     return pd.DataFrame({"retriever": est["retriever"].astype(str),

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ragdash.analysis.frames import at_budget, order_systems
 from ragdash.calibration import (
+    Calibration,
     agreement_at,
     compare,
     confusion,
@@ -48,7 +49,7 @@ class ThresholdData:
 
 
 def threshold_data(ir: pd.DataFrame, judgments: pd.DataFrame | None, budget: int,
-                   order: Sequence[str] = (), calibration: dict | None = None,
+                   order: Sequence[str] = (), calibration: Calibration | None = None,
                    grid: int = 401) -> ThresholdData:
     """Sort the scores, join judge scores and fit h and k at `budget` (the calibration's own
     values when it was fitted at this budget)."""
@@ -64,9 +65,9 @@ def threshold_data(ir: pd.DataFrame, judgments: pd.DataFrame | None, budget: int
         return data
     data.pairs, data.n_excluded = p, info["n_excluded"]
     x, judge = p["ir"].to_numpy(float), p["judge"].to_numpy()
-    if calibration and int(calibration.get("budget", -1)) == int(budget) and \
-            calibration.get("scope", "pooled") == "pooled":
-        data.fit_h, data.fit_k = float(calibration["h"]), float(calibration["k"])
+    if calibration is not None and calibration.budget == int(budget) and \
+            calibration.scope == "pooled":
+        data.fit_h, data.fit_k = float(calibration.h), float(calibration.k)
     else:
         data.fit_h = fit_threshold(x, judge == 1, "<").threshold
         data.fit_k = fit_threshold(x, judge == 5, ">").threshold
@@ -183,9 +184,9 @@ def rule_bias(pairs_df: pd.DataFrame, k: float, budget: int, n_boot: int = 1000,
 # --- a stored calibration ---------------------------------------------------------------------
 
 
-def correct_share_summary(calibration: dict) -> dict:
+def correct_share_summary(calibration: Calibration) -> dict:
     """Pooled estimated and actual share of 'correct' answers (%) from calibration.json."""
-    t = pd.DataFrame(calibration.get("per_retriever") or [])
+    t = calibration.per_retriever
     if t.empty:
         return {}
     w = t["n"] / t["n"].sum()

@@ -14,11 +14,16 @@ judge) pairs instead of taking it for granted:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
 from ragdash.constants import LLM_ONLY
+
+if TYPE_CHECKING:
+    from ragdash.rundir.calibration import Calibration
 
 BINS: tuple[tuple[str, float, float], ...] = (
     ("0", 0.0, 0.0), ("0–0.25", 0.0, 0.25), ("0.25–0.5", 0.25, 0.5),
@@ -200,13 +205,13 @@ def share_estimates(pairs_df: pd.DataFrame, ir_scores: pd.DataFrame, judgments: 
             "estimates": {name: summary(v) for name, v in methods.items()}}
 
 
-def degenerate(calibration: dict) -> str | None:
+def degenerate(calibration: Calibration) -> str | None:
     """Why a calibration's k carries no estimate (k at 0 or 1, or an empty class), or None."""
-    ev = calibration.get("evidence") or {}
+    ev = calibration.evidence or {}
     side = ev.get("correct") or {}
     if side and (side.get("n_positive") == 0 or side.get("n_negative") == 0):
         return ev.get("verdict") or "every answer has the same judge class"
-    k = float(calibration["k"])
+    k = float(calibration.k)
     if k <= 0.0 or k >= 1.0:
         return (f"the fitted k = {k:.3f} sits at the end of its range: no threshold on "
                 "Score_IR beats predicting the same class for every answer")

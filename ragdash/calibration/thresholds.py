@@ -17,48 +17,16 @@ the one with the smallest thresholds, ``tie="highest"`` the largest; `n_plateaus
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from ragdash.rundir.calibration import ThresholdFit  # the record (of calibration.json's fits)
+
 Rule = Literal[">", "<"]
 Tie = Literal["lowest", "highest"]
 _BLOCK = 50  # bootstrap resamples processed at once (bounds memory to ~50 x n values)
-
-
-@dataclass(frozen=True)
-class ThresholdFit:
-    """One fitted threshold.
-
-    `lo`/`hi` bound the optimal interval that holds `threshold` ([lo, hi) for ">", (lo, hi] for
-    "<", closed at a domain bound); for the DE method it is the interval of thresholds that
-    classify exactly as the DE value does. `ci` is a bootstrap percentile interval, if computed.
-    """
-
-    rule: str
-    threshold: float
-    lo: float
-    hi: float
-    accuracy: float
-    n: int
-    n_positive: int
-    method: str = "sweep"
-    n_plateaus: int = 1
-    ci: tuple[float, float] | None = None
-    ci_level: float | None = None
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["ci"] = None if self.ci is None else [float(v) for v in self.ci]
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ThresholdFit:
-        d = dict(d)
-        d["ci"] = None if d.get("ci") is None else (float(d["ci"][0]), float(d["ci"][1]))
-        return cls(**d)
 
 
 def _check(x: np.ndarray, y: np.ndarray, rule: str) -> tuple[np.ndarray, np.ndarray]:

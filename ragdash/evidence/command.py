@@ -85,7 +85,7 @@ def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
     from ragdash.evidence import output
     from ragdash.evidence.finder import find_evidence
     from ragdash.evidence.settings import check
-    from ragdash.stages.generate import llm_cache
+    from ragdash.rundir.root import RunsRoot
 
     cfg = load_config(args.config, _overrides(args))
     ds = cfg["dataset"]
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
         llm = LLMSettings.from_config(cfg["llm"])
     with configured(cfg):  # the embedding cache of the runs root, as a run uses it
         result = find_evidence(dataset.examples, dataset.documents, settings, llm=llm,
-                               cache=llm_cache(cfg) if llm else None, progress=progress)
+                               cache=RunsRoot.of(cfg).llm_cache if llm else None, progress=progress)
     target = output.write_jsonl(output.dataset_rows(result), args.output)
     corpus = ds["corpus"]
     if corpus is None:  # HotpotQA/SQuAD carry their corpus: write it beside the dataset

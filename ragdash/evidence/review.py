@@ -20,10 +20,10 @@ from typing import Any
 from ragdash.evidence.output import dataset_rows, to_jsonl, write_jsonl
 from ragdash.evidence.records import USER, EvidenceResult, QuestionEvidence
 from ragdash.rundir.io import atomic_path
+from ragdash.rundir.root import RunsRoot
 
 ACCEPT, REJECT, PICK = "accept", "reject", "pick:"
 REJECTED = "rejected in review"
-FOLDER = "_datasets"
 """Where reviewed datasets are saved under the runs root (no run.json: not a run)."""
 
 
@@ -106,7 +106,7 @@ def save(result: EvidenceResult, decisions: Mapping[str, str], root: str | Path,
     rows = dataset_rows(apply(result, decisions))
     digest = hashlib.sha256(to_jsonl(rows).encode("utf-8")).hexdigest()[:10]
     stem = re.sub(r"[^A-Za-z0-9._-]", "_", Path(name).name.split(".")[0])[:60] or "dataset"
-    return write_jsonl(rows, Path(root) / FOLDER / f"{stem}-evidence-{digest}.jsonl")
+    return write_jsonl(rows, RunsRoot(root).datasets / f"{stem}-evidence-{digest}.jsonl")
 
 
 # --- a review kept on disk, so that a reload or the same files uploaded again find it ---------

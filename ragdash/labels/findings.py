@@ -7,6 +7,7 @@ judge has no calibration.json)."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -156,13 +157,12 @@ def refresh(run: Run) -> bool:
     """Bring calibration.json's labels, agreement and ppi up to date with labels.parquet (a run
     without calibration.json is left alone); True when it rewrote them."""
     cal = run.calibration()
-    if cal is None or (cal.get("labels") or {}).get("fingerprint") == fingerprint(run):
+    if cal is None or (cal.labels or {}).get("fingerprint") == fingerprint(run):
         return False
     sections = evaluate(run)
     with locked(run):
         cal = run.calibration() or cal
-        cal.update(sections)
-        run.write_json("calibration", cal)
+        run.write_json("calibration", replace(cal, **sections).to_dict())
     return True
 
 
@@ -170,9 +170,9 @@ def current(run: Run) -> dict | None:
     """The labels, agreement and ppi sections: calibration.json's when current, else worked
     out now (nothing written); None when the run has no answers."""
     cal = run.calibration()
-    if cal and all(k in cal for k in SECTIONS) and cal["labels"].get(
-            "fingerprint") == fingerprint(run):
-        return {k: cal[k] for k in SECTIONS}
+    if cal is not None and all(getattr(cal, k) is not None for k in SECTIONS) and \
+            cal.labels.get("fingerprint") == fingerprint(run):
+        return {k: getattr(cal, k) for k in SECTIONS}
     if not run.has("answers"):
         return None
     return evaluate(run)

@@ -3,6 +3,11 @@
 - `files`: every file of a run, declared once (name, writing stage, required columns);
 - `io`: atomic writes;
 - `config`: the run's configuration as a frozen typed view;
+- `calibration`: calibration.json's records (`Calibration`, `ThresholdFit`), typed;
+- `reader`: how a run's files are read (plain, or the dashboard's cached reader), and `Memo`,
+  results kept while the files they read are unchanged;
+- `records`: the stages' records in run.json, typed, and the stage table;
+- `root`: `RunsRoot`, the runs root and the places its runs share (caches, uploads, datasets);
 - `run`: `Run` (manifest, schema-checked reads and writes, typed accessors, stage records)
   and `list_runs`;
 - `manage`: renaming and deleting runs safely;
@@ -12,7 +17,9 @@
 from ragdash.rundir.config import RunConfig
 from ragdash.rundir.files import FILES, MANIFEST, RunFile
 from ragdash.rundir.io import atomic_path, read_table, write_json, write_table
+from ragdash.rundir.reader import Memo, Reader
+from ragdash.rundir.records import StageRecord, stage_table
 from ragdash.rundir.run import Run, list_runs
 
-__all__ = ["FILES", "MANIFEST", "Run", "RunConfig", "RunFile", "atomic_path", "list_runs",
-           "read_table", "write_json", "write_table"]
+__all__ = ["FILES", "MANIFEST", "Memo", "Reader", "Run", "RunConfig", "RunFile", "StageRecord",
+           "atomic_path", "list_runs", "read_table", "stage_table", "write_json", "write_table"]

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -19,9 +18,12 @@ from pathlib import Path
 import pandas as pd
 
 from ragdash.redact import redact
+from ragdash.rundir.calibration import Calibration
 from ragdash.rundir.config import RunConfig
 from ragdash.rundir.files import FILES, MANIFEST, RunFile
 from ragdash.rundir.io import write_json, write_table
+from ragdash.rundir.reader import PLAIN, Reader
+from ragdash.rundir.records import StageRecord
 
 PACKAGES = ("ragdash", "numpy", "pandas", "torch", "sentence-transformers", "faiss-cpu",
             "pyterrier", "pyterrier-pisa", "langchain-core", "langchain-community", "tokenizers",
@@ -97,10 +99,12 @@ def spec(key: str) -> RunFile:
 
 
 class Run:
-    """A run directory on disk."""
+    """A run directory on disk; every file is looked at through `reader` (`rundir.reader`:
+    the plain one reads on every call, the dashboard's keeps what it read)."""
 
-    def __init__(self, path: Path | str):
+    def __init__(self, path: Path | str, reader: Reader = PLAIN):
         self.path = Path(path)
+        self.reader = reader
 
     def __repr__(self) -> str:
         return f"Run({str(self.path)!r})"
@@ -112,14 +116,14 @@ class Run:
     @property
     def manifest(self) -> dict:
         f = self.path / MANIFEST
-        return json.loads(f.read_text()) if f.exists() else {}
+        return self.reader.json(f) if self.reader.stamp(f) is not None else {}
 
     @property
     def config(self) -> RunConfig:
         return RunConfig.from_dict(self.manifest.get("config"))
 
     def exists(self) -> bool:
-        return (self.path / MANIFEST).exists()
+        return self.reader.stamp(self.path / MANIFEST) is not None
 
     def create(self, config: dict) -> Run:
         """Write a fresh manifest (keeping stage records of an existing one), after removing
@@ -159,14 +163,14 @@ class Run:
         return self.path / spec(key).filename
 
     def has(self, key: str) -> bool:
-        return self.file(key).exists()
+        return self.reader.stamp(self.file(key)) is not None
 
     def read(self, key: str) -> pd.DataFrame:
         f = self.file(key)
-        if not f.exists():
+        if not self.has(key):
             raise FileNotFoundError(f"run {self.path} has no {f.name} (stage "
                                     f"{spec(key).stage} not run yet?)")
-        return spec(key).read(f)
+        return self.reader.table(f, spec(key))
 
     def write(self, key: str, df: pd.DataFrame) -> Path:
         """Write a table atomically, after checking it has the columns its declaration names."""
@@ -182,8 +186,7 @@ class Run:
         return f
 
     def read_json(self, key: str) -> dict | None:
-        f = self.file(key)
-        return json.loads(f.read_text()) if f.exists() else None
+        return self.reader.json(self.file(key)) if self.has(key) else None
 
     def write_json(self, key: str, data: dict) -> Path:
         f = self.file(key)
@@ -192,9 +195,18 @@ class Run:
 
     # --- typed accessors ------------------------------------------------------------------------
 
-    def calibration(self) -> dict | None:
-        """calibration.json (thresholds, fits, evidence, shares), None before calibrate."""
-        return self.read_json("calibration")
+    def calibration(self) -> Calibration | None:
+        """calibration.json as its typed record (thresholds, fits, evidence, shares, and the
+        calibrate stage's sections), None before calibrate."""
+        data = self.read_json("calibration")
+        if data is None:
+            return None
+        try:
+            return Calibration.from_dict(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"{self.file('calibration')} is not a calibration written by "
+                             f"`ragdash calibrate` ({type(exc).__name__}: {exc}): run the "
+                             "calibrate stage again") from exc
 
     def table(self, key: str) -> pd.DataFrame | None:
         """A table, or None when its stage has not run."""
@@ -236,7 +248,15 @@ class Run:
     # --- stages -------------------------------------------------------------------------------
 
     def stage(self, name: str) -> dict:
+        """A stage's record as run.json keeps it ({} before it ran), for writing back."""
         return self.manifest.get("stages", {}).get(name, {})
+
+    def stages(self, names: Iterable[str] | None = None) -> dict[str, StageRecord]:
+        """The stages' records, typed: those run.json has in its order, or `names` in their
+        order (a stage with no record is "waiting")."""
+        recorded = self.manifest.get("stages") or {}
+        return {n: StageRecord.from_dict(n, recorded.get(n))
+                for n in (recorded if names is None else names)}
 
     def stage_done(self, name: str, key: str) -> bool:
         s = self.stage(name)

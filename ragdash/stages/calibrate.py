@@ -4,6 +4,8 @@ picks the matching method whose Score_IR is used (default: scoring.method)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ragdash.stages.base import Stage, StageContext
 
 
@@ -18,22 +20,21 @@ def run(ctx: StageContext) -> dict:
     judgments = out.read("judgments")
     result = calibrate(ir, judgments, budget=budget, per_retriever=c["per_retriever"],
                        method=c["method"], n_boot=c["n_boot"], seed=c["seed"])
-    data = result.to_dict()
-    data["generation_budget"] = cfg["generation"]["budget"]
-    data["scores"] = scores  # the Score_IR matching method h and k apply to
     try:
         table, verdict = cross_validate(ir, judgments, budget=budget, seed=c["seed"])
         out.write("estimator_cv", table)
-        data["estimators"] = {"verdict": verdict}
     except ValueError as exc:  # too few questions or retrievers to cross-validate
-        data["estimators"] = {"verdict": f"not cross-validated: {exc}"}
+        verdict = f"not cross-validated: {exc}"
     from ragdash.labels import evaluate
 
     # labels, the judge's agreement with them and the reference metrics, PPI share estimates
-    data.update(evaluate(out, n_boot=c["n_boot"], seed=c["seed"]))
-    out.write_json("calibration", data)
-    return {"h": data["h"], "k": data["k"], "pairs": data["n"], "excluded": data["n_excluded"],
-            "scores": scores}
+    result = replace(result, generation_budget=cfg["generation"]["budget"],
+                     scores=scores,  # the Score_IR matching method h and k apply to
+                     estimators={"verdict": verdict},
+                     **evaluate(out, n_boot=c["n_boot"], seed=c["seed"]))
+    out.write_json("calibration", result.to_dict())
+    return {"h": float(result.h), "k": float(result.k), "pairs": int(result.n),
+            "excluded": int(result.n_excluded), "scores": scores}
 
 
 def settings(cfg: dict) -> tuple:

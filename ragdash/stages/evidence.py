@@ -74,10 +74,10 @@ def find_if_missing(dataset: Dataset, ctx: StageContext) -> tuple[Dataset, dict 
         from ragdash.llm import LLMSettings
 
         llm = LLMSettings.from_config(cfg["llm"], api_key=ctx.api_key)
-    from ragdash.stages.generate import llm_cache
+    from ragdash.rundir.root import RunsRoot
 
     result = find_evidence(dataset.examples, dataset.documents, settings, llm=llm,
-                           cache=llm_cache(cfg) if llm else None, progress=ctx.progress)
+                           cache=RunsRoot.of(cfg).llm_cache if llm else None, progress=ctx.progress)
     summary = result.summary()
     log.info("ingest: the dataset has no relevant_parts column, so evidence was found in the "
              "corpus: %d of %d questions got relevant parts; %d without evidence are left out "

@@ -7,17 +7,12 @@ each finished call at once: an interrupted stage re-run repeats no finished call
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 from ragdash.constants import LLM_ONLY
 from ragdash.llm.prompts import generation_prompt_version
 from ragdash.rundir import Run
+from ragdash.rundir.root import RunsRoot
 from ragdash.stages.base import Stage, StageContext
-
-
-def llm_cache(cfg: dict) -> Path:
-    """The LLM reply cache shared by the runs under one root."""
-    return Path(cfg["runs_root"]) / "_llm_cache.sqlite"
 
 
 def generator_settings(cfg: dict, api_key: str | None = None):
@@ -73,7 +68,7 @@ def run(ctx: StageContext) -> dict:
 
     cfg, out = ctx.cfg, ctx.run
     gen = generator_settings(cfg, ctx.api_key)
-    answers = generate(requests(out, cfg), gen, cache=llm_cache(cfg),
+    answers = generate(requests(out, cfg), gen, cache=RunsRoot.of(cfg).llm_cache,
                        reference_prompts=cfg["generation"].get("reference_prompts", False),
                        prompt=cfg["generation"].get("prompt", "paper"),
                        progress=lambda d, t: ctx.progress("generating answers", d, t),

@@ -6,8 +6,8 @@ from __future__ import annotations
 from ragdash import judge_audit
 from ragdash.llm.prompts import judge_prompt_version
 from ragdash.rundir import Run
+from ragdash.rundir.root import RunsRoot
 from ragdash.stages.base import Stage, StageContext
-from ragdash.stages.generate import llm_cache
 
 
 def judge_settings(cfg: dict, api_key: str | None = None):
@@ -31,7 +31,7 @@ def run(ctx: StageContext) -> dict:
     judge = judge_settings(cfg, ctx.api_key)
     answers = out.read("answers")
     judgments = judge_answers(
-        answers, out.read("examples"), judge, cache=llm_cache(cfg), mode=j["mode"],
+        answers, out.read("examples"), judge, cache=RunsRoot.of(cfg).llm_cache, mode=j["mode"],
         shuffle=j["shuffle"], seed=j["seed"],
         reference_prompts=j.get("reference_prompts", False),
         refusal=RefusalRule.from_config(j.get("refusal")),

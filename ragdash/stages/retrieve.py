@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ragdash.rundir import read_table, write_table
+from ragdash.rundir.root import RunsRoot
 from ragdash.stages.base import Progress, Stage, StageContext
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 def cache_dir(cfg: dict) -> Path:
     """Where built indexes are cached, shared by the runs under one root."""
-    return Path(cfg["runs_root"]) / "_index_cache"
+    return RunsRoot.of(cfg).index_cache
 
 
 def mlq_ask(ctx: StageContext, params: dict) -> Ask:
@@ -30,13 +31,11 @@ def mlq_ask(ctx: StageContext, params: dict) -> Ask:
     `llm`, the reply cache shared under the runs root, retries, the stage's executor."""
     from ragdash.llm import LLMSettings
     from ragdash.llm.decompose import decompose
-    from ragdash.stages.generate import llm_cache
-
     settings = LLMSettings.from_config(ctx.cfg["llm"], api_key=ctx.api_key)
 
     def ask(questions: Sequence[str]) -> list[str]:
         return decompose(questions, settings, mode=params["mode"],
-                         max_queries=params["max_queries"], cache=llm_cache(ctx.cfg),
+                         max_queries=params["max_queries"], cache=RunsRoot.of(ctx.cfg).llm_cache,
                          progress=lambda d, t: ctx.progress("mlq: sub-questions", d, t),
                          executor=ctx.executor)
 

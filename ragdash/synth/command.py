@@ -83,7 +83,7 @@ def run(args: argparse.Namespace, progress: Any = None) -> int:
     from ragdash.embeddings import configured
     from ragdash.llm.settings import LLMSettings
     from ragdash.llm.types import LLMError
-    from ragdash.stages.generate import llm_cache
+    from ragdash.rundir.root import RunsRoot
     from ragdash.synth.estimate import describe, estimate
     from ragdash.synth.sample import sample
     from ragdash.synth.settings import SynthSettings, check
@@ -115,8 +115,8 @@ def run(args: argparse.Namespace, progress: Any = None) -> int:
         print(f"[llm] synth: {llm.backend} model {llm.model or '(default)'}"
               + (f" at {llm.base_url}" if llm.base_url else ""), file=sys.stderr)
         try:
-            result = synthesize(documents, settings, llm, items=items, cache=llm_cache(cfg),
-                                progress=progress)
+            result = synthesize(documents, settings, llm, items=items,
+                                cache=RunsRoot.of(cfg).llm_cache, progress=progress)
         except LLMError as exc:
             raise RuntimeError(f"{exc}. Finished calls are kept in the LLM reply cache: run the "
                                "same command again to resume.") from exc

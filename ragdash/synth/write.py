@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdash.evidence.output import to_jsonl, write_jsonl
-from ragdash.evidence.review import FOLDER
+from ragdash.rundir.root import RunsRoot
 from ragdash.synth.records import SynthResult
 from ragdash.synth.settings import SOURCE
 
@@ -73,4 +73,4 @@ def save(result: SynthResult, root: str | Path, name: str) -> tuple[Path, Path]:
     content (the same content gives the same file), and its rejects beside it."""
     digest = hashlib.sha256(to_jsonl(dataset_rows(result)).encode("utf-8")).hexdigest()[:10]
     stem = re.sub(r"[^A-Za-z0-9._-]", "_", Path(name).name.split(".")[0])[:60] or "corpus"
-    return write(result, Path(root) / FOLDER / f"{stem}-synth-{digest}.jsonl")
+    return write(result, RunsRoot(root).datasets / f"{stem}-synth-{digest}.jsonl")

@@ -10,7 +10,7 @@ import pandas as pd
 from ragdash.analysis import matching
 from ragdash.budget import cuts_from_ends, join_chunks
 from ragdash.rundir import Run
-from ragdash.ui import state
+from ragdash.ui import server, state
 
 
 @dataclass(frozen=True)
@@ -34,21 +34,21 @@ def cut_context(run: Run, qid: str, retriever: str, budget: int) -> Cut | None:
     """The context `retriever` gave `qid` in `run`, cut at `budget` tokens with the run's
     tokenizer (or at the nearest stored budget when the tokenizer cannot be loaded here);
     None when it retrieved nothing."""
-    chunks = state.question_chunks(run, qid).get(retriever)
+    chunks = state.view(run).question_chunks(qid).get(retriever)
     if chunks is None or chunks.empty:
         return None
     context = join_chunks(chunks["text"].tolist())
-    ir = state.table(run, "ir_scores")
+    ir = run.table("ir_scores")
     stored = (ir[(ir["qid"].astype(str) == qid) & (ir["retriever"] == retriever)]
               .set_index("budget") if ir is not None else pd.DataFrame())
     tokens = int(stored["context_tokens"].iloc[0]) if len(stored) else None
-    tokenizer = state.config(run).tokenizer
+    tokenizer = run.config.tokenizer
     try:
-        ends = state.tokenizer(tokenizer).token_ends([context])[0]
+        ends = server.tokenizer(tokenizer).token_ends([context])[0]
         return Cut(chunks, context, cuts_from_ends(ends, [budget], len(context))[0], budget,
                    tokens)
     except Exception as exc:  # noqa: BLE001 (tokenizer unavailable here: nearest stored budget)
-        known = sorted(stored.index) or state.budgets(run)
+        known = sorted(stored.index) or run.budgets
         near = max([b for b in known if b <= budget] or [min(known)])
         cut = int(stored.loc[near, "cut"]) if len(stored) else len(context)
         return Cut(chunks, context, cut, budget, tokens,

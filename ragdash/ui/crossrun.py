@@ -73,7 +73,7 @@ def pick_second_run(run: Run, qid: str, container=None) -> Run | None:
     if not key:
         return None
     other = same[key]
-    scored = state.table(other, "ir_scores")
+    scored = other.table("ir_scores")
     if scored is None or qid not in set(scored["qid"].astype(str)):
         box.warning(f"{widgets.md(state.run_label(other))} did not score question "
                     f"{widgets.code(qid)} (it was left out of that run, e.g. by --limit), so it "

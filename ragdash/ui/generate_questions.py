@@ -21,8 +21,8 @@ import streamlit as st
 
 from ragdash.data.saved import record as record_saved
 from ragdash.data.schema import Document
-from ragdash.evidence.review import FOLDER
 from ragdash.llm.settings import BACKENDS, LLMSettings
+from ragdash.rundir.root import RunsRoot
 from ragdash.synth import write
 from ragdash.synth.records import REASONS, SynthResult
 from ragdash.synth.sample import Item
@@ -126,15 +126,14 @@ def _start(key: str, documents: list[Document], items: list[Item], settings: Syn
            llm: LLMSettings, cfg: dict, source: dict[str, Any], corpus_fmt: str,
            root: Path) -> None:
     from ragdash.embeddings import configured
-    from ragdash.stages.generate import llm_cache
     from ragdash.synth.synthesize import synthesize
 
-    job = SynthJob(root / FOLDER, ())
+    job = SynthJob(RunsRoot(root).datasets, ())
 
     def work() -> None:
         with configured(cfg):  # MiniLM vectors through the runs root's embedding cache
             job.result = synthesize(documents, settings, llm, items=items,
-                                    cache=llm_cache(cfg), progress=job.progress)
+                                    cache=RunsRoot.of(cfg).llm_cache, progress=job.progress)
         name = source["corpus_name"]
         job.saved = write.save(job.result, root, name)
         record_saved(job.saved[0], f"questions generated from {name}", source["corpus"],

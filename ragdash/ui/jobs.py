@@ -7,14 +7,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from ragdash import jobs as core
-from ragdash.rundir import Run
+from ragdash.rundir import Run, StageRecord, stage_table
 from ragdash.rundir.lock import holder
 from ragdash.rundir.run import error_text
 from ragdash.ui import widgets
@@ -101,14 +101,13 @@ def busy(run_dir: Path) -> bool:
     return holder(run_dir) is not None
 
 
-def stage_status(job: core.Status, record: dict) -> str:
-    """A stage's status in the job's panel: its manifest record's, except that a stage still
+def stage_status(job: core.Status, record: StageRecord) -> StageRecord:
+    """A stage's record in the job's panel: its manifest record, except that a stage still
     recorded as running when the job has ended ended with it (failed, or interrupted: the
     manifest could not be written, e.g. on a full disk, or the process was killed)."""
-    status = record.get("status", "waiting")
-    if status != "running" or job.active:
-        return status
-    return "failed" if job.state == "failed" else "interrupted"
+    if record.status != "running" or job.active:
+        return record
+    return replace(record, status="failed" if job.state == "failed" else "interrupted")
 
 
 _TITLES = {"starting": "Building {name}… (starting)", "running": "Building {name}… ({s:.0f} s)",
@@ -126,14 +125,13 @@ def show(job: core.Status, on_open: Callable | None = None, key: str = "job") ->
         title = title.replace("Run ", "Sweep ").replace("Building", "Sweeping")
     with st.status(title, state=_STATES.get(job.state, "error"), expanded=True):
         if job.runs:
-            rows = [_sweep_row(d) for d in job.runs]
+            table = pd.DataFrame([_sweep_row(d) for d in job.runs])
         else:
             run = Run(job.home)
-            stages = run.manifest.get("stages", {}) if run.exists() else {}
-            rows = [{"stage": s, "status": stage_status(job, stages.get(s, {})),
-                     "seconds": stages.get(s, {}).get("seconds")}
-                    for s in job.stages or tuple(stages)]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+            records = run.stages(job.stages or None).values() if run.exists() else []
+            table = stage_table(stage_status(job, r) for r in records)
+            table = table[["stage", "status", "seconds"]] if len(table) else table
+        st.dataframe(table, hide_index=True, width="stretch")
         frac = job.done / job.total if job.total else 0.0
         left = eta_text(job.eta) if job.active else ""
         st.progress(min(max(frac, 0.0), 1.0), text=widgets.md(
@@ -157,9 +155,8 @@ def show(job: core.Status, on_open: Callable | None = None, key: str = "job") ->
 
 def _sweep_row(run_dir: Path) -> dict:
     """A sweep's run as a row: its name and each stage's status."""
-    run = Run(run_dir)
-    stages = run.manifest.get("stages", {}) if run.exists() else {}
-    return {"run": run_dir.name, **{s: v.get("status", "?") for s, v in stages.items()}} \
+    stages = Run(run_dir).stages()
+    return {"run": run_dir.name, **{s: r.status for s, r in stages.items()}} \
         if stages else {"run": run_dir.name, "ingest": "waiting"}
 
 

@@ -8,25 +8,20 @@ import streamlit as st
 
 from ragdash import labels
 from ragdash.labels import headline, tables
-from ragdash.rundir import Run
+from ragdash.rundir import Reader, Run
 from ragdash.ui import navigation, state, widgets
 from ragdash.viz import trust
 from ragdash.viz.colors import label
 
 
-@st.cache_data(show_spinner="Weighing the labels…", max_entries=16)
-def _sections(path: str, stamps_: tuple) -> dict | None:
-    return labels.current(Run(path))
-
-
 def sections(run: Run) -> dict | None:
-    """The labels, agreement and ppi sections of the run (None without answers), cached until
-    one of the files they read changes."""
-    if not run.has("answers"):
-        return None
-    return _sections(str(run.path), state.stamps(run, "labels", "label_sample", "answers",
-                                                 "examples", "judgments", "ir_scores",
-                                                 "calibration", "reference"))
+    """The labels, agreement and ppi sections of the run (`labels.current`; None without
+    answers), kept until one of the files they read changes."""
+    def findings(reader: Reader) -> dict | None:
+        here = Run(run.path, reader)
+        return labels.current(here) if here.has("answers") else None
+
+    return state.MEMO.get(("label findings", str(run.path)), findings, "Weighing the labels…")
 
 
 def summary(run: Run, detail: bool = False) -> None:

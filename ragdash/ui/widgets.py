@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -71,6 +72,15 @@ def chip(name: str) -> str:
 def missing(what: str, how: str) -> None:
     """The informative notice for a run file a page needs but the run lacks."""
     st.info(f"**{what}** — {how}", icon="ℹ️")
+
+
+def ir_scores_or_stop(run: Run) -> pd.DataFrame:
+    """The run's Score_IR table; without one, an informative notice and the page stops."""
+    ir = run.table("ir_scores")
+    if ir is None:
+        missing("No retrieval scores in this run", "its score stage has not run yet.")
+        st.stop()
+    return ir
 
 
 def budget_picker(key: str, budgets: Sequence[int], default: int, label_: str = "Token budget N",

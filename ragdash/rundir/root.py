@@ -1,0 +1,78 @@
+"""The runs root: the folder runs are made under (config `runs_root`), and the places its runs
+share, named here once. Folders and files starting with "_" are never runs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ragdash.constants import DATASETS, EMBEDDING_CACHE, INDEX_CACHE, LLM_CACHE, UPLOADS
+from ragdash.rundir.files import MANIFEST
+from ragdash.rundir.reader import PLAIN, Reader
+from ragdash.rundir.run import Run, list_runs
+
+__all__ = ["DATASETS", "EMBEDDING_CACHE", "INDEX_CACHE", "LLM_CACHE", "UPLOADS", "RunsRoot"]
+
+
+class RunsRoot:
+    """A runs root and its shared places."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+
+    @classmethod
+    def of(cls, cfg: Mapping[str, Any]) -> RunsRoot:
+        """The runs root of a run config (its `runs_root`)."""
+        return cls(cfg["runs_root"])
+
+    def __repr__(self) -> str:
+        return f"RunsRoot({str(self.path)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RunsRoot) and self.path == other.path
+
+    def __hash__(self) -> int:
+        return hash(self.path)
+
+    @property
+    def llm_cache(self) -> Path:
+        """The LLM reply cache (SQLite): every generation, judge and synthesis call."""
+        return self.path / LLM_CACHE
+
+    @property
+    def index_cache(self) -> Path:
+        """The folder of built retrieval indexes (BM25, FAISS), keyed by chunks and params."""
+        return self.path / INDEX_CACHE
+
+    @property
+    def embedding_cache(self) -> Path:
+        """The embedding cache (SQLite), a speed-up only (`ragdash cache` trims it)."""
+        return self.path / EMBEDDING_CACHE
+
+    @property
+    def uploads(self) -> Path:
+        """Files uploaded on the dashboard's Data page, as `<sha256>/<name>`."""
+        return self.path / UPLOADS
+
+    @property
+    def datasets(self) -> Path:
+        """Datasets made here: reviewed evidence and synthesized questions (JSONL)."""
+        return self.path / DATASETS
+
+    def run(self, name: str, reader: Reader = PLAIN) -> Run:
+        return Run(self.path / name, reader)
+
+    def runs(self, reader: Reader = PLAIN) -> list[Run]:
+        """The runs under the root (newest first), then those one folder deeper (a sweep's,
+        made by `ragdash sweep --runs-root <root>/<name>`); a run (or sweep folder) that is a
+        symlink out of the root is left out."""
+        runs = list_runs(self.path)
+        if self.path.is_dir():
+            for sub in sorted(self.path.iterdir()):
+                if sub.is_dir() and not sub.name.startswith(("_", ".")) and \
+                        not (sub / MANIFEST).exists():
+                    runs += list_runs(sub)
+        root = self.path.resolve()
+        return [Run(r.path, reader) for r in runs
+                if (r.path / MANIFEST).resolve().is_relative_to(root)]
