@@ -1,7 +1,7 @@
 """The Data page's evidence review in a real browser: upload a dataset with only id, question and
 answer plus a corpus, find evidence, pick another candidate for one question, reject another,
-save, and check the saved file and that the Build page uses it. Screenshots go to
-test-artifacts/screenshots/ (30-*)."""
+save, and check the saved file and that the Build page uses it. On the shared server
+(tests/browser/conftest.py); screenshots go to test-artifacts/screenshots/ (30-*)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,8 @@ import csv
 import json
 
 import pytest
-from test_browser import (  # noqa: F401 (page and server are fixtures)
-    goto,
-    no_exception,
-    page,
-    server,
-    settle,
-    shot,
-    upload,
-)
+from helpers import goto, no_exception, settle, shot, upload
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -50,6 +43,7 @@ def _pick_question(pg, qid: str) -> None:
     box.click()
     pg.keyboard.type(qid)
     pg.keyboard.press("Enter")
+    expect(box).to_contain_text(qid)
     settle(pg)
 
 
@@ -60,13 +54,13 @@ def _decide(pg, text: str) -> None:
     settle(pg)
 
 
-def test_find_review_and_save_evidence(server, page, tmp_path):  # noqa: F811 (fixtures)
+def test_find_review_and_save_evidence(server, page, tmp_path):
     qa, corpus = _files(tmp_path)
     page.set_viewport_size({"width": 1400, "height": 2600})
     goto(page, server, "data")
     upload(page, qa, corpus)
+    expect(page.get_by_text("This dataset has no relevant parts")).to_have_count(1)
     no_exception(page, "data upload without parts")
-    assert page.get_by_text("This dataset has no relevant parts").count() == 1
     page.get_by_role("button", name="Find evidence").click()
     page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
     settle(page)
@@ -81,7 +75,7 @@ def test_find_review_and_save_evidence(server, page, tmp_path):  # noqa: F811 (f
 
     _pick_question(page, "t0")
     cards = page.locator(".rd-chunk")
-    assert cards.count() == 3  # three sentences hold 'tower 0'
+    expect(cards).to_have_count(3)  # three sentences hold 'tower 0'
     assert page.locator(".ev-kept").first.inner_text().count("Person 0 built tower 0") == 1
     assert page.locator("mark").count() >= 3  # the answer highlighted in each candidate
     assert page.get_by_text(HOSTILE, exact=False).count() > 0  # shown as text
@@ -89,25 +83,26 @@ def test_find_review_and_save_evidence(server, page, tmp_path):  # noqa: F811 (f
     page.get_by_role("heading", name="Find evidence").scroll_into_view_if_needed()
     shot(page, "30-evidence-review")
     _decide(page, "Use candidate 2 instead")
+    expect(page.locator(".ev-kept")).to_have_count(1)  # the card that will be saved moved
+    expect(page.locator(".ev-kept")).to_contain_text("Visitors climb tower 0")
     no_exception(page, "pick a candidate")
-    assert page.locator(".ev-kept").count() == 1  # the card that will be saved moved
-    assert "Visitors climb tower 0" in page.locator(".ev-kept").inner_text()
     picked = page.locator('[data-testid="stRadio"]').filter(has_text="Decision").inner_text()
     _pick_question(page, "t1")
     _decide(page, "Reject")
     _pick_question(page, "moon")
-    assert page.get_by_text("No evidence: the answer occurs verbatim in no document").count() == 1
+    expect(page.get_by_text("No evidence: the answer occurs verbatim in no document")
+           ).to_have_count(1)
     _pick_question(page, "t0")  # the decision made before is remembered
     checked = page.locator('[data-testid="stRadio"] input[type="radio"]:checked')
     assert checked.count() == 1 and "candidate 2" in picked
     metric = page.locator('[data-testid="stMetric"]').filter(has_text="Reviewed")
-    assert "2" in metric.inner_text()
+    expect(metric).to_contain_text("2")
     shot(page, "31-evidence-decided")
 
     page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
+    expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
     settle(page)
     no_exception(page, "save")
-    assert page.get_by_text("Build a run now uses this file").count() == 1
     saved = sorted((server["root"] / "runs" / "_datasets").glob("towers_qa-evidence-*.jsonl"))
     assert len(saved) == 1
     rows = {r["id"]: r for r in map(json.loads, saved[0].read_text().splitlines())}
@@ -120,20 +115,22 @@ def test_find_review_and_save_evidence(server, page, tmp_path):  # noqa: F811 (f
     shot(page, "32-evidence-saved")
     _pick_question(page, "t3")  # a later decision asks for a new save
     _decide(page, "Accept the found part")
-    assert page.get_by_text("Decisions changed since the last save").count() == 1
+    changed = page.get_by_text("Decisions changed since the last save")
+    expect(changed).to_have_count(1)
     page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
-    settle(page)
-    assert page.get_by_text("Build a run now uses this file").count() == 1
-    newest = set((server["root"] / "runs" / "_datasets").glob("*.jsonl")) - set(saved)
+    expect(changed).to_have_count(0)
+    expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
+    newest = set((server["root"] / "runs" / "_datasets").glob("towers_qa-evidence-*.jsonl")
+                 ) - set(saved)
     assert len(newest) == 1
     rows = {r["id"]: r for r in map(json.loads, newest.pop().read_text().splitlines())}
     assert rows["t3"]["parts_source"] == "reviewed" and rows["t2"]["parts_source"] == "auto"
 
     page.get_by_text("Build a run from this dataset").click()
+    expect(page.get_by_text("3 valid questions", exact=False)).to_have_count(1)
+    expect(page.get_by_text("(evidence reviewed)", exact=False).first).to_be_visible()
     settle(page)
     no_exception(page, "build with the reviewed dataset")
-    assert page.get_by_text("(evidence reviewed)", exact=False).count() >= 1
-    assert page.get_by_text("3 valid questions", exact=False).count() == 1
     shot(page, "33-build-uses-reviewed-dataset")
 
 

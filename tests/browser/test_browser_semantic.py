@@ -11,7 +11,7 @@ import re
 from urllib.parse import quote
 
 import pytest
-from conftest import write_jsonl
+from fixtures.corpus import write_jsonl
 from fixtures.paraphrase import ITEMS
 from playwright.sync_api import expect
 from test_browser import goto, no_exception, page, server, settle, shot  # noqa: F401 (fixtures)
