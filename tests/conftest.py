@@ -5,6 +5,8 @@ import pytest
 from fixtures.corpus import DOCS, QUESTIONS, write_jsonl
 from fixtures.requires import require
 
+pytest_plugins = ["pytester"]  # tests/test_suite_layout.py runs child pytest sessions
+
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """`@pytest.mark.requires("ray", ...)`: each named need (fixtures/requires.py) present."""
