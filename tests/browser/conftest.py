@@ -13,7 +13,10 @@ import pytest
 from fixtures.make_run import make_run
 from fixtures.requires import require
 from helpers import ARGS, CHROMIUM, VIEWPORT, app_server
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+# what `expect` waits for may take a while on a loaded machine (its default is 5 s)
+expect.set_options(timeout=60_000)
 
 
 @pytest.fixture(scope="session")

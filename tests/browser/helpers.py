@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
@@ -75,6 +76,11 @@ def app_server(root: Path, demos: list[Path]) -> Iterator[dict]:
            "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
     with streamlit_server(cmd, port, root / "streamlit.log", env, start_s=60) as proc:
         yield {"url": f"http://127.0.0.1:{port}", "root": root, "pid": proc.pid}
+
+
+def expect_chosen(box: Locator, text: str) -> None:
+    """Wait until selectbox `box` shows an option containing `text` as its choice."""
+    expect(box.locator("input")).to_have_value(re.compile(re.escape(text)))
 
 
 def settle(pg: Page, timeout: float = 90) -> None:

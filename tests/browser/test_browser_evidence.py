@@ -9,7 +9,7 @@ import csv
 import json
 
 import pytest
-from helpers import goto, no_exception, settle, shot, upload
+from helpers import expect_chosen, goto, no_exception, settle, shot, upload
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -43,7 +43,7 @@ def _pick_question(pg, qid: str) -> None:
     box.click()
     pg.keyboard.type(qid)
     pg.keyboard.press("Enter")
-    expect(box).to_contain_text(qid)
+    expect_chosen(box, qid)
     settle(pg)
 
 

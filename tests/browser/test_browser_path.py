@@ -9,7 +9,7 @@ import re
 import zipfile
 
 import pytest
-from helpers import goto, no_exception, settle, shot, upload
+from helpers import expect_chosen, goto, no_exception, settle, shot, upload
 from playwright.sync_api import expect
 
 from ragdash.ui.navigation import PAGES
@@ -63,7 +63,7 @@ def test_upload_build_reload_explore_rename_delete(server, page, tmp_path):
     chunker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Chunker")
     chunker.click()
     page.get_by_role("option", name=re.compile(r"^none")).click()
-    expect(chunker).to_contain_text("none")
+    expect_chosen(chunker, "none")
     settle(page)
     rets = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Retrievers")
     rets.click()

@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from helpers import goto, no_exception, settle, shot, upload
+from helpers import expect_chosen, goto, no_exception, settle, shot, upload
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -33,7 +33,7 @@ def _choose(pg, label: str, option: str | re.Pattern) -> None:
     choice = pg.get_by_role("option", name=option)
     text = choice.inner_text().strip()
     choice.click()
-    expect(box).to_contain_text(text)
+    expect_chosen(box, text)
     settle(pg)
 
 

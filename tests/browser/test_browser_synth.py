@@ -11,7 +11,7 @@ import json
 import pytest
 from fakes.llm_server import FakeLLMServer
 from fixtures.synth import TEXTS, reply_json, scripted
-from helpers import goto, no_exception, settle, shot
+from helpers import expect_chosen, goto, no_exception, settle, shot
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -26,7 +26,7 @@ def _pick(pg, label: str, value: str) -> None:
     box.click()
     pg.keyboard.type(value)
     pg.keyboard.press("Enter")
-    expect(box).to_contain_text(value)
+    expect_chosen(box, value)
     settle(pg)
 
 
