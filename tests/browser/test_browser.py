@@ -231,6 +231,7 @@ def _k_seen(pg) -> tuple[float, float, float | None]:
             round(float(caption.group(1)), 3), round(float(url[0]), 3) if url else None)
 
 
+@pytest.mark.timeout(900)  # the slowest test (about 4.5 min in CI): more than the default
 def test_eight_sessions_moving_sliders_while_a_build_runs(own_server, browser, page):
     """Eight browser sessions on Thresholds move the k slider in turns while a build runs in
     the server: every session's caption reaches the value it asked for, no connection-error
