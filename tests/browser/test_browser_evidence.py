@@ -134,7 +134,7 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
     shot(page, "33-build-uses-reviewed-dataset")
 
 
-def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_path):  # noqa: F811
+def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_path):
     """An answer in other words ('Neil Armstrong' where the corpus says 'Armstrong') gets its
     supporting sentence from a search of the documents; a candidate is trimmed by pasting part
     of it; a passage in no document is refused with the reason; the saved file has both."""
@@ -148,15 +148,16 @@ def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_pat
     _pick_question(page, "moon")
     assert page.get_by_text("left out of the dataset unless you give its evidence").count() == 1
     page.get_by_role("button", name="Search the documents").click()  # question + answer
+    first = page.locator(".rd-chunk").first
+    expect(first).to_contain_text(MOON)
+    expect(first).to_contain_text("apollo")
     settle(page)
     no_exception(page, "search the documents")
-    first = page.locator(".rd-chunk").first
-    assert MOON in first.inner_text() and "apollo" in first.inner_text()
     shot(page, "34-evidence-search")
     page.get_by_role("button", name="Use sentence 1").click()
+    expect(page.locator(".ev-kept")).to_contain_text("chosen by you")
     settle(page)
     no_exception(page, "use a sentence")
-    assert "chosen by you" in page.locator(".ev-kept").inner_text()
     radio = page.locator('[data-testid="stRadio"]').filter(has_text="Decision")
     assert radio.locator("input:checked").count() == 1
     assert "Use your own part (candidate 1)" in radio.inner_text()
@@ -166,18 +167,17 @@ def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_pat
     paste = page.get_by_label("Passage from a document")
     paste.fill("tower 0 was painted red")  # in no document
     page.get_by_role("button", name="Use this passage").click()
-    settle(page)
-    assert page.get_by_text("Not used: the passage occurs in no document").count() == 1
+    expect(page.get_by_text("Not used: the passage occurs in no document")).to_have_count(1)
     paste.fill("  person 0 BUILT\ntower 0 ")  # case and spacing differ from the document
     page.get_by_role("button", name="Use this passage").click()
+    expect(page.get_by_text("Not used:")).to_have_count(0)
     settle(page)
     no_exception(page, "paste a trimmed candidate")
-    assert page.get_by_text("Not used:").count() == 0
     assert page.locator(".ev-kept").inner_text().strip().endswith("Person 0 built tower 0")
     shot(page, "35-evidence-trimmed")
 
     page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
-    settle(page)
+    expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
     saved = max((server["root"] / "runs" / "_datasets").glob("towers_qa-evidence-*.jsonl"),
                 key=lambda p: p.stat().st_mtime)
     rows = {r["id"]: r for r in map(json.loads, saved.read_text().splitlines())}
@@ -187,7 +187,7 @@ def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_pat
     assert rows["t2"]["parts_source"] == "auto"
 
 
-def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):  # noqa: F811 (fixtures)
+def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
     """Reload the Data page mid-review: the upload is offered again and comes back with its
     review; the same files uploaded again find the review too; a saved dataset is offered
     after a reload and becomes the current dataset."""
@@ -201,19 +201,19 @@ def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):  # noqa: F81
     _pick_question(page, "t1")
     _decide(page, "Reject")
     reviewed = page.locator('[data-testid="stMetric"]').filter(has_text="Reviewed")
-    assert "1" in reviewed.inner_text()
+    expect(reviewed).to_contain_text("1")
 
     page.reload()
+    expect(page.get_by_text("Continue where you left off")).to_have_count(1)
     settle(page)
     no_exception(page, "reloaded")
-    assert page.get_by_text("Continue where you left off").count() == 1
     recent = page.locator('[data-testid="stSelectbox"]').filter(has_text="Recent uploads")
     assert "towers_qa.csv + towers_docs.jsonl" in recent.locator("input").input_value()
     shot(page, "36-data-continue")
     page.get_by_role("button", name="Continue with it").click()
+    expect(page.get_by_text("Review restored from this server: 1 decision")).to_have_count(1)
     settle(page)
     no_exception(page, "continued")
-    assert page.get_by_text("Review restored from this server: 1 decision").count() == 1
     assert "1" in page.locator('[data-testid="stMetric"]').filter(
         has_text="Reviewed").inner_text()
     assert "1" in page.locator('[data-testid="stMetric"]').filter(
@@ -222,16 +222,17 @@ def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):  # noqa: F81
     page.reload()  # the same files uploaded again find the review as well
     settle(page)
     upload(page, qa, corpus)
-    assert page.get_by_text("Review restored from this server: 1 decision").count() == 1
+    expect(page.get_by_text("Review restored from this server: 1 decision")).to_have_count(1)
     page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
-    settle(page)
-    assert page.get_by_text("Build a run now uses this file").count() == 1
+    expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
 
     page.reload()
-    settle(page)
     kept = page.locator('[data-testid="stSelectbox"]').filter(has_text="Saved datasets")
-    assert "evidence reviewed for towers_qa.csv" in kept.locator("input").input_value()
+    expect_chosen(kept, "evidence reviewed for towers_qa.csv")
+    settle(page)
     page.get_by_role("button", name="Use it").click()
+    expect(page.get_by_text("Current upload: towers_qa-evidence-", exact=False)
+           ).not_to_have_count(0)
     settle(page)
     no_exception(page, "a saved dataset used")
     body = page.inner_text("body")
