@@ -20,7 +20,9 @@ HOSTILE = '<img src=x onerror="alert(1)">'
 MOON = "Armstrong was the first man to step onto the lunar surface, in July 1969."
 
 
-def _files(tmp_path, moon: bool = False):
+def _files(tmp_path, moon: bool = False, note: str = ""):
+    """The dataset and corpus; `note`, when given, is one more document, which makes these
+    files differ from other tests' on the shared server (whose reviews it keeps)."""
     qa = tmp_path / "towers_qa.csv"
     with open(qa, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
@@ -34,7 +36,9 @@ def _files(tmp_path, moon: bool = False):
         "text": f"Visitors climb tower {i} every summer. Person {i} built tower {i} in "
                 f"{1900 + i}. Tower {i} is made of stone{' ' + HOSTILE if i == 0 else ''}."})
         for i in range(4)) + (("\n" + json.dumps({"doc_id": "apollo", "title": "Apollo",
-                                                   "text": MOON})) if moon else ""))
+                                                   "text": MOON})) if moon else "")
+        + (("\n" + json.dumps({"doc_id": "note", "title": "Note", "text": note})) if note
+           else ""))
     return qa, corpus
 
 
@@ -146,7 +150,8 @@ def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_pat
     page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
     settle(page)
     _pick_question(page, "moon")
-    assert page.get_by_text("left out of the dataset unless you give its evidence").count() == 1
+    expect(page.get_by_text("left out of the dataset unless you give its evidence")
+           ).to_have_count(1)
     page.get_by_role("button", name="Search the documents").click()  # question + answer
     first = page.locator(".rd-chunk").first
     expect(first).to_contain_text(MOON)
@@ -165,6 +170,8 @@ def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_pat
     _pick_question(page, "t0")
     page.get_by_text("Your own evidence: trim a candidate").click()  # closed: t0 has evidence
     paste = page.get_by_label("Passage from a document")
+    expect(paste).to_have_count(1)  # t0's, once moon's panel is gone
+    settle(page)
     paste.fill("tower 0 was painted red")  # in no document
     page.get_by_role("button", name="Use this passage").click()
     expect(page.get_by_text("Not used: the passage occurs in no document")).to_have_count(1)
@@ -191,7 +198,7 @@ def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
     """Reload the Data page mid-review: the upload is offered again and comes back with its
     review; the same files uploaded again find the review too; a saved dataset is offered
     after a reload and becomes the current dataset."""
-    qa, corpus = _files(tmp_path, moon=True)
+    qa, corpus = _files(tmp_path, moon=True, note="Uploaded for the reload test.")
     page.set_viewport_size({"width": 1400, "height": 3000})
     goto(page, server, "data")
     upload(page, qa, corpus)
