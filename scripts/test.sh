@@ -9,10 +9,18 @@ if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     echo "[test] installing Debian chromium for browser tests"
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
-      >/dev/null 2>&1 || echo "[test] chromium could not be installed: browser tests will skip"
+      >/dev/null 2>&1 || echo "[test] chromium could not be installed"
   else
-    echo "[test] chromium missing and not root: browser tests will skip"
+    echo "[test] chromium missing and not root"
+  fi
+  if ! command -v chromium >/dev/null 2>&1; then
+    if [ "${CI:-}" = true ]; then
+      echo "[test] CI=true needs chromium for the browser tests: stopping" >&2
+      exit 1
+    fi
+    echo "[test] browser tests will skip (they fail when CI=true)"
   fi
 fi
-# both cores: one test file per worker (module-scoped servers stay in one process)
+# both cores, one test file per worker: a worker's browser tests share one server and
+# Chromium (tests/browser/conftest.py), and a module's fixtures are built once
 exec .venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"

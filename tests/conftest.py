@@ -1,38 +1,18 @@
-"""Shared fixtures: a tiny generic dataset and corpus in JSONL."""
-
-import json
+"""Shared fixtures: a tiny generic dataset and corpus in JSONL; the `requires` marker (a missing
+Chromium, llama.cpp or Ray fails the test when CI=true, skips it otherwise)."""
 
 import pytest
+from fixtures.corpus import DOCS, QUESTIONS, write_jsonl
+from fixtures.requires import require
 
-DOCS = [
-    ("turing", "Alan Turing", "Alan Turing was an English mathematician and computer scientist. "
-     "He was born in Maida Vale, London. Turing is widely considered to be the father of "
-     "theoretical computer science."),
-    ("lovelace", "Ada Lovelace", "Ada Lovelace was an English mathematician and writer. She is "
-     "chiefly known for her work on Charles Babbage's Analytical Engine. She was the daughter "
-     "of the poet Lord Byron."),
-    ("babbage", "Charles Babbage", "Charles Babbage was an English polymath. He originated the "
-     "concept of a digital programmable computer. Babbage designed the Difference Engine."),
-    ("hopper", "Grace Hopper", "Grace Hopper was an American computer scientist and United "
-     "States Navy rear admiral. She was a pioneer of computer programming. Hopper popularised "
-     "the term debugging."),
-]
-QUESTIONS = [
-    ("q1", "Where was Alan Turing born?", "Maida Vale, London",
-     ["He was born in Maida Vale, London."]),
-    ("q2", "Whose daughter was Ada Lovelace?", "Lord Byron",
-     ["She was the daughter of the poet Lord Byron."]),
-    ("q3", "Which engine did Babbage design?", "the Difference Engine",
-     ["Babbage designed the Difference Engine.", "He originated the concept of a digital "
-      "programmable computer."]),
-    ("q4", "Which term did Grace Hopper popularise?", "debugging",
-     ["Hopper popularised the term debugging."]),
-]
+pytest_plugins = ["pytester"]  # tests/test_suite_layout.py runs child pytest sessions
 
 
-def write_jsonl(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """`@pytest.mark.requires("ray", ...)`: each named need (fixtures/requires.py) present."""
+    for mark in item.iter_markers("requires"):
+        for name in mark.args:
+            require(name)
 
 
 @pytest.fixture

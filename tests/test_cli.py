@@ -2,7 +2,7 @@
 
 import pandas as pd
 import pytest
-from conftest import QUESTIONS, write_jsonl
+from fixtures.corpus import QUESTIONS, write_jsonl
 
 from ragdash.cli import main
 from ragdash.rundir import Run

@@ -30,8 +30,8 @@ def test_paper_config_on_the_sample_without_llm(tmp_path):
     assert (metrics["RR"] > 0.3).all()
 
 
+@pytest.mark.requires("llama_cpp", "smollm2")
 def test_mlq_with_the_local_model(tmp_path):
-    pytest.importorskip("llama_cpp", reason="the local LLM is built by scripts/setup.sh")
     run_dir = tmp_path / "mlq"
     assert main(["run", "--config", "configs/paper.yaml", "--limit", "3",
                  "--retrievers", "sim,mlq", "--run-dir", str(run_dir), "-q"]) == 0

@@ -11,8 +11,8 @@ import logging
 
 import numpy as np
 import pytest
-from conftest import DOCS, QUESTIONS, write_jsonl
 from fakes.llm_server import FakeLLMServer, Reply
+from fixtures.corpus import DOCS, QUESTIONS, write_jsonl
 
 from ragdash.cli import main
 from ragdash.config import ConfigError, load_config

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from fakes.llm_server import FakeLLMServer, Reply
+from fixtures.requires import require
 
 from ragdash.cli import main
 from ragdash.dashboard_settings import max_upload_mb
@@ -243,7 +244,9 @@ def test_a_process_ended_outright_in_a_stage_is_still_reported(generic, tmp_path
 
 
 def test_a_crashed_ray_worker_is_recorded_and_located(generic, tmp_path, monkeypatch, capsys):
-    exceptions = pytest.importorskip("ray.exceptions", reason="the ray extra")
+    require("ray")
+    import ray.exceptions as exceptions
+
     from ragdash.executors.ray_data import RayExecutor
 
     def crash(self, *args, **kwargs):
@@ -387,7 +390,7 @@ def _run_on_ray(generic, tmp_path, address: str) -> tuple[subprocess.CompletedPr
     """The run's outcome and the seconds it took beyond starting Python with ragdash and Ray
     imported (measured just before, on the same loaded machine): what the address check
     itself costs."""
-    pytest.importorskip("ray", reason="the ray extra")
+    require("ray")
     start = time.monotonic()
     subprocess.run([sys.executable, "-c", "import ragdash.cli, ragdash.executors, ray"],
                    check=True, timeout=120, cwd=ROOT)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import DOCS, QUESTIONS, write_jsonl
+from fixtures.corpus import DOCS, QUESTIONS, write_jsonl
 from fixtures.make_run import fail_judgments, make_run
 from streamlit.testing.v1 import AppTest
 

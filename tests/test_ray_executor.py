@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from fakes.llm_server import FakeLLMServer, Reply
-from test_llm_pipeline import llm_args, responder
+from fixtures.pipeline import llm_args, responder
+from fixtures.requires import require
 
 from ragdash.cli import build_parser, main, overrides_from
 from ragdash.config import ConfigError, load_config
@@ -127,7 +128,9 @@ def test_local_executor_is_one_call_over_the_whole_frame():
 
 @pytest.fixture(scope="session")
 def ray_session():
-    ray = pytest.importorskip("ray", reason="the ray extra (requirements-ray.txt)")
+    require("ray")
+    import ray
+
     if not ray.is_initialized():
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
                  logging_level=logging.WARNING)

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import Counter
 
 import pytest
 from fakes.llm_server import FakeLLMServer, Reply, fast_settings, prompt_of
+from fixtures.synth import GOOD, TEXTS, TWO, reply_json, scripted, title_of
 
 from ragdash.chunking import Chunk, chunk_documents
 from ragdash.cli import main
@@ -28,60 +28,6 @@ from ragdash.synth.settings import SynthSettings, check
 from ragdash.synth.synthesize import synthesize
 from ragdash.synth.verify import Verifier, answer_in, states_answer
 from ragdash.synth.write import dataset_rows, rejects_path
-
-TEXTS = {
-    "eiffel": "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris. "
-              "It was completed in 1889 as the entrance arch to the World's Fair. Gustave "
-              "Eiffel's company designed and built the tower. It was the tallest man-made "
-              "structure in the world until 1930.",
-    "louvre": "The Louvre is the world's most visited art museum, in the centre of Paris. It "
-              "houses the Mona Lisa, painted by Leonardo da Vinci. The museum opened in 1793 in "
-              "the Louvre Palace. Its glass pyramid was designed by the architect I. M. Pei.",
-    "seine": "The Seine is a river in northern France. It flows through Paris and into the "
-             "English Channel at Le Havre. The river is 777 kilometres long. Many bridges "
-             "cross the Seine in Paris, the oldest being the Pont Neuf.",
-    "rhine": "The Rhine is a river that rises in the Swiss Alps. It forms part of the border "
-             "between Germany and France. It flows into the North Sea in the Netherlands. The "
-             "Rhine gorge is a World Heritage Site famous for its castles and vineyards.",
-    "danube": "The Danube is the second-longest river in Europe. The Danube is 2,850 "
-              "kilometres long. It flows through ten countries, more than any other river. "
-              "Vienna, Budapest and Belgrade lie on its banks, and it ends in the Black Sea.",
-}
-GOOD = {  # a kept pair per document: span with other case and spacing, no full stop
-    "eiffel": ("In which year was the Eiffel Tower completed?", "1889",
-               "it was completed in  1889 as the entrance arch\nto the World's Fair"),
-    "danube": ("How long is the Danube?", "2,850 kilometres", "The Danube is 2,850 kilometres "
-               "long."),
-    "rhine": ("Into which sea does the Rhine flow?", "the North Sea",
-              "It flows into the North Sea in the Netherlands."),
-    "seine": ("How long is the Seine?", "777 kilometres", "The river is 777 kilometres long."),
-    "louvre": ("Which painting does the Louvre house?", "the Mona Lisa",
-               "It houses the Mona Lisa, painted by Leonardo da Vinci."),
-}
-_ONE = re.compile(r'Passage \(from "(.*?)"\):\n(.*?)\n\nReturn', re.S)
-_TWO = re.compile(r'Passage 1 \(from "(.*?)"\):\n.*?\n\nPassage 2 \(from "(.*?)"\):', re.S)
-
-
-def _json(question: str, answer: str, span: str) -> str:
-    return json.dumps({"question": question, "answer": answer, "span": span})
-
-
-def _title(body: dict) -> str | None:
-    m = _ONE.search(prompt_of({"body": body}))
-    return m.group(1) if m else None
-
-
-def scripted(**by_title):
-    """A responder: the reply for the document a question prompt shows (GOOD by default); the
-    LLM-only prompt of the leakage check gets 'I do not know.'."""
-    def respond(body: dict) -> Reply | str:
-        title = _title(body)
-        if title is None:
-            return "I do not know."
-        reply = by_title.get(title, _json(*GOOD[title]))
-        return reply(body) if callable(reply) else reply
-
-    return respond
 
 
 def documents() -> list[Document]:
@@ -272,10 +218,10 @@ def test_near_duplicates_name_the_kept_question():
 # --- the whole run, against a scripted server -------------------------------------------------
 
 def test_synthesize_keeps_verbatim_pairs_and_says_why_others_are_rejected():
-    dup = _json("When was the Eiffel Tower completed?", "777 kilometres",
+    dup = reply_json("When was the Eiffel Tower completed?", "777 kilometres",
                 "The river is 777 kilometres long.")
     with FakeLLMServer(default=scripted(
-            louvre=_json("When was the Louvre built?", "1850",
+            louvre=reply_json("When was the Louvre built?", "1850",
                          "The Louvre was built by Napoleon in 1850."),
             seine=dup, rhine="I am sorry, I cannot help with that.",
             danube="```json\n{'question': 'How long is the Danube?', 'answer': '2,850 "
@@ -300,7 +246,7 @@ def test_leakage_check_rejects_what_the_model_answers_without_the_document():
         return "It was completed in 1889." if "Eiffel" in prompt_of({"body": body}) else "?"
 
     responder = scripted()
-    with FakeLLMServer(default=lambda b: responder(b) if _title(b) else closed_book(b)) as srv:
+    with FakeLLMServer(default=lambda b: responder(b) if title_of(b) else closed_book(b)) as srv:
         result = synthesize(documents(), SynthSettings(n=5, check_leakage=True),
                             fast_settings(srv))
         asked = [prompt_of(r) for r in srv.chat_requests()]
@@ -312,7 +258,7 @@ def test_leakage_check_rejects_what_the_model_answers_without_the_document():
 
 def test_multihop_questions_have_two_parts_from_two_documents():
     def two(body: dict) -> str:
-        t1, t2 = _TWO.search(prompt_of({"body": body})).groups()
+        t1, t2 = TWO.search(prompt_of({"body": body})).groups()
         first, second = GOOD[t1][2], GOOD[t2][2]
         if t1 == "seine":  # given in the other order: still accepted
             first, second = second, first
@@ -342,7 +288,7 @@ def test_server_errors_are_recorded_not_fatal():
 def test_cli_writes_a_dataset_that_ragdash_run_scores(folder, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "synth.jsonl"
-    reply = _json("When was it built?", "1850", "Napoleon built it in 1850.")
+    reply = reply_json("When was it built?", "1850", "Napoleon built it in 1850.")
     with FakeLLMServer(default=scripted(louvre=reply)) as srv:
         assert _cli(srv, folder, out, "--n", "5") == 0
     printed = capsys.readouterr().out

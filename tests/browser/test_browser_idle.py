@@ -1,7 +1,7 @@
 """The server at rest: started as scripts/start.sh starts it (the project's .streamlit/config.toml,
-no watcher option on the command line), with one tab open on the Overview and nothing happening,
-the streamlit process uses almost no CPU. A file watcher that walks the project folder (its
-.venv alone holds tens of thousands of files) kept a core busy."""
+no watcher option on the command line; a server of its own), with one tab open on the Overview
+and nothing happening, the streamlit process uses almost no CPU. A file watcher that walks the
+project folder (its .venv alone holds tens of thousands of files) kept a core busy."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_browser import ARGS, CHROMIUM, ROOT, _free_port, settle, streamlit_server
+from fixtures.requires import require
+from helpers import ROOT, VIEWPORT, free_port, settle, streamlit_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -41,14 +42,12 @@ def cpu_seconds(pid: int) -> float:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    if CHROMIUM is None:
-        pytest.skip("chromium is not on PATH (apt-get install chromium)")
-    pytest.importorskip("playwright.sync_api")
+def idle_server(tmp_path_factory):
+    require("chromium")
     if not Path("/proc/self/stat").exists():
         pytest.skip("needs /proc to read the server's CPU time")
     root = tmp_path_factory.mktemp("idle")
-    port = _free_port()
+    port = free_port()
     with streamlit_server(start_command(port), port, root / "streamlit.log") as proc:
         yield {"url": f"http://127.0.0.1:{port}", "pid": proc.pid, "log": root / "streamlit.log"}
 
@@ -59,22 +58,22 @@ def test_start_command_follows_start_sh():
     assert cmd[-4:] == ["--server.port", "8599", "--server.address", "127.0.0.1"]
 
 
-def test_idle_server_with_one_tab_uses_almost_no_cpu(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1400, "height": 1800})
+def test_idle_server_with_one_tab_uses_almost_no_cpu(idle_server, browser):
+    server = idle_server
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        pg = context.new_page()
         pg.set_default_timeout(90_000)
         pg.goto(server["url"])
         pg.wait_for_selector('[data-testid="stHeading"]')
-        settle(pg, quiet=2.0)
+        settle(pg)
         time.sleep(5)  # let caches warm and the first websocket traffic end
         before, t0 = cpu_seconds(server["pid"]), time.monotonic()
-        time.sleep(IDLE_SECONDS)
+        time.sleep(IDLE_SECONDS)  # the measurement itself: the server left alone
         used, wall = cpu_seconds(server["pid"]) - before, time.monotonic() - t0
         assert pg.locator('[data-testid="stHeading"]').count() > 0  # the tab is still open
-        browser.close()
+    finally:
+        context.close()
     rate = used / wall
     print(f"idle server: {used:.2f} CPU-s over {wall:.1f} s = {rate:.3f} CPU-s/s")
     assert rate < MAX_CPU_PER_SECOND, (

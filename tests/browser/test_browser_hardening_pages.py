@@ -1,7 +1,7 @@
-"""A run whose every judgment failed, in a real browser (the server and helpers of
-test_browser.py): the Overview, LLM results and Report pages show no exception and say plainly
-that every judgment failed; the Overview also warns that BM25 retrieved nothing for a
-question."""
+"""A run whose every judgment failed, in a real browser (the shared server of
+tests/browser/conftest.py): the Overview, LLM results and Report pages show no exception and
+say plainly that every judgment failed; the Overview also warns that BM25 retrieved nothing for
+a question."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from urllib.parse import quote
 
 import pytest
 from fixtures.make_run import fail_judgments, make_run
+from helpers import goto, no_exception, shot
 from playwright.sync_api import expect
-from test_browser import goto, no_exception, page, server, shot  # noqa: F401 (fixtures)
 
 from ragdash.rundir import Run
 from ragdash.stages.retrieve import empty_message, empty_results
@@ -23,7 +23,7 @@ SENTENCE = (f"All {N_Q * 6} judgments failed (the judge's replies could not be r
 
 
 @pytest.fixture(scope="module")
-def failed_run(server):  # noqa: F811 (the fixture imported above)
+def failed_run(server):
     """Every judgment an error, and BM25 with nothing retrieved for q003; its URL key."""
     path = make_run(server["root"] / "runs" / "all-failed", n_questions=N_Q, seed=9)
     fail_judgments(path)
@@ -37,7 +37,7 @@ def failed_run(server):  # noqa: F811 (the fixture imported above)
 
 
 @pytest.mark.parametrize("name", ["overview", "llm", "report"])
-def test_a_run_whose_judgments_all_failed_says_so(server, page, failed_run, name):  # noqa: F811
+def test_a_run_whose_judgments_all_failed_says_so(server, page, failed_run, name):
     goto(page, server, f"{name}?run={quote(failed_run)}")
     no_exception(page, name)
     expect(page.get_by_role("heading", name="Run all-failed")).to_have_count(

@@ -5,26 +5,23 @@ cancelled, and the run is resumable (its lock is free, its stages kept)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import (  # noqa: F401
-    ARGS,
+from fixtures.requires import require
+from helpers import (
     BUNDLED,
-    CHROMIUM,
     ROOT,
-    SHOTS,
-    _free_port,
+    free_port,
     no_exception,
     settle,
     shot,
+    stop_jobs,
     streamlit_server,
 )
 
@@ -35,11 +32,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 def site(tmp_path_factory) -> Iterator[dict]:
     """How to start (and restart) a Streamlit server on one port and runs root; every job
     process still running at the end is killed."""
-    if CHROMIUM is None:
-        pytest.skip("chromium is not on PATH (apt-get install chromium)")
-    pytest.importorskip("playwright.sync_api")
+    require("chromium")
     root = tmp_path_factory.mktemp("browser_jobs")
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "RAGDASH_DEMO_RUN": os.pathsep.join(str(ROOT / d) for d in BUNDLED),
            "RAGDASH_RUNS_ROOT": str(root / "runs")}
     cmd = [str(Path(sys.executable).with_name("streamlit")), "run", str(ROOT / "app.py"),
@@ -53,25 +48,7 @@ def site(tmp_path_factory) -> Iterator[dict]:
                                 start_s=60)
 
     yield {"url": f"http://127.0.0.1:{port}", "root": root, "serve": serve}
-    from ragdash import jobs
-
-    for job in jobs.jobs_under(root / "runs"):
-        if jobs.cancellable(job):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(job.pid, signal.SIGKILL)
-
-
-@pytest.fixture(scope="module")
-def page(site):
-    from playwright.sync_api import sync_playwright
-
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1400, "height": 2200})
-        pg.set_default_timeout(60_000)
-        yield pg
-        browser.close()
+    stop_jobs(root / "runs")
 
 
 def open_build(pg, site) -> None:
@@ -115,6 +92,7 @@ def job_process(run_dir: Path, server_pid: int) -> int:
 
 
 def test_a_build_survives_a_server_restart_and_a_second_is_cancelled(site, page):
+    page.set_viewport_size({"width": 1400, "height": 2200})
     runs = site["root"] / "runs"
     with site["serve"]() as first:
         open_build(page, site)

@@ -1,152 +1,36 @@
-"""The dashboard in a real browser: Debian Chromium driven by PyPI playwright (never
-`playwright install`). Starts `streamlit run app.py` on a free local port, pointed at a synthetic
-run; visits every page, drags the k slider, opens a question, uploads a tiny dataset and builds a
-run from it (BM25, no chunking). Screenshots go to test-artifacts/screenshots/."""
+"""The dashboard in a real browser (tests/browser/conftest.py: the shared server, pointed at a
+synthetic run, and Chromium): visits every page, drags the k slider, opens a question, uploads a
+tiny dataset and builds a run from it (BM25, no chunking); eight sessions move sliders while a
+build runs on a server of their own. Screenshots go to test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 from fixtures.make_run import make_run
+from helpers import (
+    BUNDLED,
+    ROOT,
+    SHOTS,
+    app_server,
+    expect_chosen,
+    goto,
+    no_exception,
+    settle,
+    shot,
+    upload,
+)
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parent.parent
-SHOTS = ROOT / "test-artifacts" / "screenshots"
-CHROMIUM = shutil.which("chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
-BUNDLED = ("data/demo_squad", "data/demo_run")
 PAGES = ("overview", "retrieval", "browser", "compare", "llm", "thresholds", "report", "data",
          "build")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    if CHROMIUM is None:
-        pytest.skip("chromium is not on PATH (apt-get install chromium)")
-    pytest.importorskip("playwright.sync_api")
-    root = tmp_path_factory.mktemp("browser")
-    demo = make_run(root / "demo", n_questions=40, seed=0)
-    port = _free_port()
-    # the synthetic run first, then the two bundled demos (as the app lists them by default)
-    demos = os.pathsep.join([str(demo), *(str(ROOT / d) for d in BUNDLED)])
-    env = {**os.environ, "RAGDASH_DEMO_RUN": demos, "RAGDASH_RUNS_ROOT": str(root / "runs")}
-    streamlit = Path(sys.executable).with_name("streamlit")
-    cmd = [str(streamlit), "run", str(ROOT / "app.py"), "--server.headless", "true",
-           "--server.port", str(port), "--server.address", "127.0.0.1",
-           "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
-    with streamlit_server(cmd, port, root / "streamlit.log", env, start_s=60) as proc:
-        yield {"url": f"http://127.0.0.1:{port}", "root": root, "pid": proc.pid}
-    from ragdash import jobs
-
-    for job in jobs.jobs_under(root / "runs"):  # builds run in processes of their own
-        if jobs.cancellable(job):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(job.pid, signal.SIGKILL)
-
-
-@contextlib.contextmanager
-def streamlit_server(cmd: list[str], port: int, log_path: Path, env: dict | None = None,
-                     start_s: float = 90) -> Iterator[subprocess.Popen]:
-    """A Streamlit server started by `cmd` in the project folder, once `port` answers (the
-    test fails with the log's end otherwise); stopped on exit."""
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.time() + start_s
-            while time.time() < deadline:
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=1):
-                        break
-                except OSError:
-                    time.sleep(0.3)
-            else:
-                pytest.fail("streamlit did not start: " + log_path.read_text()[-2000:])
-            yield proc
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-
-
-@pytest.fixture(scope="module")
-def page(server):
-    from playwright.sync_api import sync_playwright
-
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1400, "height": 1800})
-        pg.set_default_timeout(60_000)
-        yield pg
-        browser.close()
-
-
-def settle(pg, quiet: float = 1.2, timeout: float = 90) -> None:
-    """Wait until the app has stopped running for `quiet` seconds."""
-    pg.wait_for_selector('[data-testid="stApp"]')
-    deadline, calm = time.time() + timeout, None
-    while time.time() < deadline:
-        busy = pg.locator('[data-testid="stStatusWidget"]').count() > 0 or \
-            pg.locator('[data-testid="stSkeleton"]').count() > 0
-        if busy:
-            calm = None
-        elif calm is None:
-            calm = time.time()
-        elif time.time() - calm >= quiet:
-            return
-        time.sleep(0.2)
-    raise AssertionError("the app did not settle")
-
-
-def no_exception(pg, where: str) -> None:
-    errs = pg.locator('[data-testid="stException"]')
-    assert errs.count() == 0, f"{where}: {errs.first.inner_text()[:800]}"
-
-
-def shot(pg, name: str) -> None:
-    pg.screenshot(path=str(SHOTS / f"{name}.png"))
-
-
-def goto(pg, server, path: str) -> None:
-    pg.goto(f"{server['url']}/{path}")
-    # every page starts with a title (or an exception): wait for the script to have drawn,
-    # since a loaded machine can leave the app idle for a while before its first run
-    pg.wait_for_selector('[data-testid="stHeading"], [data-testid="stException"]')
-    settle(pg)
-    no_exception(pg, path)
-    assert pg.get_by_text("Page not found").count() == 0, f"{path}: page not found"
-
-
-def upload(pg, dataset: Path, corpus: Path) -> None:
-    """On the Data page: put a dataset and a corpus file into its two uploaders."""
-    inputs = pg.locator('[data-testid="stFileUploader"] input[type="file"]')
-    inputs.nth(0).set_input_files(str(dataset))
-    settle(pg)
-    inputs.nth(1).set_input_files(str(corpus))
-    settle(pg)
 
 
 def test_every_page(server, page):
@@ -161,8 +45,9 @@ def test_every_page(server, page):
     assert page.get_by_role("heading", name="Can the judge be trusted?").count() == 1
     # the sidebar navigation works too
     page.get_by_test_id("stSidebarNav").get_by_text("Retrieval scores").click()
+    expect(page).to_have_url(re.compile("/retrieval"))
     settle(page)
-    assert "/retrieval" in page.url
+    no_exception(page, "retrieval from the sidebar")
 
 
 def _slider_thumb(pg, label: str):
@@ -206,18 +91,18 @@ def test_drag_k_slider_redraws(server, page):
         ".some(e => e.innerText.includes('Sliders now') && !e.innerText.includes(before))",
         arg=before.split("Sliders now:")[1].strip(), timeout=20_000)
     redraw = time.perf_counter() - t0
-    settle(page, quiet=0.8)
+    expect(page).to_have_url(re.compile("thr_k="))  # the view is in the URL
+    settle(page)
     after = caption.inner_text()
     assert after != before
     k = float(re.search(r"Sliders now: h = [0-9.]+, k = (\d+\.\d+)", after).group(1))
     assert 0.6 < k < 1
-    assert "thr_k=" in page.url  # the view is in the URL
     shot(page, "10-thresholds-k-dragged")
     (SHOTS / "timings.json").write_text(json.dumps({"k_drag_redraw_s": round(redraw, 3),
                                                     "k": k}))
     page.get_by_role("button", name="Back to the fit").click()
-    settle(page, quiet=0.8)
-    assert "thr_k=" not in page.url
+    expect(page).not_to_have_url(re.compile("thr_k="))
+    expect(caption).to_have_text(before)
 
 
 def test_open_question_in_browser(server, page):
@@ -226,11 +111,11 @@ def test_open_question_in_browser(server, page):
     box.click()
     page.keyboard.type("q005")
     page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile("qb_q=q005"))
+    expect(page.get_by_text("MLQ sub-questions")).to_have_count(1)
+    expect(page.locator("mark").first).to_be_attached()  # highlighted evidence
     settle(page)
     no_exception(page, "browser q005")
-    assert "qb_q=q005" in page.url
-    assert page.get_by_text("MLQ sub-questions").count() == 1
-    assert page.locator("mark").count() > 0  # highlighted evidence
     shot(page, "11-browser-question")
     cut = page.locator(".rd-cut").first
     if cut.count():  # the end of C_N, inside a chunk list
@@ -239,7 +124,7 @@ def test_open_question_in_browser(server, page):
             path=str(SHOTS / "11b-browser-cut-marker.png"))
     # the hostile document is shown as text, never executed or rendered
     goto(page, server, "browser?qb_q=q000&qb_ret=bm25&qb_ret=sim")
-    assert page.get_by_text('<script>alert("xss")</script>', exact=False).count() > 0
+    expect(page.get_by_text('<script>alert("xss")</script>', exact=False).first).to_be_attached()
     assert page.locator("img[src='x']").count() == 0
     shot(page, "12-browser-hostile-document")
 
@@ -248,15 +133,15 @@ def test_compare_links_to_browser(server, page):
     goto(page, server, "compare")
     link = page.get_by_text("Open the largest difference")
     link.click()
+    expect(page).to_have_url(re.compile(r"/browser\?.*qb_q="))
+    expect(page.get_by_role("heading", name="Question browser")).to_have_count(1)
     settle(page)
     no_exception(page, "browser from compare")
-    assert "/browser" in page.url and "qb_q=" in page.url
     shot(page, "13-browser-from-compare")
     # the link and the page's first run make one history entry: one Back leaves the browser
     page.go_back()
-    settle(page)
-    assert "/compare" in page.url, page.url
-    assert page.get_by_role("heading", name="Compare retrievers").count() == 1
+    expect(page).to_have_url(re.compile("/compare"))
+    expect(page.get_by_role("heading", name="Compare retrievers")).to_have_count(1)
 
 
 def test_upload_and_build_a_run(server, page, tmp_path):
@@ -274,22 +159,23 @@ def test_upload_and_build_a_run(server, page, tmp_path):
                 f"It still stands."}) for i in range(6)))
     goto(page, server, "data")
     upload(page, dataset, corpus)
+    expect(page.get_by_text("Questions loaded")).to_have_count(1)
+    expect(page.get_by_text("Validation report")).to_have_count(1)
     no_exception(page, "data upload")
-    assert page.get_by_text("Questions loaded").count() == 1
-    assert page.get_by_text("Validation report").count() == 1
     shot(page, "14-data-uploaded")
 
     page.get_by_text("Build a run from this dataset").click()
-    settle(page)
-    assert "/build" in page.url
+    expect(page).to_have_url(re.compile("/build"))
     chunker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Chunker")
     chunker.click()
     page.get_by_role("option", name=re.compile(r"^none")).click()
+    expect_chosen(chunker, "none")
     settle(page)
     name = page.get_by_label("Run name (folder under the runs root)")
     name.fill("browser-built")
     name.press("Enter")
     settle(page)
+    expect(name).to_have_value("browser-built")
     page.get_by_role("button", name="Start the run").click()
     page.get_by_text(re.compile(r"Run browser-built (finished|failed)")).wait_for(
         timeout=240_000)
@@ -301,9 +187,9 @@ def test_upload_and_build_a_run(server, page, tmp_path):
     run_dir = server["root"] / "runs" / "browser-built"
     assert (run_dir / "ir_scores.parquet").exists()
     page.get_by_role("button", name="Open run browser-built").click()
+    expect(page.get_by_role("heading", name="Run browser-built")).to_have_count(1)
     settle(page)
     no_exception(page, "overview of the built run")
-    assert page.get_by_role("heading", name="Run browser-built").count() == 1
     shot(page, "16-built-run-overview")
 
 
@@ -315,12 +201,23 @@ def _start_background_build(pg, server, name: str) -> None:
     size.fill("0")
     size.press("Enter")
     settle(pg)
+    expect(size).to_have_value("0")
     box = pg.get_by_label("Run name (folder under the runs root)")
     box.fill(name)
     box.press("Enter")
     settle(pg)
+    expect(box).to_have_value(name)
     pg.get_by_role("button", name="Start the run").click()
     pg.get_by_text(re.compile(f"Building {name}")).wait_for(timeout=60_000)
+
+
+@pytest.fixture
+def own_server(tmp_path) -> Iterator[dict]:
+    """A server for one test, pointed at a synthetic run: the build it starts ends with it
+    (jobs run inside the server), never taking the CPU from later tests."""
+    demo = make_run(tmp_path / "demo", n_questions=40, seed=0)
+    with app_server(tmp_path, [demo]) as srv:
+        yield srv
 
 
 def _k_seen(pg) -> tuple[float, float, float | None]:
@@ -334,19 +231,23 @@ def _k_seen(pg) -> tuple[float, float, float | None]:
             round(float(caption.group(1)), 3), round(float(url[0]), 3) if url else None)
 
 
-def test_eight_sessions_moving_sliders_while_a_build_runs(server, page):
+@pytest.mark.timeout(900)  # the slowest test (about 4.5 min in CI): more than the default
+def test_eight_sessions_moving_sliders_while_a_build_runs(own_server, browser, page):
     """Eight browser sessions on Thresholds move the k slider in turns while a build runs in
     the server: every session's caption reaches the value it asked for, no connection-error
     modal appears, and after settling each session's thumb, caption and URL show one k."""
-    browser = page.context.browser
+    server = own_server
     contexts = [browser.new_context(viewport={"width": 1400, "height": 1800}) for _ in range(8)]
     pages = [c.new_page() for c in contexts]
     try:
-        page.set_default_timeout(60_000)
-        _start_background_build(page, server, "concurrent-build")
-        for pg in pages:
+        for pg in pages:  # all eight load at once, before the build takes the CPU
             pg.set_default_timeout(90_000)
-            goto(pg, server, "thresholds")
+            pg.goto(f"{server['url']}/thresholds")
+        for pg in pages:
+            expect(pg.get_by_text(re.compile("Sliders now"))).to_have_count(1)
+            settle(pg)
+            no_exception(pg, "thresholds")
+        _start_background_build(page, server, "concurrent-build")
         caption = re.compile(r"Sliders now: h = [0-9.]+, k = (\d+\.\d+)")
         building = page.get_by_text(re.compile("Building concurrent-build"))
         assert building.count() == 1, "the build should still run when the sliders move"

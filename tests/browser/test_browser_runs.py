@@ -1,4 +1,4 @@
-"""The Runs page in a real browser (the server and helpers of test_browser.py): two synthetic
+"""The Runs page in a real browser (the shared server of tests/browser/conftest.py): two synthetic
 runs on one dataset are picked, ranked and compared; a link opens a question in the browser;
 a reload keeps the view (it is in the URL); runs of different datasets are refused."""
 
@@ -9,7 +9,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from fixtures.make_run import make_run
-from test_browser import goto, no_exception, page, server, settle, shot  # noqa: F401 (fixtures)
+from helpers import goto, no_exception, settle, shot
+from playwright.sync_api import expect
 
 from ragdash.rundir import Run
 
@@ -27,24 +28,28 @@ def _made(path, retrievers: tuple[str, ...], sha: str, llm: bool = False) -> str
 
 
 @pytest.fixture(scope="module")
-def two_runs(server):  # noqa: F811 (the fixture imported above)
+def two_runs(server):
+    """Two runs of one dataset (sha256 ab…, no other run reads it) and one of another."""
     runs = server["root"] / "runs"
     return (_made(runs / "run-a", ("bm25", "sim"), "ab" * 32, llm=True),
             _made(runs / "run-b", ("sim", "bm25"), "ab" * 32),
             _made(runs / "run-other", ("bm25",), "cd" * 32))
 
 
-def test_pick_rank_follow_and_reload(server, page, two_runs):  # noqa: F811
+def test_pick_rank_follow_and_reload(server, page, two_runs):
     a, b, _ = two_runs
     page.set_viewport_size({"width": 1400, "height": 2600})
     goto(page, server, "runs")
-    # the user picks the two runs of one dataset with its button
-    page.get_by_role("button", name="Compare these 2 runs").click()
+    # the user picks the two runs of one dataset with its button (the server's runs root also
+    # holds other tests' runs: the button of this dataset's group)
+    group = page.get_by_test_id("stHorizontalBlock").filter(has_text="abababab")
+    group.get_by_role("button", name="Compare these 2 runs").click()
+    expect(page.get_by_role("heading", name="Who wins at N = 800")).to_have_count(1)
+    expect(page).to_have_url(re.compile("rn_runs=.*rn_runs="))
     settle(page)
     no_exception(page, "runs picked")
     picked = parse_qs(urlparse(page.url).query).get("rn_runs")
     assert sorted(picked) == sorted([a, b])
-    assert page.get_by_role("heading", name="Who wins at N = 800").count() == 1
     assert page.get_by_role("heading", name="Leaderboard").count() == 1
     assert page.get_by_text(re.compile(r"(leads|tie) at N = 800")).count() >= 1
     assert page.locator(".js-plotly-plot").count() >= 4  # dots, curves, scatter, difference
@@ -54,8 +59,6 @@ def test_pick_rank_follow_and_reload(server, page, two_runs):  # noqa: F811
     link = page.get_by_text(re.compile("Open the largest difference"))
     link.scroll_into_view_if_needed()
     link.click()
-    settle(page)
-    no_exception(page, "browser from runs")
     # (a loaded machine can take a while to draw the new page: wait for it, then check)
     page.get_by_role("heading", name="Question browser").wait_for(timeout=60_000)
     at_800 = page.get_by_text(re.compile(r"^Score_IR at N = 800"))
@@ -98,7 +101,7 @@ def test_pick_rank_follow_and_reload(server, page, two_runs):  # noqa: F811
     assert page.get_by_role("heading", name="Leaderboard").count() == 1
 
 
-def test_runs_of_different_datasets_are_refused(server, page, two_runs):  # noqa: F811
+def test_runs_of_different_datasets_are_refused(server, page, two_runs):
     a, _, other = two_runs
     goto(page, server, f"runs?rn_runs={a}&rn_runs={other}")
     alert = page.get_by_text("These runs cannot be compared.")
@@ -108,7 +111,7 @@ def test_runs_of_different_datasets_are_refused(server, page, two_runs):  # noqa
     shot(page, "32-runs-refused")
 
 
-def test_browser_refuses_a_second_run_on_another_dataset(server, page, two_runs):  # noqa: F811
+def test_browser_refuses_a_second_run_on_another_dataset(server, page, two_runs):
     a, _, other = two_runs
     qid = Run(a).read("examples")["qid"].astype(str).iloc[0]
     goto(page, server, f"browser?run={a}&qb_q={qid}&qb_run2={other}")

@@ -1,7 +1,7 @@
 """The user's whole path in Chromium: upload a CSV dataset and a zip corpus, leave the Data page
 and come back (the upload is still there), build a run with two retrievers, reload mid-run (the
 progress panel comes back), open the run and visit every page, see highlighted evidence, then
-rename and delete the run with confirmation."""
+rename and delete the run with confirmation. On the shared server (tests/browser/conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import re
 import zipfile
 
 import pytest
-from test_browser import goto, no_exception, page, server, settle, shot, upload  # noqa: F401
+from helpers import expect_chosen, goto, no_exception, settle, shot, upload
+from playwright.sync_api import expect
 
 from ragdash.ui.navigation import PAGES
 
@@ -35,40 +36,46 @@ def _inputs(tmp_path):
     return dataset, corpus
 
 
-def test_upload_build_reload_explore_rename_delete(server, page, tmp_path):  # noqa: F811
+def test_upload_build_reload_explore_rename_delete(server, page, tmp_path):
     dataset, corpus = _inputs(tmp_path)
     goto(page, server, "data")
     upload(page, dataset, corpus)
+    expect(page.get_by_text("Questions loaded")).to_have_count(1)
     no_exception(page, "data upload")
-    assert page.get_by_text("Questions loaded").count() == 1
 
     nav = page.locator('[data-testid="stSidebarNav"]')
     nav.get_by_text("Retrieval scores").click()  # away and back in the same session
+    expect(page).to_have_url(re.compile("/retrieval"))
     settle(page)
     nav.get_by_text("Data", exact=True).click()
+    expect(page).to_have_url(re.compile("/data"))
+    expect(page.get_by_text("Questions loaded")).to_have_count(1)
     settle(page)
     no_exception(page, "data page after coming back")
     assert page.get_by_text("qa.csv").count() >= 1, "the upload was lost on navigation"
-    assert page.get_by_text("Questions loaded").count() == 1
     shot(page, "50-path-data-after-navigation")
 
     nav.get_by_text("Build a run").click()  # in the same session, which holds the upload
+    expect(page).to_have_url(re.compile("/build"))
     settle(page)
     page.get_by_text(re.compile(r"^Uploaded on the Data page")).click()
     settle(page)
     chunker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Chunker")
     chunker.click()
     page.get_by_role("option", name=re.compile(r"^none")).click()
+    expect_chosen(chunker, "none")
     settle(page)
     rets = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Retrievers")
     rets.click()
     page.get_by_role("option", name="SIM").click()
     page.keyboard.press("Escape")
+    expect(rets).to_contain_text("SIM")
     settle(page)
     name = page.get_by_label("Run name (folder under the runs root)")
     name.fill("path-run")
     name.press("Enter")
     settle(page)
+    expect(name).to_have_value("path-run")
     start = page.get_by_role("button", name="Start the run")
     assert start.is_enabled(), page.locator('[data-testid="stAlert"]').all_inner_texts()
     start.click()
@@ -84,7 +91,8 @@ def test_upload_build_reload_explore_rename_delete(server, page, tmp_path):  # n
     assert (run_dir / "ir_scores.parquet").exists()
 
     page.get_by_role("button", name="Open run path-run").click()
-    settle(page)
+    expect(page.get_by_role("heading", name="Run path-run")).to_have_count(1)
+    expect(page).to_have_url(re.compile(r"[?&]run="))
     key = re.search(r"[?&]run=([^&]+)", page.url)
     assert key, page.url
     for spec in PAGES:
@@ -105,10 +113,10 @@ def test_upload_build_reload_explore_rename_delete(server, page, tmp_path):  # n
     new = page.get_by_label("New name")
     new.fill("path-run-renamed")
     page.get_by_role("button", name="Rename the run").click()
+    page.get_by_text("Renamed path-run to path-run-renamed.").wait_for(timeout=60_000)
     settle(page)
     no_exception(page, "after renaming")
     shot(page, "53-path-renamed")
-    page.get_by_text("Renamed path-run to path-run-renamed.").wait_for(timeout=60_000)
     assert (server["root"] / "runs" / "path-run-renamed" / "run.json").exists()
     assert not run_dir.exists()
     page.get_by_role("button", name="Delete").click()

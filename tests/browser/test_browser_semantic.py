@@ -2,8 +2,8 @@
 paraphrases of its documents (tests/fixtures/paraphrase.py), built with the real stages (BM25,
 whole documents as chunks, `scoring.also: [semantic]`). The question browser shows each part's
 closest sentence window underlined with its cosine beside the exact match; the Retrieval page
-switches the matching method and overlays both curves. Reuses the streamlit server of
-tests/test_browser.py; screenshots go to test-artifacts/screenshots/ (50-…)."""
+switches the matching method and overlays both curves. On the shared server
+(tests/browser/conftest.py); screenshots go to test-artifacts/screenshots/ (50-…)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import re
 from urllib.parse import quote
 
 import pytest
-from conftest import write_jsonl
+from fixtures.corpus import write_jsonl
 from fixtures.paraphrase import ITEMS
+from helpers import goto, no_exception, settle, shot
 from playwright.sync_api import expect
-from test_browser import goto, no_exception, page, server, settle, shot  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def para_run(server):  # noqa: F811 (the imported fixture)
+def para_run(server):
     """A run over the paraphrase fixture under the server's runs root; its URL key."""
     from ragdash.config import load_config
     from ragdash.stages.runner import run_stages
@@ -44,7 +44,7 @@ def para_run(server):  # noqa: F811 (the imported fixture)
 
 
 def test_the_browser_shows_the_closest_sentence_beside_the_exact_match(
-        server, page, para_run):  # noqa: F811
+        server, page, para_run):
     page.set_viewport_size({"width": 1400, "height": 2600})
     goto(page, server, f"browser?run={quote(para_run)}&qb_q=p05&qb_ret=bm25&qb_cut=80")
     page.locator(".rd-chunk").first.wait_for()
@@ -62,31 +62,30 @@ def test_the_browser_shows_the_closest_sentence_beside_the_exact_match(
     shot(page, "50-browser-semantic")
     # switched off: the exact highlights stay, the semantic windows go
     toggle.locator("label").click()
+    expect(page).to_have_url(re.compile("qb_sem=false", re.I))
+    expect(page.locator(".rd-sem")).to_have_count(0)
     settle(page)
     no_exception(page, "browser, semantic off")
-    expect(page.locator(".rd-sem")).to_have_count(0, timeout=60_000)
     assert page.locator(".rd-chunk").count() >= 1
-    assert "qb_sem=false" in page.url.lower()
 
 
 def test_the_retrieval_page_switches_and_overlays_the_methods(
-        server, page, para_run):  # noqa: F811
+        server, page, para_run):
     page.set_viewport_size({"width": 1400, "height": 2600})
     goto(page, server, f"retrieval?run={quote(para_run)}")
     control = page.get_by_test_id("stButtonGroup").filter(has_text="semantic")
     assert control.count() == 1
     assert page.get_by_text("BM25 · semantic").count() >= 1  # the overlaid curve's legend
     control.get_by_text("semantic").click()
+    expect(page).to_have_url(re.compile("ret_method=semantic"))
+    expect(page.get_by_text("Scored here by semantic matching")).to_have_count(1)
     settle(page)
     no_exception(page, "retrieval, semantic")
-    assert "ret_method=semantic" in page.url
-    expect(page.get_by_text("Scored here by semantic matching")).to_have_count(1,
-                                                                               timeout=60_000)
     shot(page, "51-retrieval-semantic")
     # without the overlay: one method's curves, with their bands
     page.get_by_test_id("stCheckbox").filter(has_text="Overlay").locator("label").click()
+    # the chart redraws after the rerun: wait for the overlaid legend to go
+    expect(page.get_by_text("BM25 · semantic")).to_have_count(0)
     settle(page)
-    # the chart redraws after the rerun: wait for the overlaid legend to go (it raced under load)
-    expect(page.get_by_text("BM25 · semantic")).to_have_count(0, timeout=60_000)
     no_exception(page, "retrieval, no overlay")
     assert page.get_by_text("Mean Score_IR by token budget N").count() >= 1

@@ -2,7 +2,7 @@
 (the `ragdash.ui.threshold_drag` component, an iframe) with the real mouse. The line's pixel row
 is found from the plot's own axes; the agreement metric, the slider and the URL follow the drag;
 the fit stays marked; a slider moved with the keyboard moves the line; a run without judgments
-still draws the lines. Reuses the streamlit server of tests/test_browser.py; screenshots go to
+still draws the lines. On the shared server (tests/browser/conftest.py); screenshots go to
 test-artifacts/screenshots/ (30-…)."""
 
 from __future__ import annotations
@@ -14,14 +14,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from fixtures.make_run import make_run
-from test_browser import (  # noqa: F401 (the server and page fixtures)
-    SHOTS,
-    goto,
-    no_exception,
-    page,
-    server,
-    settle,
-)
+from helpers import SHOTS, goto, no_exception, settle
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -38,9 +33,9 @@ LINE_ROW = """(name) => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def tall(page):  # noqa: F811 (the imported fixture)
-    """test_browser's page at the brief's viewport (1400 × 2600), so the chart is on screen."""
+@pytest.fixture
+def tall(page):
+    """The test's page at the brief's viewport (1400 × 2600), so the chart is on screen."""
     page.set_viewport_size({"width": 1400, "height": 2600})
     return page
 
@@ -86,15 +81,16 @@ def slider_value(pg, label: str) -> float:
 
 
 def wait_for_url(pg, name: str, value: float | None = None) -> float:
-    """Wait until `?name=` is in the URL (with `value` when given); return it."""
-    def ok() -> bool:
-        got = url_params(pg).get(name)
-        return got is not None and (value is None or float(got) == pytest.approx(value))
-    for _ in range(100):
-        if ok():
-            return float(url_params(pg)[name])
-        pg.wait_for_timeout(200)
-    raise AssertionError(f"{name}={value} not in {pg.url}")
+    """Wait until `?name=` is in the URL (with `value`, to 1e-6, when given); return it."""
+    try:
+        pg.wait_for_function(
+            "([name, value]) => { const got = new URLSearchParams(location.search).get(name);"
+            " return got !== null && (value === null ||"
+            " Math.abs(parseFloat(got) - value) <= 1e-6 * Math.max(1, Math.abs(value))); }",
+            arg=[name, value], timeout=20_000)
+    except PlaywrightTimeout as e:
+        raise AssertionError(f"{name}={value} not in {pg.url}") from e
+    return float(url_params(pg)[name])
 
 
 def drag(pg, frame, name: str, to: float, shot_name: str | None = None) -> dict:
@@ -113,7 +109,7 @@ def drag(pg, frame, name: str, to: float, shot_name: str | None = None) -> dict:
     return {"start": at["value"], "released": time.perf_counter(), **mid}
 
 
-def test_drag_k_line_updates_agreement_slider_and_url(server, tall):  # noqa: F811
+def test_drag_k_line_updates_agreement_slider_and_url(server, tall):
     pg = tall
     goto(pg, server, "thresholds")
     iframe, frame = chart_frame(pg)
@@ -132,7 +128,7 @@ def test_drag_k_line_updates_agreement_slider_and_url(server, tall):  # noqa: F8
     redraw = time.perf_counter() - moved["released"]
     k = wait_for_url(pg, "thr_k")
     assert k == pytest.approx(0.35, abs=0.01)
-    settle(pg, quiet=0.8)
+    settle(pg)
     (SHOTS / "drag_timings.json").write_text(json.dumps(
         {"k_line_release_to_agreement_s": round(redraw, 3), "k": k}))
     no_exception(pg, "thresholds after a drag")
@@ -145,27 +141,28 @@ def test_drag_k_line_updates_agreement_slider_and_url(server, tall):  # noqa: F8
     iframe.screenshot(path=str(SHOTS / "31-thresholds-k-dropped.png"))
     # back to the fit: the line, the slider and the URL all return
     pg.get_by_role("button", name="Back to the fit").click()
-    settle(pg, quiet=0.8)
-    assert "thr_k" not in url_params(pg)
+    expect(pg).not_to_have_url(re.compile("thr_k="))
+    settle(pg)
     _, frame = chart_frame(pg)
     frame.wait_for_function("(k) => document.getElementById('chart').layout.shapes"
                             ".find(s => s.name === 'k').y0 === k", arg=fit_k)
-    assert agreement(pg, "k") == before
+    expect(pg.locator('[data-testid="stMetric"]').filter(has_text="Agreement of k").locator(
+        '[data-testid="stMetricValue"]')).to_have_text(before)
 
 
-def test_k_stops_at_h_and_h_stops_at_k(server, tall):  # noqa: F811
+def test_k_stops_at_h_and_h_stops_at_k(server, tall):
     pg = tall
     goto(pg, server, "thresholds?thr_h=0.3&thr_k=0.6")
     _, frame = chart_frame(pg)
     moved = drag(pg, frame, "k", 0.1)
     assert "(stops at h)" in moved["badge"] and moved["drawn"] == pytest.approx(0.3)
     assert wait_for_url(pg, "thr_k", 0.3) == pytest.approx(0.3)
-    settle(pg, quiet=0.8)
+    settle(pg)
     assert "bands overlap" not in pg.get_by_text(re.compile("Sliders now")).inner_text()
     no_exception(pg, "k dragged under h")
 
 
-def test_keyboard_slider_moves_the_line(server, tall):  # noqa: F811
+def test_keyboard_slider_moves_the_line(server, tall):
     pg = tall
     goto(pg, server, "thresholds?thr_k=0.5")
     _, frame = chart_frame(pg)
@@ -176,13 +173,13 @@ def test_keyboard_slider_moves_the_line(server, tall):  # noqa: F811
     for _ in range(20):
         pg.keyboard.press("ArrowRight")
     wait_for_url(pg, "thr_k", 0.52)
-    settle(pg, quiet=0.8)
+    settle(pg)
     _, frame = chart_frame(pg)
     frame.wait_for_function("() => document.getElementById('chart').layout.shapes"
                             ".find(s => s.name === 'k').y0 === 0.52")
 
 
-def test_run_without_judgments_draws_draggable_lines(server, tall):  # noqa: F811
+def test_run_without_judgments_draws_draggable_lines(server, tall):
     pg = tall
     run = make_run(server["root"] / "runs" / "no-llm", n_questions=12, seed=2, llm=False)
     goto(pg, server, f"thresholds?run={run}")
@@ -195,6 +192,6 @@ def test_run_without_judgments_draws_draggable_lines(server, tall):  # noqa: F81
     assert labels and set(labels) == {"paper"}
     drag(pg, frame, "h", 0.25, shot_name="32-thresholds-no-judgments-h-mid-drag")
     assert wait_for_url(pg, "thr_h") == pytest.approx(0.25, abs=0.01)
-    settle(pg, quiet=0.8)
+    settle(pg)
     no_exception(pg, "no-judgment run after a drag")
     pg.screenshot(path=str(SHOTS / "33-thresholds-no-judgments.png"))

@@ -1,4 +1,4 @@
-"""Hostile names and paths in a real browser (the server and helpers of test_browser.py): a run
+"""Hostile names and paths in a real browser (the shared server of tests/browser/conftest.py): a run
 whose folder name and id hold script, URL parameters written as Markdown links and images, a
 symlink out of the runs root, and a dataset path outside the allowed roots on the Build page.
 Nothing may run, link, load or be read; each is shown literally or refused with its reason."""
@@ -11,7 +11,8 @@ from urllib.parse import quote
 
 import pytest
 from fixtures.make_run import make_run
-from test_browser import goto, no_exception, page, server, settle, shot  # noqa: F401 (fixtures)
+from helpers import goto, no_exception, settle, shot
+from playwright.sync_api import expect
 
 from ragdash.rundir import Run
 
@@ -32,7 +33,7 @@ def _run(path, run_id: str | None = None) -> str:
 
 
 @pytest.fixture(scope="module")
-def runs(server, tmp_path_factory):  # noqa: F811 (the fixture imported above)
+def runs(server, tmp_path_factory):
     root = server["root"] / "runs"
     plain = _run(root / "plain")
     hostile = _run(root / FOLDER, RUN_ID)
@@ -50,10 +51,9 @@ def _no_injection(pg, where: str) -> None:
     assert pg.title() not in ("1", "pwned"), where
 
 
-def test_run_name_with_script_is_shown_as_text(server, page, runs):  # noqa: F811
+def test_run_name_with_script_is_shown_as_text(server, page, runs):
     page.set_viewport_size({"width": 1500, "height": 2600})
     goto(page, server, f"browser?run={quote(runs['plain'])}&qb_run2={quote(runs['hostile'])}")
-    settle(page)
     page.get_by_role("heading", name="Question browser").wait_for(timeout=60_000)
     page.get_by_text("Score_IR at N", exact=False).nth(1).wait_for(timeout=60_000)
     _no_injection(page, "two-run browser with a hostile run")
@@ -62,34 +62,29 @@ def test_run_name_with_script_is_shown_as_text(server, page, runs):  # noqa: F81
     shot(page, "90-hostile-run-name")
     # its own pages show the name as text too
     goto(page, server, f"?run={quote(runs['hostile'])}")
-    settle(page)
     _no_injection(page, "overview of the hostile run")
     assert page.get_by_role("heading", name=re.compile(re.escape("Run <iframe"))).count() == 1
     goto(page, server, "runs")
-    settle(page)
     _no_injection(page, "compare runs with a hostile run")
 
 
-def test_url_parameters_are_shown_as_text(server, page, runs):  # noqa: F811
+def test_url_parameters_are_shown_as_text(server, page, runs):
     page.set_viewport_size({"width": 1400, "height": 2000})
     goto(page, server, f"?run={quote(LURE)}")
-    settle(page)
     _no_injection(page, "overview with a lure in ?run=")
     warning = page.get_by_text(re.compile(r"\(from the link\) was not found"))
     assert warning.count() == 1
     assert "**Session expired**" in warning.inner_text()
     goto(page, server, f"browser?run={quote(runs['plain'])}&qb_run2={quote(LURE)}")
-    settle(page)
     page.get_by_role("heading", name="Question browser").wait_for(timeout=60_000)
     _no_injection(page, "browser with a lure in ?qb_run2=")
     assert page.get_by_text(re.compile(r"\(from the link\) was not found")).count() >= 1
     shot(page, "91-url-lure")
 
 
-def test_symlink_out_of_the_runs_root_is_neither_listed_nor_opened(server, page, runs):  # noqa: F811
+def test_symlink_out_of_the_runs_root_is_neither_listed_nor_opened(server, page, runs):
     page.set_viewport_size({"width": 1400, "height": 2000})
     goto(page, server, f"?run={quote(runs['linked'])}")
-    settle(page)
     no_exception(page, "overview asked for a linked run")
     assert page.get_by_text(re.compile(r"\(from the link\) was not found")).count() == 1
     assert page.get_by_role("heading", name=re.compile("secret-run|linked")).count() == 0
@@ -101,34 +96,39 @@ def test_symlink_out_of_the_runs_root_is_neither_listed_nor_opened(server, page,
 
 def _build_path(pg, srv: dict, dataset: str) -> None:
     goto(pg, srv, "build")
-    settle(pg)
     pg.get_by_text("A file on this server").click()
-    settle(pg)
     box = pg.get_by_label("Dataset path")
     box.fill(dataset)
     box.press("Enter")
     settle(pg)
 
 
-def test_build_page_refuses_a_path_outside_the_allowed_roots(server, page, runs,  # noqa: F811
+def _refused(pg, path) -> None:
+    """The Build page refuses `path`, named in its message, and cannot start."""
+    expect(pg.get_by_text(f"{path} is outside the folders this dashboard may read",
+                          exact=False)).not_to_have_count(0)
+    expect(pg.get_by_role("button", name=re.compile("Start the run"))).to_be_disabled()
+
+
+def test_build_page_refuses_a_path_outside_the_allowed_roots(server, page, runs,
                                                              tmp_path_factory):
     secret = tmp_path_factory.mktemp("secret") / "qa.jsonl"
     secret.write_text(json.dumps({"id": "q1", "question": "?", "answer": "a",
                                   "relevant_parts": ["TOP SECRET"]}) + "\n")
     page.set_viewport_size({"width": 1400, "height": 3000})
     _build_path(page, server, str(secret))
+    _refused(page, secret)
     no_exception(page, "build with an outside path")
-    assert page.get_by_text(re.compile("outside the folders this dashboard may read")).count() >= 1
-    assert page.get_by_role("button", name=re.compile("Start the run")).is_disabled()
     shot(page, "92-build-outside-path")
     # a symlink inside the runs root that leads outside is refused the same way
     link = server["root"] / "runs" / "qa-link.jsonl"
     link.symlink_to(secret)
     _build_path(page, server, str(link))
-    assert page.get_by_text(re.compile("outside the folders this dashboard may read")).count() >= 1
+    _refused(page, link)
     # a dataset under the runs root is not refused
     inside = server["root"] / "runs" / "qa.jsonl"
     inside.write_text(secret.read_text())
     _build_path(page, server, str(inside))
+    expect(page.get_by_text(re.compile("outside the folders this dashboard may read"))
+           ).to_have_count(0)
     no_exception(page, "build with an allowed path")
-    assert page.get_by_text(re.compile("outside the folders this dashboard may read")).count() == 0

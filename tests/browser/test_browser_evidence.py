@@ -1,7 +1,7 @@
 """The Data page's evidence review in a real browser: upload a dataset with only id, question and
 answer plus a corpus, find evidence, pick another candidate for one question, reject another,
-save, and check the saved file and that the Build page uses it. Screenshots go to
-test-artifacts/screenshots/ (30-*)."""
+save, and check the saved file and that the Build page uses it. On the shared server
+(tests/browser/conftest.py); screenshots go to test-artifacts/screenshots/ (30-*)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,8 @@ import csv
 import json
 
 import pytest
-from test_browser import (  # noqa: F401 (page and server are fixtures)
-    goto,
-    no_exception,
-    page,
-    server,
-    settle,
-    shot,
-    upload,
-)
+from helpers import expect_chosen, goto, no_exception, settle, shot, upload
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -27,7 +20,9 @@ HOSTILE = '<img src=x onerror="alert(1)">'
 MOON = "Armstrong was the first man to step onto the lunar surface, in July 1969."
 
 
-def _files(tmp_path, moon: bool = False):
+def _files(tmp_path, moon: bool = False, note: str = ""):
+    """The dataset and corpus; `note`, when given, is one more document, which makes these
+    files differ from other tests' on the shared server (whose reviews it keeps)."""
     qa = tmp_path / "towers_qa.csv"
     with open(qa, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
@@ -41,7 +36,9 @@ def _files(tmp_path, moon: bool = False):
         "text": f"Visitors climb tower {i} every summer. Person {i} built tower {i} in "
                 f"{1900 + i}. Tower {i} is made of stone{' ' + HOSTILE if i == 0 else ''}."})
         for i in range(4)) + (("\n" + json.dumps({"doc_id": "apollo", "title": "Apollo",
-                                                   "text": MOON})) if moon else ""))
+                                                   "text": MOON})) if moon else "")
+        + (("\n" + json.dumps({"doc_id": "note", "title": "Note", "text": note})) if note
+           else ""))
     return qa, corpus
 
 
@@ -50,6 +47,7 @@ def _pick_question(pg, qid: str) -> None:
     box.click()
     pg.keyboard.type(qid)
     pg.keyboard.press("Enter")
+    expect_chosen(box, qid)
     settle(pg)
 
 
@@ -60,13 +58,13 @@ def _decide(pg, text: str) -> None:
     settle(pg)
 
 
-def test_find_review_and_save_evidence(server, page, tmp_path):  # noqa: F811 (fixtures)
+def test_find_review_and_save_evidence(server, page, tmp_path):
     qa, corpus = _files(tmp_path)
     page.set_viewport_size({"width": 1400, "height": 2600})
     goto(page, server, "data")
     upload(page, qa, corpus)
+    expect(page.get_by_text("This dataset has no relevant parts")).to_have_count(1)
     no_exception(page, "data upload without parts")
-    assert page.get_by_text("This dataset has no relevant parts").count() == 1
     page.get_by_role("button", name="Find evidence").click()
     page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
     settle(page)
@@ -81,7 +79,7 @@ def test_find_review_and_save_evidence(server, page, tmp_path):  # noqa: F811 (f
 
     _pick_question(page, "t0")
     cards = page.locator(".rd-chunk")
-    assert cards.count() == 3  # three sentences hold 'tower 0'
+    expect(cards).to_have_count(3)  # three sentences hold 'tower 0'
     assert page.locator(".ev-kept").first.inner_text().count("Person 0 built tower 0") == 1
     assert page.locator("mark").count() >= 3  # the answer highlighted in each candidate
     assert page.get_by_text(HOSTILE, exact=False).count() > 0  # shown as text
@@ -89,25 +87,26 @@ def test_find_review_and_save_evidence(server, page, tmp_path):  # noqa: F811 (f
     page.get_by_role("heading", name="Find evidence").scroll_into_view_if_needed()
     shot(page, "30-evidence-review")
     _decide(page, "Use candidate 2 instead")
+    expect(page.locator(".ev-kept")).to_have_count(1)  # the card that will be saved moved
+    expect(page.locator(".ev-kept")).to_contain_text("Visitors climb tower 0")
     no_exception(page, "pick a candidate")
-    assert page.locator(".ev-kept").count() == 1  # the card that will be saved moved
-    assert "Visitors climb tower 0" in page.locator(".ev-kept").inner_text()
     picked = page.locator('[data-testid="stRadio"]').filter(has_text="Decision").inner_text()
     _pick_question(page, "t1")
     _decide(page, "Reject")
     _pick_question(page, "moon")
-    assert page.get_by_text("No evidence: the answer occurs verbatim in no document").count() == 1
+    expect(page.get_by_text("No evidence: the answer occurs verbatim in no document")
+           ).to_have_count(1)
     _pick_question(page, "t0")  # the decision made before is remembered
     checked = page.locator('[data-testid="stRadio"] input[type="radio"]:checked')
     assert checked.count() == 1 and "candidate 2" in picked
     metric = page.locator('[data-testid="stMetric"]').filter(has_text="Reviewed")
-    assert "2" in metric.inner_text()
+    expect(metric).to_contain_text("2")
     shot(page, "31-evidence-decided")
 
     page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
+    expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
     settle(page)
     no_exception(page, "save")
-    assert page.get_by_text("Build a run now uses this file").count() == 1
     saved = sorted((server["root"] / "runs" / "_datasets").glob("towers_qa-evidence-*.jsonl"))
     assert len(saved) == 1
     rows = {r["id"]: r for r in map(json.loads, saved[0].read_text().splitlines())}
@@ -120,24 +119,26 @@ def test_find_review_and_save_evidence(server, page, tmp_path):  # noqa: F811 (f
     shot(page, "32-evidence-saved")
     _pick_question(page, "t3")  # a later decision asks for a new save
     _decide(page, "Accept the found part")
-    assert page.get_by_text("Decisions changed since the last save").count() == 1
+    changed = page.get_by_text("Decisions changed since the last save")
+    expect(changed).to_have_count(1)
     page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
-    settle(page)
-    assert page.get_by_text("Build a run now uses this file").count() == 1
-    newest = set((server["root"] / "runs" / "_datasets").glob("*.jsonl")) - set(saved)
+    expect(changed).to_have_count(0)
+    expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
+    newest = set((server["root"] / "runs" / "_datasets").glob("towers_qa-evidence-*.jsonl")
+                 ) - set(saved)
     assert len(newest) == 1
     rows = {r["id"]: r for r in map(json.loads, newest.pop().read_text().splitlines())}
     assert rows["t3"]["parts_source"] == "reviewed" and rows["t2"]["parts_source"] == "auto"
 
     page.get_by_text("Build a run from this dataset").click()
+    expect(page.get_by_text("3 valid questions", exact=False)).to_have_count(1)
+    expect(page.get_by_text("(evidence reviewed)", exact=False).first).to_be_visible()
     settle(page)
     no_exception(page, "build with the reviewed dataset")
-    assert page.get_by_text("(evidence reviewed)", exact=False).count() >= 1
-    assert page.get_by_text("3 valid questions", exact=False).count() == 1
     shot(page, "33-build-uses-reviewed-dataset")
 
 
-def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_path):  # noqa: F811
+def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_path):
     """An answer in other words ('Neil Armstrong' where the corpus says 'Armstrong') gets its
     supporting sentence from a search of the documents; a candidate is trimmed by pasting part
     of it; a passage in no document is refused with the reason; the saved file has both."""
@@ -149,17 +150,19 @@ def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_pat
     page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
     settle(page)
     _pick_question(page, "moon")
-    assert page.get_by_text("left out of the dataset unless you give its evidence").count() == 1
+    expect(page.get_by_text("left out of the dataset unless you give its evidence")
+           ).to_have_count(1)
     page.get_by_role("button", name="Search the documents").click()  # question + answer
+    first = page.locator(".rd-chunk").first
+    expect(first).to_contain_text(MOON)
+    expect(first).to_contain_text("apollo")
     settle(page)
     no_exception(page, "search the documents")
-    first = page.locator(".rd-chunk").first
-    assert MOON in first.inner_text() and "apollo" in first.inner_text()
     shot(page, "34-evidence-search")
     page.get_by_role("button", name="Use sentence 1").click()
+    expect(page.locator(".ev-kept")).to_contain_text("chosen by you")
     settle(page)
     no_exception(page, "use a sentence")
-    assert "chosen by you" in page.locator(".ev-kept").inner_text()
     radio = page.locator('[data-testid="stRadio"]').filter(has_text="Decision")
     assert radio.locator("input:checked").count() == 1
     assert "Use your own part (candidate 1)" in radio.inner_text()
@@ -167,20 +170,21 @@ def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_pat
     _pick_question(page, "t0")
     page.get_by_text("Your own evidence: trim a candidate").click()  # closed: t0 has evidence
     paste = page.get_by_label("Passage from a document")
+    expect(paste).to_have_count(1)  # t0's, once moon's panel is gone
+    settle(page)
     paste.fill("tower 0 was painted red")  # in no document
     page.get_by_role("button", name="Use this passage").click()
-    settle(page)
-    assert page.get_by_text("Not used: the passage occurs in no document").count() == 1
+    expect(page.get_by_text("Not used: the passage occurs in no document")).to_have_count(1)
     paste.fill("  person 0 BUILT\ntower 0 ")  # case and spacing differ from the document
     page.get_by_role("button", name="Use this passage").click()
+    expect(page.get_by_text("Not used:")).to_have_count(0)
     settle(page)
     no_exception(page, "paste a trimmed candidate")
-    assert page.get_by_text("Not used:").count() == 0
     assert page.locator(".ev-kept").inner_text().strip().endswith("Person 0 built tower 0")
     shot(page, "35-evidence-trimmed")
 
     page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
-    settle(page)
+    expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
     saved = max((server["root"] / "runs" / "_datasets").glob("towers_qa-evidence-*.jsonl"),
                 key=lambda p: p.stat().st_mtime)
     rows = {r["id"]: r for r in map(json.loads, saved.read_text().splitlines())}
@@ -190,11 +194,11 @@ def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_pat
     assert rows["t2"]["parts_source"] == "auto"
 
 
-def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):  # noqa: F811 (fixtures)
+def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
     """Reload the Data page mid-review: the upload is offered again and comes back with its
     review; the same files uploaded again find the review too; a saved dataset is offered
     after a reload and becomes the current dataset."""
-    qa, corpus = _files(tmp_path, moon=True)
+    qa, corpus = _files(tmp_path, moon=True, note="Uploaded for the reload test.")
     page.set_viewport_size({"width": 1400, "height": 3000})
     goto(page, server, "data")
     upload(page, qa, corpus)
@@ -204,19 +208,19 @@ def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):  # noqa: F81
     _pick_question(page, "t1")
     _decide(page, "Reject")
     reviewed = page.locator('[data-testid="stMetric"]').filter(has_text="Reviewed")
-    assert "1" in reviewed.inner_text()
+    expect(reviewed).to_contain_text("1")
 
     page.reload()
+    expect(page.get_by_text("Continue where you left off")).to_have_count(1)
     settle(page)
     no_exception(page, "reloaded")
-    assert page.get_by_text("Continue where you left off").count() == 1
     recent = page.locator('[data-testid="stSelectbox"]').filter(has_text="Recent uploads")
     assert "towers_qa.csv + towers_docs.jsonl" in recent.locator("input").input_value()
     shot(page, "36-data-continue")
     page.get_by_role("button", name="Continue with it").click()
+    expect(page.get_by_text("Review restored from this server: 1 decision")).to_have_count(1)
     settle(page)
     no_exception(page, "continued")
-    assert page.get_by_text("Review restored from this server: 1 decision").count() == 1
     assert "1" in page.locator('[data-testid="stMetric"]').filter(
         has_text="Reviewed").inner_text()
     assert "1" in page.locator('[data-testid="stMetric"]').filter(
@@ -225,16 +229,17 @@ def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):  # noqa: F81
     page.reload()  # the same files uploaded again find the review as well
     settle(page)
     upload(page, qa, corpus)
-    assert page.get_by_text("Review restored from this server: 1 decision").count() == 1
+    expect(page.get_by_text("Review restored from this server: 1 decision")).to_have_count(1)
     page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
-    settle(page)
-    assert page.get_by_text("Build a run now uses this file").count() == 1
+    expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
 
     page.reload()
-    settle(page)
     kept = page.locator('[data-testid="stSelectbox"]').filter(has_text="Saved datasets")
-    assert "evidence reviewed for towers_qa.csv" in kept.locator("input").input_value()
+    expect_chosen(kept, "evidence reviewed for towers_qa.csv")
+    settle(page)
     page.get_by_role("button", name="Use it").click()
+    expect(page.get_by_text("Current upload: towers_qa-evidence-", exact=False)
+           ).not_to_have_count(0)
     settle(page)
     no_exception(page, "a saved dataset used")
     body = page.inner_text("body")

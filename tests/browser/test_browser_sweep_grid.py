@@ -1,5 +1,6 @@
 """The Build page's sweep in Chromium: upload a tiny dataset, vary BM25's k over two values, see
-the two planned runs, start them, wait, and open them together on Compare runs."""
+the two planned runs, start them, wait, and open them together on Compare runs. On the shared
+server (tests/browser/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import json
 import re
 
 import pytest
-from test_browser import goto, no_exception, page, server, settle, shot, upload  # noqa: F401
+from helpers import expect_chosen, goto, no_exception, settle, shot, upload
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -26,8 +28,12 @@ def _tiny(tmp_path):
 
 
 def _choose(pg, label: str, option: str | re.Pattern) -> None:
-    pg.locator('[data-testid="stSelectbox"]').filter(has_text=label).click()
-    pg.get_by_role("option", name=option).click()
+    box = pg.locator('[data-testid="stSelectbox"]').filter(has_text=label)
+    box.click()
+    choice = pg.get_by_role("option", name=option)
+    text = choice.inner_text().strip()
+    choice.click()
+    expect_chosen(box, text)
     settle(pg)
 
 
@@ -36,33 +42,35 @@ def _values(pg, text: str) -> None:
     box.fill(text)
     box.press("Enter")
     settle(pg)
+    expect(box).to_have_value(text)
 
 
-def test_vary_k_plan_start_and_compare(server, page, tmp_path):  # noqa: F811
+def test_vary_k_plan_start_and_compare(server, page, tmp_path):
     page.set_viewport_size({"width": 1400, "height": 2600})
     goto(page, server, "data")
     upload(page, *_tiny(tmp_path))
     page.get_by_text("Build a run from this dataset").click()
-    settle(page)
+    expect(page).to_have_url(re.compile("/build"))
     _choose(page, "Chunker", re.compile(r"^none"))
     name = page.get_by_label("Run name (folder under the runs root)")
     name.fill("grid")
     name.press("Enter")
     settle(page)
+    expect(name).to_have_value("grid")
     page.get_by_text("Vary one or two settings: one run per combination").click()
-    settle(page)
     _choose(page, "Setting 1", "chunker.method")
     _values(page, "none, nosuch")  # a bad value is refused by the config's own check
+    expect(page.get_by_text(re.compile(r"^Sweep: .*unknown method .nosuch."))).to_have_count(1)
     shot(page, "59-sweep-bad")
-    assert page.get_by_text(re.compile(r"^Sweep: .*unknown method .nosuch.")).count() == 1
-    assert not page.get_by_role("button", name=re.compile("Start the")).is_enabled()
+    expect(page.get_by_role("button", name=re.compile("Start the"))).to_be_disabled()
     _choose(page, "Setting 1", "retrievers.params.bm25.k")
     _values(page, "2, 3")
+    start = page.get_by_role("button", name="Start the 2 runs")
+    expect(start).to_be_enabled()
+    expect(page.get_by_text(re.compile(r"^Sweep: .*unknown method"))).to_have_count(0)
     no_exception(page, "sweep planned")
     assert page.get_by_text("2 runs", exact=False).count() >= 1
     shot(page, "60-build-sweep-plan")
-    start = page.get_by_role("button", name="Start the 2 runs")
-    assert start.is_enabled(), page.locator('[data-testid="stAlert"]').all_inner_texts()
     start.click()
     page.get_by_text(re.compile(r"Sweep grid (finished|failed)")).wait_for(timeout=240_000)
     settle(page)
@@ -73,8 +81,9 @@ def test_vary_k_plan_start_and_compare(server, page, tmp_path):  # noqa: F811
     made = sorted(p.name for p in root.iterdir() if (p / "ir_scores.parquet").exists())
     assert len(made) == 2, made
     page.get_by_text("Compare the 2 runs of grid").click()
+    expect(page.get_by_role("heading", name="Leaderboard")).to_have_count(1)
+    expect(page).to_have_url(re.compile(r"/runs\?"))
     settle(page)
     no_exception(page, "compare the sweep")
-    assert "/runs" in page.url and page.url.count("rn_runs=") == 2
-    assert page.get_by_role("heading", name="Leaderboard").count() == 1
+    assert page.url.count("rn_runs=") == 2
     shot(page, "62-sweep-compared")

@@ -1,7 +1,8 @@
 """The Data page's "Generate questions" panel in a real browser: upload a corpus alone, open the
 panel, read the estimate, generate against a scripted OpenAI-compatible server, and see the
 acceptance rate, the rejects with their reason and the kept pairs; then make the result the
-current dataset. Screenshots go to test-artifacts/screenshots/ (40-*)."""
+current dataset. On the shared server (tests/browser/conftest.py); screenshots go to
+test-artifacts/screenshots/ (40-*)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,9 @@ import json
 
 import pytest
 from fakes.llm_server import FakeLLMServer
-from test_browser import (  # noqa: F401 (page and server are fixtures)
-    goto,
-    no_exception,
-    page,
-    server,
-    settle,
-    shot,
-)
-from test_synth import TEXTS, _json, scripted
+from fixtures.synth import TEXTS, reply_json, scripted
+from helpers import expect_chosen, goto, no_exception, settle, shot
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -27,13 +22,15 @@ def _metric(pg, label: str) -> str:
 
 
 def _pick(pg, label: str, value: str) -> None:
-    pg.locator('[data-testid="stSelectbox"]').filter(has_text=label).click()
+    box = pg.locator('[data-testid="stSelectbox"]').filter(has_text=label)
+    box.click()
     pg.keyboard.type(value)
     pg.keyboard.press("Enter")
+    expect_chosen(box, value)
     settle(pg)
 
 
-def test_generate_questions_from_a_corpus(server, page, tmp_path):  # noqa: F811 (fixtures)
+def test_generate_questions_from_a_corpus(server, page, tmp_path):
     corpus = tmp_path / "landmarks.jsonl"
     corpus.write_text("".join(json.dumps({"doc_id": k, "title": k, "text": v}) + "\n"
                               for k, v in TEXTS.items()))
@@ -41,10 +38,13 @@ def test_generate_questions_from_a_corpus(server, page, tmp_path):  # noqa: F811
     goto(page, server, "data")
     page.locator('[data-testid="stFileUploader"] input[type="file"]').nth(1).set_input_files(
         str(corpus))  # a corpus alone, no dataset
+    # the upload is acknowledged, never "Nothing uploaded"
+    expect(page.get_by_text("uploaded without a dataset", exact=False)).not_to_have_count(0)
     settle(page)
-    body = page.inner_text("body")  # the upload is acknowledged, never "Nothing uploaded"
-    assert "Nothing uploaded" not in body and "uploaded without a dataset" in body
+    assert "Nothing uploaded" not in page.inner_text("body")
     page.get_by_text("Generate questions from the corpus").click()
+    expect(page.locator('[data-testid="stMetric"]').filter(has_text="LLM calls (estimate)")
+           ).not_to_have_count(0)
     settle(page)
     no_exception(page, "panel opened")
     calls = _metric(page, "LLM calls (estimate)")
@@ -53,14 +53,15 @@ def test_generate_questions_from_a_corpus(server, page, tmp_path):  # noqa: F811
     assert "free" in _metric(page, "Cost")  # the local model, before one is chosen
 
     with FakeLLMServer(default=scripted(
-            louvre=_json("When was the Louvre built?", "1850", "Napoleon built it in 1850."),
+            louvre=reply_json("When was the Louvre built?", "1850", "Napoleon built it in 1850."),
             rhine="I cannot help with that.")) as llm:
         _pick(page, "Backend", "openai")
         page.get_by_label("Model (empty: the backend's default)").fill("fake-model")
         page.get_by_label("Base URL (empty: default)").fill(llm.openai_url)
         page.keyboard.press("Enter")
+        # fake-model is in no price table
+        expect(page.get_by_text("price unknown", exact=False)).not_to_have_count(0)
         settle(page)
-        assert "price unknown" in page.inner_text("body")  # fake-model is in no price table
         shot(page, "40-synth-estimate")
         page.get_by_role("button", name="Generate 5 questions").click()
         page.get_by_text("Acceptance rate").wait_for(timeout=120_000)  # MiniLM loads cold
@@ -80,7 +81,8 @@ def test_generate_questions_from_a_corpus(server, page, tmp_path):  # noqa: F811
     assert len(saved[0].read_text().splitlines()) == 3
     assert len(saved[1].read_text().splitlines()) == 2
     page.get_by_role("button", name="Use these questions as the current dataset").click()
+    loaded = page.locator('[data-testid="stMetric"]').filter(has_text="Questions loaded")
+    expect(loaded.first).to_contain_text("3")
+    expect(page.get_by_text("Current upload", exact=False)).not_to_have_count(0)
     settle(page)
     no_exception(page, "use the questions")
-    assert "Current upload" in page.inner_text("body")
-    assert "3" in _metric(page, "Questions loaded")

@@ -1,21 +1,21 @@
 """An approximate dense index in the dashboard, in real Chromium: a run built with the real
 stages whose SIM searches an HNSW index; the Retrieval page says how much of exact search's top
-10 it finds. Reuses the streamlit server of tests/test_browser.py; screenshot 60-…."""
+10 it finds. On the shared server (tests/browser/conftest.py); screenshot 60-…."""
 
 from __future__ import annotations
 
 from urllib.parse import quote
 
 import pytest
-from conftest import DOCS, QUESTIONS, write_jsonl
+from fixtures.corpus import DOCS, QUESTIONS, write_jsonl
+from helpers import goto, no_exception, settle, shot
 from playwright.sync_api import expect
-from test_browser import goto, no_exception, page, server, shot  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def hnsw_run(server):  # noqa: F811 (the imported fixture)
+def hnsw_run(server):
     from ragdash.config import load_config
     from ragdash.stages.runner import run_stages
 
@@ -36,7 +36,7 @@ def hnsw_run(server):  # noqa: F811 (the imported fixture)
 
 
 def test_the_retrieval_page_gives_the_recall_of_an_approximate_index(
-        server, page, hnsw_run):  # noqa: F811
+        server, page, hnsw_run):
     page.set_viewport_size({"width": 1400, "height": 2600})
     goto(page, server, f"retrieval?run={quote(hnsw_run)}")
     no_exception(page, "retrieval, hnsw run")
@@ -48,13 +48,11 @@ def test_the_retrieval_page_gives_the_recall_of_an_approximate_index(
     shot(page, "60-retrieval-hnsw-recall")
 
 
-def test_build_page_refuses_mmr_keeping_more_chunks_than_it_fetches(server, page):  # noqa: F811
+def test_build_page_refuses_mmr_keeping_more_chunks_than_it_fetches(server, page):
     """Retriever parameters are checked as they change: MMR with k above fetch_k is refused
     with both values named and the run cannot start until fetch_k is raised; counts cannot go
     below 1."""
     import re
-
-    from test_browser import settle
 
     page.set_viewport_size({"width": 1400, "height": 2600})
     goto(page, server, "build")
@@ -62,6 +60,7 @@ def test_build_page_refuses_mmr_keeping_more_chunks_than_it_fetches(server, page
     rets.click()
     page.get_by_role("option", name="MMR").click()
     page.keyboard.press("Escape")
+    expect(page.get_by_text("MMR parameters")).to_have_count(1)
     settle(page)
     page.get_by_text("MMR parameters").click()
     k = page.get_by_label("k", exact=True).last
@@ -69,7 +68,6 @@ def test_build_page_refuses_mmr_keeping_more_chunks_than_it_fetches(server, page
     assert k.get_attribute("min") == "1"  # a count below 1 cannot be typed
     k.fill("30")
     k.press("Enter")
-    settle(page)
     warning = page.locator('[data-testid="stAlert"]').filter(has_text="The settings are not valid")
     warning.wait_for(timeout=60_000)  # as soon as the value changes, before any click
     assert re.search(r"mmr: fetch_k \(20\) must be at least k \(30\)", warning.inner_text())
@@ -80,7 +78,6 @@ def test_build_page_refuses_mmr_keeping_more_chunks_than_it_fetches(server, page
     fetch_k = page.get_by_label("fetch_k", exact=True).last
     fetch_k.fill("40")
     fetch_k.press("Enter")
-    settle(page)  # the rerun may still be drawing on a loaded machine: wait for its result
     expect(page.locator('[data-testid="stAlert"]').filter(
         has_text="The settings are not valid")).to_have_count(0, timeout=60_000)
     expect(page.get_by_role("button", name="Start the run")).to_be_enabled(timeout=60_000)

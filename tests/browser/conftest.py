@@ -1,0 +1,49 @@
+"""The browser tests' fixtures. Each pytest worker (xdist) starts one Streamlit server and one
+Chromium for all its browser tests (session scope); every test gets a page in a browser context
+of its own, so its own Streamlit session. Tests on one server share its runs root: each makes its
+runs under a folder name no other test uses and never counts what it did not make. A test that
+needs a server of its own (another command, a server it stops) starts it with
+`helpers.app_server` or `helpers.streamlit_server`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fixtures.make_run import make_run
+from fixtures.requires import require
+from helpers import ARGS, CHROMIUM, VIEWPORT, app_server
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+# what `expect` waits for may take a while on a loaded machine (its default is 5 s)
+expect.set_options(timeout=60_000)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory) -> Iterator[dict]:
+    """The shared server: a synthetic run of 40 questions (`demo`, listed first, so the default
+    run), then the two bundled demos; runs root `root`/runs. {"url", "root", "pid"}."""
+    require("chromium")
+    root = tmp_path_factory.mktemp("browser")
+    demo = make_run(root / "demo", n_questions=40, seed=0)
+    with app_server(root, [demo]) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    require("chromium")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh tab in a context of its own (no cookies or session shared with other tests)."""
+    context = browser.new_context(viewport=VIEWPORT)
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    yield pg
+    context.close()

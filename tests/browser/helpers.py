@@ -1,0 +1,135 @@
+"""Helpers for the browser tests (tests/browser/): Debian Chromium driven by PyPI playwright
+(never `playwright install`), a Streamlit server of `app.py` on a free local port, and page
+steps that wait with Playwright's `expect` for what they need. Screenshots go to
+test-artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "test-artifacts" / "screenshots"
+CHROMIUM = shutil.which("chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
+VIEWPORT = {"width": 1400, "height": 1800}
+BUNDLED = ("data/demo_squad", "data/demo_run")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server(cmd: list[str], port: int, log_path: Path, env: dict | None = None,
+                     start_s: float = 90) -> Iterator[subprocess.Popen]:
+    """A Streamlit server started by `cmd` in the project folder, once `port` answers (the
+    test fails with the log's end otherwise); stopped on exit."""
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.time() + start_s
+            while time.time() < deadline:
+                if proc.poll() is not None:
+                    pytest.fail("streamlit exited: " + log_path.read_text()[-2000:])
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    time.sleep(0.3)
+            else:
+                pytest.fail("streamlit did not start: " + log_path.read_text()[-2000:])
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+@contextlib.contextmanager
+def app_server(root: Path, demos: list[Path]) -> Iterator[dict]:
+    """`streamlit run app.py` listing `demos` (then the two bundled demos) with its runs root
+    at `root`/runs: {"url", "root", "pid"}."""
+    port = free_port()
+    env = {**os.environ, "RAGDASH_RUNS_ROOT": str(root / "runs"),
+           "RAGDASH_DEMO_RUN": os.pathsep.join([*map(str, demos),
+                                                *(str(ROOT / d) for d in BUNDLED)])}
+    streamlit = Path(sys.executable).with_name("streamlit")
+    cmd = [str(streamlit), "run", str(ROOT / "app.py"), "--server.headless", "true",
+           "--server.port", str(port), "--server.address", "127.0.0.1",
+           "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
+    with streamlit_server(cmd, port, root / "streamlit.log", env, start_s=60) as proc:
+        yield {"url": f"http://127.0.0.1:{port}", "root": root, "pid": proc.pid}
+    stop_jobs(root / "runs")
+
+
+def stop_jobs(runs_root: Path) -> None:
+    """Kill the job processes the dashboard started under `runs_root` (builds run in processes
+    of their own, which outlive the server)."""
+    from ragdash import jobs
+
+    for job in jobs.jobs_under(runs_root):
+        if jobs.cancellable(job):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(job.pid, signal.SIGKILL)
+
+
+def expect_chosen(box: Locator, text: str) -> None:
+    """Wait until selectbox `box` shows an option containing `text` as its choice."""
+    expect(box.locator("input")).to_have_value(re.compile(re.escape(text)))
+
+
+def settle(pg: Page, timeout: float = 90) -> None:
+    """Wait until the app's script is not running and no placeholder is left. It cannot tell
+    whether a rerun has yet to start: after an action, wait for its result with `expect`."""
+    app = pg.get_by_test_id("stApp")
+    expect(app).to_have_attribute("data-test-script-state", "notRunning",
+                                  timeout=timeout * 1000)
+    expect(pg.get_by_test_id("stSkeleton")).to_have_count(0, timeout=timeout * 1000)
+
+
+def no_exception(pg: Page, where: str) -> None:
+    errs = pg.get_by_test_id("stException")
+    assert errs.count() == 0, f"{where}: {errs.first.inner_text()[:800]}"
+
+
+def shot(pg: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def goto(pg: Page, server: dict, path: str) -> None:
+    """Open `path` of the app; return once its script has drawn (every page starts with a
+    title, or an exception) and stopped, with no exception and no "Page not found"."""
+    pg.goto(f"{server['url']}/{path}")
+    pg.locator('[data-testid="stHeading"], [data-testid="stException"]').first.wait_for()
+    settle(pg)
+    no_exception(pg, path)
+    assert pg.get_by_text("Page not found").count() == 0, f"{path}: page not found"
+
+
+def upload(pg: Page, dataset: Path, corpus: Path) -> None:
+    """On the Data page: put a dataset and a corpus file into its two uploaders, and wait
+    until both are listed as uploaded."""
+    boxes = pg.get_by_test_id("stFileUploader")
+    for i, path in enumerate((dataset, corpus)):
+        boxes.nth(i).locator('input[type="file"]').set_input_files(str(path))
+        expect(boxes.nth(i)).to_contain_text(path.name)
+        settle(pg)
