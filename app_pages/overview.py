@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdash.analysis import curves, frames, judging, sentences, thresholds
+from ragdash.analysis import area, curves, judging, sentences, thresholds
 from ragdash.calibration import calls_avoided
 from ragdash.calibration.predictive import degenerate
 from ragdash.constants import PAPER_H, PAPER_K
@@ -64,12 +64,18 @@ c[1].metric("Corpus", corpus, help="Documents in the corpus; chunks below.",
 c[2].metric("Retrievers", len(order), delta=", ".join(label(r) for r in order) or None,
             delta_color="off", delta_arrow="off")
 if ir is not None and len(ir):
-    n_best = frames.default_budget(ir["budget"].unique())
-    best, mean = curves.best_retriever(ir, n_best)
-    c[3].metric(f"Best retriever at N = {n_best}", " = ".join(label(b) for b in best),
-                delta=f"mean Score_IR {mean:.3f}" + (" (a tie)" if len(best) > 1 else ""),
+    head = state.view(run).headline()
+    top = head.areas.iloc[0]
+    lead = ("" if head.runner_up is None else
+            f" · {head.lead:+.3f} vs {label(head.runner_up)}"
+            + ("" if head.lead_lo is not None and head.lead_lo > 0 else " (not told apart)"))
+    c[3].metric("Best retriever over all budgets", label(head.leader),
+                delta=f"area {top['area']:.3f} [{top['lo']:.3f}, {top['hi']:.3f}]{lead}",
                 delta_color="off", delta_arrow="off",
-                help="Highest mean share of the relevant parts found in the first N tokens.")
+                help="Largest area under the Score_IR curve over every budget N of the run "
+                     "(its mean height, 95% bootstrap interval over questions), so no single "
+                     "N decides; the lead over the runner-up is paired over questions. The "
+                     "sentences under the curves say where the lead is significant.")
 else:
     c[3].metric("Best retriever", "—", help="The run has no IR scores yet.")
 
@@ -155,6 +161,7 @@ if ir is None:
                     "**Build a run** or with `ragdash run`.")
 else:
     widgets.chart(retrieval.score_curves(state.view(run).bands(), order), key="ov_curves")
+    st.markdown(widgets.md(" ".join(area.sentences(state.view(run).headline(), name=label))))
     left, right = st.columns([3, 2])
     with left:
         st.subheader("Mean Score_IR per budget (Table 3.1)")

@@ -15,7 +15,7 @@ from typing import TypeVar
 import pandas as pd
 
 from ragdash import judge_audit
-from ragdash.analysis import compare, curves, frames, leaderboard, matching, reference
+from ragdash.analysis import area, compare, curves, frames, leaderboard, matching, reference
 from ragdash.analysis.thresholds import ThresholdData, threshold_data
 from ragdash.rundir import Memo, Reader, Run
 
@@ -123,6 +123,12 @@ class RunView:
         """Mean Score_IR per (retriever, budget) with bootstrap bands over questions, by one
         matching method (None: the run's scoring.method)."""
         return curves.bootstrap_curves(self.run.ir_scores(method), n_boot=n_boot)
+
+    @kept("Comparing the areas under the curves…")
+    def headline(self) -> area.Headline:
+        """The budget-free headline: areas under the Score_IR curves, the leader's lead and the
+        budgets where it is significant (`ragdash.analysis.area`)."""
+        return area.headline(self.run.read("ir_scores"), self.order)
 
     @kept()
     def difference(self, a: str, b: str) -> pd.DataFrame:

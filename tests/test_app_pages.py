@@ -55,6 +55,23 @@ def test_every_page_renders(runs, page):
     assert at.title, f"{page} has no title"
 
 
+def test_overview_headline_is_the_area_leader_with_its_sentences(runs):
+    """The headline depends on no budget the user never chose: the retriever with the largest
+    area under its Score_IR curve, and sentences generated from the same numbers."""
+    from ragdash.analysis import area
+    from ragdash.rundir import Run
+    from ragdash.viz.colors import label
+
+    run = Run(runs / "demo")
+    head = area.headline(run.read("ir_scores"))
+    at = open_page()
+    assert metric(at, "Best retriever over all budgets") == label(head.leader)
+    shown = texts(at).replace("\\", "")
+    expected = " ".join(area.sentences(head, name=label))
+    assert expected.split(":")[0] in shown  # "Over N = …, <leader> has the largest area…"
+    assert f"{head.areas['area'].iloc[0]:.3f}" in shown
+
+
 def test_overview_headline_figures(runs):
     at = open_page()
     assert at.title[0].value == "Run demo"
