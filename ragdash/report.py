@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from ragdash.analysis import curves, frames, judging, sentences, thresholds
+from ragdash.analysis import area, curves, frames, judging, sentences, thresholds
 from ragdash.constants import PAPER_H, PAPER_K
 from ragdash.rundir import Run
 from ragdash.view import RunView
@@ -209,10 +209,11 @@ def build_report(run: Run | str | Path) -> str:
              _card(f"{len(chunks):,}" if chunks is not None else "—", "chunks"),
              _card(", ".join(label(r) for r in order) or "—", "retrievers")]
     if ir is not None and len(ir):
-        nb = frames.default_budget(ir["budget"].unique())
-        best, mean = curves.best_retriever(ir, nb)
-        cards.append(_card(f"{' = '.join(label(b) for b in best)} · {mean:.3f}",
-                           f"best mean Score_IR at N = {nb}"))
+        head = view.headline()
+        top = head.areas.iloc[0]
+        cards.append(_card(f"{label(head.leader)} · {top['area']:.3f}",
+                           f"largest area under the Score_IR curve over all budgets (95% CI "
+                           f"{top['lo']:.3f}–{top['hi']:.3f})"))
     cal = run.calibration()
     said = _threshold_sentences(view, ir, len(examples) if examples is not None else None) \
         if ir is not None and len(ir) else {}
@@ -235,6 +236,8 @@ def build_report(run: Run | str | Path) -> str:
                      "common substring with the first N tokens of the retrieved context, divided "
                      "by the part's length.</p>")
         parts.append(fig("score_ir_curves"))
+        parts.append("<p>" + html.escape(" ".join(area.sentences(view.headline(), name=label)))
+                     + "</p>")
         t = curves.summary_table(ir, order, cfg.scoring_mode)
         parts.append("<h3>Mean Score_IR per budget (Table 3.1)</h3>")
         parts.append(_table(t.rename(columns=label)))

@@ -255,6 +255,12 @@ def test_report_is_self_contained_and_escaped(run, tmp_path):
     assert "<script>alert" not in out and "<img src=x" not in out
     assert "Table 3.1" in out and "Table 3.3" in out and "Can the judge be trusted?" in out
     assert "Agrees with the true answer" in out
+    from ragdash.analysis import area
+    from ragdash.viz.colors import label
+
+    head = area.headline(run.read("ir_scores"))  # the budget-free headline, as on the page
+    assert "largest area under the Score_IR curve over all budgets" in out
+    assert html.escape(area.sentences(head, name=label)[0]) in out
     figs = figures(run)
     assert {"score_ir_curves", "thresholds_sorted_scores", "judge_scores"} <= set(figs)
     assert "<html>" in figure_html(figs["ir_metrics"], "<x>") and "&lt;x&gt;" in figure_html(
