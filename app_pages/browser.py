@@ -48,7 +48,7 @@ with st.expander("Filters", expanded=True):
                            bind="query-params", placeholder="e.g. album, q012")
     f_ret = widgets.url_select("Score of retriever", rets, "qb_fret", container=f2,
                                format_func=label)
-    f_n = f3.select_slider("at N", budgets, value=n_default, key="qb_n", bind="query-params")
+    f_n = widgets.budget_slider(f3, "at N", budgets, n_default, "qb_n")
     lo_hi = f4.slider("Score_IR between", 0.0, 1.0, (0.0, 1.0), step=0.05, key="qb_range",
                       bind="query-params")
     g = st.columns(max(len(meta_cols) + 1, 2))

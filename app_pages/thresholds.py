@@ -64,8 +64,8 @@ def evidence_panel(n: int) -> None:
 @st.fragment
 def panel() -> None:
     c = st.columns([2, 2, 2, 1.2])
-    n = c[0].select_slider("Token budget N", budgets, value=n0, key="thr_n",
-                           bind="query-params", help="Score_IR at this N is thresholded.")
+    n = widgets.budget_slider(c[0], "Token budget N", budgets, n0, "thr_n",
+                              help="Score_IR at this N is thresholded.")
     # with judgments, every figure of the panel counts the judged answers only
     data = thresholds.judged_only(state.view(run).thresholds(n))
     fit_note = ("fit" if data.fit_h is not None else "paper's value")

@@ -260,6 +260,21 @@ def test_compare_pair(runs):
     assert "BM25 vs REO" in texts(at)
 
 
+def test_one_budget_every_page_follows(runs):
+    """N chosen on one page is where every other page's budget starts."""
+    at = open_page("retrieval")
+    at.select_slider(key="ret_n").set_value(300).run()
+    for page, key in (("compare", "cmp_n"), ("browser", "qb_n"), ("thresholds", "thr_n"),
+                      ("report", "rep_n")):
+        at.switch_page(f"app_pages/{page}.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.select_slider(key=key).value == 300, page
+    at.select_slider(key="rep_n").set_value(500).run()
+    at.switch_page("app_pages/retrieval.py").run()
+    assert at.select_slider(key="ret_n").value == 500
+    assert "Distribution over questions at N = 500" in texts(at)
+
+
 def test_retrieval_budget_and_grouping(runs):
     at = open_page("retrieval")
     assert "Distribution over questions at N = 1000" in texts(at)

@@ -83,13 +83,46 @@ def ir_scores_or_stop(run: Run) -> pd.DataFrame:
     return ir
 
 
+SHARED_N = "budget_n"
+"""The token budget N the user last chose on any page: every page's budget picker starts there
+(its own URL parameter keeps it on a reload)."""
+
+
+def shared_budget(budgets: Sequence[int], default: int) -> int:
+    """The budget a page's picker starts at: the N last chosen on any page (the nearest of
+    `budgets` to it), else `default`."""
+    chosen = st.session_state.get(SHARED_N)
+    if chosen is None or not budgets:
+        return default
+    return min(budgets, key=lambda b: (abs(int(b) - int(chosen)), b))
+
+
+def remember_budget(n: int) -> int:
+    """Make `n` the budget every page starts at; returns it."""
+    st.session_state[SHARED_N] = int(n)
+    return n
+
+
+def budget_slider(box, label_: str, budgets: Sequence[int], default: int, key: str,
+                  **kw) -> int:
+    """A select slider over `budgets` bound to the URL (`?key=`), that starts at the N last
+    chosen on any page (`shared_budget`) and makes its own choice that N."""
+    target = shared_budget(budgets, default)
+    if key in st.session_state:  # kept from an earlier visit: move it to the shared N
+        if st.session_state[key] != target:
+            st.session_state[key] = target
+    else:
+        kw["value"] = target
+    return remember_budget(box.select_slider(
+        label_, options=list(budgets), key=key, bind="query-params",
+        on_change=lambda: remember_budget(st.session_state[key]), **kw))
+
+
 def budget_picker(key: str, budgets: Sequence[int], default: int, label_: str = "Token budget N",
                   help_: str | None = None, container=None) -> int:
-    """A select slider over the run's budgets, bound to the URL."""
-    box = container or st
-    return box.select_slider(label_, options=list(budgets), value=default, key=key,
-                             bind="query-params",
-                             help=help_ or "C_N: the first N tokens of the retrieved context.")
+    """The page's token budget N (`budget_slider`)."""
+    return budget_slider(container or st, label_, budgets, default, key,
+                         help=help_ or "C_N: the first N tokens of the retrieved context.")
 
 
 def url_select(label_: str, options: Sequence, key: str, default=None, multi: bool = False,
