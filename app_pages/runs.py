@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis import compare, frames
+from ragdash.analysis import area, compare, frames
 from ragdash.analysis.leaderboard import (
     METRICS,
     NotComparable,
@@ -146,6 +146,8 @@ st.html(f"<div style='border-left:6px solid {tone[0]};background:{tone[1]};paddi
         f"border-radius:6px'><div style='font-size:1.35rem;font-weight:600;color:#1f2430'>"
         f"{html.escape(verdict['headline'])}</div><div style='margin-top:6px;color:#343a40'>"
         f"{html.escape(verdict['detail'])}</div></div>")
+st.markdown("**Over all budgets:** " + widgets.md(" ".join(
+    area.sentences(state.runs_view(chosen).headline(), name=comp.name))))
 if len(comp.runs) > 1:
     st.caption(f"Each run with its best retriever at N = {n}: " + " · ".join(
         f"**{widgets.md(r['name'])}** {r['score']:.3f} ({label(r['retriever'])}"

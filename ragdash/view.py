@@ -215,6 +215,12 @@ class RunsView:
         """Mean Score_IR per (entry, budget) with its bootstrap band."""
         return leaderboard.bands(self.comparison(), n_boot)
 
+    @kept("Comparing the areas under the curves…")
+    def headline(self) -> area.Headline:
+        """The budget-free headline over every (run, retriever) entry (`analysis.area`)."""
+        comp = self.comparison()
+        return area.headline(comp.scores, list(comp.entries["entry"]))
+
     @kept("Ranking…")
     def board(self, budget: int, n_boot: int = 1000
               ) -> tuple[pd.DataFrame, dict, pd.DataFrame]:

@@ -268,6 +268,10 @@ def test_runs_page_ranks_runs_from_the_url(root, app_env):
     board = next(t for t in tables if "ci" in getattr(t, "columns", []))
     assert len(board) == 4 and board["rank"].iloc[0] == 1
     assert at.query_params["rn_runs"] == keys  # the view stays in the URL
+    over_all = next(m.value for m in at.markdown
+                    if m.value.startswith("**Over all budgets:**")).replace("\\", "")
+    assert "has the largest area under its Score_IR curve" in over_all
+    assert "alpha" in over_all or "beta" in over_all  # entries named run · retriever
 
 
 def test_runs_page_refuses_runs_of_different_datasets(root, app_env):
