@@ -264,16 +264,23 @@ def _kill_after(home: Path, pid: int, grace: float) -> None:
         _killing.discard(home)
 
 
+ETA_WINDOW = 120.0
+"""Seconds of recent progress the ETA's rate is measured over, once a step has run that long:
+a step whose first items were fast (replies from the cache, short questions) would otherwise
+promise minutes for what takes a quarter of an hour."""
+
+
 class Reporter:
     """The job process's progress callback: writes the current step to the job record, at most
-    every `interval` seconds (and at each new step), with the ETA at the rate measured since
-    the step began and a log of the steps."""
+    every `interval` seconds (and at each new step), with the ETA at the rate of the last
+    ETA_WINDOW seconds (since the step began, before that) and a log of the steps."""
 
     def __init__(self, home: Path, interval: float = 1.0):
         self.home, self.interval = home, interval
         self.started = time.time()
         self.message, self.done, self.total = "starting", 0, 0
         self.since, self.done0, self.written = self.started, 0, 0.0
+        self.samples: list[tuple[float, int]] = []  # (time, done) of the step, a second apart
         self.log: list[str] = []
         self._lock = threading.Lock()
 
@@ -283,7 +290,10 @@ class Reporter:
             new = message != self.message
             if new:
                 self.say(message, t)
-                self.since, self.done0 = t, done
+                self.since, self.done0, self.samples = t, done, []
+            elif not self.samples or t - self.samples[-1][0] >= 1.0:
+                self.samples.append((t, done))
+                self.samples = [x for x in self.samples if t - x[0] <= 2 * ETA_WINDOW]
             self.message, self.done, self.total = message, done, total
             if new or t - self.written >= self.interval:
                 self.flush(t)
@@ -295,9 +305,14 @@ class Reporter:
         del self.log[:-40]
 
     def eta(self, t: float | None = None) -> float | None:
-        """Seconds left in the current step at its measured rate (None before two points)."""
+        """Seconds left in the current step at its recent rate (class docstring; None before
+        two points)."""
         t = time.time() if t is None else t
-        made, spent = self.done - self.done0, t - self.since
+        base = (self.since, self.done0)
+        for sample in self.samples:  # the newest one at least ETA_WINDOW old
+            if t - sample[0] >= ETA_WINDOW:
+                base = sample
+        made, spent = self.done - base[1], t - base[0]
         if not self.total or made <= 0 or spent <= 0:
             return None
         return (self.total - self.done) * spent / made

@@ -440,3 +440,27 @@ def test_a_sweep_job_reports_in_its_root_and_runs_each_combination(generic, tmp_
     assert any("Sweep: 2 run(s), 2 made" in line for line in job.log)
     assert "job" not in Run(job.runs[0]).manifest  # the sweep's record is its root's
     assert [s.home for s in jobs.jobs_under(tmp_path / "runs")] == [root]
+
+
+def test_the_eta_follows_the_recent_rate_not_a_fast_start(tmp_path, monkeypatch):
+    """A 19-minute LLM stage promised '5 min left' early on: its first replies came fast. The
+    ETA is measured over the last ETA_WINDOW seconds once the step has run that long."""
+    clock = [1000.0]
+    monkeypatch.setattr(jobs.time, "time", lambda: clock[0])
+    monkeypatch.setattr(jobs, "write", lambda home, **fields: None)
+    report = jobs.Reporter(tmp_path, interval=0)
+    report("generating", 0, 100)
+    for i in range(1, 51):  # 50 cached replies in 10 s
+        clock[0] += 0.2
+        report("generating", i, 100)
+    for i in range(51, 81):  # then one every 10 s
+        clock[0] += 10
+        report("generating", i, 100)
+    since_start = 20 * (clock[0] - 1000.0) / 80  # what the old rate since the start said
+    assert since_start < 80
+    assert report.eta() == pytest.approx(20 * 10, rel=0.05)  # 20 left at one per 10 s
+    early = jobs.Reporter(tmp_path, interval=0)  # before the window: the rate since the start
+    early("judging", 0, 10)
+    clock[0] += 30
+    early("judging", 3, 10)
+    assert early.eta() == pytest.approx(70)
