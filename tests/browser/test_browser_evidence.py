@@ -138,17 +138,21 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
     shot(page, "33-build-uses-reviewed-dataset")
 
 
-def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_path):
-    """An answer in other words ('Neil Armstrong' where the corpus says 'Armstrong') gets its
-    supporting sentence from a search of the documents; a candidate is trimmed by pasting part
-    of it; a passage in no document is refused with the reason; the saved file has both."""
-    qa, corpus = _files(tmp_path, moon=True)
+def _upload_and_find(page, server, qa, corpus) -> None:
+    """On the Data page (a tall view), upload the dataset and corpus and find evidence."""
     page.set_viewport_size({"width": 1400, "height": 3000})
     goto(page, server, "data")
     upload(page, qa, corpus)
     page.get_by_role("button", name="Find evidence").click()
     page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
     settle(page)
+
+
+def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_path):
+    """An answer in other words ('Neil Armstrong' where the corpus says 'Armstrong') gets its
+    supporting sentence from a search of the documents; a candidate is trimmed by pasting part
+    of it; a passage in no document is refused with the reason; the saved file has both."""
+    _upload_and_find(page, server, *_files(tmp_path, moon=True))
     _pick_question(page, "moon")
     expect(page.get_by_text("left out of the dataset unless you give its evidence")
            ).to_have_count(1)
@@ -199,12 +203,7 @@ def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
     review; the same files uploaded again find the review too; a saved dataset is offered
     after a reload and becomes the current dataset."""
     qa, corpus = _files(tmp_path, moon=True, note="Uploaded for the reload test.")
-    page.set_viewport_size({"width": 1400, "height": 3000})
-    goto(page, server, "data")
-    upload(page, qa, corpus)
-    page.get_by_role("button", name="Find evidence").click()
-    page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
-    settle(page)
+    _upload_and_find(page, server, qa, corpus)
     _pick_question(page, "t1")
     _decide(page, "Reject")
     reviewed = page.locator('[data-testid="stMetric"]').filter(has_text="Reviewed")
