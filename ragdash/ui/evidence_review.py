@@ -26,6 +26,10 @@ from ragdash.evidence.finder import find_evidence
 from ragdash.evidence.locate import Corpus
 from ragdash.evidence.normalize import answer_spans
 from ragdash.evidence.records import USER, Candidate, EvidenceResult, QuestionEvidence
+from ragdash.evidence.settings import EvidenceSettings
+from ragdash.llm.settings import LLMSettings
+from ragdash.llm.types import LLMError
+from ragdash.rundir.root import RunsRoot
 from ragdash.ui import evidence as marks
 from ragdash.ui import widgets
 
@@ -277,11 +281,27 @@ def panel(dataset: Dataset, name: str, sig: tuple, root: Path) -> None:
                    "the same way, automatically.)")
         found = st.session_state.get(FOUND)
         if (found is None or found[0] != sig) and not _restore(sig):
+            quote = st.checkbox(
+                "Also ask an LLM to quote the supporting sentence when an answer occurs in no "
+                "document", key="ev_llm",
+                help="For answers written in other words: the LLM is shown the passages most "
+                     "similar to question and answer and asked to copy the sentence that "
+                     "supports it; a quote counts only if it occurs verbatim in a document. "
+                     "Replies are cached on this server.")
+            llm_cfg = widgets.llm_inputs("ev", st.columns(3)) if quote else None
             if not st.button("Find evidence", type="primary", key="ev_find"):
                 return
-            with st.spinner("Finding evidence (MiniLM loads once, then a few questions a "
-                            "second)…"):
-                result = find_evidence(dataset.examples, dataset.documents)
+            try:
+                llm = LLMSettings.from_config(llm_cfg) if llm_cfg is not None else None
+                with st.spinner("Finding evidence (MiniLM loads once, then a few questions a "
+                                "second" + (", then the LLM's quotes" if llm else "") + ")…"):
+                    result = find_evidence(
+                        dataset.examples, dataset.documents,
+                        EvidenceSettings(llm=llm is not None), llm=llm,
+                        cache=RunsRoot(root).llm_cache if llm is not None else None)
+            except (ValueError, LLMError) as exc:
+                st.error(f"Evidence could not be found: {widgets.md(exc)}")
+                return
             st.session_state[FOUND], st.session_state[DECISIONS] = (sig, result), {}
             for key in (SUGGESTIONS, OWN_ERROR):
                 st.session_state.pop(key, None)

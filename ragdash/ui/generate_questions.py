@@ -21,7 +21,7 @@ import streamlit as st
 
 from ragdash.data.saved import record as record_saved
 from ragdash.data.schema import Document
-from ragdash.llm.settings import BACKENDS, LLMSettings
+from ragdash.llm.settings import LLMSettings
 from ragdash.rundir.root import RunsRoot
 from ragdash.synth import write
 from ragdash.synth.records import REASONS, SynthResult
@@ -79,18 +79,13 @@ def _form() -> tuple[SynthSettings, dict[str, Any]]:
                             help="Ask each kept question without the document and reject it "
                                  "when the LLM's reply holds the answer (one more call each)")
     c = st.columns(4)
-    backend = c[0].selectbox("Backend", BACKENDS, key="synth_backend")
-    model = c[1].text_input("Model (empty: the backend's default)", key="synth_model",
-                            placeholder="local: qwen (0.5B) or qwen-1.5b")
-    url = c[2].text_input("Base URL (empty: default)", key="synth_url")
+    llm = widgets.llm_inputs("synth", c[:3])
     threshold = float(c[3].number_input(
         "Duplicate at cosine ≥", 0.5, 1.0, DEDUP_THRESHOLD, step=0.01, key="synth_dedup",
         help="MiniLM cosine of two questions at or above which the later one is rejected as a "
              "near-duplicate"))
     settings = SynthSettings(n=n, seed=seed, multihop=multihop, check_leakage=leakage,
                              dedup_threshold=threshold)
-    llm = {k: v for k, v in {"backend": backend, "model": model or None,
-                             "base_url": url or None}.items() if v is not None}
     return settings, llm
 
 

@@ -235,3 +235,17 @@ def ci_text(d: dict) -> str:
     """'95 % CI 35.0–47.5 %' from {pct, ci} (or a note that there is none)."""
     ci = d.get("ci")
     return f"95 % CI {ci[0]:.1f}–{ci[1]:.1f} %" if ci else "no interval (too few questions)"
+
+
+def llm_inputs(prefix: str, cols: Sequence) -> dict[str, str]:
+    """Backend, model and base URL of an LLM, in three columns, as an `llm` config section
+    (empty fields left out: the backend's defaults)."""
+    from ragdash.llm.settings import BACKENDS
+
+    backend = cols[0].selectbox("Backend", BACKENDS, key=f"{prefix}_backend")
+    model = cols[1].text_input("Model (empty: the backend's default)", key=f"{prefix}_model",
+                               placeholder="local: qwen (0.5B) or qwen-1.5b")
+    url = cols[2].text_input("Base URL (empty: default)", key=f"{prefix}_url")
+    return {k: v for k, v in {"backend": backend, "model": model or None,
+                              "base_url": url or None}.items() if v is not None}
+

@@ -9,6 +9,7 @@ import csv
 import json
 
 import pytest
+from fakes.llm_server import FakeLLMServer
 from helpers import expect_chosen, goto, no_exception, settle, shot, upload
 from playwright.sync_api import expect
 
@@ -245,3 +246,35 @@ def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
     assert "Current upload: towers_qa-evidence-" in body and "towers_docs.jsonl" in body
     assert "3" in page.locator('[data-testid="stMetric"]').filter(
         has_text="Questions loaded").inner_text()  # of 5: t1 rejected, moon without evidence
+
+
+def test_the_llm_quotes_evidence_for_an_answer_in_other_words(server, page, tmp_path):  # noqa: F811
+    """'Neil Armstrong' occurs in no document; with the LLM option the model is asked for the
+    supporting sentence, and its quote (verbatim in a document) becomes the evidence."""
+    qa, corpus = _files(tmp_path, moon=True, note="Uploaded for the LLM quote test.")
+    page.set_viewport_size({"width": 1400, "height": 3000})
+    goto(page, server, "data")
+    upload(page, qa, corpus)
+    page.get_by_text("Also ask an LLM to quote the supporting sentence").click()
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Backend")
+    box.click()
+    page.keyboard.type("openai")
+    page.keyboard.press("Enter")
+    expect_chosen(box, "openai")
+    with FakeLLMServer(default=MOON) as llm:
+        page.get_by_label("Model (empty: the backend's default)").fill("fake-model")
+        page.get_by_label("Base URL (empty: default)").fill(llm.openai_url)
+        page.keyboard.press("Enter")
+        settle(page)
+        page.get_by_role("button", name="Find evidence").click()
+        page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
+        settle(page)
+        assert len(llm.chat_requests()) == 1  # only the question without verbatim evidence
+    no_exception(page, "evidence with the LLM")
+    expect(page.locator('[data-testid="stMetric"]').filter(
+        has_text="Questions with evidence")).to_contain_text("5")
+    _pick_question(page, "moon")
+    kept = page.locator(".ev-kept")
+    expect(kept).to_contain_text("quoted by the LLM")
+    expect(kept).to_contain_text(MOON)
+    shot(page, "37-evidence-llm-quote")
