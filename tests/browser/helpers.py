@@ -130,6 +130,13 @@ def upload(pg: Page, dataset: Path, corpus: Path) -> None:
     until both are listed as uploaded."""
     boxes = pg.get_by_test_id("stFileUploader")
     for i, path in enumerate((dataset, corpus)):
-        boxes.nth(i).locator('input[type="file"]').set_input_files(str(path))
-        expect(boxes.nth(i)).to_contain_text(path.name)
+        for attempt in range(3):  # a file given while the page reruns can be dropped: again
+            settle(pg)
+            boxes.nth(i).locator('input[type="file"]').set_input_files(str(path))
+            try:
+                expect(boxes.nth(i)).to_contain_text(path.name, timeout=30_000)
+                break
+            except AssertionError:
+                if attempt == 2:
+                    raise
         settle(pg)
