@@ -166,6 +166,7 @@ def test_upload_and_build_a_run(server, page, tmp_path):
 
     page.get_by_text("Build a run from this dataset").click()
     expect(page).to_have_url(re.compile("/build"))
+    settle(page)  # a click while the page still draws can land on a list that is redrawn
     chunker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Chunker")
     chunker.click()
     page.get_by_role("option", name=re.compile(r"^none")).click()

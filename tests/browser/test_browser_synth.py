@@ -73,7 +73,7 @@ def test_generate_questions_from_a_corpus(server, page, tmp_path):
     body = page.inner_text("body")
     assert "Why pairs were rejected" in body
     rejects = page.locator('[data-testid="stDataFrame"]').filter(has_text="reason")
-    assert rejects.count() >= 1
+    expect(rejects).not_to_have_count(0)  # the grid draws its header after the page settles
     page.get_by_text("Why pairs were rejected").scroll_into_view_if_needed()
     shot(page, "41-synth-results")
     saved = sorted((server["root"] / "runs" / "_datasets").glob("landmarks-synth-*.jsonl"))
