@@ -99,7 +99,8 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
            ).to_have_count(1)
     _pick_question(page, "t0")  # the decision made before is remembered
     checked = page.locator('[data-testid="stRadio"] input[type="radio"]:checked')
-    assert checked.count() == 1 and "candidate 2" in picked
+    expect(checked).to_have_count(1)  # once the question's radio is drawn
+    assert "candidate 2" in picked
     metric = page.locator('[data-testid="stMetric"]').filter(has_text="Reviewed")
     expect(metric).to_contain_text("2")
     shot(page, "31-evidence-decided")
