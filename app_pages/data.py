@@ -102,7 +102,8 @@ except (ValueError, OSError) as exc:
 current = st.session_state.get("data_current")
 if current and ds_file is not None:
     data_resume.note(current)  # offered again after a reload
-data_resume.panel(RunsRoot(state.runs_root()).uploads, RunsRoot(state.runs_root()).datasets,
+root = RunsRoot(state.runs_root())
+data_resume.panel(root.uploads, root.datasets,
                   expanded=current is None and ds_file is None and corpus_file is None)
 if current and ds_file is None:
     c1, c2 = st.columns([4, 1])
