@@ -18,6 +18,17 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 # what `expect` waits for may take a while on a loaded machine (its default is 5 s)
 expect.set_options(timeout=60_000)
 
+# Chromium and Streamlit share two cores with the rest of the suite, so a wait can still run out
+# under load: a browser test gets one more try (pytest-rerunfailures) and fails if it fails again.
+# The summary lists every rerun ("R"), so a test that needed one is seen, not hidden.
+BROWSER_RERUNS = 1
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("browser") and not item.get_closest_marker("flaky"):
+            item.add_marker(pytest.mark.flaky(reruns=BROWSER_RERUNS))
+
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory) -> Iterator[dict]:

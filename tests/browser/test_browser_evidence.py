@@ -80,6 +80,8 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
 
     _pick_question(page, "t0")
     cards = page.locator(".rd-chunk")
+    # the chosen question's cards, once the rerun has replaced the previous question's
+    expect(page.locator(".ev-kept").first).to_contain_text("Person 0 built tower 0")
     expect(cards).to_have_count(3)  # three sentences hold 'tower 0'
     assert page.locator(".ev-kept").first.inner_text().count("Person 0 built tower 0") == 1
     assert page.locator("mark").count() >= 3  # the answer highlighted in each candidate
