@@ -48,3 +48,7 @@ LLM_CACHE, INDEX_CACHE, EMBEDDING_CACHE = "_llm_cache.sqlite", "_index_cache", \
 UPLOADS, DATASETS = "_uploads", "_datasets"
 """The names of the places the runs under one runs root share (`ragdash.rundir.root.RunsRoot`
 gives their paths), here where the lowest layer (the embedding cache) can reach them."""
+
+BUNDLED_RUNS = ("data/demo_squad", "data/demo_run")
+"""The demo runs shipped with ragdash, relative to `PROJECT_ROOT` (the dashboard's default runs,
+and the latencies a local model's first time estimate rests on, `ragdash.llm.speed`)."""

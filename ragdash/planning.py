@@ -5,25 +5,23 @@ retrieval scores (the paper's §3.3 estimate)."""
 from __future__ import annotations
 
 import math
-import sqlite3
 
 import pandas as pd
 
+from ragdash.llm.speed import Speed, bundled_speed, measured_speed
 from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot
 from ragdash.stages.generate import generator_settings, requests
 from ragdash.stages.judge import judge_settings
 
 
-def measured_rate(cfg: dict, model: str) -> float | None:
-    """Calls per minute of `model` measured from the latencies in the LLM cache, if any."""
-    path = RunsRoot.of(cfg).llm_cache
-    if not path.exists():
-        return None
-    with sqlite3.connect(path) as db:
-        row = db.execute("SELECT AVG(latency_s), COUNT(*) FROM replies WHERE model = ?",
-                         (model,)).fetchone()
-    return 60.0 / row[0] if row and row[1] and row[0] else None
+def call_speed(cfg: dict, model: str, backend: str | None = None) -> Speed | None:
+    """How long a call of `model` takes: measured in the runs root's LLM cache, else, for the
+    local backend, assumed from the bundled demos' calls of that model (`ragdash.llm.speed`)."""
+    measured = measured_speed(RunsRoot.of(cfg).llm_cache, model)
+    if measured is None and backend == "local":
+        return bundled_speed(model)
+    return measured
 
 
 def model_name(settings) -> str:
@@ -89,7 +87,7 @@ def dry_run(run: Run, cfg: dict, *, retrieved: bool = True) -> dict:
             [decompose_messages(q, mode=mlq["mode"], max_queries=mlq["max_queries"])
              for q in questions], model_name(llm),
             tokens_out=SUBQUESTION_TOKENS * mlq["max_queries"],
-            rate=measured_rate(cfg, model_name(llm)), backend=llm.backend)
+            speed=call_speed(cfg, model_name(llm), llm.backend), backend=llm.backend)
     if not retrieved:
         why = " (mlq's sub-questions would call the LLM)" if "mlq" in out else ""
         notes.append(f"retrieval not run{why}: generation priced with full-budget contexts, an "
@@ -100,7 +98,7 @@ def dry_run(run: Run, cfg: dict, *, retrieved: bool = True) -> dict:
     prompt = cfg["generation"].get("prompt", "paper")
     out["generation"] = estimate_prompts(
         [generation_messages(q, c, reference=ref, prompt=prompt) for _, _, _, q, c in reqs],
-        model_name(gen), tokens_out=40, rate=measured_rate(cfg, model_name(gen)),
+        model_name(gen), tokens_out=40, speed=call_speed(cfg, model_name(gen), gen.backend),
         backend=gen.backend)
     judge = judge_settings(cfg)
     examples = run.read("examples").head(cfg["generation"].get("limit") or None)
@@ -118,7 +116,7 @@ def dry_run(run: Run, cfg: dict, *, retrieved: bool = True) -> dict:
                    for r in examples.itertuples(index=False)] * (systems // per_call)
     out["judge"] = estimate_prompts(prompts, model_name(judge),
                                     tokens_out=25 if mode == "grouped" else 8,
-                                    rate=measured_rate(cfg, model_name(judge)),
+                                    speed=call_speed(cfg, model_name(judge), judge.backend),
                                     backend=judge.backend)
     if mode == "stepwise":
         notes.append("stepwise judging: a lower bound, each partially correct answer asks twice")

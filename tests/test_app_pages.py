@@ -369,6 +369,9 @@ def test_llm_page_estimates_cost_before_it_can_start(runs):
     assert at.radio(key="llm_prompt").value == "abstain"
     assert "**judge**: gpt-4o: 72 calls" in shown, shown[-600:]
     assert "**generation**:" in shown and "$" in shown
+    # a local model gets a time before its first call (measured, or assumed from the demos)
+    assert re.search(r"\*\*generation\*\*: [^*]* calls/min \((assumed from|measured on)", shown)
+    assert re.search(r"\*\*judge\*\*: gpt-4o: [^*]*time unknown", shown)
     assert not at.button(key="llm_start").disabled
     # a question limit: the first 5 questions only, 5 x 6 answers to judge; its step fits the
     # 12 questions (a step of 10 left the +/- buttons disabled)

@@ -17,6 +17,8 @@ from typing import Any
 
 import pandas as pd
 
+from ragdash.llm.speed import Speed
+
 
 @dataclass(frozen=True)
 class Price:
@@ -89,10 +91,22 @@ def price_for(model: str, prices: Mapping[str, Price] | None = None, *,
     return None
 
 
+def duration(seconds: float | None) -> str:
+    """'about 40 s', 'about 12 min', 'about 2.5 h' ('' when unknown)."""
+    if seconds is None:
+        return ""
+    if seconds < 90:
+        return f"about {seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"about {seconds / 60:.0f} min"
+    return f"about {seconds / 3600:.1f} h"
+
+
 @dataclass(frozen=True)
 class Estimate:
     """Calls, total tokens, money (None: model not in the price table) and wall time (None:
-    no rate given) of a batch of calls."""
+    no speed known for the model) of a batch of calls; `time_source` says where the time comes
+    from (`ragdash.llm.speed.Speed.describe`, or the rate given)."""
 
     model: str
     calls: int
@@ -101,25 +115,35 @@ class Estimate:
     usd: float | None
     seconds: float | None
     rate_per_min: float | None
+    time_source: str = ""
+
+    def time_text(self) -> str:
+        """'about 12 min at 4.1 calls/min (measured on 40 calls of this model)', or why not."""
+        if self.seconds is None:
+            return "time unknown (no call of this model measured yet)"
+        why = f" ({self.time_source})" if self.time_source else ""
+        return f"{duration(self.seconds)} at {self.rate_per_min:,.1f} calls/min{why}"
 
     def __str__(self) -> str:
         money = "price unknown" if self.usd is None else f"${self.usd:,.2f}"
-        time = ("" if self.seconds is None
-                else f", ~{self.seconds / 3600:,.1f} h at {self.rate_per_min:,.1f} calls/min")
         return (f"{self.model}: {self.calls:,} calls, {self.tokens_in:,} tokens in, "
-                f"{self.tokens_out:,} out, {money}{time}")
+                f"{self.tokens_out:,} out, {money}, {self.time_text()}")
 
 
 def estimate(calls: int, tokens_in: float, tokens_out: float, model: str, *,
-             rate: float | None = None, prices: Mapping[str, Price] | None = None,
+             rate: float | None = None, speed: Speed | None = None,
+             prices: Mapping[str, Price] | None = None,
              backend: str | None = None) -> Estimate:
-    """Before a run: `calls` calls of `tokens_in`/`tokens_out` tokens each (averages);
-    `rate` = calls per minute (measured or assumed, all workers together)."""
+    """Before a run: `calls` calls of `tokens_in`/`tokens_out` tokens each (averages); the time
+    from `speed` (seconds per call of that size) or `rate` (calls per minute, all workers)."""
     total_in, total_out = round(calls * tokens_in), round(calls * tokens_out)
     price = price_for(model, prices, backend=backend)
+    source = ""
+    if speed is not None:
+        rate, source = 60.0 / speed.seconds(tokens_in, tokens_out), speed.describe()
     return Estimate(model, int(calls), total_in, total_out,
                     None if price is None else price.cost(total_in, total_out),
-                    None if not rate else calls / rate * 60.0, rate)
+                    None if not rate else calls / rate * 60.0, rate or None, source)
 
 
 def count_tokens(text: str | Iterable[Mapping[str, str]], tokenizer: str = "cl100k") -> int:
@@ -134,14 +158,15 @@ def count_tokens(text: str | Iterable[Mapping[str, str]], tokenizer: str = "cl10
 
 
 def estimate_prompts(prompts: Iterable[str | list[dict[str, str]]], model: str, *,
-                     tokens_out: float, rate: float | None = None, tokenizer: str = "cl100k",
+                     tokens_out: float, rate: float | None = None,
+                     speed: Speed | None = None, tokenizer: str = "cl100k",
                      prices: Mapping[str, Price] | None = None,
                      backend: str | None = None) -> Estimate:
     """`estimate` with input tokens counted on the actual prompts."""
     counts = [count_tokens(p, tokenizer) for p in prompts]
     mean_in = sum(counts) / len(counts) if counts else 0.0
-    return estimate(len(counts), mean_in, tokens_out, model, rate=rate, prices=prices,
-                    backend=backend)
+    return estimate(len(counts), mean_in, tokens_out, model, rate=rate, speed=speed,
+                    prices=prices, backend=backend)
 
 
 def actual_cost(frame: pd.DataFrame, prices: Mapping[str, Price] | None = None, *,

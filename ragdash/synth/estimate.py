@@ -2,9 +2,9 @@
 
 Input tokens are counted on the actual prompts of the sampled items. Output tokens are assumed:
 REPLY_TOKENS per question reply plus SPAN_TOKENS per span, and ANSWER_TOKENS per leakage reply
-(at most one per item: only kept pairs are asked). Time comes from the calls per minute
-measured in the LLM reply cache for the same model (`ragdash.planning.measured_rate`); with no
-call of that model in the cache it is unknown.
+(at most one per item: only kept pairs are asked). Time comes from the latencies measured in
+the LLM reply cache for the same model, or for a local model never called yet, from the bundled
+demos' calls (`ragdash.planning.call_speed`).
 """
 
 from __future__ import annotations
@@ -29,36 +29,23 @@ TYPICAL_QUESTION = "In which year did the company named in the annual report ope
 def estimate(items: Sequence[Item], settings: SynthSettings, llm: LLMSettings,
              cfg: dict) -> dict[str, Estimate]:
     """{'questions': ..., and with the leakage check 'leakage check (at most)': ...}."""
-    from ragdash.planning import measured_rate, model_name
+    from ragdash.planning import call_speed, model_name
 
     model = model_name(llm)
-    rate = measured_rate(cfg, model)
+    speed = call_speed(cfg, model, llm.backend)
     out = {"questions": estimate_prompts(
         [item_messages(i) for i in items], model, tokens_out=REPLY_TOKENS + SPAN_TOKENS *
-        settings.hops, rate=rate, backend=llm.backend)}
+        settings.hops, speed=speed, backend=llm.backend)}
     if settings.check_leakage:
         out["leakage check (at most)"] = estimate_prompts(
             [generation_messages(TYPICAL_QUESTION)] * len(items), model,
-            tokens_out=ANSWER_TOKENS, rate=rate, backend=llm.backend)
+            tokens_out=ANSWER_TOKENS, speed=speed, backend=llm.backend)
     return out
-
-
-def duration(seconds: float | None) -> str:
-    """'about 40 s', 'about 12 min', 'about 2.5 h' ('' when unknown)."""
-    if seconds is None:
-        return ""
-    if seconds < 90:
-        return f"about {seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"about {seconds / 60:.0f} min"
-    return f"about {seconds / 3600:.1f} h"
 
 
 def describe(e: Estimate) -> str:
     """One line: calls, tokens, money and time."""
     money = "price unknown" if e.usd is None else "free" if e.usd == 0 else f"${e.usd:,.2f}"
-    time = (f"{duration(e.seconds)} at the {e.rate_per_min:.1f} calls/min measured"
-            if e.seconds is not None else "time unknown until a first call of this model is "
-                                          "measured (the LLM cache has none)")
+    time = e.time_text()
     return (f"{e.calls:,} calls to {e.model}, ~{e.tokens_in:,} tokens in, ~{e.tokens_out:,} "
             f"out, {money}, {time}")

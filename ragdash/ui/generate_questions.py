@@ -91,7 +91,8 @@ def _form() -> tuple[SynthSettings, dict[str, Any]]:
 
 def _estimate(items: list[Item], documents: list[Document], settings: SynthSettings,
               llm: LLMSettings, cfg: dict) -> None:
-    from ragdash.synth.estimate import describe, duration, estimate
+    from ragdash.llm.cost import duration
+    from ragdash.synth.estimate import describe, estimate
 
     per_doc = Counter(i.chunks[0].doc_id for i in items)
     st.caption(f"Sample: {len(items):,} chunks from {len(per_doc):,} of {len(documents):,} "
@@ -111,8 +112,8 @@ def _estimate(items: list[Item], documents: list[Document], settings: SynthSetti
                 else f"${sum(usd):,.2f}", help="Local and Ollama models are free; others are "
                 "priced by ragdash.llm.cost (RAGDASH_PRICES overrides)")
     m[3].metric("Time", duration(sum(seconds)) if known[1] else "unknown",
-                help="From the calls per minute measured in the LLM reply cache for this "
-                     "model; unknown before its first call")
+                help="From the latencies of this model in the LLM reply cache; before its "
+                     "first call, a local model's time is assumed from the bundled demos' calls")
     for what, e in est.items():
         st.caption(f"{what.capitalize()}: {describe(e)}.")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ragdash.constants import PROJECT_ROOT
+from ragdash.constants import BUNDLED_RUNS, PROJECT_ROOT
 
 DATA_ROOTS_ENV = "RAGDASH_DATA_ROOTS"
 
@@ -26,7 +26,7 @@ def demo_paths() -> list[Path]:
     env = os.environ.get("RAGDASH_DEMO_RUN")
     if env:
         return [Path(p) for p in env.split(os.pathsep) if p]
-    return [PROJECT_ROOT / d for d in ("data/demo_squad", "data/demo_run")]
+    return [PROJECT_ROOT / d for d in BUNDLED_RUNS]
 
 
 def allowed_roots() -> list[Path]:

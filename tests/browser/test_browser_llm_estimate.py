@@ -1,0 +1,36 @@
+"""The LLM page's estimate in a real browser: before any call, a local model's time is given
+(assumed from the bundled demos' calls and said so), a remote model never called has none. On
+the shared server (tests/browser/conftest.py); screenshot 40-llm-estimate."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import goto, no_exception, settle, shot
+from playwright.sync_api import expect
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def test_estimate_gives_the_local_model_a_time_before_its_first_call(server, page):
+    page.set_viewport_size({"width": 1400, "height": 2600})
+    goto(page, server, "llm")
+    button = page.get_by_role("button", name="Estimate calls, tokens, cost and time")
+    if not button.is_visible():  # the launcher is folded on a run that has answers
+        page.get_by_text("Generate and judge answers for this run").click()
+    expect(button).to_be_visible()
+    judge = page.locator('[data-testid="stTextInput"]').filter(has_text="Judge model")
+    judge.locator("input").fill("gpt-4o")
+    judge.locator("input").press("Enter")
+    settle(page)
+    button.click()
+    generation = page.locator('[data-testid="stMarkdownContainer"]').filter(
+        has_text="generation:")
+    expect(generation).to_contain_text("calls/min")
+    text = generation.inner_text()
+    assert "qwen2.5-0.5b-instruct" in text and "time unknown" not in text, text
+    assert "assumed from" in text or "measured on" in text, text
+    remote = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text="judge: gpt-4o")
+    expect(remote).to_contain_text("time unknown")
+    no_exception(page, "LLM estimate")
+    button.scroll_into_view_if_needed()
+    shot(page, "40-llm-estimate")
