@@ -9,7 +9,7 @@ import streamlit as st
 from ragdash.analysis import frames, judging
 from ragdash.calibration.predictive import abstention_by_evidence
 from ragdash.config import ConfigError, load_config
-from ragdash.constants import LLM_ONLY, SCORES
+from ragdash.constants import LLM_ONLY, REFERENCE_METRICS, SCORES
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
@@ -247,11 +247,12 @@ else:
 ref = state.view(run).reference_summary()
 if ref is not None and not ref.empty:
     st.subheader("Answers against the gold answers (no LLM)")
-    st.caption("SQuAD's exact match and token F1 (lower case, punctuation and articles removed; "
-               "the best over a question's gold answers) and the share of answers containing a "
-               "gold answer as whole words. No LLM is involved, so they are a check on the "
-               "judge; failed or empty answers score 0.")
-    names = {"em": "exact match", "f1": "token F1", "contains": "contains a gold answer"}
+    st.caption("SQuAD's exact match and token F1 (lower case, punctuation and articles removed), "
+               "the share of answers containing a gold answer as whole words, and for long "
+               "answers in other words ROUGE-L and the MiniLM cosine with the gold answer; each "
+               "the best over a question's gold answers. No LLM is involved, so they are a "
+               "check on the judge; failed or empty answers score 0.")
+    names = {m: REFERENCE_METRICS[m].label for m in ref.columns if m in REFERENCE_METRICS}
     st.dataframe(ref.assign(system=ref["system"].map(label)).set_index("system")
                  .rename(columns=names).style.format(dict.fromkeys(names.values(), "{:.1%}")),
                  width="stretch")

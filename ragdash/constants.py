@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,3 +53,28 @@ gives their paths), here where the lowest layer (the embedding cache) can reach 
 BUNDLED_RUNS = ("data/demo_squad", "data/demo_run")
 """The demo runs shipped with ragdash, relative to `PROJECT_ROOT` (the dashboard's default runs,
 and the latencies a local model's first time estimate rests on, `ragdash.llm.speed`)."""
+
+
+class ReferenceMetric(NamedTuple):
+    """A reference metric of an answer against the gold answers (no LLM): its display name and
+    the value from which the answer counts as correct (agreement with the judge, stand-in
+    labels). The cut-offs below 1 are conventions, not fitted on any data."""
+
+    label: str
+    correct_at: float
+
+    def named(self) -> str:
+        """'exact match', 'token F1 ≥ 0.5'."""
+        return self.label if self.correct_at >= 1 else f"{self.label} ≥ {self.correct_at:g}"
+
+
+REFERENCE_METRICS = {
+    "contains": ReferenceMetric("contains a gold answer", 1.0),
+    "em": ReferenceMetric("exact match", 1.0),
+    "f1": ReferenceMetric("token F1", 0.5),
+    "rouge_l": ReferenceMetric("ROUGE-L", 0.5),
+    "similarity": ReferenceMetric("meaning (MiniLM cosine)", 0.7),
+}
+"""The reference metrics, in display order (`ragdash.analysis.reference` computes them): SQuAD's
+exact match, token F1 and contains for short answers; ROUGE-L and the cosine of MiniLM embeddings
+for long answers written in other words."""

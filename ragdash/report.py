@@ -20,7 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ragdash.analysis import area, curves, frames, judging, sentences, thresholds
-from ragdash.constants import PAPER_H, PAPER_K
+from ragdash.constants import PAPER_H, PAPER_K, REFERENCE_METRICS
 from ragdash.rundir import Run
 from ragdash.view import RunView
 from ragdash.viz import calibration, llm, retrieval
@@ -276,10 +276,11 @@ def build_report(run: Run | str | Path) -> str:
     ref = view.reference_summary()
     if ref is not None and not ref.empty:
         parts.append("<h2>Answers against the gold answers (no LLM)</h2>")
-        parts.append('<p class="note">SQuAD exact match and token F1 (the best over a '
-                     "question's gold answers) and the share of answers containing a gold "
-                     "answer, in %; failed or empty answers score 0.</p>")
-        pct = {"em": "exact match", "f1": "token F1", "contains": "contains a gold answer"}
+        parts.append('<p class="note">SQuAD exact match and token F1, the share of answers '
+                     "containing a gold answer, ROUGE-L and the MiniLM cosine with the gold "
+                     "answer (each the best over a question's gold answers), in %; failed or "
+                     "empty answers score 0.</p>")
+        pct = {m: REFERENCE_METRICS[m].label for m in ref.columns if m in REFERENCE_METRICS}
         parts.append(_table(ref.assign(system=ref["system"].map(label), **{
             c: 100 * ref[c] for c in pct}).set_index("system").rename(columns=pct)
             .rename_axis(None),

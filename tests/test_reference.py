@@ -7,6 +7,7 @@ import math
 import shutil
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 import pytest
 from fakes.llm_server import FakeLLMServer, Reply
@@ -104,8 +105,81 @@ def test_score_answers_rows_errors_and_missing_golds():
 
     s = reference.summary(table).set_index("system")
     assert s.index.tolist() == ["llm_only", "bm25"]  # sim has no scored answer
-    assert s.loc["bm25"].tolist() == [2, 0.0, 0.0, 0.0]
+    # no embedding model given: no similarity, so the summary has no column for it
+    assert table["similarity"].isna().all() and "similarity" not in s.columns
+    assert s.loc["bm25"].tolist() == [2, 0.0, 0.0, 0.0, 0.0]  # n, em, f1, contains, rouge_l
     assert s.loc["llm_only", "n"] == 1 and s.loc["llm_only", "contains"] == 1.0
+    assert s.loc["llm_only", "rouge_l"] == pytest.approx(2 / 3)  # LCS 2: P 2/4, R 2/2
+
+
+ROUGE_CASES = [  # (answer, gold, ROUGE-L F): LCS over stemmed tokens, lower case, no punctuation
+    ("the cat sat on the mat", "the cat sat on the mat", 1.0),
+    ("the cat sat on the mat", "a cat was sitting on a mat",
+     2 * (3 / 6) * (3 / 7) / (3 / 6 + 3 / 7)),
+    ("Cats were sitting.", "cat sits", 2 * (2 / 3) * 1 / (2 / 3 + 1)),  # stems: cat, sit
+    ("nothing in common", "Paris", 0.0),
+]
+
+
+@pytest.mark.parametrize(("answer", "gold", "expected"), ROUGE_CASES)
+def test_rouge_l_is_the_lcs_f_measure(answer, gold, expected):
+    assert reference.rouge_l(answer, gold) == pytest.approx(expected)
+
+
+def test_long_answers_get_rouge_l_and_meaning_where_exact_metrics_give_nothing():
+    """A correct long answer in other words: EM 0 and no gold answer contained, but ROUGE-L
+    and the meaning score see it; an unrelated answer scores low on both."""
+    gold = ("The Eiffel Tower was built for the 1889 World's Fair to mark the centenary of the "
+            "French Revolution.")
+    examples = pd.DataFrame({"qid": ["q1"], "answer": [gold], "answers": [[gold]]})
+    answers = pd.DataFrame({
+        "qid": ["q1", "q1", "q1"], "system": ["bm25", "sim", "llm_only"], "budget": [60] * 3,
+        "answer": ["It was erected for the World's Fair of 1889, which celebrated 100 years "
+                   "since the French Revolution.",
+                   "Bananas are rich in potassium and grow in tropical climates.", ""],
+        "error": [None, None, None]})
+    embedded: list[list[str]] = []
+
+    def embed(texts):  # counts words of a small vocabulary: a stand-in that is easy to check
+        embedded.append(texts)
+        vocab = ("eiffel", "tower", "fair", "1889", "revolution", "french", "world", "banana",
+                 "potassium", "tropical")
+        return [[t.lower().count(w) + 0.01 for w in vocab] for t in texts]
+
+    table = reference.score_answers(answers, examples, embed=embed).set_index("system")
+    assert table.loc["bm25", "em"] == 0 and not table.loc["bm25", "contains"]
+    assert table.loc["bm25", "rouge_l"] > 0.3 > table.loc["sim", "rouge_l"]
+    assert table.loc["bm25", "similarity"] > 0.8 > 0.2 > table.loc["sim", "similarity"]
+    assert table.loc["llm_only", ["rouge_l", "similarity"]].tolist() == [0.0, 0.0]  # empty
+    assert len(embedded) == 1 and len(embedded[0]) == len(set(embedded[0])) == 3  # once each
+
+
+def test_similarity_is_the_best_cosine_over_the_gold_answers():
+    vectors = {"a": [1.0, 0.0], "g1": [0.0, 1.0], "g2": [1.0, 1.0]}
+    got = reference.similarities([("a", ["g1", "g2"]), ("a", []), (None, ["g1"])],
+                                 lambda texts: [vectors[t] for t in texts])
+    assert got[0] == pytest.approx(2 ** -0.5) and np.isnan(got[1]) and got[2] == 0.0
+
+
+def test_minilm_similarity_ranks_a_paraphrase_above_an_unrelated_answer():
+    gold = ["The treaty was signed in Paris in 1783, ending the American Revolutionary War."]
+    got = reference.similarities(
+        [("The American Revolutionary War ended with a treaty signed at Paris in 1783.", gold),
+         ("Photosynthesis turns light into chemical energy in plants.", gold)],
+        reference.minilm_embed)
+    assert got[0] > reference.REFERENCE_METRICS["similarity"].correct_at > got[1]
+
+
+def test_a_reference_file_written_before_rouge_and_similarity_reads_with_them_empty(tmp_path):
+    from ragdash.rundir import Run
+
+    run = Run(tmp_path / "old")
+    run.path.mkdir()
+    pd.DataFrame({"qid": ["q1"], "system": ["bm25"], "budget": [60], "em": [1.0], "f1": [1.0],
+                  "contains": [True]}).to_parquet(run.file("reference"))
+    old = run.read("reference")
+    assert old[["rouge_l", "similarity"]].isna().all().all()
+    assert reference.metrics_of(old) == ["contains", "em", "f1"]
 
 
 def test_examples_without_answers_column_use_answer():

@@ -17,14 +17,15 @@ import numpy as np
 import pandas as pd
 
 from ragdash.calibration.predictive import _ci, _resamples
+from ragdash.constants import REFERENCE_METRICS as METRICS
 
 LABEL_ROWS = ("correct", "partly correct", "wrong")
 LABEL_SCORE = {"correct": 5, "partly correct": 3, "wrong": 1}
 JUDGE_SCORES = (1, 2, 3, 4, 5)
 ON_LABEL_SCALE = {1: 1, 2: 3, 3: 3, 4: 1, 5: 5}
 """The judge's score on the labels' ordered scale (1 wrong, 3 partly correct, 5 correct)."""
-REFERENCE_METRICS = {"contains": "contains a gold answer", "em": "exact match",
-                     "f1": "token F1 ≥ 0.5"}
+REFERENCE_METRICS = {name: m.named() for name, m in METRICS.items()}
+"""Each reference metric's name with the cut-off from which an answer counts as correct."""
 LENIENT_RATIO = 2
 """Disagreements lean one way when that way counts at least twice the other."""
 
@@ -110,14 +111,17 @@ def judge_vs_labels(table: pd.DataFrame, n_boot: int = 200, seed: int = 0,
 
 def judge_vs_reference(table: pd.DataFrame, n_boot: int = 200, seed: int = 0,
                        level: float = 0.95) -> dict:
-    """`table`: one row per judged answer with a gold answer (qid, judge, em, f1, contains).
-    Per metric of REFERENCE_METRICS: the binary agreement and a 2 × 5 confusion matrix."""
+    """`table`: one row per judged answer with a gold answer (qid, judge and the reference
+    metrics). Per metric of REFERENCE_METRICS with a value for every answer (a run scored before
+    ROUGE-L and similarity lacks them): the binary agreement and a 2 × 5 confusion matrix."""
     out = {}
-    qids = table["qid"].astype(str).to_numpy()
-    judge = table["judge"].to_numpy(int)
     for metric, name in REFERENCE_METRICS.items():
+        if metric not in table.columns or table[metric].isna().any():
+            continue
+        qids = table["qid"].astype(str).to_numpy()
+        judge = table["judge"].to_numpy(int)
         values = table[metric].astype(float).to_numpy()
-        truth = values >= 0.5 if metric == "f1" else values >= 1
+        truth = values >= METRICS[metric].correct_at
         stats = binary(judge == 5, truth, qids, n_boot, seed, level)
         rows = pd.crosstab(pd.Categorical(np.where(truth, "yes", "no"), ("yes", "no")),
                            pd.Categorical(judge, JUDGE_SCORES), dropna=False)

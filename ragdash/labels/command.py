@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 
+from ragdash.constants import REFERENCE_METRICS
 from ragdash.labels.store import LABELS, RULES
 from ragdash.labels.tables import footnotes, halve_line, labels_line, ppi_frame
 from ragdash.rundir import Run
 
-METRICS = ("contains", "em", "f1")
+METRICS = tuple(REFERENCE_METRICS)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ragdash.constants import REFERENCE_METRICS
 from ragdash.data.schema import Issue
 from ragdash.labels.store import (
     STAND_IN,
@@ -205,9 +206,10 @@ def from_reference(run: Run, metric: str = "contains", n: int | None = None,
                    rule: str | None = None, seed: int | None = None) -> Imported:
     """Stand-in labels for the sample (drawn first when asked; DEFAULT_SAMPLE answers when the
     run has none), derived from a reference metric instead of a person: `correct` when the
-    answer contains a gold answer (metric `contains`), matches one exactly (`em`) or reaches
-    token F1 0.5 (`f1`), else `wrong`; `cannot tell` for a question without a gold answer. The
-    labeller names the metric ("stand-in: ..."), so they are never taken for human labels."""
+    metric reaches its cut-off (`ragdash.constants.REFERENCE_METRICS`: contains a gold answer,
+    matches one exactly, token F1 or ROUGE-L 0.5, MiniLM cosine 0.7), else `wrong`; `cannot
+    tell` for a question without a gold answer. The labeller names the metric ("stand-in:
+    ..."), so they are never taken for human labels."""
     from ragdash.analysis.frames import primary
     from ragdash.view import RunView
 
@@ -228,7 +230,8 @@ def from_reference(run: Run, metric: str = "contains", n: int | None = None,
         if value is None or pd.isna(value):
             label = "cannot tell"
         else:
-            label = "correct" if float(value) >= (0.5 if metric == "f1" else 1) else "wrong"
+            label = ("correct" if float(value) >= REFERENCE_METRICS[metric].correct_at
+                     else "wrong")
         rows.append(label_row(it.qid, it.system, label, name,
                               f"not a human label: derived from {metric}",
                               answers[(it.qid, it.system)]))

@@ -27,10 +27,13 @@ SECTIONS = ("labels", "agreement", "ppi")
 
 
 def fingerprint(run: Run) -> str:
-    """A hash of labels.parquet ("none" without it): calibration.json's sections are current
-    while it is unchanged."""
-    f = run.file("labels")
-    return hashlib.sha1(f.read_bytes()).hexdigest()[:16] if f.exists() else "none"
+    """A hash of labels.parquet ("none" without it) and of reference.parquet when the run has
+    one: calibration.json's sections are current while both are unchanged."""
+    f, ref = run.file("labels"), run.file("reference")
+    labels = hashlib.sha1(f.read_bytes()).hexdigest()[:16] if f.exists() else "none"
+    if not ref.exists():
+        return labels
+    return f"{labels}+{hashlib.sha1(ref.read_bytes()).hexdigest()[:8]}"
 
 
 def judge_scores(run: Run) -> pd.DataFrame | None:

@@ -21,6 +21,12 @@ def _with_answers(examples: pd.DataFrame) -> pd.DataFrame:
                                     for a in examples["answer"]])
 
 
+def _with_long_metrics(reference: pd.DataFrame) -> pd.DataFrame:
+    """reference.parquet written before ROUGE-L and similarity: those columns empty (NaN)."""
+    missing = [c for c in ("rouge_l", "similarity") if c not in reference.columns]
+    return reference.assign(**dict.fromkeys(missing, float("nan"))) if missing else reference
+
+
 @dataclass(frozen=True)
 class RunFile:
     """One file of a run directory."""
@@ -81,8 +87,9 @@ _FILES = (
              "tokens_out", "error")),
     RunFile("reference", "reference.parquet", "reference",
             ("qid", "system", "budget", "em", "f1", "contains"),
-            "each answer against the gold answers, no LLM: SQuAD exact match and token F1 (the "
-            "maximum over the gold answers) and whether it contains one"),
+            "each answer against the gold answers, no LLM: SQuAD exact match and token F1, "
+            "whether it contains one, ROUGE-L and the MiniLM cosine (each the maximum over the "
+            "gold answers)", optional=("rouge_l", "similarity"), upgrade=_with_long_metrics),
     RunFile("judgments", "judgments.parquet", "judge",
             ("qid", "system", "budget", "judge_model", "score", "raw", "error")),
     RunFile("label_sample", "label_sample.parquet", "label",
