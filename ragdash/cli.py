@@ -33,6 +33,11 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", help="corpus file, folder or .zip (for generic datasets)")
     p.add_argument("--format", help="dataset format: auto, hotpotqa, squad, jsonl, csv, parquet")
     p.add_argument("--limit", type=int, help="keep only the first N questions")
+    p.add_argument("--sheet", help="the sheet of an .xlsx dataset (default: its only sheet with "
+                                   "data)")
+    p.add_argument("--columns", help="which column holds what, when not named id/question/"
+                                     "answer: question=Q,answer=A[,id=I] (id made from the row "
+                                     "when none)")
     p.add_argument("--chunker", help="chunking method: semantic, recursive, tokens, none")
     p.add_argument("--retrievers", help="comma-separated: bm25,sim,mmr,reo,mlq")
     p.add_argument("--preset", help="retriever preset: paper or equal-k")
@@ -158,7 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 OPTIONS: dict[str, str] = {
     "dataset": "dataset.path", "corpus": "dataset.corpus", "format": "dataset.format",
-    "limit": "dataset.limit", "chunker": "chunker.method", "retrievers": "retrievers.use",
+    "limit": "dataset.limit", "sheet": "dataset.sheet", "columns": "dataset.columns",
+    "chunker": "chunker.method", "retrievers": "retrievers.use",
     "preset": "retrievers.preset", "tokenizer": "tokenizer", "budgets": "budgets",
     "scoring": "scoring.method", "mode": "scoring.mode", "also": "scoring.also",
     "calibrate_on": "calibration.scores", "llm_backend": "llm.backend", "llm_model": "llm.model",

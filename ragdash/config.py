@@ -30,6 +30,7 @@ from ragdash.constants import (
     PAPER_RETRIEVERS,
     PROJECT_ROOT,
 )
+from ragdash.data.columns import parse_columns
 from ragdash.data.sample import check_rule
 from ragdash.embeddings import DEFAULT_PRECISION, check_precision
 from ragdash.evidence.settings import DEFAULTS as EVIDENCE_DEFAULTS
@@ -67,10 +68,15 @@ class DatasetSpec(Section):
     """The questions and the corpus (`ragdash.data.load_dataset`)."""
 
     path: str | None = str(SAMPLE_DATASET)
-    """The dataset file: HotpotQA/SQuAD JSON, JSONL, CSV or Parquet (default: the bundled
-    HotpotQA sample)."""
+    """The dataset file: HotpotQA/SQuAD JSON, JSONL, CSV, Parquet or an Excel .xlsx workbook
+    (default: the bundled HotpotQA sample)."""
     format: str | None = "auto"
-    """auto, hotpotqa, squad, jsonl, csv or parquet."""
+    """auto, hotpotqa, squad, jsonl, csv, parquet or xlsx."""
+    sheet: str | None = None
+    """The sheet of an .xlsx dataset (default: its only sheet with data)."""
+    columns: dict[str, str] | None = None
+    """Which column holds what when they are not named id/question/answer: {question: Q,
+    answer: A, id: I} (id optional: made from the row, row-N), or `question=Q,answer=A`."""
     corpus: str | None = None
     """The corpus file, folder or .zip (generic datasets)."""
     corpus_format: str | None = "auto"
@@ -94,6 +100,12 @@ class DatasetSpec(Section):
         for key in ("path", "corpus"):
             if key in d:
                 d[key] = resolve_path(d[key])
+        if d.get("sheet") is not None:
+            d["sheet"] = str(d["sheet"])
+        try:
+            d["columns"] = parse_columns(d.get("columns"))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
         try:
             d["sample"] = check_rule(d.get("sample"))
         except ValueError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import re
+from collections.abc import Mapping
 from pathlib import Path, PurePath
 
 from ragdash.data import generic, hotpotqa, readers, squad, textfiles
@@ -21,23 +22,24 @@ from ragdash.data.validate import check_parts_found
 __all__ = ["CORPUS_FORMATS", "FORMATS", "DataError", "Dataset", "Document", "Example", "Issue",
            "detect_format", "load_corpus", "load_dataset"]
 
-FORMATS = ("hotpotqa", "squad", "jsonl", "csv", "parquet")
+FORMATS = ("hotpotqa", "squad", "jsonl", "csv", "parquet", "xlsx")
 CORPUS_FORMATS = ("jsonl", "csv", "parquet", "folder", "zip", "document")
 """'folder' and 'zip' hold document files; 'document' is one such file (.pdf, .html, ...)."""
 
 _EXTENSIONS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
-               ".parquet": "parquet", ".pq": "parquet"}
+               ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx"}
 _PEEK_BYTES = 256 * 1024
 
 
 def _by_extension(path: Path) -> str:
-    """'json', 'jsonl', 'csv' or 'parquet' from the file name ('.gz' allowed but on Parquet)."""
+    """'json', 'jsonl', 'csv', 'parquet' or 'xlsx' from the file name ('.gz' allowed on .json,
+    .jsonl and .csv)."""
     name = path.name.lower()
     gz = name.endswith(".gz")
     fmt = _EXTENSIONS.get(PurePath(name[:-3] if gz else name).suffix)
-    if fmt is None or (gz and fmt == "parquet"):
-        raise fatal(path, "unknown file type; expected .json (HotpotQA or SQuAD), .jsonl, .csv "
-                          "or .parquet (.json, .jsonl and .csv may be gzipped)")
+    if fmt is None or (gz and fmt in ("parquet", "xlsx")):
+        raise fatal(path, "unknown file type; expected .json (HotpotQA or SQuAD), .jsonl, .csv, "
+                          ".parquet or .xlsx (.json, .jsonl and .csv may be gzipped)")
     return fmt
 
 
@@ -89,7 +91,7 @@ def _corpus(path: str | Path, fmt: str) -> tuple[list[Document], list[Issue], st
     if fmt == "auto":
         fmt = ("folder" if p.is_dir() else "zip" if p.name.lower().endswith(".zip")
                else "document" if readers.readable(p.name) else _by_extension(p))
-        if fmt == "json":
+        if fmt in ("json", "xlsx"):
             raise fatal(p, "a corpus is a JSONL, CSV or Parquet file with doc_id, title, text, "
                            "a folder or .zip of document files, or one such file "
                            f"({textfiles.TYPES})")
@@ -114,12 +116,17 @@ def load_corpus(path: str | Path, fmt: str = "auto") -> tuple[list[Document], li
 
 
 def _examples(raw, fmt: str, path: str | Path, corpus, limit: int | None,
-              include_unanswerable: bool) -> tuple[Loaded, IssueLog, str]:
+              include_unanswerable: bool, sheet: str | None = None,
+              columns: Mapping[str, str] | None = None) -> tuple[Loaded, IssueLog, str]:
     """(examples, their issue log, the format read) of a dataset file."""
     if fmt == "auto":
         fmt = _by_extension(raw.path)
     log = IssueLog(path)
     if fmt in ("json", "hotpotqa", "squad"):
+        if sheet is not None or columns:
+            raise fatal(raw.path, "a sheet or a column mapping is given (--sheet, --columns; "
+                                  "dataset.sheet, dataset.columns) but the dataset is "
+                                  "HotpotQA/SQuAD JSON, whose fields are fixed; leave them out")
         obj, text = parse_json(raw)
         fmt = _json_format(obj, raw.path) if fmt == "json" else fmt
         if fmt == "hotpotqa":
@@ -131,21 +138,24 @@ def _examples(raw, fmt: str, path: str | Path, corpus, limit: int | None,
         raise fatal(raw.path, f"a {fmt} dataset needs a corpus: pass corpus=<a JSONL/CSV/Parquet "
                               "file, a folder or .zip of document files, or one document file>")
     else:
-        loaded = generic.load_examples(raw, fmt, log, limit=limit)
+        loaded = generic.load_examples(raw, fmt, log, limit=limit, sheet=sheet, columns=columns)
     within_limits(loaded, log)
     return loaded, log, fmt
 
 
 def load_dataset(path: str | Path, fmt: str = "auto", *, corpus: str | Path | None = None,
                  corpus_fmt: str = "auto", include_unanswerable: bool = False,
-                 limit: int | None = None, sample: dict | None = None) -> Dataset:
+                 limit: int | None = None, sample: dict | None = None,
+                 sheet: str | None = None, columns: Mapping[str, str] | None = None) -> Dataset:
     """Examples and corpus of a dataset file.
 
-    HotpotQA and SQuAD files carry their corpus (used unless `corpus` is given); JSONL, CSV and
-    Parquet datasets need `corpus`. `limit` keeps the first N valid examples (and, for a corpus
-    built from the dataset file, only their documents). Relevant parts found in no document are
-    reported as warnings. `sample` ({per_context, every, n}, `ragdash.data.sample`) keeps
-    questions by a fixed rule and the whole corpus; `limit` then applies to the sampled ones.
+    HotpotQA and SQuAD files carry their corpus (used unless `corpus` is given); JSONL, CSV,
+    Parquet and .xlsx datasets need `corpus`. `limit` keeps the first N valid examples (and, for
+    a corpus built from the dataset file, only their documents). Relevant parts found in no
+    document are reported as warnings. `sample` ({per_context, every, n}, `ragdash.data.sample`)
+    keeps questions by a fixed rule and the whole corpus; `limit` then applies to the sampled ones.
+    `sheet` names the sheet of an .xlsx workbook (default: its only sheet with data); `columns`
+    ({role: column}, `ragdash.data.columns`) maps a JSONL/CSV/Parquet/.xlsx file's columns.
     """
     if fmt not in ("auto", *FORMATS):
         raise ValueError(f"unknown dataset format {fmt!r}; expected 'auto' or one of {FORMATS}")
@@ -155,7 +165,8 @@ def load_dataset(path: str | Path, fmt: str = "auto", *, corpus: str | Path | No
     load_limit = None if rule else limit
     raw = read_file(path)
     try:
-        loaded, log, fmt = _examples(raw, fmt, path, corpus, load_limit, include_unanswerable)
+        loaded, log, fmt = _examples(raw, fmt, path, corpus, load_limit, include_unanswerable,
+                                     sheet, columns)
     except DataError as exc:
         if fmt == "auto":
             raise

@@ -1,4 +1,4 @@
-"""A user's own data as JSONL, CSV or Parquet.
+"""A user's own data as JSONL, CSV, Parquet or an Excel workbook (.xlsx, one sheet).
 
 Dataset columns: `id`, `question`, `answer`, `relevant_parts` (`qid` and `parts` are accepted
 too, as ragdash writes them), and optionally `answers`, every gold answer (a list, a JSON list in
@@ -6,8 +6,11 @@ a string, or a '||'-separated string; `answer` is kept first); every other colum
 `Example.meta`. A dataset without a `relevant_parts` column at all loads with no parts (its
 source says PARTS_ABSENT; ingest then finds evidence with `ragdash.evidence`); a column present
 with a bad value still skips the record. Corpus columns: `doc_id`, `title` (optional), `text`.
-Records are named `line N` (JSONL, 1-based line number) or `row N` (CSV/Parquet, 1-based data
-row), with `(id X)` added when the id is known.
+Records are named `line N` (JSONL, 1-based line number), `row N` (CSV/Parquet, 1-based data
+row) or `sheet 'S' row R` (.xlsx, the row number Excel shows), with `(id X)` added when the id is
+known. Columns named otherwise are mapped with `columns` ({role: column},
+`ragdash.data.columns`); without an id column each record's id is made from its place
+(`row-N`, `line-N`, as the record is named), so it stays the same when the file is read again.
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ import csv
 import io
 import json
 import math
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ragdash.data import spreadsheet
 from ragdash.data.common import (
     BadValue,
     DocumentSet,
@@ -35,7 +41,7 @@ from ragdash.data.common import (
 from ragdash.data.reading import SURROGATE, RawFile, decode, fatal
 from ragdash.data.schema import PARTS_NONE, Document, Example
 
-TABULAR = ("jsonl", "csv", "parquet")
+TABULAR = ("jsonl", "csv", "parquet", "xlsx")
 EXAMPLE_COLUMNS = {"id": ("id", "qid"), "question": ("question",), "answer": ("answer",),
                    "relevant_parts": ("relevant_parts", "parts"), "answers": ("answers",)}
 DOCUMENT_COLUMNS = {"doc_id": ("doc_id",), "text": ("text",)}
@@ -51,10 +57,28 @@ class Table:
 
     columns: list[str]
     rows: list[tuple[str, dict | BadValue]] = field(default_factory=list)
+    sheet: str | None = None  # the sheet read, for a workbook
 
 
-def read_table(raw: RawFile, fmt: str) -> Table:
+def read_table(raw: RawFile, fmt: str, sheet: str | None = None) -> Table:
+    """The rows of a JSONL/CSV/Parquet file, or of one sheet of an .xlsx workbook (`sheet`, or
+    its only sheet with data)."""
+    if fmt == "xlsx":
+        return _xlsx(raw, sheet)
+    if sheet is not None:
+        raise fatal(raw.path, f"a sheet ({sheet!r}) is given but the file is {fmt}, not an .xlsx "
+                              "workbook; leave out --sheet (dataset.sheet)", field="(sheet)")
     return {"jsonl": _jsonl, "csv": _csv, "parquet": _parquet}[fmt](raw)
+
+
+def _xlsx(raw: RawFile, sheet: str | None) -> Table:
+    name = spreadsheet.choose_sheet(raw, sheet)
+    found = spreadsheet.read_sheet(raw, name)
+    table = Table(found.header, sheet=name)
+    for r, cells in found.rows:
+        table.rows.append((f"sheet {name!r} row {r}", dict(zip(found.header, cells,
+                                                                strict=True))))
+    return table
 
 
 def _jsonl(raw: RawFile) -> Table:
@@ -146,31 +170,78 @@ def _parquet(raw: RawFile) -> Table:
 
 
 def _columns(table: Table, wanted: dict[str, tuple[str, ...]], file: str,
-             optional: tuple[str, ...] = ()) -> dict[str, str]:
-    """Map each required column to the name the file uses; DataError naming a missing one
-    (an `optional` one that is missing is left out of the map)."""
+             optional: tuple[str, ...] = (), given: Mapping[str, str] | None = None
+             ) -> dict[str, str]:
+    """Map each required column to the name the file uses (`given` {role: column} first);
+    DataError naming a missing one (an `optional` one that is missing is left out of the
+    map)."""
     found = {}
+    for name, column in (given or {}).items():
+        if column not in table.columns:
+            raise fatal(file, f"column {column!r}, given for the {name} (--columns, "
+                              f"dataset.columns), is not in the file; columns found: "
+                              f"{table.columns}", "header", name)
+        found[name] = column
     for name, aliases in wanted.items():
+        if name in found:
+            continue
         hit = next((a for a in aliases if a in table.columns), None)
         if hit is None and name in optional:
             continue
         if hit is None:
             also = f" (or {', '.join(repr(a) for a in aliases[1:])})" if aliases[1:] else ""
+            hint = ("; say which column holds what with --columns question=COLUMN,"
+                    "answer=COLUMN (dataset.columns), or map them on the Data page"
+                    if wanted is EXAMPLE_COLUMNS else "")
             raise fatal(file, f"required column {name!r}{also} is missing; columns found: "
-                              f"{table.columns}", "header", name)
+                              f"{table.columns}{hint}", "header", name)
         found[name] = hit
     return found
 
 
-def load_examples(raw: RawFile, fmt: str, log: IssueLog, *, limit: int | None = None) -> Loaded:
-    """The examples of a JSONL/CSV/Parquet dataset file (the first `limit` valid ones)."""
-    table = read_table(raw, fmt)
+def made_id(label: str) -> str:
+    """The id of a record of a file without an id column, from its place as its label names
+    it: `row 7` and `sheet 'S' row 7` give `row-7`, `line 3` gives `line-3`."""
+    m = re.search(r"\b(line|row) (\d+)$", label)
+    if m is None:
+        raise ValueError(f"no row or line number in the record label {label!r}")
+    return f"{m.group(1)}-{m.group(2)}"
+
+
+def _cell_problem(values: dict, cols: dict[str, str], log: IssueLog, label: str) -> bool:
+    """Log the first unreadable cell (a workbook's formula without a value or error value) of
+    a used column as the record's error (True); one of another column is kept empty, with a
+    warning."""
+    for column, value in list(values.items()):
+        if not isinstance(value, BadValue):
+            continue
+        if column in cols.values():
+            log.error(label, column, str(value))
+            return True
+        log.warn(label, column, f"{value}; the cell is read as empty")
+        values[column] = None
+    return False
+
+
+def load_examples(raw: RawFile, fmt: str, log: IssueLog, *, limit: int | None = None,
+                  sheet: str | None = None, columns: Mapping[str, str] | None = None) -> Loaded:
+    """The examples of a JSONL/CSV/Parquet/.xlsx dataset file (the first `limit` valid ones),
+    its columns mapped by `columns` ({role: column}) where given."""
+    table = read_table(raw, fmt, sheet)
     if not table.rows:
-        raise fatal(raw.path, "holds no record")
+        raise fatal(raw.path, "holds no record" + (f" in sheet {table.sheet!r}"
+                                                   if table.sheet else ""))
     usable = any(isinstance(values, dict) for _, values in table.rows)
-    cols = (_columns(table, EXAMPLE_COLUMNS, log.file, optional=(PARTS, ANSWERS)) if usable
-            else {})
+    cols = (_columns(table, EXAMPLE_COLUMNS, log.file, optional=("id", PARTS, ANSWERS),
+                     given=columns) if usable else {})
     out, seen = Loaded(), SeenIds()
+    if table.sheet is not None:
+        out.extra["sheet"] = table.sheet
+    if columns:
+        out.extra["columns"] = dict(columns)
+    if usable and "id" not in cols:
+        log.warn("-", "id", "the dataset has no id column: each question's id is made from "
+                            "its row (row-N, as the validation report names the record)")
     if usable and PARTS not in cols:
         out.extra[PARTS] = PARTS_ABSENT
         log.warn("-", PARTS, "the dataset has no relevant_parts column: ragdash finds evidence "
@@ -183,9 +254,11 @@ def load_examples(raw: RawFile, fmt: str, log: IssueLog, *, limit: int | None = 
         if isinstance(values, BadValue):
             log.error(label, *values.args)
             continue
-        name = cols["id"]
+        if _cell_problem(values, cols, log, label):
+            continue
+        name = cols.get("id", "id")
         try:
-            qid = as_id(values.get(name))
+            qid = as_id(values.get(name)) if "id" in cols else made_id(label)
             label = f"{label} (id {qid})"
             name = cols["question"]
             question = non_empty(values.get(name))
@@ -202,7 +275,7 @@ def load_examples(raw: RawFile, fmt: str, log: IssueLog, *, limit: int | None = 
             answer = answers[0]  # `answers` alone names the gold answers
         if not answer.strip():
             log.warn(label, cols["answer"], "answer is empty")
-        if seen.is_duplicate(qid, label, log, cols["id"]):
+        if seen.is_duplicate(qid, label, log, cols.get("id", "id")):
             continue
         meta = {k: v for k, v in values.items() if k not in cols.values()}
         out.examples.append(Example(qid, question, answer, parts, meta, tuple(answers)))
@@ -244,10 +317,13 @@ def _parts(values: dict, cols: dict[str, str], log: IssueLog, label: str) -> lis
         raise
 
 
-def parts_absent(raw: RawFile, fmt: str) -> bool:
-    """Whether a JSONL/CSV/Parquet dataset file has records but no relevant_parts column."""
-    table = read_table(raw, fmt)
-    return bool(table.rows) and not any(a in table.columns for a in EXAMPLE_COLUMNS[PARTS])
+def parts_absent(raw: RawFile, fmt: str, sheet: str | None = None,
+                 columns: Mapping[str, str] | None = None) -> bool:
+    """Whether a JSONL/CSV/Parquet/.xlsx dataset file has records but no relevant_parts column
+    (none mapped by `columns` either)."""
+    table = read_table(raw, fmt, sheet)
+    names = (columns or {}).get(PARTS), *EXAMPLE_COLUMNS[PARTS]
+    return bool(table.rows) and not any(a in table.columns for a in names if a)
 
 
 def load_documents(raw: RawFile, fmt: str, log: IssueLog) -> list[Document]:

@@ -20,11 +20,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                        "the question; one to three are kept, each marked parts_source 'auto' "
                        "with a confidence in [0, 1]. Questions without evidence are written "
                        "with parts_source 'none' and the reason.")
-    p.add_argument("--dataset", required=True, help="dataset file: JSONL/CSV/Parquet with id, "
-                                                     "question, answer (or HotpotQA/SQuAD)")
+    p.add_argument("--dataset", required=True, help="dataset file: JSONL/CSV/Parquet/.xlsx with "
+                                                     "id, question, answer (or HotpotQA/SQuAD)")
     p.add_argument("--corpus", help="corpus file, folder or .zip (for JSONL/CSV/Parquet)")
     p.add_argument("-o", "--output", required=True, help="the JSONL dataset to write")
     p.add_argument("--format", help="dataset format (default: auto)")
+    p.add_argument("--sheet", help="the sheet of an .xlsx dataset (default: its only sheet with "
+                                   "data)")
+    p.add_argument("--columns", help="which column holds what, when not named id/question/"
+                                     "answer: question=Q,answer=A[,id=I]")
     p.add_argument("--corpus-format", help="corpus format (default: auto)")
     p.add_argument("--limit", type=int, help="only the first N questions")
     p.add_argument("--config", help="YAML config (its dataset.evidence and llm sections)")
@@ -43,6 +47,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 OPTIONS: dict[str, str] = {
     "dataset": "dataset.path", "corpus": "dataset.corpus", "format": "dataset.format",
     "corpus_format": "dataset.corpus_format", "limit": "dataset.limit",
+    "sheet": "dataset.sheet", "columns": "dataset.columns",
     "max_parts": "dataset.evidence.max_parts", "margin": "dataset.evidence.margin",
     "llm_backend": "llm.backend", "llm_model": "llm.model", "llm_url": "llm.base_url",
 }
@@ -90,7 +95,8 @@ def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
     cfg = load_config(args.config, _overrides(args))
     ds = cfg["dataset"]
     dataset = load_dataset(ds["path"], ds["format"], corpus=ds["corpus"],
-                           corpus_fmt=ds["corpus_format"], limit=ds["limit"])
+                           corpus_fmt=ds["corpus_format"], limit=ds["limit"],
+                           sheet=ds["sheet"], columns=ds["columns"])
     gold = {e.qid: e.parts for e in dataset.examples if e.parts}
     if gold:
         print(f"note: {len(gold)} question(s) already have relevant parts; evidence is found "

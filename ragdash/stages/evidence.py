@@ -22,23 +22,25 @@ log = logging.getLogger("ragdash")
 
 
 @lru_cache(maxsize=16)
-def _absent(path: str, fmt: str, _stamp: tuple[int, int]) -> bool:
+def _absent(path: str, fmt: str, _stamp: tuple[int, int], sheet: str | None = None,
+            columns: tuple[tuple[str, str], ...] = ()) -> bool:
     from ragdash.data import detect_format
     from ragdash.data.generic import TABULAR, parts_absent
     from ragdash.data.reading import read_file
 
     fmt = detect_format(path) if fmt == "auto" else fmt
-    return fmt in TABULAR and parts_absent(read_file(path), fmt)
+    return fmt in TABULAR and parts_absent(read_file(path), fmt, sheet, dict(columns))
 
 
 def needed(dataset: dict[str, Any]) -> bool:
-    """Whether the config's dataset is a JSONL/CSV/Parquet file with no relevant_parts column
-    (False when it cannot be read: ingest then reports why)."""
+    """Whether the config's dataset is a JSONL/CSV/Parquet/.xlsx file with no relevant_parts
+    column (False when it cannot be read: ingest then reports why)."""
     path = dataset.get("path")
     try:
         stat = os.stat(path) if path else None
         return bool(stat) and _absent(str(Path(path)), dataset.get("format") or "auto",
-                                      (stat.st_mtime_ns, stat.st_size))
+                                      (stat.st_mtime_ns, stat.st_size), dataset.get("sheet"),
+                                      tuple((dataset.get("columns") or {}).items()))
     except (DataError, OSError, ValueError):
         return False
 

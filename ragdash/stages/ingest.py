@@ -36,7 +36,7 @@ def settings(cfg: dict) -> tuple:
     from ragdash.stages import evidence
 
     ds = {k: v for k, v in cfg["dataset"].items()
-          if k != "evidence" and not (k == "sample" and v is None)}
+          if k != "evidence" and not (k in ("sample", "sheet", "columns") and v is None)}
     # (a later key left out at its default, so runs made before it keep their retrieval)
     if (found_by := evidence.key(cfg)) is not None:  # a dataset without relevant parts
         ds["evidence"] = found_by
@@ -54,7 +54,8 @@ def run(ctx: StageContext) -> dict:
     dataset = load_dataset(ds["path"], ds.get("format", "auto"), corpus=ds.get("corpus"),
                            corpus_fmt=ds.get("corpus_format", "auto"),
                            include_unanswerable=ds.get("include_unanswerable", False),
-                           limit=ds.get("limit"), sample=ds.get("sample"))
+                           limit=ds.get("limit"), sample=ds.get("sample"),
+                           sheet=ds.get("sheet"), columns=ds.get("columns"))
     dataset, evidence = find_if_missing(dataset, ctx)  # no relevant_parts column: find them
     issues = pd.DataFrame([asdict(i) for i in dataset.issues],
                           columns=["file", "record", "field", "message", "severity"])

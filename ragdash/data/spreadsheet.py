@@ -1,0 +1,243 @@
+"""Excel workbooks (.xlsx, Office Open XML) as datasets: one sheet read into the rows of a table.
+
+The workbook is read with openpyxl in read-only mode, values only (the values Excel stored when
+it last computed each formula); nothing is executed and external links are not followed. The
+header is the first row naming two columns or more (a title line above it is skipped); a record
+is named `sheet 'S' row R` with R the row number Excel shows, and a problem cell also by its
+reference (`cell B7`). Every cell becomes text the
+way a reader would write it (numbers without a trailing `.0`, dates as ISO `2024-03-01`), so a
+sheet loads exactly as the same table saved as CSV would.
+
+Refused with a located `DataError`: a file that is not a zip (an encrypted workbook or an old
+.xls is an OLE file), a corrupt one, one that inflates like a decompression bomb
+(`reading.check_inflation`), a sheet over MAX_ROWS rows or MAX_CELLS cells, merged or empty
+header cells and duplicate column names. Kept with a located error on its row: a formula
+without a stored value and an error value (`#DIV/0!`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragdash.data.common import BadValue
+from ragdash.data.reading import RawFile, check_inflation, fatal
+
+MAX_ROWS = 1_048_576  # Excel's own limit; a sheet claiming more is not a real workbook
+MAX_CELLS = 10_000_000  # cells read (empty ones inside the used area included)
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted .xlsx and old .xls files
+_MERGE = re.compile(rb'<(?:\w+:)?mergeCell\s+ref="([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?"')
+_FORMULA = re.compile(rb"<(?:\w+:)?f[\s>/]")
+
+
+def _column_letter(index: int) -> str:
+    from openpyxl.utils import get_column_letter
+
+    return get_column_letter(index)
+
+
+def _open(raw: RawFile, data_only: bool = True) -> Any:
+    """The workbook in read-only mode; DataError when the file is not a readable workbook."""
+    import openpyxl
+
+    if raw.data.startswith(OLE_MAGIC):
+        raise fatal(raw.path, "is an encrypted (password-protected) workbook or an old .xls "
+                              "file: open it in Excel or LibreOffice and save it as .xlsx "
+                              "without a password")
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(raw.data))
+        infos = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise fatal(raw.path, f"is not an .xlsx workbook (not a valid zip file: {exc})") from None
+    check_inflation(raw.path, len(raw.data), sum(i.file_size for i in infos), "the workbook ")
+    if "xl/workbook.xml" not in archive.namelist():
+        raise fatal(raw.path, "is a zip file but not an .xlsx workbook (it has no "
+                              "xl/workbook.xml)")
+    try:
+        return openpyxl.load_workbook(io.BytesIO(raw.data), read_only=True, data_only=data_only,
+                                      keep_links=False)
+    except Exception as exc:  # openpyxl raises many kinds on a damaged file  # noqa: BLE001
+        raise fatal(raw.path, f"is a damaged .xlsx workbook that cannot be read "
+                              f"({type(exc).__name__}: {exc})") from None
+
+
+def _has_data(ws: Any) -> bool:
+    ws.reset_dimensions()  # no padding up to a stored size
+    return any(any(v is not None and v != "" for v in row)
+               for row in ws.iter_rows(values_only=True))
+
+
+def sheet_names(raw: RawFile) -> list[tuple[str, bool]]:
+    """(name, holds any value) of each sheet of a workbook, in the workbook's order."""
+    wb = _open(raw)
+    try:
+        return [(ws.title, _has_data(ws)) for ws in wb.worksheets]
+    finally:
+        wb.close()
+
+
+def choose_sheet(raw: RawFile, sheet: str | None) -> str:
+    """The sheet to read: `sheet` when the workbook has it, else its only sheet with data;
+    DataError listing the names when `sheet` is missing or several sheets hold data."""
+    sheets = sheet_names(raw)
+    names = [n for n, _ in sheets]
+    if sheet is not None:
+        if sheet not in names:
+            raise fatal(raw.path, f"has no sheet named {sheet!r}; its sheets: {names}",
+                        field="(sheet)")
+        return sheet
+    full = [n for n, data in sheets if data]
+    if len(full) == 1:
+        return full[0]
+    if not full:
+        raise fatal(raw.path, f"holds no value in any sheet (sheets: {names})", field="(sheet)")
+    raise fatal(raw.path, f"has {len(full)} sheets with data: {full}; choose one with --sheet "
+                          "NAME (the config's dataset.sheet; the Data page asks)",
+                field="(sheet)")
+
+
+def cell_text(value: object) -> str | None:
+    """A cell value as text (None for an empty cell): integral numbers without '.0', other
+    numbers to 15 significant digits (what Excel shows), dates as ISO 8601, TRUE/FALSE."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:.15g}"
+    if isinstance(value, dt.datetime):
+        if value.time() == dt.time(0):
+            return value.date().isoformat()
+        return value.isoformat(sep=" ", timespec="seconds" if value.microsecond == 0
+                               else "auto")
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return str(value)
+    return str(value)
+
+
+@dataclass
+class SheetRows:
+    """A sheet read as text: the header row's number and names, and (row number, cells) for
+    each non-empty row under it; a cell is text, None (empty) or BadValue (a formula without a
+    stored value, an error value)."""
+
+    header_row: int
+    header: list[str]
+    rows: list[tuple[int, list[str | None | BadValue]]]
+
+
+def _part(raw: RawFile, ws: Any) -> bytes:
+    """The sheet's XML (its size was checked with the whole workbook)."""
+    with zipfile.ZipFile(io.BytesIO(raw.data)) as archive:
+        return archive.read(ws._worksheet_path)  # noqa: SLF001 (openpyxl keeps no other name)
+
+
+def _formulas(raw: RawFile, name: str) -> dict[tuple[int, int], str]:
+    """{(row, column): formula} of a sheet, read again without the stored values."""
+    wb = _open(raw, data_only=False)
+    try:
+        out = {}
+        for row in wb[name].iter_rows():
+            for c in row:
+                if getattr(c, "data_type", None) == "f":
+                    out[(c.row, c.column)] = str(getattr(c.value, "text", None) or c.value)
+        return out
+    finally:
+        wb.close()
+
+
+def _check_header_merges(raw: RawFile, xml: bytes, header_row: int, name: str) -> None:
+    from openpyxl.utils import column_index_from_string
+
+    for m in _MERGE.finditer(xml):
+        c1, r1 = m.group(1).decode(), int(m.group(2))
+        c2, r2 = (m.group(3) or m.group(1)).decode(), int(m.group(4) or r1)
+        wide = column_index_from_string(c2) > column_index_from_string(c1)
+        if r1 <= header_row <= r2 and wide:
+            raise fatal(raw.path, f"header cells {c1}{header_row}:{c2}{header_row} are merged; "
+                                  "give each column its own header cell (unmerge them)",
+                        f"sheet {name!r} row {header_row}", "(header)")
+
+
+def read_sheet(raw: RawFile, name: str) -> SheetRows:
+    """The rows of sheet `name` as text (see the module docstring for what is refused)."""
+    wb = _open(raw)
+    try:
+        ws = wb[name]
+        xml = _part(raw, ws)
+        ws.reset_dimensions()  # the stored size may be wrong: read every row the sheet has
+        found, cells = [], 0
+        for r, values in enumerate(ws.iter_rows(values_only=True), 1):
+            cells += len(values)
+            if r > MAX_ROWS or cells > MAX_CELLS:
+                raise fatal(raw.path, f"sheet {name!r} is too large: more than "
+                                      f"{MAX_ROWS:,} rows or {MAX_CELLS:,} cells; split it",
+                            field="(sheet)")
+            texts = [cell_text(v) for v in values]
+            if any(t is not None and t.strip() for t in texts):
+                found.append((r, texts))
+    finally:
+        wb.close()
+    if not found:
+        raise fatal(raw.path, f"sheet {name!r} is empty; expected a header row",
+                    field="(sheet)")
+    # the header: the first row naming two columns or more (a title line above it is skipped)
+    at = next((i for i, (_, texts) in enumerate(found)
+               if sum(1 for t in texts if t is not None and t.strip()) >= 2), 0)
+    (header_row, header), rows = found[at], found[at + 1:]
+    _check_header_merges(raw, xml, header_row, name)
+    header = _names(raw, name, header_row, header, rows)
+    width = len(header)
+    formulas = _formulas(raw, name) if _FORMULA.search(xml) else {}
+    out = []
+    for r, texts in rows:
+        row: list[str | None | BadValue] = list(texts[:width]) + [None] * (width - len(texts))
+        for i, t in enumerate(row):
+            where = f"{_column_letter(i + 1)}{r}"
+            if t is None and (r, i + 1) in formulas:
+                row[i] = BadValue(f"cell {where} holds a formula with no stored value "
+                                  f"({formulas[(r, i + 1)]}): open the file in Excel or "
+                                  "LibreOffice and save it, so its values are stored")
+            elif isinstance(t, str) and re.fullmatch(r"#(?:DIV/0!|N/A|NAME\?|NULL!|NUM!|REF!|"
+                                                     r"VALUE!|SPILL!|CALC!|GETTING_DATA)", t):
+                row[i] = BadValue(f"cell {where} holds the error value {t}")
+        out.append((r, row))
+    return SheetRows(header_row, header, out)
+
+
+def _names(raw: RawFile, name: str, header_row: int, header: list[str | None],
+           rows: list[tuple[int, list[str | None]]]) -> list[str]:
+    """The column names: header cells stripped, trailing empty ones dropped; DataError on an
+    empty one before the last name or above a value, and on duplicates."""
+    last = max(i + 1 for i, t in enumerate(header) if t is not None and t.strip())
+    names = [(t or "").strip() for t in header[:last]]
+    record = f"sheet {name!r} row {header_row}"
+    empty = next((i for i, t in enumerate(names) if not t), None)
+    if empty is None and any(
+            len(texts) > last and any(t is not None and t.strip() for t in texts[last:])
+            for _, texts in rows):
+        empty = last
+    if empty is not None:
+        raise fatal(raw.path, f"header cell {_column_letter(empty + 1)}{header_row} is empty "
+                              "but its column holds values; give every column a name",
+                    record, "(header)")
+    dupes = sorted({c for c in names if names.count(c) > 1})
+    if dupes:
+        raise fatal(raw.path, f"column(s) {dupes} appear more than once", record, dupes[0])
+    return names
+
+
+def is_workbook(path: str | Path) -> bool:
+    """Whether a path names an .xlsx workbook (by its extension)."""
+    return Path(path).name.lower().endswith(".xlsx")
