@@ -96,6 +96,9 @@ with st.container(border=True):
         else:
             ds.update(path=upload["dataset"], format=upload["format"], corpus=upload["corpus"],
                       corpus_format=upload["corpus_format"])
+            # a workbook's sheet and a column mapping chosen on the Data page (left out when
+            # not needed, so the keys of other runs stay as they were)
+            ds.update({k: upload[k] for k in ("sheet", "columns") if upload.get(k)})
             st.caption(f"{upload['examples']:,} valid questions in {widgets.md(upload['name'])}"
                        + (f", corpus {widgets.md(upload['corpus_name'])}"
                           if upload.get("corpus") else ""))
@@ -151,7 +154,8 @@ with st.expander("Preview the chunks before the run", expanded=False):
     elif st.toggle("Show the preview (follows the settings above)", key="build_preview"):
         try:
             pv = server.chunk_preview(
-                (ds["path"], ds["format"], ds.get("corpus"), ds["corpus_format"]),
+                (ds["path"], ds["format"], ds.get("corpus"), ds["corpus_format"],
+                 ds.get("sheet"), tuple(sorted((ds.get("columns") or {}).items()))),
                 int(limit) or None, method, tuple(sorted(ch_params.items())),
                 int(max_chars) or None, k_max)
         except (ValueError, OSError) as exc:  # DataError is a ValueError

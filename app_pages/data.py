@@ -14,6 +14,7 @@ import streamlit as st
 
 from ragdash.analysis import frames
 from ragdash.data import CORPUS_FORMATS, FORMATS, DataError, layout, load_dataset, readers
+from ragdash.data.columns import describe as describe_columns
 from ragdash.rundir import atomic_path
 from ragdash.rundir.root import RunsRoot
 from ragdash.ui import (
@@ -23,21 +24,22 @@ from ragdash.ui import (
     navigation,
     server,
     state,
+    table_columns,
     widgets,
 )
 from ragdash.viz import questions
 
 MAX_MB = server.max_upload_mb()  # checked by app.py at start
-DATASET_TYPES = ["json", "gz", "jsonl", "ndjson", "csv", "parquet", "pq"]
+DATASET_TYPES = ["json", "gz", "jsonl", "ndjson", "csv", "parquet", "pq", "xlsx"]
 DOCUMENT_TYPES = [s.lstrip(".") for s in readers.SUFFIXES]  # txt, md, pdf, html, htm, docx
 CORPUS_TYPES = ["jsonl", "ndjson", "csv", "parquet", "pq", "zip", "gz", *DOCUMENT_TYPES]
 
 st.title("Data")
 st.caption("A dataset holds questions, answers and their relevant parts; a corpus holds the "
            "documents retrieved from. HotpotQA and SQuAD JSON carry their own corpus; JSONL, "
-           "CSV and Parquet datasets need one (JSONL/CSV/Parquet with doc_id, title, text, or a "
-           f".zip of .txt, .md, .pdf, .html or .docx files, or one such file). Uploads up to "
-           f"{MAX_MB} MB each; nothing is unpickled.")
+           "CSV, Parquet and Excel (.xlsx) datasets need one (JSONL/CSV/Parquet with doc_id, "
+           "title, text, or a .zip of .txt, .md, .pdf, .html or .docx files, or one such "
+           f"file). Uploads up to {MAX_MB} MB each; nothing is unpickled.")
 
 
 def _safe_name(name: str) -> str:
@@ -71,7 +73,9 @@ with st.container(border=True):
     ds_file = c1.file_uploader("Dataset", type=DATASET_TYPES, key="data_ds",
                                max_upload_size=MAX_MB,
                                help="HotpotQA or SQuAD JSON (.json/.json.gz), or JSONL/CSV/Parquet "
-                                    "with id, question, answer, relevant_parts")
+                                    "or an Excel workbook (.xlsx) with a question and an answer "
+                                    "column (named as you like: you map them below), and "
+                                    "optionally id and relevant_parts")
     ds_fmt = c1.selectbox("Dataset format", ["auto", *FORMATS], key="data_fmt")
     corpus_file = c2.file_uploader("Corpus (optional for HotpotQA/SQuAD)", type=CORPUS_TYPES,
                                    key="data_corpus", max_upload_size=MAX_MB,
@@ -119,32 +123,47 @@ if current and ds_file is None:
 generate_questions.panel(current if current and current.get("corpus") else corpus_alone,
                          corpus_fmt, state.runs_root(), dataset_in_uploader=ds_file is not None)
 
-loaded = None
-if current is not None:
-    try:
-        ds_path = Path(current["dataset"])
-        corpus_path = Path(current["corpus"]) if current.get("corpus") else None
-        sig = (str(ds_path), str(corpus_path), ds_fmt, corpus_fmt, int(limit))
-        cache = st.session_state.get("data_loaded")
-        if cache is None or cache[0] != sig:
-            with st.spinner("Reading and validating…"):
-                dataset = load_dataset(ds_path, ds_fmt, corpus=corpus_path,
-                                       corpus_fmt=corpus_fmt, limit=int(limit) or None)
-            st.session_state["data_loaded"] = (sig, dataset)
-        loaded = st.session_state["data_loaded"][1]
-        st.session_state["data_upload"] = evidence_review.use_saved({
-            "dataset": str(ds_path), "format": ds_fmt, "name": current["name"],
-            "corpus": None if corpus_path is None else str(corpus_path),
-            "corpus_format": corpus_fmt, "corpus_name": current.get("corpus_name"),
-            "examples": len(loaded.examples)}, sig)
-    except DataError as exc:
+
+def _cannot_load(exc: DataError | ValueError) -> None:
+    """Say why the upload cannot be loaded, and take it off the Build page."""
+    if isinstance(exc, DataError):
         i = exc.issue
         st.error(f"**{widgets.md(Path(i.file).name)}** cannot be loaded — record "
                  f"{widgets.md(i.record)}, field {widgets.code(i.field)}: {widgets.md(i.message)}")
-        st.session_state.pop("data_upload", None)
-    except ValueError as exc:
+    else:
         st.error(widgets.md(exc))
-        st.session_state.pop("data_upload", None)
+    st.session_state.pop("data_upload", None)
+
+
+loaded, asking = None, False
+if current is not None:
+    ds_path = Path(current["dataset"])
+    corpus_path = Path(current["corpus"]) if current.get("corpus") else None
+    try:
+        choice = table_columns.ask(ds_path, ds_fmt)  # a workbook's sheet, a column mapping
+        if choice is None:  # asked above: nothing to load until the user answers
+            st.session_state.pop("data_upload", None)
+            asking = True
+        else:
+            sheet, columns = choice
+            sig = (str(ds_path), str(corpus_path), ds_fmt, corpus_fmt, int(limit))
+            if sheet or columns:  # (other uploads keep the signature of their saved review)
+                sig += (sheet, describe_columns(columns) if columns else None)
+            cache = st.session_state.get("data_loaded")
+            if cache is None or cache[0] != sig:
+                with st.spinner("Reading and validating…"):
+                    dataset = load_dataset(ds_path, ds_fmt, corpus=corpus_path,
+                                           corpus_fmt=corpus_fmt, limit=int(limit) or None,
+                                           sheet=sheet, columns=columns)
+                st.session_state["data_loaded"] = (sig, dataset)
+            loaded = st.session_state["data_loaded"][1]
+            st.session_state["data_upload"] = evidence_review.use_saved({
+                "dataset": str(ds_path), "format": ds_fmt, "name": current["name"],
+                "corpus": None if corpus_path is None else str(corpus_path),
+                "corpus_format": corpus_fmt, "corpus_name": current.get("corpus_name"),
+                "examples": len(loaded.examples), "sheet": sheet, "columns": columns}, sig)
+    except (DataError, ValueError) as exc:
+        _cannot_load(exc)
 
 if loaded is not None:
     m = st.columns(4)
@@ -179,6 +198,8 @@ if loaded is not None:
             source += " with the relevant parts found above (as reviewed)"
     else:
         examples = None
+elif asking:  # the upload's statistics follow once its sheet or columns are chosen
+    examples = None
 else:
     run = state.current_run()
     examples = run.table("examples") if run is not None else None

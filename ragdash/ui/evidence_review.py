@@ -54,9 +54,10 @@ def needs_evidence(dataset: Dataset) -> bool:
 
 def use_saved(upload: dict[str, Any], sig: tuple) -> dict[str, Any]:
     """The Data page's upload record, pointing at the reviewed dataset once one is saved for
-    this upload (the Build page builds from `upload['dataset']`)."""
+    this upload (the Build page builds from `upload['dataset']`; the saved file is a plain
+    JSONL dataset, so the upload's sheet and column mapping do not apply to it)."""
     saved = st.session_state.get(SAVED, {}).get(sig)
-    return {**upload, **saved} if saved else upload
+    return {**upload, "sheet": None, "columns": None, **saved} if saved else upload
 
 
 def found_parts(sig: tuple) -> dict[str, list[str]] | None:

@@ -23,12 +23,15 @@ def max_upload_mb() -> int:
 def chunk_preview(dataset: tuple, limit: int | None, method: str, params: tuple,
                   max_chars: int | None, k: int) -> ChunkPreview:
     """`ragdash.chunking.preview.preview` of a dataset given as (path, format, corpus,
-    corpus format); `params` as sorted (name, value) pairs."""
+    corpus format[, sheet, column mapping as sorted (role, column) pairs]); `params` as sorted
+    (name, value) pairs."""
     from ragdash.data import load_dataset
     from ragdash.embeddings import embedding_settings
 
-    path, fmt, corpus, corpus_fmt = dataset
-    docs = load_dataset(path, fmt, corpus=corpus, corpus_fmt=corpus_fmt, limit=limit).documents
+    path, fmt, corpus, corpus_fmt, *table = dataset
+    sheet, columns = (table[0], dict(table[1] or ())) if table else (None, None)
+    docs = load_dataset(path, fmt, corpus=corpus, corpus_fmt=corpus_fmt, limit=limit,
+                        sheet=sheet, columns=columns or None).documents
     with embedding_settings(runs_root()):  # the run built next reads these embeddings back
         return preview(docs, method, dict(params), max_chars, k)
 
