@@ -13,6 +13,7 @@ import streamlit as st
 from ragdash import chunking, retrieval
 from ragdash.budget import TOKENIZERS, parse_budgets
 from ragdash.config import SAMPLE_DATASET, ConfigError, load_spec
+from ragdash.data.columns import describe as describe_columns
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
 from ragdash.params import Param
@@ -100,6 +101,9 @@ with st.container(border=True):
             # not needed, so the keys of other runs stay as they were)
             ds.update({k: upload[k] for k in ("sheet", "columns") if upload.get(k)})
             st.caption(f"{upload['examples']:,} valid questions in {widgets.md(upload['name'])}"
+                       + (f", sheet {widgets.md(upload['sheet'])}" if upload.get("sheet") else "")
+                       + (", columns " + widgets.code(describe_columns(upload["columns"]))
+                          if upload.get("columns") else "")
                        + (f", corpus {widgets.md(upload['corpus_name'])}"
                           if upload.get("corpus") else ""))
     else:

@@ -14,6 +14,8 @@ from fixtures.make_run import make_run
 from fixtures.tables import clipped_headers, widths
 from streamlit.testing.v1 import AppTest
 
+from ragdash.ui.table_columns import MADE
+
 APP = Path(__file__).resolve().parent.parent / "app.py"
 PAGES = ("overview", "retrieval", "browser", "compare", "llm", "thresholds", "report", "data",
          "build")
@@ -332,11 +334,33 @@ def test_data_upload_validation_report(runs, tmp_path):
 
 def test_data_upload_fatal_error_is_named(runs):
     at = open_page("data")
-    at.file_uploader(key="data_ds").upload("bad.csv", b"foo,bar\n1,2\n", "text/csv")
+    at.file_uploader(key="data_ds").upload("bad.csv", b"foo,foo\n1,2\n", "text/csv")
     at.run()
     assert not at.exception
     errors = " ".join(e.value for e in at.error)
     assert "bad\\.csv" in errors  # the file name escaped: shown literally
+    assert "appear more than once" in errors
+
+
+def test_data_upload_maps_columns_guessed_from_the_headers(runs):
+    at = open_page("data")
+    at.file_uploader(key="data_ds").upload(
+        "fragen.csv", b"Nr,Frage,Notiz,Antwort\n7,Wo?,x,Hier\n8,Wann?,y,Jetzt\n",
+        "text/csv")
+    at.file_uploader(key="data_corpus").upload(
+        "c.jsonl", b'{"doc_id": "d", "text": "Hier und Jetzt."}\n', "application/jsonl")
+    at.run()
+    assert not at.exception and not at.error
+    boxes = {b.label: b for b in at.selectbox}
+    assert boxes["Question column"].value == "Frage"
+    assert boxes["Answer column"].value == "Antwort"
+    assert boxes["ID column (optional)"].value == "Nr"
+    loaded = next(m for m in at.metric if m.label == "Questions loaded")
+    assert loaded.value == "2"
+    boxes["ID column (optional)"].set_value(MADE).run()  # numbered by the row instead
+    upload = at.session_state["data_upload"]
+    assert upload["columns"] == {"question": "Frage", "answer": "Antwort"}
+    assert [e.qid for e in at.session_state["data_loaded"][1].examples] == ["row-1", "row-2"]
 
 
 def test_build_page_validates_inputs(runs):

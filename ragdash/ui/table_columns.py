@@ -6,6 +6,7 @@ when the file does not name them so (`ragdash.data.columns`; the same as `--shee
 from __future__ import annotations
 
 import hashlib
+import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -55,7 +56,7 @@ def sheet(path: Path, fmt: str) -> tuple[bool, str | None]:
              "line: --sheet NAME).")
     if choice is None:
         st.info("This workbook has several sheets with data: choose the one with the questions.",
-                icon="📑")
+                icon=":material/table_view:")
     return choice is not None, choice
 
 
@@ -115,7 +116,10 @@ def mapping(path: Path, fmt: str, name: str | None) -> tuple[bool, dict[str, str
         except ValueError as exc:
             st.error(widgets.md(exc))
             return False, None
-        st.caption(f"On the command line: {widgets.code('--columns ' + describe(chosen))}")
+        text = describe(chosen)
+        if parse_columns(text) == chosen:  # (a column name with a comma needs the config)
+            st.caption("On the command line: "
+                       f"{widgets.code('--columns ' + shlex.quote(text))}")
     return True, chosen
 
 
