@@ -168,6 +168,8 @@ def test_merged_empty_and_duplicate_headers_are_refused(tmp_path, corpus):
     empty = workbook(tmp_path / "e.xlsx", {"S": [["Frage", None, "Antwort"], ["Q?", "x", "A"]]})
     with pytest.raises(DataError, match="header cell B1 is empty but its column holds values"):
         load(empty, corpus, columns=MAPPED)
+    gap = workbook(tmp_path / "g.xlsx", {"S": [["Frage", None, "Antwort"], ["Q?", None, "A"]]})
+    assert load(gap, corpus, columns=MAPPED).examples[0].meta == {}  # an unused empty column
     beyond = workbook(tmp_path / "b.xlsx", {"S": [["Frage", "Antwort"], ["Q?", "A", "extra"]]})
     with pytest.raises(DataError, match="header cell C1 is empty"):
         load(beyond, corpus, columns=MAPPED)

@@ -22,7 +22,6 @@ import io
 import re
 import zipfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ragdash.data.common import BadValue
@@ -33,6 +32,7 @@ MAX_CELLS = 10_000_000  # cells read (empty ones inside the used area included)
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted .xlsx and old .xls files
 _MERGE = re.compile(rb'<(?:\w+:)?mergeCell\s+ref="([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?"')
 _FORMULA = re.compile(rb"<(?:\w+:)?f[\s>/]")
+_ERROR = re.compile(r"#(?:DIV/0!|N/A|NAME\?|NULL!|NUM!|REF!|VALUE!|SPILL!|CALC!|GETTING_DATA)")
 
 
 def _column_letter(index: int) -> str:
@@ -197,47 +197,44 @@ def read_sheet(raw: RawFile, name: str) -> SheetRows:
                if sum(1 for t in texts if t is not None and t.strip()) >= 2), 0)
     (header_row, header), rows = found[at], found[at + 1:]
     _check_header_merges(raw, xml, header_row, name)
-    header = _names(raw, name, header_row, header, rows)
-    width = len(header)
+    header, keep = _names(raw, name, header_row, header, rows)
     formulas = _formulas(raw, name) if _FORMULA.search(xml) else {}
     out = []
     for r, texts in rows:
-        row: list[str | None | BadValue] = list(texts[:width]) + [None] * (width - len(texts))
-        for i, t in enumerate(row):
-            where = f"{_column_letter(i + 1)}{r}"
+        row: list[str | None | BadValue] = []
+        for i in keep:
+            t = texts[i] if i < len(texts) else None
             if t is None and (r, i + 1) in formulas:
-                row[i] = BadValue(f"cell {where} holds a formula with no stored value "
-                                  f"({formulas[(r, i + 1)]}): open the file in Excel or "
-                                  "LibreOffice and save it, so its values are stored")
-            elif isinstance(t, str) and re.fullmatch(r"#(?:DIV/0!|N/A|NAME\?|NULL!|NUM!|REF!|"
-                                                     r"VALUE!|SPILL!|CALC!|GETTING_DATA)", t):
-                row[i] = BadValue(f"cell {where} holds the error value {t}")
+                t = BadValue(f"cell {_column_letter(i + 1)}{r} holds a formula with no stored "
+                             f"value ({formulas[(r, i + 1)]}): open the file in Excel or "
+                             "LibreOffice and save it, so its values are stored")
+            elif t is not None and t.startswith("#") and _ERROR.fullmatch(t):
+                t = BadValue(f"cell {_column_letter(i + 1)}{r} holds the error value {t}")
+            row.append(t)
         out.append((r, row))
     return SheetRows(header_row, header, out)
 
 
 def _names(raw: RawFile, name: str, header_row: int, header: list[str | None],
-           rows: list[tuple[int, list[str | None]]]) -> list[str]:
-    """The column names: header cells stripped, trailing empty ones dropped; DataError on an
-    empty one before the last name or above a value, and on duplicates."""
-    last = max(i + 1 for i, t in enumerate(header) if t is not None and t.strip())
-    names = [(t or "").strip() for t in header[:last]]
+           rows: list[tuple[int, list[str | None]]]) -> tuple[list[str], list[int]]:
+    """The column names (header cells stripped) and the indexes of their columns: a column
+    with neither a name nor a value is left out; DataError on one with values but no name, and
+    on a name used twice."""
+    def used(i: int) -> bool:
+        return any(len(texts) > i and texts[i] is not None and texts[i].strip()
+                   for _, texts in rows)
+
+    width = max([len(header)] + [len(texts) for _, texts in rows])
+    names = [(t or "").strip() for t in header] + [""] * (width - len(header))
+    keep = [i for i in range(width) if names[i] or used(i)]
     record = f"sheet {name!r} row {header_row}"
-    empty = next((i for i, t in enumerate(names) if not t), None)
-    if empty is None and any(
-            len(texts) > last and any(t is not None and t.strip() for t in texts[last:])
-            for _, texts in rows):
-        empty = last
+    empty = next((i for i in keep if not names[i]), None)
     if empty is not None:
         raise fatal(raw.path, f"header cell {_column_letter(empty + 1)}{header_row} is empty "
                               "but its column holds values; give every column a name",
                     record, "(header)")
-    dupes = sorted({c for c in names if names.count(c) > 1})
+    kept = [names[i] for i in keep]
+    dupes = sorted({c for c in kept if kept.count(c) > 1})
     if dupes:
         raise fatal(raw.path, f"column(s) {dupes} appear more than once", record, dupes[0])
-    return names
-
-
-def is_workbook(path: str | Path) -> bool:
-    """Whether a path names an .xlsx workbook (by its extension)."""
-    return Path(path).name.lower().endswith(".xlsx")
+    return kept, keep
