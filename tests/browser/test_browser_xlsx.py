@@ -72,7 +72,7 @@ def test_workbook_sheet_mapping_evidence_and_build(server, page, tmp_path):
     expect(page.get_by_text("Questions loaded")).to_have_count(1)
     loaded = page.locator('[data-testid="stMetric"]').filter(has_text="Questions loaded")
     expect(loaded).to_contain_text("4")
-    expect(mapping).to_contain_text("--columns question=")
+    expect(mapping).to_contain_text("--columns 'question=")
     no_exception(page, "mapped workbook loaded")
     mapping.scroll_into_view_if_needed()
     shot(page, "42-xlsx-mapped")
