@@ -279,3 +279,24 @@ def test_cli_runs_a_mapped_workbook_end_to_end(tmp_path, corpus, capsys):
     # the evidence stage found the sentence holding each verbatim answer
     assert list(found["row-2"]) == gold["q1"] and list(found["row-5"]) == gold["q4"]
     assert run.read("ir_scores")["score"].max() > 0
+
+
+def test_sheet_and_columns_options_set_the_dataset_keys():
+    import argparse
+
+    from ragdash.cli import build_parser, overrides_from
+    from ragdash.evidence import command
+
+    args = build_parser().parse_args(["run", "--dataset", "q.xlsx", "--sheet", "Fragen",
+                                      "--columns", "question=Frage,answer=Antwort"])
+    o = overrides_from(args)
+    assert o["dataset.sheet"] == "Fragen"
+    assert o["dataset.columns"] == "question=Frage,answer=Antwort"
+    cfg = load_config(None, o)
+    assert cfg["dataset"]["columns"] == MAPPED and cfg["dataset"]["sheet"] == "Fragen"
+    sub = argparse.ArgumentParser().add_subparsers()
+    ev = command.add_parser(sub).parse_args(["--dataset", "q.xlsx", "-o", "out.jsonl",
+                                             "--sheet", "S", "--columns", "question=Q,answer=A"])
+    assert {k: v for k, v in command._overrides(ev).items() if k.startswith("dataset.")} == {
+        "dataset.path": "q.xlsx", "dataset.sheet": "S", "dataset.columns": "question=Q,answer=A",
+        "dataset.format": "auto"}
