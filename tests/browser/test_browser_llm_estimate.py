@@ -1,6 +1,6 @@
 """The LLM page's estimate in a real browser: before any call, a local model's time is given
 (assumed from the bundled demos' calls and said so), a remote model never called has none. On
-the shared server (tests/browser/conftest.py); screenshot 40-llm-estimate."""
+the shared server (tests/browser/conftest.py); screenshot 46-llm-estimate."""
 
 from __future__ import annotations
 
@@ -33,4 +33,4 @@ def test_estimate_gives_the_local_model_a_time_before_its_first_call(server, pag
     expect(remote).to_contain_text("time unknown")
     no_exception(page, "LLM estimate")
     button.scroll_into_view_if_needed()
-    shot(page, "40-llm-estimate")
+    shot(page, "46-llm-estimate")

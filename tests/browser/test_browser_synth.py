@@ -56,7 +56,10 @@ def test_generate_questions_from_a_corpus(server, page, tmp_path):
             louvre=reply_json("When was the Louvre built?", "1850", "Napoleon built it in 1850."),
             rhine="I cannot help with that.")) as llm:
         _pick(page, "Backend", "openai")
-        page.get_by_label("Model (empty: the backend's default)").fill("fake-model")
+        # a model name of this attempt's own: the shared runs root's reply cache holds the
+        # replies of an earlier attempt (a rerun), which would answer without a request
+        page.get_by_label("Model (empty: the backend's default)").fill(
+            f"fake-model-{tmp_path.name}")
         page.get_by_label("Base URL (empty: default)").fill(llm.openai_url)
         page.keyboard.press("Enter")
         # fake-model is in no price table
