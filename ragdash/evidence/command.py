@@ -32,8 +32,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--corpus-format", help="corpus format (default: auto)")
     p.add_argument("--limit", type=int, help="only the first N questions")
     p.add_argument("--config", help="YAML config (its dataset.evidence and llm sections)")
-    p.add_argument("--llm", action="store_true", help="ask the LLM to quote a supporting "
-                   "sentence when the answer occurs verbatim in no document")
+    p.add_argument("--llm", action="store_true", help="when the answer occurs verbatim in no "
+                   "document, ask the LLM which candidate sentences support each answer "
+                   "sentence (a short answer: to quote a supporting sentence)")
     p.add_argument("--llm-backend", help="LLM backend for --llm: local, ollama or openai")
     p.add_argument("--llm-model", help="LLM model for --llm")
     p.add_argument("--llm-url", help="base URL of the LLM server for --llm")
@@ -67,7 +68,9 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 def report(result: EvidenceResult, shown: int = 20) -> list[str]:
     """What the command prints: how many questions got evidence, and the others with why."""
     s = result.summary()
-    methods = {"answer": "holding the answer", "llm": "quoted by the LLM"}
+    methods = {"answer": "holding the answer", "llm": "quoted by the LLM",
+               "aligned": "aligned with the answer's sentences",
+               "aligned-llm": "aligned and confirmed by the LLM"}
     how = ", ".join(f"{n} {methods.get(m, m)}" for m, n in s["by_method"].items())
     lines = [f"Evidence found for {s['found']} of {s['questions']} questions "
              f"({s['parts']} parts" + (f"; {how}" if how else "") + ")."]

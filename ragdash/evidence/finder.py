@@ -6,8 +6,10 @@ similarity to the question, the best one to three kept (relevant parts, the pape
 
 Steps: (1) the corpus is cut into units (`locate`); (2) candidates are the units holding the
 normalised answer (`normalize`); (3) they are ranked by BM25 and MiniLM similarity to the
-question and one to three are kept (`rank`); (4) with `settings.llm`, questions whose answer
-occurs verbatim nowhere ask the LLM for a quote (`quotes`). A question left without evidence
+question and one to three are kept (`rank`); (4) answers of a sentence or more that occur
+verbatim nowhere are aligned with the corpus sentences that support them (`align`; with
+`settings.llm` the LLM confirms the candidates); (5) with `settings.llm`, shorter answers that
+occur verbatim nowhere ask the LLM for a quote (`quotes`). A question left without evidence
 keeps its reason; it is never dropped silently.
 """
 
@@ -109,6 +111,7 @@ def find_evidence(examples: Sequence[Example], documents: Sequence[Document],
         located.append(_locate(q, corpus))
         say("evidence: locating answers", i + 1, len(questions))
     vectors = Vectors(embed)
+    lexical = None
     if any(spans for spans, _ in located):
         lexical = Lexical([corpus.unit_text(u) for u in range(len(corpus.units))])
         pre = [_preselect(spans, lexical.scores(q.question)) if spans else ([], np.zeros(0))
@@ -129,10 +132,16 @@ def find_evidence(examples: Sequence[Example], documents: Sequence[Document],
                 q.kept = keep([c.confidence for c in q.candidates], settings.max_parts,
                               settings.margin)
             say("evidence: ranking candidates", i + 1, len(questions))
+    from ragdash.evidence.align import align_evidence, alignable
+
+    aligned = [q for q in questions if q.reason == NOT_IN_CORPUS and alignable(q.answer)]
+    align_evidence(aligned, corpus, vectors, settings, lexical=lexical,
+                   llm=llm if settings.llm else None, cache=cache, backend=backend, progress=say)
     if settings.llm and llm is not None:
         from ragdash.evidence.quotes import quote_evidence
 
-        asked = [q for q in questions if not q.found and q.reason != NO_ANSWER]
+        asked = [q for q in questions if not q.found and q.reason != NO_ANSWER
+                 and not any(q is a for a in aligned)]
         quote_evidence(asked, corpus, vectors, settings, llm, cache=cache, backend=backend,
                        progress=say)
     return EvidenceResult(questions, settings)

@@ -53,10 +53,10 @@ class Passages:
         d, s, e = self.spans[i]
         return self.corpus.documents[d].text[s:e]
 
-    def best(self, query: str, n: int) -> list[int]:
-        """The `n` passages most similar to `query` (BM25 preselects, MiniLM reranks)."""
+    def best(self, query: str, n: int, pool: int = PRESELECT) -> list[int]:
+        """The `n` passages most similar to `query` (BM25 preselects `pool`, MiniLM reranks)."""
         bm25 = self.lexical.scores(query)
-        top = order(bm25)[:PRESELECT]
+        top = order(bm25)[:pool]
         cos = self.vectors.cosine(query, [self.text(i) for i in top])
         return [top[i] for i in order(combine(bm25[top], cos))[:n]]
 

@@ -26,6 +26,7 @@ Embed = Callable[[list[str]], np.ndarray]
 """Texts -> L2-normalised vectors (one row per text)."""
 
 LEXICAL_WEIGHT = 0.5
+K1 = 1.2
 PRESELECT = 20
 """Candidates per question scored with MiniLM: the best by BM25 (ties in corpus order); this
 bounds the embedding cost of answers that occur in many sentences."""
@@ -40,13 +41,26 @@ class Lexical:
         logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index at DEBUG
         self._bm25s = bm25s
         self.size = len(texts)
-        self.model = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
+        self.model = bm25s.BM25(k1=K1, b=0.75, method="lucene")
+        self._df: dict[str, int] = {}
         if texts:
-            self.model.index(self._tokens(list(texts)), show_progress=False)
+            tokens = self._tokens(list(texts))
+            self.model.index(tokens, show_progress=False)
+            for words in tokens:
+                for w in set(words):
+                    self._df[w] = self._df.get(w, 0) + 1
 
     def _tokens(self, texts: list[str]) -> list[list[str]]:
         return self._bm25s.tokenize(texts, lower=True, stopwords="en", return_ids=False,
                                     show_progress=False)
+
+    def ideal(self, query: str) -> float:
+        """BM25 of `query` against a text of average length holding each of its words once:
+        the sum of their Lucene IDFs over (1 + k1); a word found in no text has the highest
+        IDF. The scale for a lexical share in [0, 1] (`ragdash.evidence.align`)."""
+        n = self.size
+        return sum(float(np.log(1 + (n - self._df.get(w, 0) + 0.5) / (self._df.get(w, 0) + 0.5)))
+                   for w in self._tokens([query])[0] if w) / (1 + K1)
 
     def scores(self, query: str) -> np.ndarray:
         if not self.size:

@@ -19,7 +19,11 @@ class Candidate:
     confidence: float  # the rank score (see ragdash.evidence.rank), in [0, 1]
     bm25: float
     cosine: float
-    method: str = "answer"  # "answer" (holds the answer), "llm" (an LLM's verbatim quote) or USER
+    method: str = "answer"  # "answer" (holds the answer), "llm" (an LLM's verbatim quote),
+    # "aligned"/"aligned-llm" (supports an answer sentence, `ragdash.evidence.align`) or USER
+    supports: str = ""  # aligned: the answer sentence this part supports
+    question_cosine: float | None = None  # aligned: MiniLM cosine with the question
+    lexical: float | None = None  # aligned: BM25 share of the answer sentence, in [0, 1]
 
 
 USER = "user"
@@ -41,6 +45,8 @@ class QuestionEvidence:
     reason: str | None = None
     reviewed: bool = False
     answers: tuple[str, ...] = ()  # every gold answer (`Example.answers`)
+    unsupported: list[str] = field(default_factory=list)  # aligned: answer sentences with
+    # no supporting corpus sentence
 
     @property
     def found(self) -> bool:

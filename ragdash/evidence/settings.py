@@ -9,21 +9,25 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-VERSION = 2
+VERSION = 3
 """Bumped when the finder's rules change, so runs that used it get a new ingest key."""
 
-METHODS = ("answer", "llm")
-"""`answer`: sentences holding the answer; `llm`: a quote the LLM copied from a document."""
+METHODS = ("answer", "llm", "aligned", "aligned-llm")
+"""`answer`: sentences holding the answer; `llm`: a quote the LLM copied from a document;
+`aligned`: sentences supporting a sentence of an answer written in other words
+(`ragdash.evidence.align`), `aligned-llm`: such sentences the LLM confirmed."""
 
 
 @dataclass(frozen=True)
 class EvidenceSettings:
     """How evidence is found and kept.
 
-    `max_parts`: the most parts kept per question (1 to 3); `margin`: other candidates are kept
-    when their score is within this of the best one's; `llm`: ask the run's LLM to quote a
-    supporting sentence when the answer occurs verbatim in no document; `passages`: how many
-    top-ranked passages the LLM is shown.
+    `max_parts`: the most parts kept per question, or per answer sentence of an aligned answer
+    (1 to 3); `margin`: other candidates are kept when their score is within this of the best
+    one's; `llm`: ask the run's LLM to confirm the aligned candidates of an answer written in
+    other words (`ragdash.evidence.align`), and to quote a supporting sentence for a shorter
+    answer found verbatim nowhere; `passages`: how many top-ranked passages the alignment and
+    the LLM's quotes draw on.
     """
 
     llm: bool = False

@@ -8,7 +8,7 @@ candidates "Candidate's Answers:".
 
 Also here, so that every prompt lives in one place: the multi-query retriever's sub-question
 prompt (`ragdash.llm.decompose`), the evidence finder's quote prompt (`ragdash.evidence.quotes`)
-and the synthetic question prompts (`ragdash.synth`).
+and support prompt (`ragdash.evidence.align`), and the synthetic question prompts (`ragdash.synth`).
 """
 
 from __future__ import annotations
@@ -293,6 +293,24 @@ def quote_messages(question: str, answer: str, passages: Sequence[str]) -> list[
     shown = "\n".join(f"[{i + 1}] {' '.join(t.split())}" for i, t in enumerate(passages))
     return [{"role": "user", "content": QUOTE_PROMPT.format(question=question, answer=answer,
                                                             passages=shown)}]
+
+
+# --- evidence: which candidate sentences support an answer sentence (ragdash.evidence.align) ---
+
+SUPPORT_PROMPT = (
+    "Below are a question, one sentence of its answer and numbered sentences from documents. "
+    "Which of the numbered sentences state what the answer sentence says (all of it or part "
+    "of it)? Reply with their numbers, separated by commas. If none does, reply "
+    f"{NO_QUOTE}.\n\nQuestion: {{question}}\nAnswer sentence: {{sentence}}\n\n"
+    "Sentences:\n{candidates}\n\nNumbers:")
+
+
+def support_messages(question: str, sentence: str,
+                     candidates: Sequence[str]) -> list[dict[str, str]]:
+    """The support (entailment) prompt with the candidates numbered, whitespace collapsed."""
+    shown = "\n".join(f"[{i + 1}] {' '.join(t.split())}" for i, t in enumerate(candidates))
+    return [{"role": "user", "content": SUPPORT_PROMPT.format(
+        question=question, sentence=" ".join(sentence.split()), candidates=shown)}]
 
 
 # --- synthetic test sets: a question, its answer and the verbatim span (ragdash.synth) ---------

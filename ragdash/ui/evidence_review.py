@@ -22,6 +22,7 @@ from ragdash.data.generic import PARTS, PARTS_ABSENT
 from ragdash.data.saved import record as record_saved
 from ragdash.data.schema import Dataset
 from ragdash.evidence import manual, output, review
+from ragdash.evidence.align import ALIGNED_LLM
 from ragdash.evidence.finder import find_evidence
 from ragdash.evidence.locate import Corpus
 from ragdash.evidence.normalize import answer_spans
@@ -44,6 +45,7 @@ CARD_CSS = """<style>
 .ev-conf{display:inline-block;height:8px;border-radius:4px;background:#4c6ef5;}
 .ev-bar{display:inline-block;width:90px;height:8px;border-radius:4px;background:#e3e7ef;}
 .ev-q{font-size:1.02rem;margin:0 0 4px 0;overflow-wrap:anywhere;}
+.ev-supports{font-size:0.85rem;color:#495057;margin:2px 0 4px 0;overflow-wrap:anywhere;}
 </style>"""
 
 
@@ -70,12 +72,13 @@ def found_parts(sig: tuple) -> dict[str, list[str]] | None:
     return {q.qid: [p.text for p in q.parts] for q in decided.questions}
 
 
-def _box(c: Candidate, answer: str, head: str, kept: bool = False) -> str:
-    """A part's text with the answer marked, under `head` (HTML, escaped by the caller)."""
+def _box(c: Candidate, answer: str, head: str, kept: bool = False, note: str = "") -> str:
+    """A part's text with the answer marked, under `head` and `note` (HTML, escaped by the
+    caller)."""
     matches = [Match(0, s, e) for s, e in answer_spans(c.text, answer)]
     body = marks.highlight(c.text, 0, matches, [ANSWER_COLOR])
     return (f'<div class="rd-chunk{" ev-kept" if kept else ""}"><div class="rd-head">{head}'
-            f"</div><div>{body}</div></div>")
+            f"</div>{note}<div>{body}</div></div>")
 
 
 def _card(qe: QuestionEvidence, i: int, kept: bool) -> str:
@@ -83,14 +86,27 @@ def _card(qe: QuestionEvidence, i: int, kept: bool) -> str:
     c = qe.candidates[i]
     if c.method == USER:
         scores = "<span>chosen by you</span>"
+    elif c.supports:  # aligned with a sentence of an answer written in other words
+        scores = _why(c)
     else:
         scores = (f'<span><span class="ev-bar"><span class="ev-conf" style="width:'
                   f'{c.confidence * 100:.0f}%"></span></span> confidence {c.confidence:.2f}'
                   f"</span><span>BM25 {c.bm25:.2f} · cosine {c.cosine:.2f}</span>")
     head = (f"<b>Candidate {i + 1}</b>{scores}<span>document {html.escape(c.doc_id)}</span>"
             + ("<span><b>· kept</b></span>" if kept else "")
-            + ("<span>· quoted by the LLM</span>" if c.method == "llm" else ""))
-    return _box(c, qe.answer, head, kept)
+            + ("<span>· quoted by the LLM</span>" if c.method == "llm" else "")
+            + ("<span>· confirmed by the LLM</span>" if c.method == ALIGNED_LLM else ""))
+    note = (f'<div class="ev-supports">supports the answer sentence: <i>'
+            f"{html.escape(c.supports)}</i></div>" if c.supports else "")
+    return _box(c, qe.answer, head, kept, note)
+
+
+def _why(c: Candidate) -> str:
+    """The scores of an aligned part (`ragdash.evidence.align`): why it was chosen."""
+    return (f'<span><span class="ev-bar"><span class="ev-conf" style="width:'
+            f'{c.confidence * 100:.0f}%"></span></span> confidence {c.confidence:.2f}</span>'
+            f"<span>BM25 {c.bm25:.2f} (share {c.lexical or 0:.2f}) · cosine with the answer "
+            f"sentence {c.cosine:.2f} · with the question {c.question_cosine or 0:.2f}</span>")
 
 
 def _searchable(dataset: Dataset, sig: tuple) -> manual.Searchable:
@@ -186,6 +202,10 @@ def _question(result: EvidenceResult, decisions: dict[str, str], order: list[str
     else:
         st.warning(f"No evidence: {widgets.md(qe.reason)}. The question is left out of the "
                    "dataset unless you give its evidence below.")
+    if qe.unsupported:
+        st.html(CARD_CSS + '<div class="ev-supports"><b>Answer sentences no corpus sentence '
+                "supports:</b><ul>" + "".join(f"<li>{html.escape(s)}</li>"
+                                              for s in qe.unsupported) + "</ul></div>")
     options = review.choices(qe)
     key = f"ev_decision_{qid}"
     current = decisions.get(qid)
@@ -277,18 +297,21 @@ def panel(dataset: Dataset, name: str, sig: tuple, root: Path) -> None:
         st.caption("This dataset has no relevant parts, which Score_IR needs. ragdash can find "
                    "them: for each question, the corpus sentences that hold its answer, ranked "
                    "by BM25 and MiniLM similarity to the question; the best one to three are "
-                   "kept, each with a confidence in [0, 1]. Questions whose answer occurs in no "
-                   "document are left out and listed. (A run built without review finds them "
-                   "the same way, automatically.)")
+                   "kept, each with a confidence in [0, 1]. An answer written in other words is "
+                   "aligned sentence by sentence with the corpus sentences that support it (each "
+                   "part shows the answer sentence it supports and its scores). Questions "
+                   "without confident evidence are left out and listed. (A run built without "
+                   "review finds them the same way, automatically.)")
         found = st.session_state.get(FOUND)
         if (found is None or found[0] != sig) and not _restore(sig):
             quote = st.checkbox(
                 "Also ask an LLM to quote the supporting sentence when an answer occurs in no "
                 "document", key="ev_llm",
-                help="For answers written in other words: the LLM is shown the passages most "
-                     "similar to question and answer and asked to copy the sentence that "
-                     "supports it; a quote counts only if it occurs verbatim in a document. "
-                     "Replies are cached on this server.")
+                help="For answers written in other words: the LLM is shown each answer "
+                     "sentence with its best candidate sentences and asks which support it "
+                     "(a short answer: it is asked to copy the supporting sentence from the "
+                     "most similar passages); a part counts only if it occurs verbatim in a "
+                     "document. Replies are cached on this server.")
             llm_cfg = widgets.llm_inputs("ev", st.columns(3)) if quote else None
             if not st.button("Find evidence", type="primary", key="ev_find"):
                 return
