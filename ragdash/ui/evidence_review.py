@@ -305,8 +305,8 @@ def panel(dataset: Dataset, name: str, sig: tuple, root: Path) -> None:
         found = st.session_state.get(FOUND)
         if (found is None or found[0] != sig) and not _restore(sig):
             quote = st.checkbox(
-                "Also ask an LLM to quote the supporting sentence when an answer occurs in no "
-                "document", key="ev_llm",
+                "Also ask an LLM which sentences support an answer that occurs in no document",
+                key="ev_llm",
                 help="For answers written in other words: the LLM is shown each answer "
                      "sentence with its best candidate sentences and asks which support it "
                      "(a short answer: it is asked to copy the supporting sentence from the "
