@@ -260,7 +260,7 @@ def test_the_llm_quotes_evidence_for_an_answer_in_other_words(server, page, tmp_
     page.set_viewport_size({"width": 1400, "height": 3000})
     goto(page, server, "data")
     upload(page, qa, corpus)
-    page.get_by_text("Also ask an LLM to quote the supporting sentence").click()
+    page.get_by_text("Also ask an LLM which sentences support").click()
     box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Backend")
     box.click()
     page.keyboard.type("openai")
