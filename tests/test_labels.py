@@ -346,7 +346,7 @@ def test_calibration_json_of_a_run_with_labels_has_agreement_and_ppi(run, capsys
         return {k: v for k, v in c.to_dict().items() if k not in ("labels", "agreement", "ppi")}
 
     assert rest(run.calibration()) == rest(cal)
-    from ragdash.labels.command import print_trust
+    from ragdash.cli.labels import print_trust
 
     print_trust(run)
     out = capsys.readouterr().out

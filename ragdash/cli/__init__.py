@@ -133,14 +133,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve = llm_sub.add_parser("serve", help="serve the local GGUF model (OpenAI-compatible)")
     serve.add_argument("--model", help="GGUF path or 'smollm2' (default: bundled Qwen2.5 0.5B)")
     serve.add_argument("--port", type=int, default=8011)
-    from ragdash.cache_command import add_parser as add_cache
-    from ragdash.evidence.command import add_parser as add_evidence
-    from ragdash.synth.command import add_parser as add_synth
+    from ragdash.cli.cache import add_parser as add_cache
+    from ragdash.cli.evidence import add_parser as add_evidence
+    from ragdash.cli.synth import add_parser as add_synth
 
     add_evidence(sub)
     add_synth(sub)
     add_cache(sub)
-    from ragdash.labels.command import add_parser as add_label
+    from ragdash.cli.labels import add_parser as add_label
 
     add_label(sub)
     sweep = sub.add_parser(
@@ -269,7 +269,7 @@ def _print_summary(run) -> None:
             print(f"Share judged correct: actual {pct(shares['actual'])}; estimated "
                   + "; ".join(f"{name} {pct(v)}" for name, v in shares["estimates"].items()))
         print(c.estimator_verdict)
-    from ragdash.labels.command import print_trust
+    from ragdash.cli.labels import print_trust
 
     print_trust(run)  # labels, the judge's agreement, the share correct with PPI intervals
     issues = run.manifest.get("issues", {})
@@ -491,8 +491,8 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 bars.close()
         if args.command in ("evidence", "synth"):
-            from ragdash.evidence.command import run as find_evidence
-            from ragdash.synth.command import run as synth
+            from ragdash.cli.evidence import run as find_evidence
+            from ragdash.cli.synth import run as synth
 
             bars = _Bars(args.quiet)
             try:
@@ -501,11 +501,11 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 bars.close()
         if args.command == "label":
-            from ragdash.labels.command import run as label
+            from ragdash.cli.labels import run as label
 
             return label(args)
         if args.command == "cache":
-            from ragdash.cache_command import run as cache
+            from ragdash.cli.cache import run as cache
 
             return cache(args)
         if args.command == "llm":
