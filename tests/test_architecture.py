@@ -140,6 +140,8 @@ PUT_BACK = {
                                          ("ragdash.evidence.stage", "ragdash.stages.generate")],
     "evidence reads the config outside the CLI": [("ragdash.evidence.finder", "ragdash.config")],
     "a stage reads the CLI": [("ragdash.stages.runner", "ragdash.cli")],
+    "a workflow reads a sub-command": [("ragdash.jobs", "ragdash.cli.job")],
+    "the dashboard reads the CLI's options": [("ragdash.ui.jobs", "ragdash.cli.options")],
 }
 
 
@@ -150,6 +152,14 @@ def test_the_layer_check_fails_when_an_import_is_put_back(edges):
     graph.add_edges_from(edges)
     violations = layer_violations(graph)
     assert violations and all(" imports " in v for v in violations), violations
+
+
+def test_only_the_cli_imports_the_cli():
+    graph = import_graph()
+    inside = {m for m in graph if m == "ragdash.cli" or m.startswith("ragdash.cli.")}
+    assert {"ragdash.cli.parser", "ragdash.cli.run_stages", "ragdash.cli.evidence"} <= inside
+    outside = sorted((a, b) for a, b in graph.edges if b in inside and a not in inside)
+    assert not outside, outside
 
 
 def test_a_module_outside_the_layers_is_reported():

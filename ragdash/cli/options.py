@@ -1,0 +1,142 @@
+"""The options of the stage commands (`ragdash run`, `ragdash score`, ..., `ragdash sweep`) and
+the dotted config overrides they make for `ragdash.config.load_spec`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ragdash.budget import TOKENIZERS
+
+
+def stage_commands() -> dict[str, tuple[tuple[str, ...] | None, str]]:
+    """{subcommand: (the stages it runs, help)}: one per stage of the registry (with what it
+    needs; a stage that works on an existing run has its own sub-command), and `run` for every
+    configured stage."""
+    from ragdash.stages import REGISTRY
+    from ragdash.stages.runner import chain
+
+    out: dict[str, tuple[tuple[str, ...] | None, str]] = {
+        s.cli: (chain(s.name), s.about) for s in REGISTRY if not s.on_run_dir}
+    out["run"] = (None, "run every stage the config asks for (LLM stages when enabled)")
+    return out
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options every stage command (and `sweep`) takes; `OPTIONS` maps them to keys."""
+    p.add_argument("--config", help="YAML config (e.g. configs/paper.yaml)")
+    p.add_argument("--run-dir", help="run directory (default: <runs_root>/<config name>)")
+    p.add_argument("--dataset", help="dataset file (HotpotQA/SQuAD JSON, JSONL, CSV, Parquet)")
+    p.add_argument("--corpus", help="corpus file, folder or .zip (for generic datasets)")
+    p.add_argument("--format", help="dataset format: auto, hotpotqa, squad, jsonl, csv, parquet")
+    p.add_argument("--limit", type=int, help="keep only the first N questions")
+    p.add_argument("--sheet", help="the sheet of an .xlsx dataset (default: its only sheet with "
+                                   "data)")
+    p.add_argument("--columns", help="which column holds what, when not named id/question/"
+                                     "answer: question=Q,answer=A[,id=I] (id made from the row "
+                                     "when none)")
+    p.add_argument("--chunker", help="chunking method: semantic, recursive, tokens, none")
+    p.add_argument("--retrievers", help="comma-separated: bm25,sim,mmr,reo,mlq")
+    p.add_argument("--preset", help="retriever preset: paper or equal-k")
+    p.add_argument("--tokenizer", help=f"{', '.join(TOKENIZERS)} or a tokenizer.json path")
+    p.add_argument("--budgets", help="token budgets, e.g. 100:1000:100 or 100,500,1000")
+    p.add_argument("--scoring", help="Score_IR matching method: substring (default), "
+                   "subsequence, normalized, token, contains or semantic")
+    p.add_argument("--also", help="more matching methods scored beside --scoring, comma-"
+                   "separated (e.g. semantic): curves and calibration can use either")
+    p.add_argument("--calibrate-on", help="the matching method h and k are fit on "
+                   "(default: --scoring)")
+    p.add_argument("--mode", choices=["corrected", "reference"], help="scoring mode")
+    p.add_argument("--llm-backend", help="generator (and mlq) LLM: local, ollama or openai")
+    p.add_argument("--llm-model", help="generator model name (or GGUF path / smollm2 for local)")
+    p.add_argument("--llm-url", help="base URL of an OpenAI-compatible server or Ollama host")
+    p.add_argument("--judge-backend", help="judge LLM backend (default: the generator's)")
+    p.add_argument("--judge-model", help="judge model name")
+    p.add_argument("--judge-url", help="judge server URL (default: --llm-url when the judge "
+                                       "uses the generator's backend)")
+    p.add_argument("--gen-budget", type=int, help="token budget N of the generation contexts")
+    p.add_argument("--executor", choices=["local", "ray"],
+                   help="where stages run their batches: local (default) or ray (the optional "
+                        "ray extra; same results)")
+    p.add_argument("--ray-address", help="Ray cluster: auto, ray://host:10001 (default: start "
+                                         "Ray on this machine); implies --executor ray")
+    p.add_argument("--workers", type=int, help="Ray: batches run at once (default: the "
+                                               "cluster's CPUs); implies --executor ray")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="any config key, dotted, its value read as YAML (repeatable), e.g. "
+                        "--set retrievers.params.bm25.k=10 (docs/config.md lists them)")
+    p.add_argument("--force", action="store_true", help="redo stages even if up to date")
+    p.add_argument("--dry-run", action="store_true",
+                   help="run the stages that call no LLM (retrieval, unless mlq would ask "
+                        "for sub-questions), then only estimate the LLM calls, tokens, cost "
+                        "and time (no LLM call)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
+
+def glossary() -> str:
+    """Retrievers and chunkers with their declared parameters, one line each (set them with
+    --set retrievers.params.<retriever>.<name>=V or --set chunker.params.<name>=V)."""
+    from ragdash import chunking, retrieval
+
+    lines = ["retrievers and their parameters (--set retrievers.params.<retriever>.<name>=V; "
+             "presets: " + ", ".join(retrieval.PRESETS) + "):"]
+    for name, about in retrieval.DESCRIPTIONS.items():
+        lines += [f"  {name:<5} {about}",
+                  *(f"        {p.summary()}" for p in retrieval.params_of(name))]
+    lines.append("chunkers and their parameters (--chunker M, --set chunker.params.<name>=V):")
+    for method in chunking.CHUNKERS:
+        lines += [f"  {method:<9} {chunking.describe(method)}",
+                  *(f"        {p.summary()}" for p in chunking.params_of(method))]
+    lines.append("every config key: docs/config.md")
+    return "\n".join(lines)
+
+
+OPTIONS: dict[str, str] = {
+    "dataset": "dataset.path", "corpus": "dataset.corpus", "format": "dataset.format",
+    "limit": "dataset.limit", "sheet": "dataset.sheet", "columns": "dataset.columns",
+    "chunker": "chunker.method", "retrievers": "retrievers.use",
+    "preset": "retrievers.preset", "tokenizer": "tokenizer", "budgets": "budgets",
+    "scoring": "scoring.method", "mode": "scoring.mode", "also": "scoring.also",
+    "calibrate_on": "calibration.scores", "llm_backend": "llm.backend", "llm_model": "llm.model",
+    "llm_url": "llm.base_url", "judge_backend": "judge.llm.backend",
+    "judge_model": "judge.llm.model", "judge_url": "judge.llm.base_url",
+    "gen_budget": "generation.budget", "executor": "executor.kind",
+    "ray_address": "executor.address", "workers": "executor.workers",
+}
+"""Each option of the stage commands and the dotted config key it sets."""
+
+
+def overrides_from(args: argparse.Namespace) -> dict[str, object]:
+    """The options given, as dotted config overrides (then every `--set KEY=VALUE`), for
+    `ragdash.config.load_spec`."""
+    from ragdash.config import parse_set
+    from ragdash.stages import STAGES
+
+    o: dict[str, object] = {key: getattr(args, opt) for opt, key in OPTIONS.items()
+                            if getattr(args, opt, None) not in (None, "")}
+    if args.dataset and not args.format:  # a new file: detect its format, not the config's
+        o["dataset.format"] = "auto"
+    if (args.ray_address or args.workers is not None) and not args.executor:
+        o["executor.kind"] = "ray"  # a Ray option implies the Ray executor
+    # a stage asked for is switched on (`sweep` runs what the config asks, as `run` does)
+    for name in stage_commands().get(args.command, ((), ""))[0] or ():
+        if switch := STAGES[name].switch:
+            o[f"{switch}.enabled"] = True
+    o.update(parse_set(text) for text in getattr(args, "set", None) or ())
+    return o
+
+
+def on_saved(args: argparse.Namespace, overrides: dict) -> dict:
+    """The overrides on top of the config saved in `--run-dir`'s run.json when no `--config`
+    is given: `ragdash calibrate --run-dir R` goes on with R's own settings instead of the
+    defaults (which would redo its stages and overwrite its run.json)."""
+    from ragdash.config import deep_merge, expand
+    from ragdash.rundir import Run
+
+    if args.config or not args.run_dir:
+        return overrides
+    saved = Run(args.run_dir).manifest.get("config") if Path(args.run_dir).is_dir() else None
+    if not isinstance(saved, dict):
+        return overrides
+    return deep_merge({k: v for k, v in saved.items() if not k.startswith("_")},
+                      expand(overrides))
