@@ -8,7 +8,7 @@ import streamlit as st
 
 from ragdash.analysis import frames, judging
 from ragdash.calibration.predictive import abstention_by_evidence
-from ragdash.config import ConfigError, load_config
+from ragdash.config import ConfigError, load_spec
 from ragdash.constants import LLM_ONLY, REFERENCE_METRICS, SCORES
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
@@ -140,7 +140,7 @@ def launcher(expanded: bool) -> None:
         jud = {"backend": judge_backend, "base_url": url,
                "model": judge_model_for(judge_backend, judge_model)}
         try:
-            cfg = load_config(None, {
+            spec = load_spec(None, {
                 **base, "generation": {**base.get("generation", {}), "enabled": True,
                                        "budget": int(budget), "llm": gen, "prompt": prompt,
                                        "limit": int(limit) or None},
@@ -153,7 +153,7 @@ def launcher(expanded: bool) -> None:
             return
         if st.button("Estimate calls, tokens, cost and time", key="llm_estimate"):
             try:
-                est = dry_run(run, cfg)
+                est = dry_run(run, spec)
                 st.session_state["llm_estimate_text"] = [f"**{k}**: {v}" for k, v in est.items()]
             except (ValueError, FileNotFoundError) as exc:
                 st.error(f"No estimate: {widgets.md(exc)}")
@@ -165,7 +165,8 @@ def launcher(expanded: bool) -> None:
         if st.button("▶ Start generation and judging", type="primary", key="llm_start",
                      disabled=not shown or busy, help="estimate first"):
             try:  # the key reaches the job process in its environment only
-                jobs.start(cfg, run.path, llm_stages(), api_key=key or None, kind="llm")
+                jobs.start(spec.to_config(), run.path, llm_stages(), api_key=key or None,
+                           kind="llm")
             except RunLocked as exc:  # another user, or a `ragdash` command, runs it now
                 st.error(widgets.md(exc))
             st.session_state.pop("llm_estimate_text", None)

@@ -5,6 +5,7 @@ retrieval scores (the paper's §3.3 estimate)."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -14,11 +15,15 @@ from ragdash.rundir.root import RunsRoot
 from ragdash.stages.generate import generator_settings, requests
 from ragdash.stages.judge import judge_settings
 
+if TYPE_CHECKING:
+    from ragdash.config import RunSpec
 
-def call_speed(cfg: dict, model: str, backend: str | None = None) -> Speed | None:
-    """How long a call of `model` takes: measured in the runs root's LLM cache, else, for the
-    local backend, assumed from the bundled demos' calls of that model (`ragdash.llm.speed`)."""
-    measured = measured_speed(RunsRoot.of(cfg).llm_cache, model)
+
+def call_speed(root: RunsRoot, model: str, backend: str | None = None) -> Speed | None:
+    """How long a call of `model` takes: measured in the LLM cache of the runs root `root`, else,
+    for the local backend, assumed from the bundled demos' calls of that model
+    (`ragdash.llm.speed`)."""
+    measured = measured_speed(root.llm_cache, model)
     if measured is None and backend == "local":
         return bundled_speed(model)
     return measured
@@ -37,7 +42,7 @@ SUBQUESTION_TOKENS = 15
 """Tokens assumed per sub-question line of an mlq reply, for its estimate."""
 
 
-def stand_in_context(run: Run, cfg: dict, budget: int) -> str:
+def stand_in_context(run: Run, tokenizer: str, budget: int) -> str:
     """`budget` tokens of the run's chunk texts: as long as a context C_N can be, for pricing
     generation before retrieval has run."""
     from ragdash.budget import cuts, join_chunks
@@ -47,23 +52,23 @@ def stand_in_context(run: Run, cfg: dict, budget: int) -> str:
     while texts and sum(map(len, taken)) < 16 * budget:
         taken.append(texts[len(taken) % len(texts)])
     text = join_chunks(taken) or "word " * budget
-    return text[: cuts(text, [budget], cfg["tokenizer"])[0]]
+    return text[: cuts(text, [budget], tokenizer)[0]]
 
 
-def stand_in_contexts(run: Run, cfg: dict):
+def stand_in_contexts(run: Run, spec: RunSpec):
     """`requests`' contexts before retrieval: every (qid, retriever) gets `stand_in_context`."""
-    g = cfg["generation"]
-    names = {*cfg["retrievers"]["use"], *([g["sweep"]["retriever"]] if g.get("sweep") else [])}
+    sweep = spec.generation.sweep
+    names = {*spec.retrievers.use, *([sweep["retriever"]] if sweep else [])}
     qids = run.read("examples")["qid"].astype(str).tolist()
 
     def contexts(budget: int) -> dict[tuple[str, str], str]:
-        text = stand_in_context(run, cfg, budget)
+        text = stand_in_context(run, spec.tokenizer, budget)
         return {(q, r): text for q in qids for r in names}
 
     return contexts
 
 
-def dry_run(run: Run, cfg: dict, *, retrieved: bool = True) -> dict:
+def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     """What the LLM calls would cost, before any call: calls, tokens, money, time.
 
     `retrieved=False`: priced before retrieval (a dry run stops before it when mlq would ask
@@ -79,33 +84,33 @@ def dry_run(run: Run, cfg: dict, *, retrieved: bool = True) -> dict:
 
     out: dict = {}
     notes = []
-    if not retrieved and "mlq" in cfg["retrievers"]["use"]:
-        llm = LLMSettings.from_config(cfg["llm"])
-        mlq = cfg["retrievers"]["resolved"]["mlq"]
+    root = RunsRoot(spec.runs_root)
+    if not retrieved and "mlq" in spec.retrievers.use:
+        llm = LLMSettings.from_config(spec.llm)
+        mlq = spec.retrievers.resolved["mlq"]
         questions = dict.fromkeys(run.read("examples")["question"].astype(str))
         out["mlq"] = estimate_prompts(
             [decompose_messages(q, mode=mlq["mode"], max_queries=mlq["max_queries"])
              for q in questions], model_name(llm),
             tokens_out=SUBQUESTION_TOKENS * mlq["max_queries"],
-            speed=call_speed(cfg, model_name(llm), llm.backend), backend=llm.backend)
+            speed=call_speed(root, model_name(llm), llm.backend), backend=llm.backend)
     if not retrieved:
         why = " (mlq's sub-questions would call the LLM)" if "mlq" in out else ""
         notes.append(f"retrieval not run{why}: generation priced with full-budget contexts, an "
                      "upper bound")
-    gen = generator_settings(cfg)
-    reqs = requests(run, cfg, None if retrieved else stand_in_contexts(run, cfg))
-    ref = cfg["generation"].get("reference_prompts", False)
-    prompt = cfg["generation"].get("prompt", "paper")
+    g = spec.generation
+    gen = generator_settings(spec)
+    reqs = requests(run, spec, None if retrieved else stand_in_contexts(run, spec))
+    ref, prompt = g.reference_prompts, g.prompt
     out["generation"] = estimate_prompts(
         [generation_messages(q, c, reference=ref, prompt=prompt) for _, _, _, q, c in reqs],
-        model_name(gen), tokens_out=40, speed=call_speed(cfg, model_name(gen), gen.backend),
+        model_name(gen), tokens_out=40, speed=call_speed(root, model_name(gen), gen.backend),
         backend=gen.backend)
-    judge = judge_settings(cfg)
-    examples = run.read("examples").head(cfg["generation"].get("limit") or None)
-    systems = 1 + len(cfg["retrievers"]["use"]) if cfg["generation"]["llm_only"] else len(
-        cfg["retrievers"]["use"])
+    judge = judge_settings(spec)
+    examples = run.read("examples").head(g.limit or None)
+    systems = len(spec.retrievers.use) + (1 if g.llm_only else 0)
     answer = "a one-sentence answer of about thirty tokens written by the generator model " * 2
-    mode = cfg["judge"]["mode"]
+    mode = spec.judge.mode
     if mode == "stepwise":  # the verdict question per answer; a partial answer asks one more
         prompts = [[{"role": "user", "content": verdict_prompt(r.question, r.answer, answer)}]
                    for r in examples.itertuples(index=False)] * systems
@@ -116,7 +121,7 @@ def dry_run(run: Run, cfg: dict, *, retrieved: bool = True) -> dict:
                    for r in examples.itertuples(index=False)] * (systems // per_call)
     out["judge"] = estimate_prompts(prompts, model_name(judge),
                                     tokens_out=25 if mode == "grouped" else 8,
-                                    speed=call_speed(cfg, model_name(judge), judge.backend),
+                                    speed=call_speed(root, model_name(judge), judge.backend),
                                     backend=judge.backend)
     if mode == "stepwise":
         notes.append("stepwise judging: a lower bound, each partially correct answer asks twice")

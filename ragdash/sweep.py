@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from ragdash.config import ConfigError, expand, load_config, load_spec
+from ragdash.config import ConfigError, RunSpec, expand, load_config, load_spec
 from ragdash.rundir import Run
 from ragdash.stages import STAGES
 from ragdash.stages.base import Progress, no_progress
@@ -261,7 +261,7 @@ def run_sweep(planned: Sequence[Planned], force: bool = False,
 def _estimate(p: Planned, say: Say) -> None:
     from ragdash.planning import dry_run
 
-    for stage, e in dry_run(Run(p.run_dir), p.cfg).items():
+    for stage, e in dry_run(Run(p.run_dir), RunSpec.from_config(p.cfg)).items():
         say(f"    {stage:>10}: {e}")
 
 

@@ -324,7 +324,7 @@ def test_cli_run_over_a_folder_of_documents(tmp_path, folder, capsys):
 
 def test_old_tables_without_layout_columns_still_chunk(tmp_path):
     """A documents table from before layouts (three columns) chunks as before, no page column."""
-    from ragdash.config import load_config
+    from ragdash.config import RunSpec, load_config
     from ragdash.rundir import Run
     from ragdash.stages import chunk as chunk_stage
     from ragdash.stages.base import StageContext
@@ -334,8 +334,8 @@ def test_old_tables_without_layout_columns_still_chunk(tmp_path):
     run = Run(tmp_path / "run")
     run.create(cfg)
     run.write("documents", pd.DataFrame({"doc_id": ["a"], "title": ["a"], "text": ["Hello."]}))
-    counts = chunk_stage.run(StageContext(run, cfg, stage_keys(cfg)["chunk"], lambda *a: None,
-                                          None))
+    counts = chunk_stage.run(StageContext(run, RunSpec.from_config(cfg), stage_keys(cfg)["chunk"],
+                                          lambda *a: None, None))
     assert counts["chunks"] == 1
     assert list(run.read("chunks").columns) == ["chunk_id", "doc_id", "title", "text", "start",
                                                 "end"]

@@ -7,6 +7,7 @@ import pytest
 from fakes.llm_server import FakeLLMServer, Reply, fast_settings
 
 from ragdash.cli import main
+from ragdash.config import RunSpec
 from ragdash.llm.decompose import decompose
 from ragdash.llm.prompts import decompose_messages
 from ragdash.llm.types import LLMError
@@ -110,8 +111,8 @@ def test_mlq_in_a_run_is_retried_then_cached_and_a_dry_run_after_it_asks_nothing
     assert "mlq:" not in out and "retrieval not run" not in out
     assert re.search(r"generation: fake-model: 12 calls", out)
     run = Run(tmp_path / "b")
-    exact, before = dry_run(run, run.config.to_dict()), dry_run(run, run.config.to_dict(),
-                                                                  retrieved=False)
+    spec = RunSpec.from_config(run.config.to_dict())
+    exact, before = dry_run(run, spec), dry_run(run, spec, retrieved=False)
     assert "mlq" not in exact and before["mlq"].calls == 4
     assert before["generation"].calls == exact["generation"].calls == 12
     assert before["generation"].tokens_in >= exact["generation"].tokens_in  # an upper bound

@@ -13,6 +13,7 @@ from ragdash.llm.local import model_alias
 from ragdash.llm.speed import MIN_CALLS_TO_FIT, bundled_speed, fit, measured_speed
 from ragdash.llm.types import LLMResult
 from ragdash.planning import call_speed
+from ragdash.rundir.root import RunsRoot
 
 
 def test_fit_recovers_the_cost_per_token():
@@ -61,12 +62,12 @@ def test_the_bundled_demos_give_the_default_local_models_a_prior():
 
 
 def test_call_speed_prefers_the_measurement_and_gives_remote_models_no_prior(tmp_path):
-    cfg = {"runs_root": str(tmp_path)}
+    root = RunsRoot(tmp_path)
     local = model_alias(None)
-    assert call_speed(cfg, local, "local").source == "bundled"
-    assert call_speed(cfg, local, "openai") is None  # the same name elsewhere: no prior
+    assert call_speed(root, local, "local").source == "bundled"
+    assert call_speed(root, local, "openai") is None  # the same name elsewhere: no prior
     _cache(tmp_path / "_llm_cache.sqlite", local, [0.25] * 3)
-    measured = call_speed(cfg, local, "local")
+    measured = call_speed(root, local, "local")
     assert measured.source == "measured" and measured.seconds(900, 40) == pytest.approx(0.25)
 
 

@@ -16,7 +16,7 @@ from fixtures.paraphrase import ITEMS, scores
 
 from ragdash.analysis import matching
 from ragdash.analysis.thresholds import threshold_data
-from ragdash.config import ConfigError, fingerprint, load_config
+from ragdash.config import ConfigError, RunSpec, fingerprint, load_config
 from ragdash.rundir import Run
 from ragdash.scoring import METHODS, part_scores
 from ragdash.scoring import semantic as sem
@@ -246,7 +246,7 @@ def test_the_score_stage_writes_the_other_methods_beside_the_main_one(synthetic,
     run = synthetic
     cfg = _cfg()
     run.create(cfg)
-    counts = score_stage.run(StageContext(run, cfg, "k"))
+    counts = score_stage.run(StageContext(run, RunSpec.from_config(cfg), "k"))
     assert counts["methods"] == ["substring", "semantic"]
     assert run.score_methods() == ["substring", "semantic"]
     main, other = run.ir_scores(), run.ir_scores("semantic")
@@ -260,7 +260,7 @@ def test_the_score_stage_writes_the_other_methods_beside_the_main_one(synthetic,
     # asked for no more: the other method's file goes (its scores would be shown as current)
     plain = {**cfg, "scoring": {**cfg["scoring"], "also": []}}
     run.create(plain)
-    score_stage.run(StageContext(run, plain, "k2"))
+    score_stage.run(StageContext(run, RunSpec.from_config(plain), "k2"))
     assert not run.has("ir_scores_also") and run.score_methods() == ["substring"]
 
 
@@ -277,8 +277,9 @@ def test_calibration_fits_on_the_method_it_is_given(synthetic, spy):
     run = synthetic
     cfg = _cfg(scores="semantic")
     run.create(cfg)
-    score_stage.run(StageContext(run, cfg, "k"))
-    counts = calibrate_stage.run(StageContext(run, cfg, "c"))
+    spec = RunSpec.from_config(cfg)
+    score_stage.run(StageContext(run, spec, "k"))
+    counts = calibrate_stage.run(StageContext(run, spec, "c"))
     cal = run.calibration()
     assert counts["scores"] == cal.scores == "semantic"
     direct = calibrate(run.ir_scores("semantic"), run.read("judgments"), budget=1000,

@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ragdash.config import RunSpec
 from ragdash.llm.settings import LLMSettings
 
 
@@ -19,18 +20,18 @@ def endpoint(settings: LLMSettings) -> str:
                       "https://api.openai.com/v1"}[settings.backend]
 
 
-def print_endpoints(cfg: dict, stages: Sequence[str]) -> None:
+def print_endpoints(spec: RunSpec, stages: Sequence[str]) -> None:
     """One line on stderr per LLM use of `stages`: what, backend, model and endpoint."""
     from ragdash.stages.generate import generator_settings
     from ragdash.stages.judge import judge_settings
 
     uses = []
-    if "retrieve" in stages and "mlq" in cfg["retrievers"]["use"]:
-        uses.append(("MLQ sub-questions", LLMSettings.from_config(cfg["llm"])))
+    if "retrieve" in stages and "mlq" in spec.retrievers.use:
+        uses.append(("MLQ sub-questions", LLMSettings.from_config(spec.llm)))
     if "generate" in stages:
-        uses.append(("generation", generator_settings(cfg)))
+        uses.append(("generation", generator_settings(spec)))
     if "judge" in stages:
-        uses.append(("judging", judge_settings(cfg)))
+        uses.append(("judging", judge_settings(spec)))
     for what, settings in uses:
         print(f"[llm] {what}: {settings.backend} model {settings.model or '(default)'} at "
               f"{endpoint(settings)}", file=sys.stderr)

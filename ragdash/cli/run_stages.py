@@ -8,11 +8,15 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragdash.cli.endpoints import print_endpoints
 from ragdash.cli.options import on_saved, overrides_from, stage_commands
 from ragdash.cli.progress import Bars
 from ragdash.cli.summary import print_summary
+
+if TYPE_CHECKING:
+    from ragdash.config import RunSpec
 
 
 def run(args: argparse.Namespace) -> int:
@@ -21,14 +25,13 @@ def run(args: argparse.Namespace) -> int:
     from ragdash.stages.runner import configured_stages, run_stages
 
     spec = load_spec(args.config, on_saved(args, overrides_from(args)))
-    cfg = spec.to_config()  # the stages read the plain dict
     run_dir = Path(args.run_dir) if args.run_dir else Path(spec.runs_root) / spec.name
-    stages = stage_commands()[args.command][0] or configured_stages(cfg)
+    stages = stage_commands()[args.command][0] or configured_stages(spec.to_config())
     if args.dry_run:
-        return dry_run(cfg, run_dir, stages, args.force, args.quiet)
+        return dry_run(spec, run_dir, stages, args.force, args.quiet)
     with Bars(args.quiet) as bars:
-        print_endpoints(cfg, stages)
-        done = run_stages(cfg, run_dir, stages, force=args.force, progress=bars)
+        print_endpoints(spec, stages)
+        done = run_stages(spec, run_dir, stages, force=args.force, progress=bars)
     done.update(command=" ".join(["ragdash", *args.argv]))
     if "calibrate" in stages:
         from ragdash.labels import refresh
@@ -43,16 +46,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def dry_run(cfg: dict, run_dir: Path, stages: Sequence[str], force: bool, quiet: bool) -> int:
+def dry_run(spec: RunSpec, run_dir: Path, stages: Sequence[str], force: bool,
+            quiet: bool) -> int:
     """Run the stages of `stages` that call no LLM, then print what the LLM stages would
     cost (calls, tokens, price, time)."""
     from ragdash.planning import dry_run as estimate
     from ragdash.stages.runner import dry_run_stages, run_stages
 
-    todo = dry_run_stages(cfg, run_dir, stages, force)
+    todo = dry_run_stages(spec.to_config(), run_dir, stages, force)
     with Bars(quiet) as bars:
-        run = run_stages(cfg, run_dir, todo, force=force, progress=bars)
-    est = estimate(run, cfg, retrieved="retrieve" in todo or "retrieve" not in stages)
+        run = run_stages(spec, run_dir, todo, force=force, progress=bars)
+    est = estimate(run, spec, retrieved="retrieve" in todo or "retrieve" not in stages)
     print("Dry run, no LLM call made. The LLM stages would cost:")
     for stage, e in est.items():
         print(f"  {stage:>10}: {e}")

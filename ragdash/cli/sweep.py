@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 from ragdash.cli.endpoints import print_endpoints
@@ -33,7 +34,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run the sweep with progress bars, saying where each run's LLM calls go."""
+    from ragdash.config import RunSpec
     from ragdash.sweep import main as sweep
 
+    def announce(cfg: dict, stages: Sequence[str]) -> None:
+        print_endpoints(RunSpec.from_config(cfg), stages)
+
     with Bars(args.quiet) as bars:
-        return sweep(args, overrides_from(args), bars, print_endpoints)
+        return sweep(args, overrides_from(args), bars, announce)

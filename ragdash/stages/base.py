@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ragdash.config import RunSpec
 from ragdash.executors.base import Executor, LocalExecutor
 from ragdash.rundir import Run
 
@@ -26,12 +27,13 @@ def no_progress(message: str, done: int, total: int, /) -> None:
 
 @dataclass(frozen=True)
 class StageContext:
-    """What a stage runs with: the run directory, the validated config, its key, progress, and
+    """What a stage runs with: the run directory, the typed run specification (`run` reads its
+    fields; the key is hashed from its plain dump, `Stage.settings`), its key, progress, and
     an API key given for this run only (never written: not in the config, the environment or
     the manifest), and the executor that runs its per-batch work (`ragdash.executors`)."""
 
     run: Run
-    cfg: dict[str, Any]
+    spec: RunSpec
     key: str
     progress: Progress = no_progress
     api_key: str | None = field(default=None, repr=False)
@@ -50,7 +52,8 @@ class Stage:
     `calls_llm(cfg)`: whether a stage that is not an LLM stage calls one under this config
     (retrieve, for mlq's sub-questions): a dry run stops before it unless it is up to date.
     `on_run_dir`: its `ragdash` sub-command works on an existing run (`--run-dir`, with the
-    config saved there) instead of running its chain from a config (`runner.run_on`).
+    config saved there) instead of running its chain from a config (`runner.run_on`); it reads
+    the run's files only (a saved config too old to validate gives it the default spec).
     `failed_calls(run)`: LLM calls of its last run that ended in errors (a re-run retries them).
     """
 

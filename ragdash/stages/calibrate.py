@@ -12,26 +12,26 @@ from ragdash.stages.base import Stage, StageContext
 def run(ctx: StageContext) -> dict:
     from ragdash.calibration import calibrate, cross_validate
 
-    cfg, out = ctx.cfg, ctx.run
-    c = cfg["calibration"]
-    budget = c.get("budget") or cfg["generation"]["budget"]
-    scores = c.get("scores") or cfg["scoring"]["method"]
+    spec, out = ctx.spec, ctx.run
+    c = spec.calibration
+    budget = c.budget or spec.generation.budget
+    scores = c.scores or spec.scoring.method
     ir = out.ir_scores(scores)
     judgments = out.read("judgments")
-    result = calibrate(ir, judgments, budget=budget, per_retriever=c["per_retriever"],
-                       method=c["method"], n_boot=c["n_boot"], seed=c["seed"])
+    result = calibrate(ir, judgments, budget=budget, per_retriever=c.per_retriever,
+                       method=c.method, n_boot=c.n_boot, seed=c.seed)
     try:
-        table, verdict = cross_validate(ir, judgments, budget=budget, seed=c["seed"])
+        table, verdict = cross_validate(ir, judgments, budget=budget, seed=c.seed)
         out.write("estimator_cv", table)
     except ValueError as exc:  # too few questions or retrievers to cross-validate
         verdict = f"not cross-validated: {exc}"
     from ragdash.labels import evaluate
 
     # labels, the judge's agreement with them and the reference metrics, PPI share estimates
-    result = replace(result, generation_budget=cfg["generation"]["budget"],
+    result = replace(result, generation_budget=spec.generation.budget,
                      scores=scores,  # the Score_IR matching method h and k apply to
                      estimators={"verdict": verdict},
-                     **evaluate(out, n_boot=c["n_boot"], seed=c["seed"]))
+                     **evaluate(out, n_boot=c.n_boot, seed=c.seed))
     out.write_json("calibration", result.to_dict())
     return {"h": float(result.h), "k": float(result.k), "pairs": int(result.n),
             "excluded": int(result.n_excluded), "scores": scores}

@@ -45,10 +45,10 @@ def run(ctx: StageContext) -> dict:
 
     docs = ctx.run.read("documents")
     check_unique_ids(docs["doc_id"])  # across batches too
-    c = ctx.cfg["chunker"]
+    c = ctx.spec.chunker
     frame = ctx.executor.map_batches(
         docs, ChunkBatch, batch_size=batch_size(ctx.executor, len(docs), most=500),
-        args=(c["method"], c.get("max_chars"), c.get("params") or {}),
+        args=(c.method, c.max_chars, dict(c.params)),
         progress=ctx.progress, label="chunking documents")
     # page and heading columns only for corpora with a layout (PDF, HTML, DOCX, Markdown)
     frame = frame.drop(columns=[col for col in FILES["chunks"].optional

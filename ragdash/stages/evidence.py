@@ -69,17 +69,18 @@ def find_if_missing(dataset: Dataset, ctx: StageContext) -> tuple[Dataset, dict 
 
     if dataset.source.get(PARTS) != PARTS_ABSENT:
         return dataset, None
-    cfg = ctx.cfg
-    settings = check(cfg["dataset"].get("evidence"))
+    spec = ctx.spec
+    settings = check(spec.dataset.evidence)
     llm = None
     if settings.llm:
         from ragdash.llm import LLMSettings
 
-        llm = LLMSettings.from_config(cfg["llm"], api_key=ctx.api_key)
+        llm = LLMSettings.from_config(spec.llm, api_key=ctx.api_key)
     from ragdash.rundir.root import RunsRoot
 
     result = find_evidence(dataset.examples, dataset.documents, settings, llm=llm,
-                           cache=RunsRoot.of(cfg).llm_cache if llm else None, progress=ctx.progress)
+                           cache=RunsRoot(spec.runs_root).llm_cache if llm else None,
+                           progress=ctx.progress)
     summary = result.summary()
     log.info("ingest: the dataset has no relevant_parts column, so evidence was found in the "
              "corpus: %d of %d questions got relevant parts; %d without evidence are left out "

@@ -7,6 +7,7 @@ each finished call at once: an interrupted stage re-run repeats no finished call
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from ragdash.constants import LLM_ONLY
 from ragdash.llm.prompts import generation_prompt_version
@@ -14,15 +15,19 @@ from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot
 from ragdash.stages.base import Stage, StageContext
 
+if TYPE_CHECKING:
+    from ragdash.config import RunSpec
+    from ragdash.llm.settings import LLMSettings
 
-def generator_settings(cfg: dict, api_key: str | None = None):
+
+def generator_settings(spec: RunSpec, api_key: str | None = None) -> LLMSettings:
     """The generator: `generation.llm` when set, else the run's `llm` (which MLQ uses too)."""
     from ragdash.llm import LLMSettings
 
-    return LLMSettings.from_config(cfg["generation"].get("llm") or cfg["llm"], api_key=api_key)
+    return LLMSettings.from_config(spec.generation.llm or spec.llm, api_key=api_key)
 
 
-def requests(run: Run, cfg: dict,
+def requests(run: Run, spec: RunSpec,
              contexts: Callable[[int], Mapping[tuple[str, str], str]] | None = None
              ) -> list[tuple]:
     """(qid, system, budget, question, context) for LLM-only and every retriever (or a sweep).
@@ -30,20 +35,20 @@ def requests(run: Run, cfg: dict,
     contexts, cut as the score stage cuts them)."""
     from ragdash.scoring.contexts import budget_contexts
 
-    g = cfg["generation"]
+    g = spec.generation
     examples = run.read("examples")
     questions = dict(zip(examples["qid"].astype(str), examples["question"], strict=True))
-    qids = list(questions)[: g.get("limit") or None]  # generation.limit: the first N only
-    sweep = g.get("sweep")
+    qids = list(questions)[: g.limit or None]  # generation.limit: the first N only
+    sweep = g.sweep
     plan = ([(sweep["retriever"], b) for b in sweep["budgets"]] if sweep
-            else [(r, g["budget"]) for r in cfg["retrievers"]["use"]])
-    out = [(q, LLM_ONLY, None, questions[q], None) for q in qids] if g["llm_only"] else []
+            else [(r, g.budget) for r in spec.retrievers.use])
+    out = [(q, LLM_ONLY, None, questions[q], None) for q in qids] if g.llm_only else []
     by_budget: dict[int, dict] = {}
     for retriever, budget in plan:
         if budget not in by_budget and contexts is not None:
             by_budget[budget] = dict(contexts(budget))
         elif budget not in by_budget:
-            ctx = budget_contexts(run, cfg["tokenizer"], cfg["scoring"]["mode"], budget)
+            ctx = budget_contexts(run, spec.tokenizer, spec.scoring.mode, budget)
             by_budget[budget] = {(q, r): t for q, r, t in ctx.itertuples(index=False)}
         texts = by_budget[budget]
         out += [(q, retriever, budget, questions[q], texts[(q, retriever)]) for q in qids
@@ -66,11 +71,11 @@ def settings(cfg: dict) -> tuple:
 def run(ctx: StageContext) -> dict:
     from ragdash.llm.generate import generate
 
-    cfg, out = ctx.cfg, ctx.run
-    gen = generator_settings(cfg, ctx.api_key)
-    answers = generate(requests(out, cfg), gen, cache=RunsRoot.of(cfg).llm_cache,
-                       reference_prompts=cfg["generation"].get("reference_prompts", False),
-                       prompt=cfg["generation"].get("prompt", "paper"),
+    spec, out = ctx.spec, ctx.run
+    gen = generator_settings(spec, ctx.api_key)
+    answers = generate(requests(out, spec), gen, cache=RunsRoot(spec.runs_root).llm_cache,
+                       reference_prompts=spec.generation.reference_prompts,
+                       prompt=spec.generation.prompt,
                        progress=lambda d, t: ctx.progress("generating answers", d, t),
                        executor=ctx.executor)
     out.write("answers", answers)

@@ -50,19 +50,17 @@ def run(ctx: StageContext) -> dict:
     from ragdash.data import layout, load_dataset
     from ragdash.stages.evidence import find_if_missing
 
-    ds, out = ctx.cfg["dataset"], ctx.run
-    dataset = load_dataset(ds["path"], ds.get("format", "auto"), corpus=ds.get("corpus"),
-                           corpus_fmt=ds.get("corpus_format", "auto"),
-                           include_unanswerable=ds.get("include_unanswerable", False),
-                           limit=ds.get("limit"), sample=ds.get("sample"),
-                           sheet=ds.get("sheet"), columns=ds.get("columns"))
+    ds, out = ctx.spec.dataset, ctx.run
+    dataset = load_dataset(ds.path, ds.format, corpus=ds.corpus, corpus_fmt=ds.corpus_format,
+                           include_unanswerable=ds.include_unanswerable, limit=ds.limit,
+                           sample=ds.sample, sheet=ds.sheet, columns=ds.columns)
     dataset, evidence = find_if_missing(dataset, ctx)  # no relevant_parts column: find them
     issues = pd.DataFrame([asdict(i) for i in dataset.issues],
                           columns=["file", "record", "field", "message", "severity"])
     out.write("issues", issues)
     if not dataset.examples:
         first = "; ".join(str(i) for i in dataset.issues[:3]) or "no record found"
-        raise ValueError(f"{ds['path']}: no valid example could be loaded "
+        raise ValueError(f"{ds.path}: no valid example could be loaded "
                          f"({dataset.skipped} record(s) skipped; all listed in "
                          f"{out.file('issues')}). First: {first}")
     meta_keys = sorted({k for e in dataset.examples for k in e.meta})

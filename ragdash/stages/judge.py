@@ -3,18 +3,24 @@ answers matched by the refusal rule scored 1 without a call."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragdash import judge_audit
 from ragdash.llm.prompts import judge_prompt_version
 from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot
 from ragdash.stages.base import Stage, StageContext
 
+if TYPE_CHECKING:
+    from ragdash.config import RunSpec
+    from ragdash.llm.settings import LLMSettings
 
-def judge_settings(cfg: dict, api_key: str | None = None):
+
+def judge_settings(spec: RunSpec, api_key: str | None = None) -> LLMSettings:
     """The judge: `judge.llm` when set, else the run's `llm`."""
     from ragdash.llm import LLMSettings
 
-    return LLMSettings.from_config(cfg["judge"].get("llm") or cfg["llm"], api_key=api_key)
+    return LLMSettings.from_config(spec.judge.llm or spec.llm, api_key=api_key)
 
 
 def settings(cfg: dict) -> tuple:
@@ -26,15 +32,13 @@ def run(ctx: StageContext) -> dict:
     from ragdash.llm import judge_answers
     from ragdash.llm.refusal import RefusalRule
 
-    cfg, out = ctx.cfg, ctx.run
-    j = cfg["judge"]
-    judge = judge_settings(cfg, ctx.api_key)
+    j, out = ctx.spec.judge, ctx.run
+    judge = judge_settings(ctx.spec, ctx.api_key)
     answers = out.read("answers")
     judgments = judge_answers(
-        answers, out.read("examples"), judge, cache=RunsRoot.of(cfg).llm_cache, mode=j["mode"],
-        shuffle=j["shuffle"], seed=j["seed"],
-        reference_prompts=j.get("reference_prompts", False),
-        refusal=RefusalRule.from_config(j.get("refusal")),
+        answers, out.read("examples"), judge, cache=RunsRoot(ctx.spec.runs_root).llm_cache,
+        mode=j.mode, shuffle=j.shuffle, seed=j.seed, reference_prompts=j.reference_prompts,
+        refusal=RefusalRule.from_config(j.refusal),
         progress=lambda d, t: ctx.progress("judging answers", d, t),
         executor=ctx.executor)
     out.write("judgments", judgments)

@@ -18,12 +18,13 @@ from ragdash.rundir.root import RunsRoot
 from ragdash.stages.base import Progress, Stage, StageContext
 
 if TYPE_CHECKING:
+    from ragdash.config import RunSpec
     from ragdash.retrieval.multiquery import Ask
 
 
-def cache_dir(cfg: dict) -> Path:
+def cache_dir(spec: RunSpec) -> Path:
     """Where built indexes are cached, shared by the runs under one root."""
-    return RunsRoot.of(cfg).index_cache
+    return RunsRoot(spec.runs_root).index_cache
 
 
 def mlq_ask(ctx: StageContext, params: dict) -> Ask:
@@ -31,11 +32,12 @@ def mlq_ask(ctx: StageContext, params: dict) -> Ask:
     `llm`, the reply cache shared under the runs root, retries, the stage's executor."""
     from ragdash.llm import LLMSettings
     from ragdash.llm.decompose import decompose
-    settings = LLMSettings.from_config(ctx.cfg["llm"], api_key=ctx.api_key)
+    settings = LLMSettings.from_config(ctx.spec.llm, api_key=ctx.api_key)
+    cache = RunsRoot(ctx.spec.runs_root).llm_cache
 
     def ask(questions: Sequence[str]) -> list[str]:
         return decompose(questions, settings, mode=params["mode"],
-                         max_queries=params["max_queries"], cache=RunsRoot.of(ctx.cfg).llm_cache,
+                         max_queries=params["max_queries"], cache=cache,
                          progress=lambda d, t: ctx.progress("mlq: sub-questions", d, t),
                          executor=ctx.executor)
 
@@ -58,16 +60,16 @@ def settings(cfg: dict) -> tuple:
     return key if precision is None else (*key, precision)
 
 
-def index_recalls(cfg: dict, chunks: pd.DataFrame, queries: list[str], k: int = 10) -> dict:
+def index_recalls(spec: RunSpec, chunks: pd.DataFrame, queries: list[str], k: int = 10) -> dict:
     """For each dense retriever on an approximate index (hnsw, ivf): its index, the recall@k of
     that index against exact search on the run's own questions, and how many were asked."""
     from ragdash.retrieval import build_retriever
 
     out = {}
-    for name, params in cfg["retrievers"]["resolved"].items():
-        if params.get("index", "exact") == "exact" or name not in cfg["retrievers"]["use"]:
+    for name, params in spec.retrievers.resolved.items():
+        if params.get("index", "exact") == "exact" or name not in spec.retrievers.use:
             continue
-        ret = build_retriever(name, chunks, cache_dir(cfg), params)
+        ret = build_retriever(name, chunks, cache_dir(spec), params)
         out[name] = {"index": params["index"], "k": k, "queries": len(queries),
                      "recall": round(ret.index_recall(queries, k), 4)}
     return out
@@ -159,8 +161,8 @@ def search(ctx: StageContext, name: str, chunks: pd.DataFrame,
     from ragdash.retrieval import RETRIEVERS, build_retriever
     from ragdash.retrieval.dense import build_vectorstore
 
-    ex, cfg = ctx.executor, ctx.cfg
-    params = cfg["retrievers"]["resolved"][name]
+    ex, spec = ctx.executor, ctx.spec
+    params = spec.retrievers.resolved[name]
     if not ex.in_process:
         if RETRIEVERS[name].embeds:
             def embed(texts: list[str]) -> list:
@@ -170,20 +172,20 @@ def search(ctx: StageContext, name: str, chunks: pd.DataFrame,
                                      label=f"{name}: embedding chunks")
                 return out["vector"].tolist()
 
-            build_vectorstore(chunks, cache_dir(cfg), params["model"], params["index"],
+            build_vectorstore(chunks, cache_dir(spec), params["model"], params["index"],
                               embed=embed)
         else:
-            build_retriever(name, chunks, cache_dir(cfg), params)  # BM25's index, k1/b files
+            build_retriever(name, chunks, cache_dir(spec), params)  # BM25's index, k1/b files
     return ex.map_batches(topics, SearchBatch, batch_size=batch_size(ex, len(topics), most=1000),
                           args=(name, str(ctx.run.path.resolve()),  # workers have their
-                                str(cache_dir(cfg).resolve()), params),  # own working dirs
+                                str(cache_dir(spec).resolve()), params),  # own working dirs
                           progress=ctx.progress, label=f"searching with {name}")
 
 
 def run(ctx: StageContext) -> dict:
     from ragdash.retrieval import RETRIEVERS, build_retriever
 
-    cfg, progress = ctx.cfg, ctx.progress
+    spec, progress = ctx.spec, ctx.progress
     examples = ctx.run.read("examples")
     chunks = ctx.run.read("chunks")
     topics = pd.DataFrame({"qid": examples["qid"].astype(str), "query": examples["question"]})
@@ -191,7 +193,7 @@ def run(ctx: StageContext) -> dict:
     parts_dir.mkdir(parents=True, exist_ok=True)
     ctx.run.set_stage(STAGE.name, warnings=[])  # those of an earlier run no longer hold
     counts: dict = {}
-    names = cfg["retrievers"]["use"]
+    names = spec.retrievers.use
     for i, name in enumerate(names):
         part = parts_dir / f"{name}.parquet"
         if part.exists():
@@ -199,9 +201,9 @@ def run(ctx: StageContext) -> dict:
             continue
         progress(f"{name}: loading the embedding model and embedding {len(chunks):,} chunks…"
                  if RETRIEVERS[name].embeds else f"retrieving with {name}", i, len(names))
-        params = cfg["retrievers"]["resolved"][name]
+        params = spec.retrievers.resolved[name]
         if name == "mlq":  # its LLM calls are dispatched from this process
-            ret = build_retriever(name, chunks, cache_dir(cfg), params, ask=mlq_ask(ctx, params))
+            ret = build_retriever(name, chunks, cache_dir(spec), params, ask=mlq_ask(ctx, params))
             frame = ranked(name, ret(topics))
             write_table(parts_dir / "mlq.queries.parquet", pd.DataFrame({
                 "qid": topics["qid"], "retriever": name,
@@ -217,7 +219,7 @@ def run(ctx: StageContext) -> dict:
     warnings = empty_results(retrieved, examples, names)
     ctx.run.set_stage(STAGE.name, warnings=[{**w, "message": empty_message(w)}
                                             for w in warnings])
-    ctx.run.update(index_recall=index_recalls(cfg, chunks, topics["query"].tolist()))
+    ctx.run.update(index_recall=index_recalls(spec, chunks, topics["query"].tolist()))
     if (parts_dir / "mlq.queries.parquet").exists():
         ctx.run.write("queries", read_table(parts_dir / "mlq.queries.parquet"))
     shutil.rmtree(ctx.run.path / ".parts", ignore_errors=True)  # only needed to resume

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ragdash import embeddings
-from ragdash.config import fingerprint
+from ragdash.config import ConfigError, RunSpec, fingerprint
 from ragdash.executors import Executor, make_executor
 from ragdash.exit_watch import watched
 from ragdash.rundir import MANIFEST, Run
@@ -78,35 +79,46 @@ def dry_run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str],
     return tuple(s for s in stages if s not in stop)
 
 
-def run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str] | None = None,
+def typed(cfg: RunSpec | Mapping[str, Any]) -> tuple[RunSpec, dict]:
+    """The specification and the plain config of either: the stages read the specification;
+    the stage keys and the manifest the plain config, exactly as given (so a run keeps its
+    keys)."""
+    if isinstance(cfg, RunSpec):
+        return cfg, cfg.to_config()
+    return RunSpec.from_config(cfg), dict(cfg)
+
+
+def run_stages(cfg: RunSpec | dict, run_dir: str | Path, stages: Iterable[str] | None = None,
                force: bool = False, progress: Progress = no_progress,
                api_key: str | None = None, executor: Executor | None = None) -> Run:
     """Run the given stages (default: every configured one) in registry order, skipping finished
-    ones whose inputs are unchanged. `api_key`: for OpenAI-compatible backends, kept in memory
-    only (else the backend reads its environment variable). `executor`: where the stages' batch
-    work runs (default: the config's `executor` section, closed at the end). The run's lock
-    is held throughout: `RunLocked` if another process is running stages there."""
+    ones whose inputs are unchanged. `cfg`: the run's specification or its plain config.
+    `api_key`: for OpenAI-compatible backends, kept in memory only (else the backend reads its
+    environment variable). `executor`: where the stages' batch work runs (default: the config's
+    `executor` section, closed at the end). The run's lock is held throughout: `RunLocked` if
+    another process is running stages there."""
+    spec, cfg = typed(cfg)
     wanted = set(configured_stages(cfg) if stages is None else stages)
     unknown = wanted - set(STAGES)
     if unknown:
         raise ValueError(f"unknown stage(s) {', '.join(sorted(unknown))} "
                          f"(stages: {', '.join(STAGES)})")
     with locked(run_dir):  # RunLocked when another process runs stages there
-        return _locked_run(cfg, Run(run_dir), wanted, force, progress, api_key, executor)
+        return _locked_run(spec, cfg, Run(run_dir), wanted, force, progress, api_key, executor)
 
 
-def _locked_run(cfg: dict, run: Run, wanted: set[str], force: bool, progress: Progress,
-                api_key: str | None, executor: Executor | None) -> Run:
+def _locked_run(spec: RunSpec, cfg: dict, run: Run, wanted: set[str], force: bool,
+                progress: Progress, api_key: str | None, executor: Executor | None) -> Run:
     """`run_stages` once the run's lock is held."""
     run.create(cfg)
     keys = stage_keys(cfg)
     own = executor is None
-    executor = make_executor(cfg.get("executor")) if executor is None else executor
+    executor = make_executor(spec.executor) if executor is None else executor
     # a library that ends the process outright (Ray, when its node dies) is reported anyway
     watch = contextlib.nullcontext() if executor.in_process else watched(run.path)
     try:
         with embeddings.configured(cfg), watch:  # embedding settings for every stage
-            _run(cfg, run, wanted, keys, force, progress, api_key, executor)
+            _run(spec, run, wanted, keys, force, progress, api_key, executor)
     except BaseException:
         if own:  # the stage's error is the one to report, not a failure to close after it
             _close_quietly(executor)
@@ -145,12 +157,16 @@ def run_on(run_dir: str | Path, name: str, progress: Progress = no_progress) -> 
         key = stage_keys(cfg)[name]
     except (KeyError, TypeError):  # a config older than some stage's settings
         key = ""  # recorded, but `ragdash run` redoes it
+    try:
+        spec = RunSpec.from_config(cfg)
+    except ConfigError:  # a config older than the specification: such a stage reads the run's
+        spec = RunSpec()  # files, not its settings
     with locked(run.path), run.running(name, key) as counts:
-        counts.update(stage.run(StageContext(run, cfg, key, progress)))
+        counts.update(stage.run(StageContext(run, spec, key, progress)))
     return run, counts
 
 
-def _run(cfg: dict, run: Run, wanted: set[str], keys: dict[str, str], force: bool,
+def _run(spec: RunSpec, run: Run, wanted: set[str], keys: dict[str, str], force: bool,
          progress: Progress, api_key: str | None, executor: Executor) -> None:
     """The stage loop of `run_stages`."""
     ran: set[str] = set()
@@ -177,5 +193,5 @@ def _run(cfg: dict, run: Run, wanted: set[str], keys: dict[str, str], force: boo
             executor.workers()  # connect first: an unreachable cluster stops before any work
         ran.add(name)
         with run.running(name, keys[name]) as counts:
-            counts.update(stage.run(StageContext(run, cfg, keys[name], progress, api_key,
+            counts.update(stage.run(StageContext(run, spec, keys[name], progress, api_key,
                                                  executor)))

@@ -28,38 +28,37 @@ def run(ctx: StageContext) -> dict:
     from ragdash.scoring.contexts import contexts
     from ragdash.scoring.ir_metrics import chunk_metrics
 
-    cfg, out = ctx.cfg, ctx.run
+    spec, out = ctx.spec, ctx.run
     examples = out.read("examples")
     parts = {str(q): list(p) for q, p in zip(examples["qid"], examples["parts"], strict=True)}
     ctx_ = contexts(out, chunks=True)
     ctx.progress("scoring contexts", 0, len(ctx_))
-    s = cfg["scoring"]
+    s = spec.scoring
     batch = ctx_.assign(parts=[parts[q] for q in ctx_["qid"]])
 
     def score(method: str) -> pd.DataFrame:  # in batches on the executor
         return ctx.executor.map_batches(
             batch, score_batch, batch_size=batch_size(ctx.executor, len(batch), most=2000),
-            kwargs={"budgets": cfg["budgets"], "tokenizer": cfg["tokenizer"],
-                    "method": method, "mode": s["mode"]},
+            kwargs={"budgets": list(spec.budgets), "tokenizer": spec.tokenizer,
+                    "method": method, "mode": s.mode},
             progress=ctx.progress, label="scoring contexts")
 
-    ir = score(s["method"])
+    ir = score(s.method)
     out.write("ir_scores", ir)
-    also = s.get("also") or []
+    also = list(s.also)
     if also:
         out.write("ir_scores_also", pd.concat([score(m).assign(method=m) for m in also],
                                               ignore_index=True))
     else:  # scores of methods no longer asked for would be shown as this run's
         out.file("ir_scores_also").unlink(missing_ok=True)
-    table = summary_table(ir, cfg["retrievers"]["use"], s["mode"])
+    table = summary_table(ir, spec.retrievers.use, s.mode)
     out.write("ir_summary", table.reset_index())
     metrics = chunk_metrics(out.read("retrieved"), out.read("chunks"), parts,
-                            share=float(s.get("relevance_share", 1.0)),
-                            retrievers=list(cfg["retrievers"]["use"]))
+                            share=s.relevance_share, retrievers=list(spec.retrievers.use))
     out.write("ir_metrics", metrics)
     ctx.progress("scoring done", len(ctx_), len(ctx_))
     top = table.loc[table.index.max()]
-    return {"contexts": len(ctx_), "rows": len(ir), "methods": [s["method"], *also],
+    return {"contexts": len(ctx_), "rows": len(ir), "methods": [s.method, *also],
             "mean_at_max_budget": {k: round(float(v), 4) for k, v in top.items()
                                    if not np.isnan(v)}}
 

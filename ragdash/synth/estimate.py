@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from ragdash.llm.cost import Estimate, estimate_prompts
 from ragdash.llm.prompts import generation_messages
 from ragdash.llm.settings import LLMSettings
+from ragdash.rundir.root import RunsRoot
 from ragdash.synth.sample import Item
 from ragdash.synth.settings import SynthSettings
 from ragdash.synth.synthesize import item_messages
@@ -32,7 +33,7 @@ def estimate(items: Sequence[Item], settings: SynthSettings, llm: LLMSettings,
     from ragdash.planning import call_speed, model_name
 
     model = model_name(llm)
-    speed = call_speed(cfg, model, llm.backend)
+    speed = call_speed(RunsRoot.of(cfg), model, llm.backend)
     out = {"questions": estimate_prompts(
         [item_messages(i) for i in items], model, tokens_out=REPLY_TOKENS + SPAN_TOKENS *
         settings.hops, speed=speed, backend=llm.backend)}
