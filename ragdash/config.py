@@ -3,7 +3,7 @@ its defaults and its checks, and one loader from a YAML file and dotted override
 
     spec = load_spec("configs/paper.yaml", {"dataset.limit": 20, "retrievers.use": "bm25"})
     spec.retrievers.resolved["bm25"]["k"]      # typed reading
-    cfg = spec.to_config()                     # the plain dict the stages and stage keys use
+    cfg = spec.to_config()                     # the plain dict the stage keys and manifest use
 
 The CLI, the Build page, `ragdash sweep` and the sub-commands all hand dotted overrides to
 `load_spec`. Errors are ConfigError naming the dotted key (`retrievers.bm25.k must be ...`).
@@ -350,8 +350,8 @@ class EmbeddingsSpec(Section):
 class RunSpec(BaseModel):
     """A run's whole specification, frozen: one typed section each, validated on building.
 
-    `to_config()` gives the plain dict the stages read and the manifest keeps; every stage key
-    hashes parts of it, exactly as before the specification was typed."""
+    The stages read it (`StageContext.spec`); `to_config()` gives the plain dict the manifest
+    keeps and every stage key hashes parts of, exactly as before the specification was typed."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True,
                               use_attribute_docstrings=True)
@@ -429,7 +429,7 @@ class RunSpec(BaseModel):
             raise _config_error(exc) from None
 
     def to_config(self) -> dict[str, Any]:
-        """The plain dict: what the stages read, the manifest keeps and the stage keys hash."""
+        """The plain dict: what the manifest keeps and the stage keys hash."""
         out = self.model_dump(by_alias=True)
         if out.get("_file") is None:
             out.pop("_file", None)
@@ -529,7 +529,7 @@ def load_spec(path: str | Path | None = None, overrides: Override = None) -> Run
 
 
 def load_config(path: str | Path | None = None, overrides: Override = None) -> dict:
-    """`load_spec(...).to_config()`: the plain dict the stages read (kept for the stages and
+    """`load_spec(...).to_config()`: the plain dict (for the stage keys, the manifest and
     callers that index sections by name)."""
     return load_spec(path, overrides).to_config()
 
