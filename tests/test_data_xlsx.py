@@ -285,7 +285,7 @@ def test_sheet_and_columns_options_set_the_dataset_keys():
     import argparse
 
     from ragdash.cli import build_parser, overrides_from
-    from ragdash.evidence import command
+    from ragdash.cli import evidence as command
 
     args = build_parser().parse_args(["run", "--dataset", "q.xlsx", "--sheet", "Fragen",
                                       "--columns", "question=Frage,answer=Antwort"])
