@@ -75,7 +75,7 @@ def print_reference(run: Run) -> None:
     if t is None or t.empty:
         return
     t = t.set_index("system")
-    print("\nAnswers against the gold answers (no LLM; mean exact match, token F1, share "
-          "containing a gold answer):")
+    print("\nAnswers against the gold answers (no LLM; the mean of each metric per system, "
+          "contains: the share containing a gold answer):")
     print(t.to_string(float_format=lambda v: f"{v:.3f}"))
 
