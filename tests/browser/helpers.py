@@ -125,6 +125,25 @@ def goto(pg: Page, server: dict, path: str) -> None:
     assert pg.get_by_text("Page not found").count() == 0, f"{path}: page not found"
 
 
+def pick_no_chunker(pg: Page) -> None:
+    """On the Build page: choose the chunker `none` (documents as chunks: a fast build)."""
+    settle(pg)  # a click while the page still draws can land on a list that is redrawn
+    chunker = pg.locator('[data-testid="stSelectbox"]').filter(has_text="Chunker")
+    chunker.click()
+    pg.get_by_role("option", name=re.compile(r"^none")).click()
+    expect_chosen(chunker, "none")
+    settle(pg)
+
+
+def name_run(pg: Page, name: str) -> None:
+    """On the Build page: type the run's folder name and wait until the page kept it."""
+    box = pg.get_by_label("Run name (folder under the runs root)")
+    box.fill(name)
+    box.press("Enter")
+    settle(pg)
+    expect(box).to_have_value(name)
+
+
 def upload(pg: Page, dataset: Path, corpus: Path) -> None:
     """On the Data page: put a dataset and a corpus file into its two uploaders, and wait
     until both are listed as uploaded."""

@@ -18,9 +18,10 @@ from helpers import (
     ROOT,
     SHOTS,
     app_server,
-    expect_chosen,
     goto,
+    name_run,
     no_exception,
+    pick_no_chunker,
     settle,
     shot,
     upload,
@@ -166,17 +167,8 @@ def test_upload_and_build_a_run(server, page, tmp_path):
 
     page.get_by_text("Build a run from this dataset").click()
     expect(page).to_have_url(re.compile("/build"))
-    settle(page)  # a click while the page still draws can land on a list that is redrawn
-    chunker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Chunker")
-    chunker.click()
-    page.get_by_role("option", name=re.compile(r"^none")).click()
-    expect_chosen(chunker, "none")
-    settle(page)
-    name = page.get_by_label("Run name (folder under the runs root)")
-    name.fill("browser-built")
-    name.press("Enter")
-    settle(page)
-    expect(name).to_have_value("browser-built")
+    pick_no_chunker(page)
+    name_run(page, "browser-built")
     page.get_by_role("button", name="Start the run").click()
     page.get_by_text(re.compile(r"Run browser-built (finished|failed)")).wait_for(
         timeout=240_000)
@@ -203,11 +195,7 @@ def _start_background_build(pg, server, name: str) -> None:
     size.press("Enter")
     settle(pg)
     expect(size).to_have_value("0")
-    box = pg.get_by_label("Run name (folder under the runs root)")
-    box.fill(name)
-    box.press("Enter")
-    settle(pg)
-    expect(box).to_have_value(name)
+    name_run(pg, name)
     pg.get_by_role("button", name="Start the run").click()
     pg.get_by_text(re.compile(f"Building {name}")).wait_for(timeout=60_000)
 

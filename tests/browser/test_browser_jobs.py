@@ -18,6 +18,7 @@ from helpers import (
     BUNDLED,
     ROOT,
     free_port,
+    name_run,
     no_exception,
     settle,
     shot,
@@ -66,10 +67,7 @@ def start_build(pg, name: str, questions: int) -> None:
     size.fill(str(questions))
     size.press("Enter")
     settle(pg)
-    box = pg.get_by_label("Run name (folder under the runs root)")
-    box.fill(name)
-    box.press("Enter")
-    settle(pg)
+    name_run(pg, name)
     pg.get_by_role("button", name="Start the run").click()
     pg.get_by_text(re.compile(f"Building {name}")).wait_for(timeout=90_000)
 

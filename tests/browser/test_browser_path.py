@@ -9,7 +9,7 @@ import re
 import zipfile
 
 import pytest
-from helpers import expect_chosen, goto, no_exception, settle, shot, upload
+from helpers import expect_chosen, goto, name_run, no_exception, settle, shot, upload
 from playwright.sync_api import expect
 
 from ragdash.ui.navigation import PAGES
@@ -71,11 +71,7 @@ def test_upload_build_reload_explore_rename_delete(server, page, tmp_path):
     page.keyboard.press("Escape")
     expect(rets).to_contain_text("SIM")
     settle(page)
-    name = page.get_by_label("Run name (folder under the runs root)")
-    name.fill("path-run")
-    name.press("Enter")
-    settle(page)
-    expect(name).to_have_value("path-run")
+    name_run(page, "path-run")
     start = page.get_by_role("button", name="Start the run")
     assert start.is_enabled(), page.locator('[data-testid="stAlert"]').all_inner_texts()
     start.click()

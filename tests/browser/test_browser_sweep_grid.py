@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from helpers import expect_chosen, goto, no_exception, settle, shot, upload
+from helpers import expect_chosen, goto, name_run, no_exception, settle, shot, upload
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -52,11 +52,7 @@ def test_vary_k_plan_start_and_compare(server, page, tmp_path):
     page.get_by_text("Build a run from this dataset").click()
     expect(page).to_have_url(re.compile("/build"))
     _choose(page, "Chunker", re.compile(r"^none"))
-    name = page.get_by_label("Run name (folder under the runs root)")
-    name.fill("grid")
-    name.press("Enter")
-    settle(page)
-    expect(name).to_have_value("grid")
+    name_run(page, "grid")
     page.get_by_text("Vary one or two settings: one run per combination").click()
     _choose(page, "Setting 1", "chunker.method")
     _values(page, "none, nosuch")  # a bad value is refused by the config's own check

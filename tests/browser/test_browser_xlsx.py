@@ -12,7 +12,16 @@ import re
 import openpyxl
 import pytest
 from fixtures.corpus import DOCS, QUESTIONS
-from helpers import expect_chosen, goto, no_exception, settle, shot, upload
+from helpers import (
+    expect_chosen,
+    goto,
+    name_run,
+    no_exception,
+    pick_no_chunker,
+    settle,
+    shot,
+    upload,
+)
 from playwright.sync_api import expect
 
 from ragdash.rundir import Run
@@ -91,16 +100,8 @@ def test_workbook_sheet_mapping_evidence_and_build(server, page, tmp_path):
     settle(page)
     expect(page.get_by_text("4 valid questions in support.xlsx", exact=False)
            ).to_have_count(1)
-    chunker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Chunker")
-    chunker.click()
-    page.get_by_role("option", name=re.compile(r"^none")).click()
-    expect_chosen(chunker, "none")
-    settle(page)
-    name = page.get_by_label("Run name (folder under the runs root)")
-    name.fill("xlsx-built")
-    name.press("Enter")
-    settle(page)
-    expect(name).to_have_value("xlsx-built")
+    pick_no_chunker(page)
+    name_run(page, "xlsx-built")
     no_exception(page, "build page with the workbook")
     page.get_by_role("button", name="Start the run").click()
     page.get_by_text(re.compile(r"Run xlsx-built (finished|failed)")).wait_for(timeout=300_000)
