@@ -40,6 +40,7 @@ from ragdash.executors.base import check as check_executor
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
 from ragdash.llm.settings import JUDGE_MODES
+from ragdash.metrics import resolve as resolve_metrics
 
 SAMPLE_DATASET = PROJECT_ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"
 
@@ -303,6 +304,33 @@ class JudgeSpec(Section):
         return d
 
 
+class MetricsSpec(Section):
+    """RAGAS and RAGChecker metrics of every answer, with an LLM (`ragdash metrics`; README
+    "RAGAS and RAGChecker metrics")."""
+
+    enabled: bool = False
+    use: list[str] = Field(default_factory=lambda: resolve_metrics(None))
+    """The metrics (names, or ragas, ragchecker, all); docs/metrics.md lists them."""
+    llm: dict[str, Any] | None = None
+    """The metrics' LLM settings (default: the judge's, else the run's `llm`)."""
+    limit: int | None = None
+    """Measure only the answers to the first N questions."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        d = dict(data or {})
+        try:
+            d["use"] = resolve_metrics(d.get("use"))
+        except ValueError as exc:
+            raise ConfigError(f"metrics.use: {exc}") from None
+        if d.get("limit") is not None:
+            d["limit"] = _number(d["limit"], "metrics.limit", int)
+            if d["limit"] <= 0:
+                raise ConfigError("metrics.limit must be a positive number of questions")
+        return d
+
+
 class CalibrationSpec(Section):
     """Fitting the thresholds h and k (the paper's §3.3)."""
 
@@ -373,6 +401,7 @@ class RunSpec(BaseModel):
     (local, ollama or openai), model, base_url, temperature, max_tokens, …"""
     generation: GenerationSpec = Field(default_factory=GenerationSpec)
     judge: JudgeSpec = Field(default_factory=JudgeSpec)
+    metrics: MetricsSpec = Field(default_factory=MetricsSpec)
     calibration: CalibrationSpec = Field(default_factory=CalibrationSpec)
     embeddings: EmbeddingsSpec = Field(default_factory=EmbeddingsSpec)
     executor: dict[str, Any] = Field(default_factory=lambda: dict(EXECUTOR_DEFAULTS))
@@ -392,7 +421,7 @@ class RunSpec(BaseModel):
             raise ConfigError(f"budgets: {exc}") from exc
         _check_tokenizer(d.get("tokenizer", DEFAULT_TOKENIZER))
         inherit_url(d)
-        for section in ("llm", "generation", "judge"):
+        for section in ("llm", "generation", "judge", "metrics"):
             llm = d.get(section) or {}
             llm = llm if section == "llm" else (llm.get("llm") or {})
             if any("key" in k.lower() and k != "api_key_env" for k in llm):
@@ -535,6 +564,7 @@ def load_config(path: str | Path | None = None, overrides: Override = None) -> d
 
 
 FREE_FORM = {"chunker.params", "retrievers.params", "llm", "generation.llm", "judge.llm",
+             "metrics.llm",
              "generation.sweep", "dataset.sample", "judge.refusal", "executor.runtime_env"}
 """Sections whose keys are checked by their own validator (LLM settings, a chunker's or a
 retriever's parameters, the sampling rule, the refusal rule)."""
@@ -612,10 +642,11 @@ def _check_tokenizer(spec: object) -> None:
 
 
 def inherit_url(cfg: dict) -> None:
-    """`generation.llm` and `judge.llm` without a base_url take the run's `llm.base_url` when
-    they use the same backend: a server (and an API key) only ever goes where the user said."""
+    """`generation.llm`, `judge.llm` and `metrics.llm` without a base_url take the run's
+    `llm.base_url` when they use the same backend: a server (and an API key) only ever goes
+    where the user said."""
     base = cfg.get("llm") or {}
-    for section in ("generation", "judge"):
+    for section in ("generation", "judge", "metrics"):
         llm = (cfg.get(section) or {}).get("llm")
         if (llm and not llm.get("base_url") and base.get("base_url")
                 and llm.get("backend", base.get("backend")) == base.get("backend")):

@@ -125,9 +125,40 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
                                     backend=judge.backend)
     if mode == "stepwise":
         notes.append("stepwise judging: a lower bound, each partially correct answer asks twice")
+    if spec.metrics.enabled:
+        if run.has("retrieved"):
+            out["metrics"] = metrics_estimate(run, spec.to_config())
+        else:
+            notes.append("metrics not priced: retrieval not run")
     if notes:
         out["note"] = "; ".join(notes)
     return out
+
+
+STAND_IN_ANSWER = "A one-sentence answer of about twenty tokens written by the generator model."
+"""The answer the metrics are priced with before answers exist."""
+
+
+def metrics_estimate(run: Run, cfg: dict):
+    """What `ragdash metrics` would cost on the run (no call): the run's answers, else stand-in
+    answers for every generation request; a lower bound (no correction rounds)."""
+    from ragdash.config import RunSpec
+    from ragdash.metrics.evaluate import items_from_run
+    from ragdash.metrics.plan import estimate as plan
+    from ragdash.stages.metrics import metrics_settings
+
+    m = cfg["metrics"]
+    answers = None
+    if not run.has("answers"):
+        answers = pd.DataFrame(
+            [{"qid": q, "system": s, "budget": b, "answer": STAND_IN_ANSWER, "error": None}
+             for q, s, b, _, _ in requests(run, RunSpec.from_config(cfg))],
+            columns=["qid", "system", "budget", "answer", "error"])
+    items = items_from_run(run, cfg, answers, limit=m.get("limit"))
+    llm = metrics_settings(cfg)
+    return plan(items, model_name(llm), use=m["use"],
+                speed=call_speed(RunsRoot(cfg["runs_root"]), model_name(llm), llm.backend),
+                backend=llm.backend)
 
 
 def estimate_run(run: Run, calibration: dict, budget: int | None = None,

@@ -2,8 +2,9 @@
 
 One module per sub-command (`add_parser` registers it, `run` runs it): `run_stages` for
 `ragdash run` and the stage commands (their options in `options`), `estimate`, `reference`,
-`job`, `sweep`, `evidence`, `synth`, `label` (`labels`), `cache` and `llm`; `parser` puts them
-together. Nothing else in ragdash imports this package (tests/test_architecture.py)."""
+`metrics`, `job`, `sweep`, `evidence`, `synth`, `label` (`labels`), `cache` and `llm`;
+`parser` puts them together. Nothing else in ragdash imports this package
+(tests/test_architecture.py)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def _command(name: str) -> Callable[[argparse.Namespace], int]:
         job,
         labels,
         llm,
+        metrics,
         reference,
         run_stages,
         sweep,
@@ -46,7 +48,8 @@ def _command(name: str) -> Callable[[argparse.Namespace], int]:
         return run_stages.run
     return {"estimate": estimate.run, "reference": reference.run, "job": job.run,
             "sweep": sweep.run, "evidence": with_bars(evidence.run), "synth": with_bars(synth.run),
-            "label": labels.run, "cache": cache.run, "llm": llm.run}[name]
+            "label": labels.run, "cache": cache.run, "llm": llm.run,
+            "metrics": with_bars(metrics.run)}[name]
 
 
 def main(argv: list[str] | None = None) -> int:

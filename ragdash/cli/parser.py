@@ -6,7 +6,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ragdash.cli import cache, estimate, evidence, job, labels, llm, reference, sweep, synth
+from ragdash.cli import (
+    cache,
+    estimate,
+    evidence,
+    job,
+    labels,
+    llm,
+    metrics,
+    reference,
+    sweep,
+    synth,
+)
 from ragdash.cli.options import add_run_options, glossary, stage_commands
 
 
@@ -21,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
         add_run_options(sub.add_parser(name, help=help_text, description=help_text,
                                        epilog=glossary(),
                                        formatter_class=argparse.RawDescriptionHelpFormatter))
-    for module in (llm, estimate, reference, job, evidence, synth, cache, labels, sweep):
+    for module in (llm, estimate, reference, metrics, job, evidence, synth, cache, labels,
+                   sweep):
         module.add_parser(sub)
     return parser
 

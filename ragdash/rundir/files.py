@@ -92,6 +92,12 @@ _FILES = (
             "gold answers)", optional=("rouge_l", "similarity"), upgrade=_with_long_metrics),
     RunFile("judgments", "judgments.parquet", "judge",
             ("qid", "system", "budget", "judge_model", "score", "raw", "error")),
+    RunFile("metrics", "metrics.parquet", "metrics",
+            ("qid", "system", "budget", "model", "error", "notes", "calls", "tokens_in",
+             "tokens_out", "latency_s", "detail"),
+            "RAGAS and RAGChecker metrics of each answer, a column per metric in [0, 1] (NaN "
+            "with the failed step in `error`, or the reason in `notes`); `detail` keeps the "
+            "claims and verdicts (ragdash.metrics)"),
     RunFile("label_sample", "label_sample.parquet", "label",
             ("qid", "system", "position", "rule", "seed", "drawn"),
             "the answers to label, drawn once by a rule fixed before labelling (uniform at "

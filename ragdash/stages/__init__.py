@@ -5,7 +5,17 @@ A stage (`base.Stage`) names what it reads, hashes its settings into a key and r
 Adding a stage is one new file here and one line in `REGISTRY`.
 """
 
-from ragdash.stages import calibrate, chunk, generate, ingest, judge, reference, retrieve, score
+from ragdash.stages import (
+    calibrate,
+    chunk,
+    generate,
+    ingest,
+    judge,
+    metrics,
+    reference,
+    retrieve,
+    score,
+)
 from ragdash.stages.base import Progress, Stage, StageContext, no_progress
 
 REGISTRY: tuple[Stage, ...] = (
@@ -16,6 +26,7 @@ REGISTRY: tuple[Stage, ...] = (
     generate.STAGE,
     reference.STAGE,
     judge.STAGE,
+    metrics.STAGE,
     calibrate.STAGE,
 )
 """Every stage, each after the stages it needs."""

@@ -138,10 +138,12 @@ def _close_quietly(executor: Executor) -> None:
                     executor.name, exc)
 
 
-def run_on(run_dir: str | Path, name: str, progress: Progress = no_progress) -> tuple[Run, dict]:
-    """Redo one stage (`Stage.on_run_dir`) on an existing run, with the config saved there, from
-    the files the stages before it wrote, whatever their keys; it is recorded with the key that
-    config gives it. Returns the run and the stage's counts."""
+def run_on(run_dir: str | Path, name: str, progress: Progress = no_progress,
+           cfg: dict | None = None) -> tuple[Run, dict]:
+    """Redo one stage (`Stage.on_run_dir`) on an existing run, with the config saved there (or
+    `cfg`, e.g. that config with the stage's own options), from the files the stages before it
+    wrote, whatever their keys; it is recorded with the key that config gives it. Returns the
+    run and the stage's counts."""
     run = Run(run_dir)
     if not run.exists():
         raise FileNotFoundError(f"{run.path} is not a run directory (no {MANIFEST}): give "
@@ -152,7 +154,7 @@ def run_on(run_dir: str | Path, name: str, progress: Progress = no_progress) -> 
             if not run.has(f):
                 raise FileNotFoundError(f"run {run.path} has no {run.file(f).name}, which stage "
                                         f"{name} reads: run `ragdash {STAGES[up].cli}` first")
-    cfg = run.config.to_dict()
+    cfg = run.config.to_dict() if cfg is None else cfg
     try:
         key = stage_keys(cfg)[name]
     except (KeyError, TypeError):  # a config older than some stage's settings

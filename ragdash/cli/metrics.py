@@ -1,0 +1,76 @@
+"""`ragdash metrics --run-dir R [--use a,b] [--limit N] [--dry-run]`: RAGAS's and RAGChecker's
+metrics of an existing run's answers, with the config saved in R (its `metrics` section,
+then these options)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ragdash.stages.base import Progress, no_progress
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register `metrics` on the `ragdash` subparsers."""
+    p = sub.add_parser(
+        "metrics", help="RAGAS and RAGChecker metrics of a run's answers, with an LLM",
+        description="Measure every answer of an existing run with RAGAS's metrics "
+                    "(faithfulness, answer relevancy, context precision and recall) and "
+                    "RAGChecker's claim-level ones (claim precision/recall/F1, hallucination, "
+                    "...) into metrics.parquet, with the LLM of metrics.llm (default: the "
+                    "judge's). Replies are cached: a re-run asks only what is missing.")
+    p.add_argument("--run-dir", required=True, help="run with answers.parquet")
+    p.add_argument("--use", help="comma-separated metrics, or ragas, ragchecker, all (default: "
+                                 "the config's metrics.use)")
+    p.add_argument("--limit", type=int, help="measure the answers to the first N questions")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="a config key for this stage, e.g. --set metrics.llm.model=qwen")
+    p.add_argument("--dry-run", action="store_true",
+                   help="only estimate the calls, tokens, cost and time (no LLM call)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def config(args: argparse.Namespace) -> dict:
+    """The run's saved config with the metrics switched on and this command's options."""
+    from ragdash.config import RunSpec, deep_merge, expand, parse_set
+    from ragdash.rundir import Run
+
+    run = Run(args.run_dir)
+    if not run.exists():
+        raise FileNotFoundError(f"{run.path} is not a run directory: give --run-dir a run made "
+                                "by `ragdash run`")
+    saved = {k: v for k, v in run.config.to_dict().items() if not k.startswith("_")}
+    over: dict[str, Any] = {"metrics.enabled": True}
+    if args.use:
+        over["metrics.use"] = args.use
+    if args.limit is not None:
+        over["metrics.limit"] = args.limit
+    over.update(parse_set(t) for t in args.set or ())
+    return RunSpec.from_config(deep_merge(saved, expand(over))).to_config()
+
+
+def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
+    from ragdash.rundir import Run
+
+    cfg = config(args)
+    if args.dry_run:
+        from ragdash.planning import metrics_estimate
+
+        print("Dry run, no LLM call made. The metrics would cost:\n  "
+              f"{metrics_estimate(Run(args.run_dir), cfg)}\n(a lower bound: correction rounds "
+              "after unreadable replies are not counted)")
+        return 0
+    from ragdash.stages.runner import run_on
+
+    run_dir, counts = run_on(args.run_dir, "metrics", progress, cfg=cfg)
+    print(f"{counts['answers']:,} answers measured with {counts['calls']:,} LLM calls; "
+          f"{counts['errors']:,} with a failed step (kept apart, NaN); written to "
+          f"{run_dir.file('metrics')}")
+    for name, mean in counts["means"].items():
+        print(f"  {name:>36}: {mean:.3f}")
+    if counts["errors"]:
+        print("warning: run it again to retry the failed steps (finished calls come from the "
+              "cache)", file=sys.stderr)
+    return 0

@@ -1,0 +1,75 @@
+"""Metrics: RAGAS's and RAGChecker's metrics of every answer with an LLM (`ragdash.metrics`),
+through the reply cache, retries and executor that generation and judging use; a re-run asks
+only what the cache lacks. `ragdash metrics --run-dir R` runs it on an existing run."""
+
+from __future__ import annotations
+
+from ragdash.rundir import Run
+from ragdash.rundir.root import RunsRoot
+from ragdash.stages.base import Stage, StageContext
+
+MAX_TOKENS = 384
+"""Reply tokens when the metrics borrow the judge's LLM settings (a judge's few tokens would
+cut a list of claims)."""
+
+
+def metrics_llm(cfg: dict) -> dict:
+    """The metrics' LLM config: `metrics.llm` when set, else the judge's (`judge.llm`, else
+    `llm`) with at least MAX_TOKENS reply tokens."""
+    own = (cfg.get("metrics") or {}).get("llm")
+    if own:
+        return dict(own)
+    borrowed = dict(cfg["judge"].get("llm") or cfg["llm"])
+    return {**borrowed, "max_tokens": max(borrowed.get("max_tokens") or 0, MAX_TOKENS)}
+
+
+def metrics_settings(cfg: dict, api_key: str | None = None):
+    """`LLMSettings` of `metrics_llm`."""
+    from ragdash.llm import LLMSettings
+
+    return LLMSettings.from_config(metrics_llm(cfg), api_key=api_key)
+
+
+def settings(cfg: dict) -> tuple:
+    from ragdash.metrics.prompts import prompt_version
+
+    m = cfg.get("metrics") or {}
+    llm = metrics_llm(cfg)
+    return (m.get("use"), m.get("limit"), llm, cfg["scoring"].get("relevance_share", 1.0),
+            prompt_version())
+
+
+def run(ctx: StageContext) -> dict:
+    from ragdash.metrics.evaluate import evaluate, items_from_run
+
+    cfg, out = ctx.spec.to_config(), ctx.run
+    m = cfg["metrics"]
+    llm = metrics_settings(cfg, ctx.api_key)
+    items = items_from_run(out, cfg, limit=m.get("limit"))
+    table = evaluate(items, llm, use=m["use"], cache=RunsRoot(ctx.spec.runs_root).llm_cache,
+                     progress=lambda d, t: ctx.progress("measuring answers", d, t),
+                     executor=ctx.executor)
+    out.write("metrics", table)
+    out.update(llm={**out.manifest.get("llm", {}), "metrics": llm.to_manifest()})
+    means = {n: round(float(table[n].mean()), 4) for n in m["use"] if table[n].notna().any()}
+    return {"answers": len(table), "errors": int(failed_rows(table)),
+            "calls": int(table["calls"].sum()), "means": means}
+
+
+def failed_rows(table) -> int:
+    """Rows with a failed step (not those without an answer to measure)."""
+    from ragdash.metrics.evaluate import NO_ANSWER
+
+    return int((table["error"].notna() & (table["error"] != NO_ANSWER)).sum())
+
+
+def failed_calls(run: Run) -> int:
+    """Answers whose steps ended in errors last time (a re-run retries them)."""
+    return failed_rows(run.read("metrics")) if run.has("metrics") else 0
+
+
+STAGE = Stage("metrics", "RAGAS and RAGChecker metrics of every answer with an LLM "
+              "(faithfulness, answer relevancy, claim precision/recall, hallucination, ...)",
+              needs=("ingest", "generate"), settings=settings, run=run,
+              writes=("metrics",), switch="metrics", failed_calls=failed_calls, llm=True,
+              on_run_dir=True)
