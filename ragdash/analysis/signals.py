@@ -1,0 +1,94 @@
+"""Which signal agrees with the truth here? Per signal (Score_IR@N, the 1-5 judge, the reference
+metrics, each RAGAS and RAGChecker metric), against one truth per answer (human labels where the
+run has them, else a reference metric, named as such): the AUC for "correct" with a bootstrap
+interval over questions (answers of one question are resampled together), Spearman's rho with
+the truth, and a one-line verdict; best first.
+
+AUC is the Mann-Whitney probability that a correct answer's signal exceeds a wrong one's (ties
+count one half); Spearman is the Pearson correlation of the ranks (average ranks for ties)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata, spearmanr
+
+COLUMNS = ["signal", "n", "auc", "auc_low", "auc_high", "spearman", "calls", "tokens",
+           "verdict"]
+JUDGE_QUALITY = {5: 1.0, 3: 0.5, 2: 0.25, 1: 0.0, 4: 0.0}
+"""The paper's 1-5 judge scale as a quality order (4 "fully incorrect" ranks with 1)."""
+
+
+def auc(signal: np.ndarray, correct: np.ndarray) -> float:
+    """Mann-Whitney AUC of `signal` for the boolean `correct`; NaN without both classes."""
+    pos, neg = int(correct.sum()), int((~correct).sum())
+    if not pos or not neg:
+        return float("nan")
+    ranks = rankdata(signal)
+    return float((ranks[correct].sum() - pos * (pos + 1) / 2) / (pos * neg))
+
+
+def _bootstrap_auc(signal: np.ndarray, correct: np.ndarray, groups: np.ndarray, n_boot: int,
+                   level: float, rng: np.random.Generator) -> tuple[float, float]:
+    """Percentile interval of the AUC over questions resampled with replacement."""
+    labels, index = np.unique(groups, return_inverse=True)
+    members = [np.flatnonzero(index == g) for g in range(len(labels))]
+    values = []
+    for _ in range(n_boot):
+        take = np.concatenate([members[g] for g in rng.integers(0, len(labels), len(labels))])
+        a = auc(signal[take], correct[take])
+        if not np.isnan(a):
+            values.append(a)
+    if not values:
+        return float("nan"), float("nan")
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def verdict(auc_value: float, low: float, high: float) -> str:
+    """One line on a signal's AUC and its interval."""
+    if np.isnan(auc_value):
+        return "cannot tell: the truth has one class only"
+    if low <= 0.5 <= high:
+        return "no better than chance here (its interval holds 0.5)"
+    if auc_value < 0.5:
+        return "ranks wrong answers higher: reversed"
+    if auc_value >= 0.8:
+        return "agrees well with the truth"
+    return "agrees somewhat with the truth"
+
+
+def signal_agreement(frame: pd.DataFrame, signals: Sequence[str], truth: str, *,
+                     correct_at: float = 0.5, group: str = "qid", n_boot: int = 1000,
+                     level: float = 0.95, seed: int = 0,
+                     cost: Mapping[str, tuple[int, int]] | None = None) -> pd.DataFrame:
+    """One row per signal (COLUMNS), sorted by AUC, best first (signals without an AUC last).
+
+    `frame`: one row per answer with the `signals` columns, the `truth` column (a number or a
+    boolean; "correct" when it is at least `correct_at`) and `group` (the question, the unit
+    of the bootstrap). Each signal uses the answers where it and the truth are present.
+    `cost`: (calls, tokens) it took, by signal."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for name in signals:
+        if name not in frame.columns:
+            raise ValueError(f"no signal column {name!r}")
+        sub = frame[[name, truth, group]].dropna()
+        x = sub[name].astype(float).to_numpy()
+        t = sub[truth].astype(float).to_numpy()
+        correct = t >= correct_at
+        a = auc(x, correct)
+        low, high = (_bootstrap_auc(x, correct, sub[group].astype(str).to_numpy(), n_boot,
+                                    level, rng) if not np.isnan(a) else (np.nan, np.nan))
+        rho = (float(spearmanr(x, t).statistic) if len(x) > 2 and np.ptp(x) > 0
+               and np.ptp(t) > 0 else float("nan"))
+        calls, tokens = (cost or {}).get(name, (0, 0))
+        rows.append({"signal": name, "n": len(sub), "auc": a, "auc_low": low, "auc_high": high,
+                     "spearman": rho, "calls": calls, "tokens": tokens,
+                     "verdict": verdict(a, low, high)})
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    return out.sort_values("auc", ascending=False, na_position="last", kind="stable") \
+        .reset_index(drop=True)

@@ -1,0 +1,71 @@
+"""Which signal agrees with the truth (`ragdash.analysis.signals`): AUC with a bootstrap interval
+over questions, Spearman with the truth, the verdict and the order, on hand-made answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ragdash.analysis.signals import auc, signal_agreement, verdict
+
+
+def _answers(n: int = 40, seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    truth = np.tile([1.0, 0.0], n // 2)
+    return pd.DataFrame({
+        "qid": [f"q{i // 2}" for i in range(n)],  # two answers per question
+        "contains": truth,
+        "perfect": truth * 0.9 + 0.05,
+        "reversed": 1 - truth,
+        "noise": rng.random(n),
+        "half": np.where(np.arange(n) % 4 < 2, truth, 1 - truth),  # right on half
+    })
+
+
+def test_auc_counts_ties_as_half_and_needs_both_classes():
+    assert auc(np.array([0.2, 0.8, 0.5]), np.array([False, True, True])) == 1.0
+    assert auc(np.array([0.5, 0.5]), np.array([False, True])) == 0.5
+    assert auc(np.array([0.35, 0.9, 0.4, 0.3]), np.array([True, True, False, False])) == 0.75
+    assert np.isnan(auc(np.array([0.1, 0.2]), np.array([True, True])))
+
+
+def test_signals_sorted_best_first_with_intervals_and_verdicts():
+    out = signal_agreement(_answers(), ["noise", "reversed", "perfect", "half"], "contains",
+                           n_boot=300, cost={"perfect": (12, 3400)})
+    assert list(out["signal"][:1]) == ["perfect"] and out["signal"].iloc[-1] == "reversed"
+    best = out.iloc[0]
+    assert best["auc"] == 1.0 and best["auc_low"] == 1.0 and best["spearman"] == \
+        pytest.approx(1.0)
+    assert (best["calls"], best["tokens"]) == (12, 3400)
+    assert best["verdict"] == "agrees well with the truth"
+    rev = out.set_index("signal").loc["reversed"]
+    assert rev["auc"] == 0.0 and rev["verdict"].startswith("ranks wrong answers higher")
+    half = out.set_index("signal").loc["half"]
+    assert half["auc"] == 0.5 and half["auc_low"] < 0.5 < half["auc_high"]
+    assert "chance" in half["verdict"]
+    assert (out["auc_low"] <= out["auc"]).all() and (out["auc"] <= out["auc_high"]).all()
+
+
+def test_missing_values_are_left_out_and_a_one_class_truth_cannot_tell():
+    df = _answers()
+    df.loc[:9, "noise"] = np.nan
+    out = signal_agreement(df, ["noise"], "contains", n_boot=50).iloc[0]
+    assert out["n"] == len(df) - 10
+    all_right = df.assign(contains=1.0)
+    one = signal_agreement(all_right, ["perfect"], "contains", n_boot=50).iloc[0]
+    assert np.isnan(one["auc"]) and one["verdict"].startswith("cannot tell")
+
+
+def test_continuous_truth_uses_the_threshold_and_spearman():
+    df = pd.DataFrame({"qid": list("aabbccdd"), "f1": [0.0, 0.2, 0.4, 0.6, 0.7, 0.8, 0.9, 1.0],
+                       "signal": [1, 2, 3, 4, 5, 6, 7, 8]})
+    out = signal_agreement(df, ["signal"], "f1", n_boot=100).iloc[0]
+    assert out["auc"] == 1.0 and out["spearman"] == pytest.approx(1.0)
+    assert signal_agreement(df, ["signal"], "f1", correct_at=0.95).iloc[0]["auc"] == 1.0
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="no signal column 'bleu'"):
+        signal_agreement(_answers(), ["bleu"], "contains")
+    assert verdict(0.7, 0.6, 0.8) == "agrees somewhat with the truth"
