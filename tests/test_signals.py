@@ -69,3 +69,34 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="no signal column 'bleu'"):
         signal_agreement(_answers(), ["bleu"], "contains")
     assert verdict(0.7, 0.6, 0.8) == "agrees somewhat with the truth"
+
+
+def _reference() -> pd.DataFrame:
+    return pd.DataFrame({"qid": ["q1", "q1", "q2", "q2"], "system": ["llm_only", "bm25"] * 2,
+                         "budget": [None, 100, None, 100], "em": [0.0, 1.0, 0.0, 0.0],
+                         "f1": [0.2, 1.0, 0.0, 0.5], "contains": [False, True, False, True]})
+
+
+def test_answer_signals_join_every_signal_and_pick_the_truth():
+    from ragdash.analysis.signals import answer_signals
+
+    ir = pd.DataFrame({"qid": ["q1", "q2"], "retriever": ["bm25", "bm25"], "score": [1.0, 0.5]})
+    judged = pd.DataFrame({"qid": ["q1", "q1", "q2", "q2"], "system": ["llm_only", "bm25"] * 2,
+                           "score": [4, 5, 1, 3]})
+    measured = pd.DataFrame({"qid": ["q1", "q2"], "system": ["bm25", "bm25"],
+                             "claim_f1": [0.8, np.nan], "error": [None, "nli: bad"]})
+    df, truth, signals = answer_signals(_reference(), ir=ir, judgments=judged,
+                                        metrics=measured)
+    assert truth == "reference metric: contains" and "contains" not in signals
+    assert signals == ["score_ir", "judge", "em", "f1", "claim_f1"]
+    row = df.set_index(["qid", "system"]).loc[("q1", "bm25")]
+    assert (row["score_ir"], row["judge"], row["claim_f1"], row["truth"]) == (1.0, 1.0, 0.8, 1.0)
+    assert df.set_index(["qid", "system"]).loc[("q1", "llm_only"), "judge"] == 0.0  # a 4
+    assert np.isnan(df.set_index(["qid", "system"]).loc[("q1", "llm_only"), "score_ir"])
+    labels = pd.DataFrame({"qid": ["q1", "q2"], "system": ["bm25", "bm25"], "score": [5, 3],
+                           "labeller": ["ann", "stand-in: contains a gold answer"]})
+    df, truth, signals = answer_signals(_reference(), labels=labels)
+    assert truth == "human labels" and "contains" in signals
+    assert df["truth"].notna().sum() == 1  # the stand-in label is not a human one
+    with pytest.raises(ValueError, match="truth_metric"):
+        answer_signals(_reference(), truth_metric="bleu")

@@ -92,3 +92,57 @@ def signal_agreement(frame: pd.DataFrame, signals: Sequence[str], truth: str, *,
     out = pd.DataFrame(rows, columns=COLUMNS)
     return out.sort_values("auc", ascending=False, na_position="last", kind="stable") \
         .reset_index(drop=True)
+
+
+LABEL_QUALITY = {5: 1.0, 3: 0.5, 1: 0.0}
+"""Human labels (correct 5 / partly correct 3 / wrong 1) as the truth's values."""
+REFERENCE_SIGNALS = ("em", "f1", "contains")
+
+
+def answer_signals(reference: pd.DataFrame, *, ir: pd.DataFrame | None = None,
+                   judgments: pd.DataFrame | None = None, metrics: pd.DataFrame | None = None,
+                   labels: pd.DataFrame | None = None, truth_metric: str = "contains"
+                   ) -> tuple[pd.DataFrame, str, list[str]]:
+    """One row per answer (qid, system) with every signal, and the truth column `truth`.
+
+    `reference`: reference.parquet (one row per answer); `ir`: Score_IR at one budget (qid,
+    retriever, score) as `score_ir`; `judgments`: the 1-5 judge as `judge` (JUDGE_QUALITY);
+    `metrics`: metrics.parquet's metric columns; `labels`: human labels (a labeller named
+    "stand-in..." is not human). The truth is the mean human label of an answer where the run
+    has human labels, else the reference metric `truth_metric` (then not also a signal).
+    Returns the frame, the truth's name and the signal columns."""
+    key = ["qid", "system"]
+    df = reference.assign(qid=reference["qid"].astype(str)).drop_duplicates(key)
+    df = df[[*key, *REFERENCE_SIGNALS]].astype({"contains": float})
+    signals = list(REFERENCE_SIGNALS)
+    if ir is not None and len(ir):
+        at = ir.rename(columns={"retriever": "system", "score": "score_ir"})
+        df = df.merge(at.assign(qid=at["qid"].astype(str))[[*key, "score_ir"]], on=key,
+                      how="left")
+        signals.insert(0, "score_ir")
+    if judgments is not None and len(judgments):
+        j = judgments.assign(qid=judgments["qid"].astype(str)).drop_duplicates(key)
+        j = j.assign(judge=j["score"].map(lambda s: JUDGE_QUALITY.get(int(s)) if pd.notna(s)
+                                          else np.nan))
+        df = df.merge(j[[*key, "judge"]], on=key, how="left")
+        signals.insert(1 if "score_ir" in signals else 0, "judge")
+    if metrics is not None and len(metrics):
+        from ragdash.metrics import METRICS
+
+        names = [m for m in METRICS if m in metrics.columns]
+        m = metrics.assign(qid=metrics["qid"].astype(str)).drop_duplicates(key)
+        df = df.merge(m[[*key, *names]], on=key, how="left")
+        signals += names
+    human = None
+    if labels is not None and len(labels):
+        human = labels[~labels["labeller"].astype(str).str.startswith("stand-in")]
+        human = human[human["score"].notna()]
+    if human is not None and len(human):
+        h = human.assign(qid=human["qid"].astype(str),
+                         truth=human["score"].map(lambda s: LABEL_QUALITY.get(int(s))))
+        df = df.merge(h.groupby(key, as_index=False)["truth"].mean(), on=key, how="left")
+        return df, "human labels", signals
+    if truth_metric not in REFERENCE_SIGNALS:
+        raise ValueError(f"truth_metric must be one of {', '.join(REFERENCE_SIGNALS)}")
+    signals.remove(truth_metric)
+    return df.assign(truth=df[truth_metric]), f"reference metric: {truth_metric}", signals
