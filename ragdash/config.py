@@ -305,8 +305,8 @@ class JudgeSpec(Section):
 
 
 class MetricsSpec(Section):
-    """RAGAS and RAGChecker metrics of every answer, with an LLM (`ragdash metrics`; README
-    "RAGAS and RAGChecker metrics")."""
+    """RAGAS and RAGChecker metrics of every answer, with an LLM (`ragdash metrics`;
+    docs/metrics.md)."""
 
     enabled: bool = False
     use: list[str] = Field(default_factory=lambda: resolve_metrics(None))
