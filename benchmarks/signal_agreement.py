@@ -24,11 +24,11 @@ def main() -> None:
     args = ap.parse_args()
     run = Run(args.run_dir)
     budget = run.config.generation_budget
-    frame, truth, signals = answer_signals(
+    frame, truth, signals, correct_at = answer_signals(
         run.read("reference"), ir=at_budget(run.ir_scores(), budget) if budget else None,
         judgments=run.table("judgments"), metrics=run.table("metrics"),
         labels=run.table("labels"), truth_metric=args.truth)
-    table = signal_agreement(frame, signals, "truth", n_boot=args.n_boot)
+    table = signal_agreement(frame, signals, "truth", correct_at=correct_at, n_boot=args.n_boot)
     print(f"truth: {truth}; {frame['truth'].notna().sum()} answers, "
           f"{frame['qid'].nunique()} questions; Score_IR at N = {budget}")
     with pd.option_context("display.width", 160, "display.max_colwidth", 60):

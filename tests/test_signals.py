@@ -85,9 +85,10 @@ def test_answer_signals_join_every_signal_and_pick_the_truth():
                            "score": [4, 5, 1, 3]})
     measured = pd.DataFrame({"qid": ["q1", "q2"], "system": ["bm25", "bm25"],
                              "claim_f1": [0.8, np.nan], "error": [None, "nli: bad"]})
-    df, truth, signals = answer_signals(_reference(), ir=ir, judgments=judged,
-                                        metrics=measured)
+    df, truth, signals, correct_at = answer_signals(_reference(), ir=ir, judgments=judged,
+                                                    metrics=measured)
     assert truth == "reference metric: contains" and "contains" not in signals
+    assert correct_at == 1.0
     assert signals == ["score_ir", "judge", "em", "f1", "claim_f1"]
     row = df.set_index(["qid", "system"]).loc[("q1", "bm25")]
     assert (row["score_ir"], row["judge"], row["claim_f1"], row["truth"]) == (1.0, 1.0, 0.8, 1.0)
@@ -95,7 +96,7 @@ def test_answer_signals_join_every_signal_and_pick_the_truth():
     assert np.isnan(df.set_index(["qid", "system"]).loc[("q1", "llm_only"), "score_ir"])
     labels = pd.DataFrame({"qid": ["q1", "q2"], "system": ["bm25", "bm25"], "score": [5, 3],
                            "labeller": ["ann", "stand-in: contains a gold answer"]})
-    df, truth, signals = answer_signals(_reference(), labels=labels)
+    df, truth, signals, _ = answer_signals(_reference(), labels=labels)
     assert truth == "human labels" and "contains" in signals
     assert df["truth"].notna().sum() == 1  # the stand-in label is not a human one
     with pytest.raises(ValueError, match="truth_metric"):

@@ -96,25 +96,27 @@ def signal_agreement(frame: pd.DataFrame, signals: Sequence[str], truth: str, *,
 
 LABEL_QUALITY = {5: 1.0, 3: 0.5, 1: 0.0}
 """Human labels (correct 5 / partly correct 3 / wrong 1) as the truth's values."""
-REFERENCE_SIGNALS = ("em", "f1", "contains")
 
 
 def answer_signals(reference: pd.DataFrame, *, ir: pd.DataFrame | None = None,
                    judgments: pd.DataFrame | None = None, metrics: pd.DataFrame | None = None,
                    labels: pd.DataFrame | None = None, truth_metric: str = "contains"
-                   ) -> tuple[pd.DataFrame, str, list[str]]:
+                   ) -> tuple[pd.DataFrame, str, list[str], float]:
     """One row per answer (qid, system) with every signal, and the truth column `truth`.
 
     `reference`: reference.parquet (one row per answer); `ir`: Score_IR at one budget (qid,
     retriever, score) as `score_ir`; `judgments`: the 1-5 judge as `judge` (JUDGE_QUALITY);
     `metrics`: metrics.parquet's metric columns; `labels`: human labels (a labeller named
     "stand-in..." is not human). The truth is the mean human label of an answer where the run
-    has human labels, else the reference metric `truth_metric` (then not also a signal).
-    Returns the frame, the truth's name and the signal columns."""
+    has human labels, else the reference metric `truth_metric` (then not also a signal; the
+    reference metrics are those of `constants.REFERENCE_METRICS` the table has). Returns the
+    frame, the truth's name, the signal columns and the truth's "correct" cut-off."""
+    from ragdash.constants import REFERENCE_METRICS
+
     key = ["qid", "system"]
     df = reference.assign(qid=reference["qid"].astype(str)).drop_duplicates(key)
-    df = df[[*key, *REFERENCE_SIGNALS]].astype({"contains": float})
-    signals = list(REFERENCE_SIGNALS)
+    signals = [m for m in REFERENCE_METRICS if m in df.columns]
+    df = df[[*key, *signals]].astype(dict.fromkeys(signals, float))
     if ir is not None and len(ir):
         at = ir.rename(columns={"retriever": "system", "score": "score_ir"})
         df = df.merge(at.assign(qid=at["qid"].astype(str))[[*key, "score_ir"]], on=key,
@@ -141,8 +143,9 @@ def answer_signals(reference: pd.DataFrame, *, ir: pd.DataFrame | None = None,
         h = human.assign(qid=human["qid"].astype(str),
                          truth=human["score"].map(lambda s: LABEL_QUALITY.get(int(s))))
         df = df.merge(h.groupby(key, as_index=False)["truth"].mean(), on=key, how="left")
-        return df, "human labels", signals
-    if truth_metric not in REFERENCE_SIGNALS:
-        raise ValueError(f"truth_metric must be one of {', '.join(REFERENCE_SIGNALS)}")
+        return df, "human labels", signals, 0.5
+    if truth_metric not in signals:
+        raise ValueError(f"truth_metric must be one of {', '.join(signals)}")
     signals.remove(truth_metric)
-    return df.assign(truth=df[truth_metric]), f"reference metric: {truth_metric}", signals
+    return (df.assign(truth=df[truth_metric]), f"reference metric: {truth_metric}", signals,
+            REFERENCE_METRICS[truth_metric].correct_at)
