@@ -262,6 +262,11 @@ def test_stage_resumes_from_the_cache_and_dry_run_makes_no_call(generic, tmp_pat
         assert main(["metrics", "--run-dir", str(run_dir), "--dry-run", "--limit", "2"]) == 0
         assert len(srv.chat_requests()) == before  # the dry run asked nothing
         assert "calls" in capsys.readouterr().out
+        assert main(["run", "--dataset", str(ds), "--corpus", str(corpus), "--dry-run",
+                     *_metrics_args(srv.openai_url, run_dir)]) == 0
+        assert len(srv.chat_requests()) == before  # nor did `ragdash run --dry-run`
+        priced = re.search(r"metrics: fake-model: (\d+) calls", capsys.readouterr().out)
+        assert priced and int(priced.group(1)) > 0
         assert main(["run", "--dataset", str(ds), "--corpus", str(corpus),
                      *_metrics_args(srv.openai_url, run_dir)]) == 0, capsys.readouterr().err
         measured = len(srv.chat_requests()) - before
