@@ -258,6 +258,23 @@ if ref is not None and not ref.empty:
                  .rename(columns=names).style.format(dict.fromkeys(names.values(), "{:.1%}")),
                  width="stretch")
 
+# --- which signal agrees with the truth -----------------------------------------------------------
+agreement = state.view(run).signal_agreement()
+if agreement is not None and not agreement[0].empty:
+    signal_table, truth = agreement
+    st.subheader("Which signal agrees with the truth here?")
+    st.caption(f"Truth: {truth}. Per signal (Score_IR at the generation budget, the judge as 5 > "
+               "3 > 2 > 1 = 4, the reference metrics, RAGAS and RAGChecker metrics when "
+               "measured): the AUC for \"correct\" with its 95 % bootstrap interval over "
+               "questions, and Spearman's rho with the truth; best first (docs/metrics.md).")
+    top = signal_table.iloc[0]
+    if pd.notna(top["auc"]):
+        st.markdown(f"Best here: **{top['signal']}**, AUC {top['auc']:.2f} (95 % CI "
+                    f"{top['auc_low']:.2f}–{top['auc_high']:.2f}): {top['verdict']}.")
+    st.dataframe(signal_table.drop(columns=["calls", "tokens"]).set_index("signal")
+                 .style.format({"auc": "{:.3f}", "auc_low": "{:.3f}", "auc_high": "{:.3f}",
+                                "spearman": "{:.3f}"}, na_rep="—"), width="stretch")
+
 refusals()
 
 # --- errors ---------------------------------------------------------------------------------------

@@ -15,7 +15,16 @@ from typing import TypeVar
 import pandas as pd
 
 from ragdash import judge_audit
-from ragdash.analysis import area, compare, curves, frames, leaderboard, matching, reference
+from ragdash.analysis import (
+    area,
+    compare,
+    curves,
+    frames,
+    leaderboard,
+    matching,
+    reference,
+    signals,
+)
 from ragdash.analysis.thresholds import ThresholdData, threshold_data
 from ragdash.rundir import Memo, Reader, Run
 
@@ -104,6 +113,23 @@ class RunView:
         if saved.exists() and saved.stat().st_mtime_ns >= answers.stat().st_mtime_ns:
             return self.run.read("reference")
         return reference.score_answers(self.run.read("answers"), self.run.read("examples"))
+
+    @kept()
+    def signal_agreement(self, n_boot: int = 500) -> tuple[pd.DataFrame, str] | None:
+        """Which signal agrees with the truth (`analysis.signals`): one row per signal, best
+        first, and the truth's name; None without answers scored against the gold answers."""
+        budget = self.generation_budget
+        ref = frames.primary(self.reference(), budget)
+        if ref is None or ref.empty:
+            return None
+        ir = self.ir_scores()
+        at = frames.at_budget(ir, budget) if budget in set(ir["budget"]) else None
+        frame, truth, names, correct_at = signals.answer_signals(
+            ref, ir=at, judgments=self.judgments(),
+            metrics=frames.primary(self.run.table("metrics"), budget),
+            labels=self.run.table("labels"))
+        return signals.signal_agreement(frame, names, "truth", correct_at=correct_at,
+                                        n_boot=n_boot), truth
 
     @kept()
     def reference_summary(self) -> pd.DataFrame | None:

@@ -90,6 +90,8 @@ def signal_agreement(frame: pd.DataFrame, signals: Sequence[str], truth: str, *,
                      "spearman": rho, "calls": calls, "tokens": tokens,
                      "verdict": verdict(a, low, high)})
     out = pd.DataFrame(rows, columns=COLUMNS)
+    out[["auc", "auc_low", "auc_high", "spearman"]] = out[
+        ["auc", "auc_low", "auc_high", "spearman"]].astype(float)
     return out.sort_values("auc", ascending=False, na_position="last", kind="stable") \
         .reset_index(drop=True)
 
