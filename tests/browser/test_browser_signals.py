@@ -1,7 +1,7 @@
 """The LLM page's "Which signal agrees with the truth here?" panel in a real browser, on the
 bundled SQuAD demo (its labels are stand-ins, so the truth is the reference metric `contains`):
 the best signal with its AUC and interval, no exception. On the shared server
-(tests/browser/conftest.py); screenshot 41-llm-signals."""
+(tests/browser/conftest.py); screenshot 47-llm-signals."""
 
 from __future__ import annotations
 
@@ -24,4 +24,4 @@ def test_the_panel_ranks_the_signals_against_the_reference_truth(server, page):
     text = best.inner_text()
     assert "AUC 0.91" in text and "95 % CI" in text and "agrees well" in text, text
     no_exception(page, "signals panel")
-    shot(page, "41-llm-signals")
+    shot(page, "47-llm-signals")
