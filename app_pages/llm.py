@@ -255,8 +255,9 @@ if ref is not None and not ref.empty:
                "check on the judge; failed or empty answers score 0.")
     names = {m: REFERENCE_METRICS[m].label for m in ref.columns if m in REFERENCE_METRICS}
     st.dataframe(ref.assign(system=ref["system"].map(label)).set_index("system")
-                 .rename(columns=names).style.format(dict.fromkeys(names.values(), "{:.1%}")),
-                 width="stretch")
+                 .rename(columns=names).style.format({
+                     name: "{:.2f}" if m == "similarity" else "{:.1%}"  # a mean cosine
+                     for m, name in names.items()}), width="stretch")
 
 # --- which signal agrees with the truth -----------------------------------------------------------
 agreement = state.view(run).signal_agreement()
@@ -267,6 +268,11 @@ if agreement is not None and not agreement[0].empty:
                "3 > 2 > 1 = 4, the reference metrics, RAGAS and RAGChecker metrics when "
                "measured): the AUC for \"correct\" with its 95 % bootstrap interval over "
                "questions, and Spearman's rho with the truth; best first (docs/metrics.md).")
+    if truth.startswith("reference metric"):
+        st.caption("The truth here is itself computed from the gold answers, as the other "
+                   "reference metrics are: their agreement with it is partly by construction. "
+                   "Label a sample of answers (Label answers page) for a truth independent of "
+                   "every signal.")
     top = signal_table.iloc[0]
     if pd.notna(top["auc"]):
         st.markdown(f"Best here: **{top['signal']}**, AUC {top['auc']:.2f} (95 % CI "
