@@ -140,7 +140,9 @@ def test_killed_generation_resumes_without_repeating_finished_calls(generic, tmp
         assert 5 <= len(sent_before) < 12
     with sqlite3.connect(tmp_path / "runs" / "_llm_cache.sqlite") as db:
         finished = db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
-    assert finished >= 4
+    # four calls run at once and a worker stores its reply before it sends the next request,
+    # so a fifth request means at least one finished call (how many more depends on the load)
+    assert 1 <= finished <= len(sent_before)
     with FakeLLMServer(default=responder) as srv:
         assert main(["generate", "--dataset", str(ds), "--corpus", str(corpus),
                      *llm_args(srv.openai_url, tmp_path / "r")]) == 0
