@@ -3,53 +3,20 @@
 One module per sub-command (`add_parser` registers it, `run` runs it): `run_stages` for
 `ragdash run` and the stage commands (their options in `options`), `estimate`, `reference`,
 `metrics`, `job`, `sweep`, `evidence`, `synth`, `label` (`labels`), `cache` and `llm`;
-`parser` puts them together. Nothing else in ragdash imports this package
+`parser` puts them together and sets each one's `run`. Nothing else in ragdash imports this package
 (tests/test_architecture.py)."""
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable
 
 from ragdash.cli.interrupt import restore, sigterm_interrupts
-from ragdash.cli.options import overrides_from, stage_commands
+from ragdash.cli.options import overrides_from
 from ragdash.cli.parser import build_parser, renamed
 
 __all__ = ["build_parser", "main", "overrides_from"]
-
-
-def _command(name: str) -> Callable[[argparse.Namespace], int]:
-    """The `run` of sub-command `name`."""
-    from ragdash.cli import (
-        cache,
-        estimate,
-        evidence,
-        job,
-        labels,
-        llm,
-        metrics,
-        reference,
-        run_stages,
-        sweep,
-        synth,
-    )
-    from ragdash.cli.progress import Bars
-
-    def with_bars(run: Callable[..., int]) -> Callable[[argparse.Namespace], int]:
-        def bars_run(args: argparse.Namespace) -> int:
-            with Bars(args.quiet) as bars:
-                return run(args, progress=bars)
-        return bars_run
-
-    if name in stage_commands():
-        return run_stages.run
-    return {"estimate": estimate.run, "reference": reference.run, "job": job.run,
-            "sweep": sweep.run, "evidence": with_bars(evidence.run), "synth": with_bars(synth.run),
-            "label": labels.run, "cache": cache.run, "llm": llm.run,
-            "metrics": with_bars(metrics.run)}[name]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
 
     previous = sigterm_interrupts()
     try:
-        return _command(args.command)(args)
+        return args.run(args)
     except (ConfigError, DataError, FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"ragdash: error: {exc}", file=sys.stderr)
         return 2

@@ -13,7 +13,7 @@ from ragdash.rundir import Run
 METRICS = tuple(REFERENCE_METRICS)
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The `label` sub-command and its `export`, `import` and `status`."""
     p = sub.add_parser("label", help="human labels of answers: export a sample to label, "
                                      "import labels, show agreement and PPI estimates",
@@ -44,6 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     im.add_argument("--rule", choices=RULES, help="with --from-reference: rule of the draw")
     st = cmd.add_parser("status", help="labelling progress, judge agreement, PPI estimates")
     st.add_argument("--run-dir", required=True, help="run with labels")
+    return p
 
 
 def _run(path: str) -> Run:

@@ -1,5 +1,5 @@
 """The `ragdash` argument parser: a sub-command per stage (and `run`) with the run options,
-then the sub-commands that have their own module in ragdash.cli."""
+then the sub-commands that have their own module in ragdash.cli; each sets `args.run`."""
 
 from __future__ import annotations
 
@@ -15,10 +15,18 @@ from ragdash.cli import (
     llm,
     metrics,
     reference,
+    run_stages,
     sweep,
     synth,
 )
 from ragdash.cli.options import add_run_options, glossary, stage_commands
+from ragdash.cli.progress import with_bars
+
+COMMANDS = (llm, estimate, reference, metrics, job, evidence, synth, cache, labels, sweep)
+"""The sub-commands with their own module (`add_parser` registers it, `run` runs it), in the
+order `ragdash --help` lists them after the stage commands."""
+WITH_BARS = (evidence, synth, metrics)
+"""Those whose `run` takes progress bars."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,12 +37,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "N tokens of the retrieved context.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (_, help_text) in stage_commands().items():
-        add_run_options(sub.add_parser(name, help=help_text, description=help_text,
-                                       epilog=glossary(),
-                                       formatter_class=argparse.RawDescriptionHelpFormatter))
-    for module in (llm, estimate, reference, metrics, job, evidence, synth, cache, labels,
-                   sweep):
-        module.add_parser(sub)
+        stage = sub.add_parser(name, help=help_text, description=help_text, epilog=glossary(),
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+        add_run_options(stage)
+        stage.set_defaults(run=run_stages.run)
+    for module in COMMANDS:
+        module.add_parser(sub).set_defaults(
+            run=with_bars(module.run) if module in WITH_BARS else module.run)
     return parser
 
 

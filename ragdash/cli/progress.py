@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
 from typing import Any
 
 
@@ -35,3 +37,11 @@ class Bars:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def with_bars(run: Callable[..., int]) -> Callable[[argparse.Namespace], int]:
+    """`run(args, progress=...)` with tqdm bars (none with --quiet), closed when it returns."""
+    def bars_run(args: argparse.Namespace) -> int:
+        with Bars(args.quiet) as bars:
+            return run(args, progress=bars)
+    return bars_run
