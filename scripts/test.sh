@@ -23,4 +23,4 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 # both cores, one test file per worker: a worker's browser tests share one server and
 # Chromium (tests/browser/conftest.py), and a module's fixtures are built once
-exec .venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"
+exec .venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=30 "$@"

@@ -20,7 +20,7 @@ import contextlib
 import json
 import random
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pandas as pd
 
 from ragdash.constants import PAPER_SYSTEMS
+from ragdash.llm.ask import Exchange, UnreadableReply, ask
 from ragdash.llm.cache import LLMCache
 from ragdash.llm.factory import calls_session
 from ragdash.llm.prompts import (
@@ -45,7 +46,7 @@ from ragdash.llm.prompts import (
 from ragdash.llm.refusal import REASON, RefusalRule
 from ragdash.llm.runner import Progress, dispatch_calls
 from ragdash.llm.settings import JUDGE_MODES, LLMSettings
-from ragdash.llm.types import Backend, LLMError, Messages
+from ragdash.llm.types import Backend
 
 if TYPE_CHECKING:
     from ragdash.executors import Executor
@@ -70,7 +71,7 @@ class JudgeItem(NamedTuple):
     candidates: Sequence[Candidate]
 
 
-class ScoreParseError(ValueError):
+class ScoreParseError(UnreadableReply):
     """A judge reply that does not hold exactly the expected scores."""
 
 
@@ -157,44 +158,10 @@ def parse_choice(text: str, key: str, options: Sequence[str]) -> str:
 
 
 @dataclass
-class JudgeOutcome:
-    scores: list[int] | None
-    raw: str | None
-    error: str | None
-    kind: str | None = None
-    tokens_in: int = 0
-    tokens_out: int = 0
-    latency_s: float = 0.0
-    attempts: int = 0
-    model: str | None = None
+class JudgeOutcome(Exchange):
+    """The scores of one judge call (None with `error` set), with what the call cost."""
 
-
-def _ask(backend: Backend, messages: Messages, schema: dict | None,
-         parse: Callable[[str], Any], correction: Callable[[str], dict[str, str]],
-         max_corrections: int, out: JudgeOutcome) -> Any:
-    """One question with up to `max_corrections` corrections; the parsed reply, or None with
-    `out.error` set. Tokens and latency add up in `out`."""
-    messages = list(messages)
-    problem = ""
-    for _ in range(max_corrections + 1):
-        try:
-            res = backend.chat(messages, json_schema=schema)
-        except LLMError as exc:
-            out.error, out.kind = str(exc), exc.kind
-            return None
-        out.attempts += 1
-        out.raw, out.model = res.text, res.model
-        out.tokens_in += res.tokens_in or 0
-        out.tokens_out += res.tokens_out or 0
-        out.latency_s += res.latency_s
-        try:
-            return parse(res.text)
-        except ScoreParseError as exc:
-            problem = str(exc)
-        messages += [{"role": "assistant", "content": res.text}, correction(problem)]
-    out.error, out.kind = (f"invalid judge reply after {max_corrections + 1} attempt"
-                           f"{'s' if max_corrections else ''}: {problem}", "invalid_reply")
-    return None
+    scores: list[int] | None = None
 
 
 @dataclass
@@ -211,12 +178,12 @@ class _Call:
 
     def __call__(self, backend: Backend) -> JudgeOutcome:
         n = len(self.shown)
-        out = JudgeOutcome(None, None, None)
-        out.scores = _ask(backend, self.messages, judge_schema(n) if self.use_schema else None,
-                          lambda text: parse_scores(text, n),
-                          lambda problem: correction_message(n, problem,
-                                                             json_output=self.json_output),
-                          self.max_corrections, out)
+        out = JudgeOutcome()
+        out.scores = ask(backend, self.messages, judge_schema(n) if self.use_schema else None,
+                         lambda text: parse_scores(text, n),
+                         lambda problem: correction_message(n, problem,
+                                                            json_output=self.json_output),
+                         self.max_corrections, out, what="judge reply")
         return out
 
 
@@ -233,15 +200,15 @@ class _StepwiseCall:
 
     def _choice(self, backend: Backend, prompt: str, key: str, options: Sequence[str],
                 out: JudgeOutcome) -> str | None:
-        return _ask(backend, [{"role": "user", "content": prompt}],
-                    choice_schema(key, options) if self.use_schema else None,
-                    lambda text: parse_choice(text, key, options),
-                    lambda problem: choice_correction(key, options, problem),
-                    self.max_corrections, out)
+        return ask(backend, [{"role": "user", "content": prompt}],
+                   choice_schema(key, options) if self.use_schema else None,
+                   lambda text: parse_choice(text, key, options),
+                   lambda problem: choice_correction(key, options, problem),
+                   self.max_corrections, out, what="judge reply")
 
     def __call__(self, backend: Backend) -> JudgeOutcome:
         item, answer = self.item, str(self.shown[0].answer)
-        out = JudgeOutcome(None, None, None)
+        out = JudgeOutcome()
         verdict = self._choice(backend, verdict_prompt(item.question, item.true_answer, answer),
                                "verdict", list(VERDICTS), out)
         if verdict is None:

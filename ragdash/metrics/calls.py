@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ragdash.budget import join_chunks
-from ragdash.llm.judge import JudgeOutcome, _ask
+from ragdash.llm.ask import Exchange, ask
 from ragdash.llm.runner import FATAL_KINDS
 from ragdash.llm.types import Backend
 from ragdash.metrics import prompts as P
@@ -79,10 +79,11 @@ class AnswerTask:
     def _ask(self, backend: Backend, step: str, prompt: str, schema: dict,
              parse: Callable[[str], Any], form: str, out: TaskOutcome) -> Any:
         """One prompt; the parsed reply, or None with the step's error recorded."""
-        o = JudgeOutcome(None, None, None)
-        value = _ask(backend, [{"role": "user", "content": prompt}],
-                     schema if self.use_schema else None, parse,
-                     lambda problem: P.correction(form, problem), self.max_corrections, o)
+        o = Exchange()
+        value = ask(backend, [{"role": "user", "content": prompt}],
+                    schema if self.use_schema else None, parse,
+                    lambda problem: P.correction(form, problem), self.max_corrections, o,
+                    what=f"{step} reply")
         out.calls += o.attempts
         out.tokens_in += o.tokens_in
         out.tokens_out += o.tokens_out

@@ -11,10 +11,10 @@ from typing import Any
 
 import json_repair
 
-from ragdash.llm.judge import ScoreParseError
+from ragdash.llm.ask import UnreadableReply
 
 
-class ReplyParseError(ScoreParseError):
+class ReplyParseError(UnreadableReply):
     """A metric reply that does not hold what its prompt asked for."""
 
 
