@@ -231,6 +231,16 @@ def test_planned_calls_match_the_calls_made():
     assert len(prompts) == len(outs) == 13  # the count the hand-made answer made
 
 
+def test_planned_calls_count_a_repeated_prompt_once():
+    """A second system retrieving the same chunks with another answer repeats the gold claims,
+    the chunk-usefulness and the context-recall prompts (the reply cache answers them), none
+    that reads the answer."""
+    other = ITEM._replace(system="dense", answer="Marlowe wrote Hamlet.")
+    prompts, _ = planned_prompts([ITEM, other])
+    assert len(prompts) == len(set(prompts)) == 13 + 13 - 1 - len(CHUNKS) - 1
+    assert len(planned_prompts([ITEM, ITEM])[0]) == 13  # the same answer twice: all cached
+
+
 def _metrics_args(url: str, run_dir) -> list[str]:
     return [*llm_args(url, run_dir), "--set", "metrics.enabled=true", "--set",
             "metrics.use=[claim_f1,hallucination,faithfulness]"]

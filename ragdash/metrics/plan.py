@@ -22,15 +22,18 @@ TOKENS_PER_VERDICT = 6
 def planned_prompts(items: Iterable[MetricItem], use: Iterable[str] | str | None = None
                     ) -> tuple[list[str], list[int]]:
     """The prompt of every call the metrics `use` selects would make, and the reply tokens
-    assumed for each; a gold answer's claims are asked once per question (the reply cache)."""
+    assumed for each. A prompt is counted once: the reply cache answers its repeats (a gold
+    answer's claims, a chunk that several systems retrieved judged useful for one question)."""
     steps = set(steps_for(resolve(use)))
     prompts: list[str] = []
     outs: list[int] = []
-    asked_gold: set[str] = set()
+    asked: set[str] = set()
 
     def add(prompt: str, tokens_out: int) -> None:
-        prompts.append(prompt)
-        outs.append(tokens_out)
+        if prompt not in asked:
+            asked.add(prompt)
+            prompts.append(prompt)
+            outs.append(tokens_out)
 
     for it in items:
         if it.error is not None or not (it.answer or "").strip():
@@ -40,8 +43,7 @@ def planned_prompts(items: Iterable[MetricItem], use: Iterable[str] | str | None
         gold = sentences(it.gold) or [it.gold]
         if "answer_claims" in steps:
             add(P.claims_prompt(it.question, answer), TOKENS_PER_CLAIM * len(mine) + 10)
-        if "gold_claims" in steps and it.qid not in asked_gold:
-            asked_gold.add(it.qid)
+        if "gold_claims" in steps:
             add(P.claims_prompt(it.question, it.gold), TOKENS_PER_CLAIM * len(gold) + 10)
         if "precision_check" in steps:
             add(P.check_prompt(it.gold, mine), TOKENS_PER_VERDICT * len(mine) + 10)
