@@ -24,6 +24,7 @@ from ragdash.analysis import (
     matching,
     reference,
     signals,
+    system_means,
 )
 from ragdash.analysis.thresholds import ThresholdData, threshold_data
 from ragdash.rundir import Memo, Reader, Run
@@ -114,22 +115,62 @@ class RunView:
             return self.run.read("reference")
         return reference.score_answers(self.run.read("answers"), self.run.read("examples"))
 
+    def answer_signals(self, budget: int | None = None
+                       ) -> tuple[pd.DataFrame, str, list[str], float] | None:
+        """`signals.answer_signals` of the run's main answers with Score_IR at `budget` (None:
+        the generation budget); None without answers scored against the gold answers."""
+        ref = frames.primary(self.reference(), self.generation_budget)
+        if ref is None or ref.empty:
+            return None
+        budget = self.generation_budget if budget is None else budget
+        ir = self.ir_scores()
+        at = frames.at_budget(ir, budget) if budget in set(ir["budget"]) else None
+        return signals.answer_signals(
+            ref, ir=at, judgments=self.judgments(),
+            metrics=frames.primary(self.run.table("metrics"), self.generation_budget),
+            labels=self.run.table("labels"))
+
     @kept()
     def signal_agreement(self, n_boot: int = 500) -> tuple[pd.DataFrame, str] | None:
         """Which signal agrees with the truth (`analysis.signals`): one row per signal, best
         first, and the truth's name; None without answers scored against the gold answers."""
-        budget = self.generation_budget
-        ref = frames.primary(self.reference(), budget)
-        if ref is None or ref.empty:
+        got = self.answer_signals()
+        if got is None:
             return None
-        ir = self.ir_scores()
-        at = frames.at_budget(ir, budget) if budget in set(ir["budget"]) else None
-        frame, truth, names, correct_at = signals.answer_signals(
-            ref, ir=at, judgments=self.judgments(),
-            metrics=frames.primary(self.run.table("metrics"), budget),
-            labels=self.run.table("labels"))
+        frame, truth, names, correct_at = got
         return signals.signal_agreement(frame, names, "truth", correct_at=correct_at,
                                         n_boot=n_boot), truth
+
+    def system_signals(self, budget: int) -> tuple[pd.DataFrame, list[str], str, str]:
+        """Every system's signals per question (`answer_signals`, Score_IR at `budget`; a
+        retriever without answers keeps its Score_IR rows), the signal columns, the reference
+        (the truth column where the run has answers, else Score_IR) and its name."""
+        ir = self.ir_scores()
+        at = frames.at_budget(ir, budget)
+        at = at.assign(qid=at["qid"].astype(str)).rename(
+            columns={"retriever": "system", "score": "score_ir"})[["qid", "system", "score_ir"]]
+        got = self.answer_signals(budget)
+        if got is None:
+            return at, ["score_ir"], "score_ir", "Score_IR"
+        frame, truth, names, _ = got
+        extra = at[~at["system"].isin(set(frame["system"]))]
+        frame = pd.concat([frame, extra], ignore_index=True) if len(extra) else frame
+        metric = truth.removeprefix("reference metric: ")
+        if metric == truth:  # human labels
+            return frame, ["truth", *names], "truth", truth
+        return (frame.assign(**{metric: frame["truth"]}), [metric, *names], metric,
+                f"the truth ({system_means.signal_label(metric)})")
+
+    @kept("Bootstrapping every signal per system…")
+    def signal_board(self, budget: int, systems: tuple[str, ...] | None = None,
+                     n_boot: int = 1000) -> system_means.SignalBoard:
+        """Every signal's mean with its 95 % CI per system and the rank agreement with the
+        truth (`analysis.system_means`); `systems`: which, in order (default: every one)."""
+        frame, names, reference, called = self.system_signals(budget)
+        order = frames.order_systems(frame["system"].unique(), self.order)
+        keep = [s for s in order if systems is None or s in systems]
+        return system_means.signal_board(frame, names, reference, keep, reference_name=called,
+                                         n_boot=n_boot)
 
     @kept()
     def reference_summary(self) -> pd.DataFrame | None:

@@ -1,0 +1,281 @@
+"""Do the signals rank the systems the same way? Per system and per signal (Score_IR at N, the
+1-5 judge as a quality order, the reference metrics, each RAGAS and RAGChecker metric, the
+truth), the mean over questions with a 95 % percentile bootstrap interval (questions resampled,
+`curves.bootstrap_band`); then each signal's order of the systems and Kendall's tau-b (Kendall
+1945, adjusted for ties; `scipy.stats.kendalltau`) between it and a reference
+order (the truth where there is one, else Score_IR), with a one-line summary.
+
+The input is `signals.answer_signals`'s frame: one row per answer (qid, system), a column per
+signal, NaN where a system has no value (the LLM-only answers have no Score_IR; a run without a
+metrics stage has no metric column). A mean is over the questions where the signal exists; a
+system without any value has no mean ("–"), never 0."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
+
+from ragdash.analysis.curves import bootstrap_band
+from ragdash.constants import REFERENCE_METRICS, label
+
+MEANS_COLUMNS = ["system", "signal", "mean", "lo", "hi", "n"]
+AGREEMENT_COLUMNS = ["signal", "order", "systems", "tau", "agree", "disagree", "split", "pairs",
+                     "text"]
+DASH = "–"
+SAME = 1e-9
+"""Two means closer than this are a tie."""
+
+
+def signal_label(name: str) -> str:
+    """Display name of a signal column: 'Score_IR', 'judge', 'token F1', 'RAGAS faithfulness'."""
+    from ragdash.metrics import METRICS
+
+    if name == "score_ir":
+        return "Score_IR"
+    if name == "judge":
+        return "judge"
+    if name == "truth":
+        return "human labels"
+    if name in REFERENCE_METRICS:
+        return REFERENCE_METRICS[name].label
+    if name in METRICS:
+        framework = {"ragas": "RAGAS", "ragchecker": "RAGChecker"}.get(
+            METRICS[name].framework, METRICS[name].framework)
+        return f"{framework} {name}"
+    return name
+
+
+def system_means(frame: pd.DataFrame, signals: Sequence[str],
+                 systems: Sequence[str] | None = None, *, group: str = "qid",
+                 n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """One row per (system, signal) (MEANS_COLUMNS): the mean over the questions where the
+    signal exists, its percentile bootstrap interval (lo, hi) over those questions, and n.
+    A system's answers to one question are averaged first (one value per question). No value:
+    mean, lo and hi NaN, n 0. `systems`: which and in what order (default: as they appear)."""
+    missing = [s for s in signals if s not in frame.columns]
+    if missing:
+        raise ValueError(f"no signal column {', '.join(map(repr, missing))}")
+    order = list(systems) if systems is not None else list(dict.fromkeys(frame["system"]))
+    rng = np.random.default_rng(seed)
+    rows = []
+    for system in order:
+        mine = frame[frame["system"] == system]
+        for name in signals:
+            per_q = mine[[group, name]].dropna().groupby(group)[name].mean()
+            values = per_q.to_numpy(dtype=float)
+            if not len(values):
+                rows.append((system, name, np.nan, np.nan, np.nan, 0))
+                continue
+            lo, hi = bootstrap_band(values[:, None], rng, n_boot, level)
+            rows.append((system, name, float(values.mean()), float(lo[0]), float(hi[0]),
+                         len(values)))
+    out = pd.DataFrame(rows, columns=MEANS_COLUMNS)
+    return out.astype({"mean": float, "lo": float, "hi": float, "n": int})
+
+
+def cell(mean: float, lo: float, hi: float, n: int, n_usual: int | None = None) -> str:
+    """'0.712 [0.650–0.779]' (with ' · n=40' when n differs from the usual n), '–' without a
+    value."""
+    if n == 0 or pd.isna(mean):
+        return DASH
+    text = f"{mean:.3f} [{lo:.3f}–{hi:.3f}]"
+    return text if n_usual is None or n == n_usual else f"{text} · n={n}"
+
+
+def means_table(means: pd.DataFrame, signals: Sequence[str] | None = None,
+                name=label, reference: str | None = None) -> pd.DataFrame:
+    """Systems as rows, signals as columns (their display names, the `reference`'s marked),
+    each cell `cell(...)`; the column `questions` holds a system's largest n, and a cell over
+    fewer questions says so."""
+    signals = list(signals) if signals is not None else list(dict.fromkeys(means["signal"]))
+    systems = list(dict.fromkeys(means["system"]))
+    heads = {s: signal_label(s) + (" (reference)" if s == reference else "") for s in signals}
+    rows = []
+    for system in systems:
+        mine = means[means["system"] == system].set_index("signal")
+        usual = int(mine["n"].max()) if len(mine) else 0
+        row = {"system": name(system), "questions": usual}
+        for s in signals:
+            r = mine.loc[s] if s in mine.index else None
+            row[heads[s]] = (DASH if r is None else
+                             cell(r["mean"], r["lo"], r["hi"], int(r["n"]), usual))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["system", "questions", *heads.values()])
+
+
+def order_text(values: pd.Series, name=label) -> str:
+    """The systems (the index) best first, ties joined by '=': 'BM25 > SIM = MMR > LLM only'
+    (NaN left out)."""
+    v = values.dropna().sort_values(ascending=False, kind="stable")
+    out, last = "", None
+    for system, x in v.items():
+        if last is not None:
+            out += " = " if abs(last - x) <= SAME else " > "
+        out += name(system)
+        last = x
+    return out
+
+
+@dataclass(frozen=True)
+class Tau:
+    """Kendall's tau-b between two orders of the systems both rank, with the pair counts: a pair
+    tied in both orders agrees; one tied in one order only is `split`."""
+
+    tau: float  # NaN: fewer than 2 systems, or one order ties every system
+    systems: int
+    agree: int  # same direction in both, or tied in both
+    disagree: int  # opposite directions
+    split: int  # tied in one order only
+
+    @property
+    def pairs(self) -> int:
+        return self.agree + self.disagree + self.split
+
+    @property
+    def same(self) -> bool:
+        """Both orders are the same (ties included)."""
+        return self.systems >= 2 and not np.isnan(self.tau) and not self.disagree \
+            and not self.split
+
+
+def kendall(a: pd.Series, b: pd.Series) -> Tau:
+    """Kendall's tau-b of two score series indexed by system, over the systems where both have a
+    value (higher = better in both; means closer than SAME tie)."""
+    both = pd.concat([a, b], axis=1, join="inner").dropna()
+    x, y = both.iloc[:, 0].to_numpy(float), both.iloc[:, 1].to_numpy(float)
+    agree = disagree = split = 0
+    for i, j in combinations(range(len(x)), 2):
+        tx, ty = abs(x[i] - x[j]) <= SAME, abs(y[i] - y[j]) <= SAME
+        if tx and ty or not tx and not ty and (x[i] > x[j]) == (y[i] > y[j]):
+            agree += 1
+        elif tx or ty:
+            split += 1
+        else:
+            disagree += 1
+    tau = float("nan")
+    if len(x) >= 2 and np.ptp(x) > SAME and np.ptp(y) > SAME:
+        tau = float(kendalltau(np.round(x, 9), np.round(y, 9)).statistic)
+    return Tau(tau, len(x), agree, disagree, split)
+
+
+def _join(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def tau_text(who: Sequence[str], t: Tau) -> str:
+    """'Score_IR disagrees on 2 of 10 pairs (tau 0.60, 5 systems)' for the signals `who` that
+    share the pair counts `t`."""
+    names, one = _join(list(who)), len(who) == 1
+    if t.systems < 2:
+        return f"{names}: fewer than 2 systems with a value, no order"
+    if np.isnan(t.tau):
+        return f"{names}: every system tied (in {'it' if one else 'them'} or in the " \
+            "reference), no tau"
+    if t.same:
+        return f"{names} {'orders' if one else 'order'} the {t.systems} systems the same " \
+            f"(tau {t.tau:.2f})"
+    parts = []
+    if t.disagree:
+        parts.append(f"{'disagrees' if one else 'disagree'} on {t.disagree} of {t.pairs} pairs")
+    if t.split:
+        parts.append(f"{'splits' if one else 'split'} {t.split} pair{'s' if t.split > 1 else ''}"
+                     " tied in one order only")
+    return f"{names} {' and '.join(parts)} (tau {t.tau:.2f}, {t.systems} systems)"
+
+
+def rank_agreement(means: pd.DataFrame, signals: Sequence[str], reference: str,
+                   name=label) -> pd.DataFrame:
+    """One row per signal other than `reference` (AGREEMENT_COLUMNS): its order of the systems
+    (`order_text`), Kendall's tau-b with the reference's order over the systems both have, the
+    pair counts and a sentence. Sorted by tau, the closest to the reference first."""
+    wide = means.pivot_table(index="system", columns="signal", values="mean", aggfunc="first",
+                             sort=False, dropna=False)
+    if reference not in wide.columns:
+        raise ValueError(f"no reference signal {reference!r} in the means")
+    rows = []
+    for s in signals:
+        if s == reference or s not in wide.columns:
+            continue
+        t = kendall(wide[s], wide[reference])
+        rows.append({"signal": s, "order": order_text(wide[s], name), "systems": t.systems,
+                     "tau": t.tau, "agree": t.agree, "disagree": t.disagree, "split": t.split,
+                     "pairs": t.pairs, "text": tau_text([signal_label(s)], t)})
+    out = pd.DataFrame(rows, columns=AGREEMENT_COLUMNS).astype({"tau": float})
+    return out.sort_values("tau", ascending=False, na_position="last", kind="stable") \
+        .reset_index(drop=True)
+
+
+def summary(agreement: pd.DataFrame, reference: str, n_systems: int,
+            reference_name: str | None = None) -> str:
+    """One line: which signals order the systems as the reference does, which do not, signals
+    with the same pair counts named together (`reference_name`: how to call the reference;
+    default its display name)."""
+    ref = reference_name or signal_label(reference)
+    if n_systems < 2:
+        return f"One system only: no order to compare ({ref} is the reference)."
+    if agreement.empty:
+        return f"No signal besides {ref} to compare its order of the {n_systems} systems with."
+    groups: dict[tuple, list[str]] = {}
+    for r in agreement.to_dict("records"):
+        t = Tau(r["tau"], r["systems"], r["agree"], r["disagree"], r["split"])
+        key = (round(t.tau, 6) if not np.isnan(t.tau) else None, t.systems, t.agree,
+               t.disagree, t.split)
+        groups.setdefault(key, []).append(signal_label(r["signal"]))
+    parts = [tau_text(who, Tau(np.nan if k[0] is None else k[0], *k[1:]))
+             for k, who in groups.items()]
+    return f"Against {ref}: " + "; ".join(parts) + "."
+
+
+@dataclass(frozen=True)
+class SignalBoard:
+    """Every signal's mean per system and the rank agreement with the reference order."""
+
+    means: pd.DataFrame  # MEANS_COLUMNS
+    agreement: pd.DataFrame  # AGREEMENT_COLUMNS
+    signals: tuple[str, ...]  # in display order, the reference first
+    systems: tuple[str, ...]
+    reference: str
+    reference_name: str  # in sentences: 'the truth (contains a gold answer)'
+    summary: str
+
+    def table(self, name=label) -> pd.DataFrame:
+        """`means_table` of the board."""
+        return means_table(self.means, self.signals, name, self.reference)
+
+
+def signal_board(frame: pd.DataFrame, signals: Sequence[str], reference: str,
+                 systems: Sequence[str] | None = None, *, reference_name: str | None = None,
+                 name=label, n_boot: int = 1000, level: float = 0.95, seed: int = 0
+                 ) -> SignalBoard:
+    """`system_means` of `signals` (the `reference` column among them or added first), the
+    `rank_agreement` of the others with it and its `summary`."""
+    cols = [reference, *(s for s in signals if s != reference)]
+    means = system_means(frame, cols, systems, n_boot=n_boot, level=level, seed=seed)
+    order = tuple(dict.fromkeys(means["system"]))
+    agreement = rank_agreement(means, cols, reference, name)
+    ranked = means[(means["signal"] == reference) & means["mean"].notna()]
+    ref_name = reference_name or signal_label(reference)
+    return SignalBoard(means, agreement, tuple(cols), order, reference, ref_name,
+                       summary(agreement, reference, len(ranked), ref_name))
+
+
+def format_board(board: SignalBoard, name=label) -> str:
+    """The board as plain text (the CLI's): the table, the orders with tau, the summary."""
+    table = board.table(name).set_index("system")
+    ref = board.reference_name
+    at = board.means[board.means["signal"] == board.reference]
+    reference = pd.Series(at["mean"].to_numpy(), index=at["system"])
+    lines = ["Every signal per system: mean [95% bootstrap CI over questions]; – = no value",
+             table.T.to_string(), "",
+             f"Order of the systems per signal, Kendall's tau-b with {ref}:",
+             f"  {ref:<28} {'reference':>9}  {order_text(reference, name)}"]
+    for r in board.agreement.to_dict("records"):
+        tau = "–" if pd.isna(r["tau"]) else f"{r['tau']:+.2f}"
+        lines.append(f"  {signal_label(r['signal']):<28} tau {tau:>5}  {r['order']}")
+    lines.append(board.summary)
+    return "\n".join(lines)
