@@ -1,0 +1,117 @@
+"""Every signal's mean per system with its CI and the rank agreement between the signals' orders
+(`ragdash.analysis.system_means`), on hand-made frames whose Kendall's tau is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ragdash.analysis.system_means import (
+    cell,
+    format_board,
+    kendall,
+    means_table,
+    order_text,
+    rank_agreement,
+    signal_board,
+    system_means,
+)
+
+SYSTEMS = ["a", "b", "c", "d"]
+
+
+def _frame(columns: dict[str, list[float]], per_system: int = 10, seed: int = 0
+           ) -> pd.DataFrame:
+    """`per_system` questions per system; signal `s` of system i is columns[s][i] plus a little
+    noise around it (mean exactly columns[s][i])."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i, system in enumerate(SYSTEMS):
+        noise = rng.normal(0, 0.05, per_system)
+        noise -= noise.mean()
+        for q in range(per_system):
+            rows.append({"qid": f"q{q}", "system": system,
+                         **{s: v[i] + noise[q] if not np.isnan(v[i]) else np.nan
+                            for s, v in columns.items()}})
+    return pd.DataFrame(rows)
+
+
+def test_kendall_known_values():
+    ref = pd.Series([0.9, 0.7, 0.5, 0.3], index=SYSTEMS)
+    same = kendall(pd.Series([4.0, 3, 2, 1], index=SYSTEMS), ref)
+    assert same.tau == pytest.approx(1.0) and same.same and same.disagree == 0
+    rev = kendall(pd.Series([1.0, 2, 3, 4], index=SYSTEMS), ref)
+    assert rev.tau == pytest.approx(-1.0) and rev.disagree == 6 and not rev.same
+    swap = kendall(pd.Series([0.9, 0.7, 0.3, 0.5], index=SYSTEMS), ref)  # one adjacent swap
+    assert swap.tau == pytest.approx(2 / 3) and (swap.agree, swap.disagree) == (5, 1)
+
+
+def test_kendall_on_the_systems_both_have_and_ties():
+    ref = pd.Series([0.9, 0.7, 0.5, 0.3], index=SYSTEMS)
+    missing = kendall(pd.Series([np.nan, 3, 2, 1], index=SYSTEMS), ref)  # 'a' has no value
+    assert missing.systems == 3 and missing.tau == pytest.approx(1.0)
+    tied = kendall(pd.Series([4.0, 3, 3, 1], index=SYSTEMS), ref)
+    assert tied.split == 1 and tied.disagree == 0 and not tied.same
+    assert 0 < tied.tau < 1  # tau-b: a tie on one side only costs agreement
+    both = kendall(pd.Series([4.0, 3, 3, 1], index=SYSTEMS),
+                   pd.Series([0.9, 0.5, 0.5, 0.3], index=SYSTEMS))
+    assert both.same and both.tau == pytest.approx(1.0)  # tied in both orders: agree
+    one = kendall(pd.Series([1.0], index=["a"]), ref)
+    assert one.systems == 1 and np.isnan(one.tau) and not one.same
+    flat = kendall(pd.Series([2.0, 2, 2, 2], index=SYSTEMS), ref)
+    assert np.isnan(flat.tau)
+
+
+def test_means_with_intervals_n_and_nan():
+    df = _frame({"good": [0.8, 0.6, 0.4, 0.2], "partial": [np.nan, 0.5, 0.5, 0.1]})
+    df.loc[(df["system"] == "b") & (df["qid"].isin(["q0", "q1"])), "partial"] = np.nan
+    m = system_means(df, ["good", "partial"], n_boot=300).set_index(["system", "signal"])
+    assert m.loc[("a", "good"), "mean"] == pytest.approx(0.8)
+    assert m.loc[("a", "good"), "lo"] < 0.8 < m.loc[("a", "good"), "hi"]
+    assert m.loc[("a", "partial"), "n"] == 0 and np.isnan(m.loc[("a", "partial"), "mean"])
+    assert m.loc[("b", "partial"), "n"] == 8  # NaN questions left out, not counted as 0
+    table = means_table(system_means(df, ["good", "partial"], n_boot=50)).set_index("system")
+    assert table.loc["A", "partial"] == "–"
+    assert table.loc["B", "partial"].endswith("· n=8") and table.loc["B", "questions"] == 10
+    with pytest.raises(ValueError, match="bleu"):
+        system_means(df, ["bleu"])
+
+
+def test_cell_and_order_text():
+    assert cell(0.7123, 0.65, 0.779, 60) == "0.712 [0.650–0.779]"
+    assert cell(np.nan, np.nan, np.nan, 0) == "–"
+    assert cell(0.5, 0.4, 0.6, 40, 60) == "0.500 [0.400–0.600] · n=40"
+    order = order_text(pd.Series({"llm_only": 0.1, "bm25": 0.6, "sim": 0.6, "mlq": np.nan}))
+    assert order == "BM25 = SIM > LLM only"
+
+
+def test_board_orders_and_summary():
+    df = _frame({"gold": [0.9, 0.7, 0.5, 0.3], "same": [0.8, 0.6, 0.4, 0.2],
+                 "swapped": [0.8, 0.6, 0.2, 0.4], "reversed": [0.1, 0.2, 0.3, 0.4],
+                 "ir": [np.nan, 0.9, 0.5, 0.1]})
+    board = signal_board(df, ["same", "swapped", "reversed", "ir"], "gold", n_boot=100,
+                         reference_name="the truth")
+    ag = board.agreement.set_index("signal")
+    assert list(board.agreement["signal"]) == ["same", "ir", "swapped", "reversed"]
+    assert ag.loc["swapped", "tau"] == pytest.approx(2 / 3)
+    assert ag.loc["reversed", "tau"] == pytest.approx(-1.0)
+    assert ag.loc["ir", "systems"] == 3 and ag.loc["ir", "order"] == "B > C > D"
+    assert board.summary.startswith("Against the truth: same orders the 4 systems the same "
+                                    "(tau 1.00); ir orders the 3 systems the same")
+    assert "swapped disagrees on 1 of 6 pairs (tau 0.67, 4 systems)" in board.summary
+    assert "reversed disagrees on 6 of 6 pairs (tau -1.00" in board.summary
+    text = format_board(board)
+    assert "gold (reference)" in text and "tau -1.00" in text
+    assert board.table().columns[2] == "gold (reference)"
+
+
+def test_board_with_one_system_or_no_other_signal():
+    df = _frame({"truth": [0.9, 0.7, 0.5, 0.3], "judge": [0.5, 0.4, 0.3, 0.2]})
+    one = signal_board(df, ["judge"], "truth", systems=["b"], n_boot=20)
+    assert one.systems == ("b",) and "One system only" in one.summary
+    assert np.isnan(one.agreement["tau"].iloc[0])
+    alone = signal_board(df, [], "truth", n_boot=20)
+    assert alone.agreement.empty and "No signal besides" in alone.summary
+    with pytest.raises(ValueError, match="no reference"):
+        rank_agreement(system_means(df, ["judge"], n_boot=20), ["judge"], "truth")
