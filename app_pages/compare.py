@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdash.analysis import compare, frames, sentences
-from ragdash.ui import navigation, state, widgets
+from ragdash.ui import navigation, signal_board, state, widgets
 from ragdash.viz import retrieval
 from ragdash.viz.colors import label
 
@@ -34,6 +34,15 @@ n = widgets.budget_picker("cmp_n", budgets, frames.default_budget(budgets), cont
 if len(chosen) < 2:
     st.warning("Pick at least two retrievers.")
     st.stop()
+
+# --- every signal ------------------------------------------------------------------------------
+st.subheader(f"Do the signals rank the retrievers the same way? (N = {n})")
+shown = tuple(["llm_only", *chosen])
+gen = run.config.generation_budget
+signal_board.show(
+    state.view(run).signal_board(n, shown), "cmp_sig",
+    note=(f"Score_IR at N = {n}; the answers behind the other signals were generated from the "
+          f"first {gen:,} tokens." if gen and gen != n else ""))
 
 # --- all pairs ---------------------------------------------------------------------------------
 pw = compare.pairwise(ir, chosen, n)

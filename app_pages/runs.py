@@ -19,7 +19,7 @@ from ragdash.analysis.leaderboard import (
     budgets_text,
     split_entry,
 )
-from ragdash.ui import navigation, state, widgets
+from ragdash.ui import navigation, signal_board, state, widgets
 from ragdash.viz import retrieval
 from ragdash.viz import runs as runs_viz
 from ragdash.viz.colors import label
@@ -228,6 +228,15 @@ st.dataframe(
     })
 st.caption(f"Ranked by mean Score_IR at N = {n} on the {len(comp.qids):,} questions every "
            "chosen run scored; ties keep the same rank.")
+
+# --- every signal -------------------------------------------------------------------------------
+st.subheader("Leaderboard on every signal")
+st.caption(f"The same (run, system) pairs on the {len(comp.qids):,} shared questions, the "
+           "LLM-only answers included: do the judge, the reference metrics and RAGAS / "
+           "RAGChecker rank them as Score_IR does?")
+signal_board.show(state.runs_view(chosen).signal_board(n), "rn_sig", name=comp.name,
+                  row_title="Run · system",
+                  note=f"Score_IR at N = {n}; the other signals are those of each run's answers.")
 
 # --- curves overlaid ----------------------------------------------------------------------------
 st.subheader("Score_IR curves")

@@ -270,6 +270,8 @@ def print_leaderboard(runs: Sequence[Run], budget: int | None = None, say: Say =
     verdict and each run's best retriever."""
     from ragdash.analysis import frames
     from ragdash.analysis import leaderboard as lb
+    from ragdash.analysis.system_means import format_board
+    from ragdash.view import RunsView
 
     scored = {str(r.path): r for r in runs if r.has("ir_scores")}
     for group in lb.group_by_dataset(scored).values():
@@ -289,6 +291,7 @@ def print_leaderboard(runs: Sequence[Run], budget: int | None = None, say: Say =
             say("Each run with its best retriever: " + "; ".join(
                 f"{r['name']} {r['score']:.3f} ({r['retriever']})"
                 for r in best.to_dict("records")))
+        say("\n" + format_board(RunsView(group).signal_board(n), name=comp.name))
 
 
 def main(args: Any, overrides: dict, progress: Progress = no_progress,

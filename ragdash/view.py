@@ -297,6 +297,29 @@ class RunsView:
         return (board, leaderboard.verdict(comp, board, budget),
                 leaderboard.versus_leader(comp, board, budget))
 
+    @kept("Bootstrapping every signal per (run, system)…")
+    def signal_board(self, budget: int, n_boot: int = 1000) -> system_means.SignalBoard:
+        """Every signal's mean with its 95 % CI per (run, system) on the shared questions, Score_IR
+        at `budget`, and the rank agreement with the truth (`analysis.system_means`). A system
+        is named by its entry id (`run key::system`, the LLM-only answers included); a run
+        without a signal (no judge, no metrics stage) has no value there, never 0. The reference
+        is the runs' truth when every run has the same kind, else Score_IR."""
+        comp = self.comparison()
+        qids = set(comp.qids)
+        parts, names, refs, order = [], [], set(), []
+        for k, run in comp.runs.items():
+            frame, cols, reference, called = RunView(run).system_signals(budget)
+            frame = frame[frame["qid"].astype(str).isin(qids)]
+            systems = frames.order_systems(frame["system"].unique(), run.config.retrievers)
+            order += [leaderboard.entry_id(k, s) for s in systems]
+            parts.append(frame.assign(system=k + leaderboard.SEP + frame["system"].astype(str)))
+            names += [c for c in cols if c not in names]
+            refs.add((reference, called))
+        reference, called = refs.pop() if len(refs) == 1 else ("score_ir", "Score_IR")
+        return system_means.signal_board(pd.concat(parts, ignore_index=True), names, reference,
+                                         order, reference_name=called, name=comp.name,
+                                         n_boot=n_boot)
+
     @kept()
     def pair(self, a: str, b: str, budget: int) -> tuple[dict, pd.DataFrame]:
         """Entries `a` vs `b`: `compare.paired` at `budget` and the difference across budgets."""

@@ -256,10 +256,30 @@ def test_compare_pair(runs):
     lower = int(metric(at, "SIM higher"))
     assert higher + ties + lower == 30
     assert "Every pair" in texts(at)
-    links = at.dataframe[1].value["open"]
+    links = next(d.value for d in at.dataframe if "open" in d.value.columns)["open"]
     assert links.str.startswith("browser?").all() and links.str.contains("qb_q=q").all()
     at.selectbox(key="cmp_b").set_value("reo").run()
     assert "BM25 vs REO" in texts(at)
+
+
+def test_compare_every_signal_per_system_with_its_tau(runs):
+    """The chosen retrievers and the LLM-only answers on every signal, 'mean [low–high]', a
+    dash where a system has no value, and the rank-agreement line."""
+    at = open_page("compare", cmp_ret=["bm25", "sim", "reo"])
+    assert "Do the signals rank the retrievers the same way?" in texts(at)
+    table = next(d.value for d in at.dataframe if "Score_IR" in d.value.columns)
+    assert table["system"].tolist() == ["LLM only", "BM25", "SIM", "REO"]
+    assert table.set_index("system").loc["LLM only", "Score_IR"] == "–"
+    assert re.fullmatch(r"\d\.\d{3} \[\d\.\d{3}–\d\.\d{3}\]( · n=\d+)?",
+                        table.set_index("system").loc["BM25", "judge"])
+    line = at.info[0].value.replace("\\", "")
+    assert line.startswith("Against the truth (contains a gold answer):") and "tau" in line
+    orders = next(d.value for d in at.dataframe if "tau" in d.value.columns)
+    assert orders["signal"].iloc[0].endswith("(reference)")
+    assert orders["tau"].dropna().between(-1, 1).all() and len(orders) >= 3
+    at.multiselect(key="cmp_ret").set_value(["bm25", "sim"]).run()
+    table = next(d.value for d in at.dataframe if "Score_IR" in d.value.columns)
+    assert table["system"].tolist() == ["LLM only", "BM25", "SIM"]  # follows the picker
 
 
 def test_one_budget_every_page_follows(runs):

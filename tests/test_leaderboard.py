@@ -297,3 +297,32 @@ def test_leaderboard_headers_fit_their_columns(root, app_env):
     at = open_runs_page(rn_runs=[str(root / "runs" / "alpha"), str(root / "runs" / "beta")])
     board = next(d for d in at.dataframe if "ci" in getattr(d.value, "columns", []))
     assert clipped_headers(board) == []
+
+
+def test_leaderboard_on_every_signal_dashes_a_run_without_answers(root, app_env):
+    """alpha has answers and judgments, beta none: beta's pairs show Score_IR and a dash for
+    every answer signal (not 0); the agreement then falls back to Score_IR as the reference."""
+    alpha, beta = str(root / "runs" / "alpha"), str(root / "runs" / "beta")
+    at = open_runs_page(rn_runs=[alpha, beta], rn_n="400")
+    assert "Leaderboard on every signal" in [s.value for s in at.subheader]
+    table = next(d.value for d in at.dataframe if "judge" in getattr(d.value, "columns", []))
+    rows = table.set_index("system")
+    beta_rows = [r for r in rows.index if r.startswith("beta")]
+    assert len(beta_rows) == 2 and (rows.loc[beta_rows, "judge"] == "–").all()
+    assert rows.loc[beta_rows, "Score_IR (reference)"].str.match(r"\d\.\d{3} \[").all()
+    assert rows.loc["alpha · LLM only", "Score_IR (reference)"] == "–"
+    assert rows.loc["alpha · BM25", "judge"] != "–"
+    assert any(i.value.replace("\\", "").startswith("Against Score_IR:") for i in at.info)
+
+
+def test_signal_board_of_runs_matches_the_single_run(root):
+    """One run through RunsView gives the means RunView gives (the same frame, the same seed)."""
+    from ragdash.view import RunsView, RunView
+
+    alpha = Run(root / "runs" / "alpha")
+    one = RunView(alpha).signal_board(400)
+    many = RunsView({"a": alpha}).signal_board(400)
+    assert many.summary.replace("a · ", "") .split(":")[0] == one.summary.split(":")[0]
+    assert many.means["mean"].tolist() == pytest.approx(one.means["mean"].tolist(),
+                                                         nan_ok=True)
+    assert many.means["system"].iloc[0] == "a::llm_only"

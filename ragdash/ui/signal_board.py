@@ -1,0 +1,60 @@
+"""Do the signals rank the systems the same way? The Compare retrievers and Compare runs pages'
+section: the one-line rank agreement, every signal's mean with its 95 % CI per system
+(`ragdash.analysis.system_means`) and each signal's order with its Kendall's tau."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from ragdash.analysis.system_means import DASH, SignalBoard, order_text, signal_label
+from ragdash.constants import label
+from ragdash.ui import widgets
+
+JUDGE_NOTE = ("judge: the 1–5 score as a quality order (5 → 1, 3 → 0.5, 2 → 0.25, 1 and 4 → 0; "
+              "the paper's 4 means fully incorrect), averaged")
+
+
+def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
+         row_title: str = "System", note: str = "") -> None:
+    """The section: the agreement line (a callout), the table (systems as rows, signals as
+    columns, "mean [low–high]", – where a system has no value), the orders with tau."""
+    st.info(widgets.md(board.summary), icon=":material/swap_vert:")
+    table = board.table(name)
+    st.dataframe(
+        table, hide_index=True, width="stretch", key=f"{key}_means",
+        column_config={"system": st.column_config.TextColumn(row_title, pinned=True),
+                       "questions": st.column_config.NumberColumn(
+                           "Questions", format="%d",
+                           help="Questions with a value; a cell over fewer says n=…")})
+    st.caption("Each cell: mean over the questions [95 % percentile bootstrap interval, "
+               f"questions resampled, 1,000 times]; {DASH} where the system has no value "
+               f"(no Score_IR without retrieval, no metric without the metrics stage). "
+               f"{JUDGE_NOTE}. {note}".strip())
+    if board.agreement.empty:
+        return
+    ag = board.agreement
+    ref_means = board.means[board.means["signal"] == board.reference]
+    ref_order = pd.Series(ref_means["mean"].to_numpy(), index=ref_means["system"])
+    rows = [{"signal": f"{board.reference_name} (reference)",
+             "order": order_text(ref_order, name), "tau": None, "pairs": ""}]
+    rows += [{"signal": signal_label(r["signal"]), "order": r["order"] or DASH,
+              "tau": None if pd.isna(r["tau"]) else float(r["tau"]),
+              "pairs": (f"{r['disagree']} of {r['pairs']} disagree"
+                        + (f", {r['split']} tied in one only" if r["split"] else "")
+                        if r["systems"] >= 2 else "fewer than 2 systems")}
+             for r in ag.to_dict("records")]
+    st.markdown("**Each signal's order of the systems, best first**")
+    st.dataframe(
+        pd.DataFrame(rows), hide_index=True, width="stretch", key=f"{key}_orders",
+        column_config={
+            "signal": st.column_config.TextColumn("Signal", width="medium"),
+            "order": st.column_config.TextColumn("Order (best first; = a tie)", width="large"),
+            "tau": st.column_config.NumberColumn(
+                "Kendall's tau", format="%+.2f",
+                help="Kendall's tau-b between this order and the reference's, over the "
+                     "systems both have: 1 the same order, 0 unrelated, −1 reversed. Empty "
+                     "when one order ties every system."),
+            "pairs": st.column_config.TextColumn("Pairs of systems")})
