@@ -291,7 +291,9 @@ def print_leaderboard(runs: Sequence[Run], budget: int | None = None, say: Say =
             say("Each run with its best retriever: " + "; ".join(
                 f"{r['name']} {r['score']:.3f} ({r['retriever']})"
                 for r in best.to_dict("records")))
-        say("\n" + format_board(RunsView(group).signal_board(n), name=comp.name))
+        signals = RunsView(group).signal_board(n)
+        if len(signals.signals) > 1:  # answers to judge them by: every signal per system
+            say("\n" + format_board(signals, name=comp.name))
 
 
 def main(args: Any, overrides: dict, progress: Progress = no_progress,

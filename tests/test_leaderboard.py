@@ -5,6 +5,7 @@ datasets, and the dashboard's Runs page (AppTest) on synthetic runs."""
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -326,3 +327,26 @@ def test_signal_board_of_runs_matches_the_single_run(root):
     assert many.means["mean"].tolist() == pytest.approx(one.means["mean"].tolist(),
                                                          nan_ok=True)
     assert many.means["system"].iloc[0] == "a::llm_only"
+
+
+def test_the_sweeps_leaderboard_prints_every_signal(root):
+    """`ragdash sweep`'s leaderboard: the table of every signal (a dash for the run without
+    answers) and the orders with tau, the same numbers as the page's."""
+    from ragdash.analysis.system_means import format_board
+    from ragdash.sweep import print_leaderboard
+    from ragdash.view import RunsView
+
+    said: list[str] = []
+    runs = [Run(root / "runs" / "alpha"), Run(root / "runs" / "beta")]
+    print_leaderboard(runs, 400, say=said.append)
+    text = "\n".join(said)
+    assert "Every signal per system: mean [95% bootstrap CI" in text
+    judge = next(line for line in text.splitlines() if line.startswith("judge"))
+    assert len(re.findall(r"(?<=\s)–(?=\s|$)", judge)) == 2  # beta's two were never judged
+    assert "Kendall's tau-b with Score_IR" in text and "Against Score_IR:" in text
+    comp_runs = {str(r.path): r for r in runs}
+    board = RunsView(comp_runs).signal_board(400)
+    assert format_board(board, name=RunsView(comp_runs).comparison().name) in text
+    quiet: list[str] = []
+    print_leaderboard([runs[1]], 400, say=quiet.append)  # no answers: Score_IR only, no table
+    assert not any("Every signal" in s for s in quiet)
