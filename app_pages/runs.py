@@ -232,9 +232,10 @@ st.caption(f"Ranked by mean Score_IR at N = {n} on the {len(comp.qids):,} questi
 # --- every signal -------------------------------------------------------------------------------
 st.subheader("Leaderboard on every signal")
 st.caption(f"The same (run, system) pairs on the {len(comp.qids):,} shared questions, the "
-           "LLM-only answers included: do the judge, the reference metrics and RAGAS / "
-           "RAGChecker rank them as Score_IR does?")
-signal_board.show(state.runs_view(chosen).signal_board(n), "rn_sig", name=comp.name,
+           "LLM-only answers included: do Score_IR, the judge, the reference metrics and RAGAS "
+           "/ RAGChecker rank them as the truth does?")
+signal_board.show(state.runs_view(chosen).signal_board(n), "rn_sig",
+                  name=comp.name if len(comp.runs) > 1 else lambda e: label(split_entry(e)[1]),
                   row_title="Run · system",
                   note=f"Score_IR at N = {n}; the other signals are those of each run's answers.")
 

@@ -22,6 +22,8 @@ in [0, 1] unless a name says `pct`. Import the topic module, e.g.
   budget, estimated and actual shares for any (h, k), fit diagnosis, calibration summaries.
 - `sentences`: the sentences pages and the report say about these figures, written from their
   numbers: the h/k rule's bias, the confusion matrix read, a paired test, an LLM figure's n.
+- `system_means`: every signal's mean with its bootstrap CI per system, each signal's order of
+  the systems and Kendall's tau with the truth's.
 - `reference`: each answer against the gold answers with no LLM (SQuAD exact match, token F1,
   contains a gold answer) and their means per system.
 """

@@ -174,8 +174,7 @@ def tau_text(who: Sequence[str], t: Tau) -> str:
     if t.systems < 2:
         return f"{names}: fewer than 2 systems with a value, no order"
     if np.isnan(t.tau):
-        return f"{names}: every system tied (in {'it' if one else 'them'} or in the " \
-            "reference), no tau"
+        return f"{names}: no tau (every system tied there or in the reference)"
     if t.same:
         return f"{names} {'orders' if one else 'order'} the {t.systems} systems the same " \
             f"(tau {t.tau:.2f})"

@@ -17,6 +17,16 @@ JUDGE_NOTE = ("judge: the 1–5 score as a quality order (5 → 1, 3 → 0.5, 2 
               "the paper's 4 means fully incorrect), averaged")
 
 
+def _pairs_text(row: dict) -> str:
+    """'2 of 15 disagree, 1 tied in one only' for a row of the agreement table."""
+    if row["systems"] < 2:
+        return "fewer than 2 systems"
+    if pd.isna(row["tau"]):
+        return "no order: every system tied"
+    return (f"{row['disagree']} of {row['pairs']} disagree"
+            + (f", {row['split']} tied in one only" if row["split"] else ""))
+
+
 def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
          row_title: str = "System", note: str = "") -> None:
     """The section: the agreement line (a callout), the table (systems as rows, signals as
@@ -36,24 +46,25 @@ def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
     if board.agreement.empty:
         return
     ag = board.agreement
-    ref_means = board.means[board.means["signal"] == board.reference]
-    ref_order = pd.Series(ref_means["mean"].to_numpy(), index=ref_means["system"])
-    rows = [{"signal": f"{board.reference_name} (reference)",
-             "order": order_text(ref_order, name), "tau": None, "pairs": ""}]
-    rows += [{"signal": signal_label(r["signal"]), "order": r["order"] or DASH,
-              "tau": None if pd.isna(r["tau"]) else float(r["tau"]),
-              "pairs": (f"{r['disagree']} of {r['pairs']} disagree"
-                        + (f", {r['split']} tied in one only" if r["split"] else "")
-                        if r["systems"] >= 2 else "fewer than 2 systems")}
-             for r in ag.to_dict("records")]
+
+    def order(signal: str) -> str:
+        """The systems best first on `signal`, named by `name`."""
+        m = board.means[board.means["signal"] == signal]
+        return order_text(pd.Series(m["mean"].to_numpy(), index=m["system"]), name) or DASH
+
+    rows = [{"signal": f"{signal_label(board.reference)} (reference)",
+             "order": order(board.reference), "tau": "reference", "pairs": ""}]
+    rows += [{"signal": signal_label(r["signal"]), "order": order(r["signal"]),
+              "tau": DASH if pd.isna(r["tau"]) else f"{r['tau']:+.2f}",
+              "pairs": _pairs_text(r)} for r in ag.to_dict("records")]
     st.markdown("**Each signal's order of the systems, best first**")
     st.dataframe(
         pd.DataFrame(rows), hide_index=True, width="stretch", key=f"{key}_orders",
         column_config={
             "signal": st.column_config.TextColumn("Signal", width="medium"),
             "order": st.column_config.TextColumn("Order (best first; = a tie)", width="large"),
-            "tau": st.column_config.NumberColumn(
-                "Kendall's tau", format="%+.2f",
+            "tau": st.column_config.TextColumn(
+                "Kendall's tau",
                 help="Kendall's tau-b between this order and the reference's, over the "
                      "systems both have: 1 the same order, 0 unrelated, −1 reversed. Empty "
                      "when one order ties every system."),
