@@ -115,3 +115,30 @@ def test_board_with_one_system_or_no_other_signal():
     assert alone.agreement.empty and "No signal besides" in alone.summary
     with pytest.raises(ValueError, match="no reference"):
         rank_agreement(system_means(df, ["judge"], n_boot=20), ["judge"], "truth")
+
+
+def test_a_runs_human_labels_are_the_reference(tmp_path):
+    """With human labels the truth is their mean (not `contains`), named 'human labels'; a run
+    without answers has Score_IR alone, its own reference, and no order to compare."""
+    from fixtures.make_run import make_run
+
+    from ragdash.rundir import Run
+    from ragdash.view import RunView
+
+    run = Run(make_run(tmp_path / "r", n_questions=10, seed=3, retrievers=("bm25", "sim"),
+                       budgets=(100, 200)))
+    answers = run.read("answers")
+    labels = answers[["qid", "system"]].drop_duplicates().assign(
+        score=lambda d: np.where(d["system"] == "sim", 5, 1), labeller="ana", label="",
+        time="", comment="")
+    run.write("labels", labels)
+    board = RunView(run).signal_board(200, n_boot=50)
+    assert board.reference == "truth" and board.reference_name == "human labels"
+    truth = board.means[board.means["signal"] == "truth"].set_index("system")["mean"]
+    assert truth["sim"] == 1.0 and truth["bm25"] == 0.0 and truth["llm_only"] == 0.0
+    assert board.summary.startswith("Against human labels:")
+    bare = Run(make_run(tmp_path / "bare", n_questions=10, seed=3, llm=False,
+                        retrievers=("bm25", "sim"), budgets=(100, 200)))
+    alone = RunView(bare).signal_board(200, n_boot=50)
+    assert alone.signals == ("score_ir",) and alone.agreement.empty
+    assert "No signal besides Score_IR" in alone.summary
