@@ -16,6 +16,7 @@ from ragdash.analysis.system_means import (
     rank_agreement,
     signal_board,
     system_means,
+    tau_intervals,
 )
 
 SYSTEMS = ["a", "b", "c", "d"]
@@ -142,3 +143,29 @@ def test_a_runs_human_labels_are_the_reference(tmp_path):
     alone = RunView(bare).signal_board(200, n_boot=50)
     assert alone.signals == ("score_ir",) and alone.agreement.empty
     assert "No signal besides Score_IR" in alone.summary
+
+
+def test_tau_interval_is_tau_b_and_widens_with_noise():
+    """One question per system: every draw is the same, so the interval is the point tau-b
+    (scipy's, ties included); far-apart systems keep tau 1 in every draw; close noisy ones
+    do not; a system missing on one side leaves its pairs out; one system has no interval."""
+    from scipy.stats import kendalltau
+
+    x, y = [0.9, 0.5, 0.5, 0.2, 0.4], [0.8, 0.7, 0.3, 0.3, 0.1]
+    one = pd.DataFrame({"qid": "q0", "system": list("abcde"), "x": x, "y": y})
+    lo, hi = tau_intervals(one, ["x"], "y", list("abcde"), n_boot=20)["x"]
+    assert lo == pytest.approx(kendalltau(x, y).statistic) == hi
+    far = _frame({"truth": [0.9, 0.7, 0.5, 0.3], "same": [0.8, 0.6, 0.4, 0.2],
+                  "reversed": [0.1, 0.2, 0.3, 0.4]})
+    got = tau_intervals(far, ["same", "reversed"], "truth", SYSTEMS, n_boot=200)
+    assert got["same"] == (1.0, 1.0) and got["reversed"] == (-1.0, -1.0)
+    rng = np.random.default_rng(5)
+    close = _frame({"truth": [0.52, 0.51, 0.50, 0.49], "noisy": [0.5, 0.5, 0.5, 0.5]})
+    close["noisy"] = rng.random(len(close))
+    lo, hi = tau_intervals(close, ["noisy"], "truth", SYSTEMS, n_boot=300)["noisy"]
+    assert lo < 0 < hi  # unrelated orders: the interval holds 0
+    missing = _frame({"truth": [0.9, 0.7, 0.5, 0.3], "ir": [np.nan, 0.6, 0.4, 0.2]})
+    assert tau_intervals(missing, ["ir"], "truth", SYSTEMS, n_boot=100)["ir"] == (1.0, 1.0)
+    assert all(np.isnan(tau_intervals(missing, ["ir"], "truth", ["b"])["ir"]))
+    board = signal_board(far, ["same", "reversed"], "truth", n_boot=100)
+    assert "+1.00 [1.00, 1.00]" in format_board(board)

@@ -24,8 +24,8 @@ from ragdash.analysis.curves import bootstrap_band
 from ragdash.constants import REFERENCE_METRICS, label
 
 MEANS_COLUMNS = ["system", "signal", "mean", "lo", "hi", "n"]
-AGREEMENT_COLUMNS = ["signal", "order", "systems", "tau", "agree", "disagree", "split", "pairs",
-                     "text"]
+AGREEMENT_COLUMNS = ["signal", "order", "systems", "tau", "tau_lo", "tau_hi", "agree", "disagree",
+                     "split", "pairs", "text"]
 DASH = "–"
 SAME = 1e-9
 """Two means closer than this are a tie."""
@@ -188,10 +188,12 @@ def tau_text(who: Sequence[str], t: Tau) -> str:
 
 
 def rank_agreement(means: pd.DataFrame, signals: Sequence[str], reference: str,
-                   name=label) -> pd.DataFrame:
+                   name=label, intervals: dict[str, tuple[float, float]] | None = None
+                   ) -> pd.DataFrame:
     """One row per signal other than `reference` (AGREEMENT_COLUMNS): its order of the systems
-    (`order_text`), Kendall's tau-b with the reference's order over the systems both have, the
-    pair counts and a sentence. Sorted by tau, the closest to the reference first."""
+    (`order_text`), Kendall's tau-b with the reference's order over the systems both have (with
+    its interval from `intervals`, `tau_intervals`), the pair counts and a sentence. Sorted by
+    tau, the closest to the reference first."""
     wide = means.pivot_table(index="system", columns="signal", values="mean", aggfunc="first",
                              sort=False, dropna=False)
     if reference not in wide.columns:
@@ -201,12 +203,63 @@ def rank_agreement(means: pd.DataFrame, signals: Sequence[str], reference: str,
         if s == reference or s not in wide.columns:
             continue
         t = kendall(wide[s], wide[reference])
+        lo, hi = (intervals or {}).get(s, (np.nan, np.nan))
         rows.append({"signal": s, "order": order_text(wide[s], name), "systems": t.systems,
-                     "tau": t.tau, "agree": t.agree, "disagree": t.disagree, "split": t.split,
-                     "pairs": t.pairs, "text": tau_text([signal_label(s)], t)})
-    out = pd.DataFrame(rows, columns=AGREEMENT_COLUMNS).astype({"tau": float})
+                     "tau": t.tau, "tau_lo": lo, "tau_hi": hi, "agree": t.agree,
+                     "disagree": t.disagree, "split": t.split, "pairs": t.pairs,
+                     "text": tau_text([signal_label(s)], t)})
+    out = pd.DataFrame(rows, columns=AGREEMENT_COLUMNS).astype(
+        {"tau": float, "tau_lo": float, "tau_hi": float})
     return out.sort_values("tau", ascending=False, na_position="last", kind="stable") \
         .reset_index(drop=True)
+
+
+def _pair_signs(means: np.ndarray, gone: np.ndarray) -> np.ndarray:
+    """sign(m_i - m_j) for every pair i < j of the last axis: 0 for a tie (|d| <= SAME) and for
+    a pair with a system in `gone` (same shape as `means`)."""
+    i, j = np.triu_indices(means.shape[-1], 1)
+    d = means[..., i] - means[..., j]
+    out = np.where(np.abs(d) <= SAME, 0.0, np.sign(d))
+    return np.where(gone[..., i] | gone[..., j], 0.0, out)
+
+
+def tau_intervals(frame: pd.DataFrame, signals: Sequence[str], reference: str,
+                  systems: Sequence[str], *, group: str = "qid", n_boot: int = 1000,
+                  level: float = 0.95, seed: int = 0) -> dict[str, tuple[float, float]]:
+    """{signal: percentile bootstrap interval of its Kendall's tau-b with `reference`}: the
+    questions are resampled (the same draw for every system and signal), each system's means
+    recomputed, and tau-b = sum(sx * sy) / sqrt(sum(sx^2) * sum(sy^2)) over the signs of the
+    pairs' differences (a system without a mean on either side in a draw leaves its pairs
+    out). NaN where no draw has a tau (fewer than 2 systems, every system tied)."""
+    qids = sorted(set(frame[group]))
+    if len(systems) < 2 or not qids:
+        return {s: (np.nan, np.nan) for s in signals}
+
+    def matrix(col: str) -> np.ndarray:
+        m = frame.pivot_table(index=group, columns="system", values=col, aggfunc="mean",
+                              dropna=False)
+        return m.reindex(index=qids, columns=list(systems)).to_numpy(float)
+
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(len(qids), np.full(len(qids), 1 / len(qids)), size=n_boot)
+
+    def boot_means(values: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (counts @ np.nan_to_num(values)) / (counts @ ~np.isnan(values))
+
+    my = boot_means(matrix(reference))
+    alpha = (1 - level) / 2
+    out = {}
+    for name in signals:
+        mx = boot_means(matrix(name))
+        gone = np.isnan(mx) | np.isnan(my)
+        sx, sy = _pair_signs(mx, gone), _pair_signs(my, gone)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            taus = (sx * sy).sum(1) / np.sqrt((sx * sx).sum(1) * (sy * sy).sum(1))
+        taus = taus[np.isfinite(taus)]
+        out[name] = ((float(np.quantile(taus, alpha)), float(np.quantile(taus, 1 - alpha)))
+                     if len(taus) else (np.nan, np.nan))
+    return out
 
 
 def summary(agreement: pd.DataFrame, reference: str, n_systems: int,
@@ -256,11 +309,23 @@ def signal_board(frame: pd.DataFrame, signals: Sequence[str], reference: str,
     cols = [reference, *(s for s in signals if s != reference)]
     means = system_means(frame, cols, systems, n_boot=n_boot, level=level, seed=seed)
     order = tuple(dict.fromkeys(means["system"]))
-    agreement = rank_agreement(means, cols, reference, name)
+    others = [c for c in cols if c != reference]
+    intervals = tau_intervals(frame[frame["system"].isin(order)], others, reference, order,
+                              n_boot=n_boot, level=level, seed=seed)
+    agreement = rank_agreement(means, cols, reference, name, intervals)
     ranked = means[(means["signal"] == reference) & means["mean"].notna()]
     ref_name = reference_name or signal_label(reference)
     return SignalBoard(means, agreement, tuple(cols), order, reference, ref_name,
                        summary(agreement, reference, len(ranked), ref_name))
+
+
+def tau_cell(row: dict) -> str:
+    """'+0.71 [0.47, 1.00]' for a row of the agreement table; '–' without a tau."""
+    if pd.isna(row["tau"]):
+        return DASH
+    if pd.isna(row.get("tau_lo")):
+        return f"{row['tau']:+.2f}"
+    return f"{row['tau']:+.2f} [{row['tau_lo']:.2f}, {row['tau_hi']:.2f}]"
 
 
 def format_board(board: SignalBoard, name=label) -> str:
@@ -271,10 +336,9 @@ def format_board(board: SignalBoard, name=label) -> str:
     reference = pd.Series(at["mean"].to_numpy(), index=at["system"])
     lines = ["Every signal per system: mean [95% bootstrap CI over questions]; – = no value",
              table.T.to_string(), "",
-             f"Order of the systems per signal, Kendall's tau-b with {ref}:",
-             f"  {ref:<28} {'reference':>9}  {order_text(reference, name)}"]
+             f"Order of the systems per signal, Kendall's tau-b with {ref} [95% bootstrap CI]:",
+             f"  {ref:<28} {'reference':<24} {order_text(reference, name)}"]
     for r in board.agreement.to_dict("records"):
-        tau = "–" if pd.isna(r["tau"]) else f"{r['tau']:+.2f}"
-        lines.append(f"  {signal_label(r['signal']):<28} tau {tau:>5}  {r['order']}")
+        lines.append(f"  {signal_label(r['signal']):<28} tau {tau_cell(r):<20} {r['order']}")
     lines.append(board.summary)
     return "\n".join(lines)

@@ -9,7 +9,13 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis.system_means import DASH, SignalBoard, order_text, signal_label
+from ragdash.analysis.system_means import (
+    DASH,
+    SignalBoard,
+    order_text,
+    signal_label,
+    tau_cell,
+)
 from ragdash.constants import label
 from ragdash.ui import widgets
 
@@ -55,7 +61,7 @@ def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
     rows = [{"signal": f"{signal_label(board.reference)} (reference)",
              "order": order(board.reference), "tau": "reference", "pairs": ""}]
     rows += [{"signal": signal_label(r["signal"]), "order": order(r["signal"]),
-              "tau": DASH if pd.isna(r["tau"]) else f"{r['tau']:+.2f}",
+              "tau": tau_cell(r),
               "pairs": _pairs_text(r)} for r in ag.to_dict("records")]
     st.markdown("**Each signal's order of the systems, best first**")
     st.dataframe(
@@ -65,7 +71,8 @@ def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
             "order": st.column_config.TextColumn("Order (best first; = a tie)", width="large"),
             "tau": st.column_config.TextColumn(
                 "Kendall's tau",
-                help="Kendall's tau-b between this order and the reference's, over the "
-                     "systems both have: 1 the same order, 0 unrelated, −1 reversed. Empty "
-                     "when one order ties every system."),
+                help="Kendall's tau-b between this order and the reference's over the "
+                     "systems both have: 1 the same order, 0 unrelated, −1 reversed; – when "
+                     "one order ties every system. [95 % bootstrap interval: questions "
+                     "resampled, the means and tau recomputed.]"),
             "pairs": st.column_config.TextColumn("Pairs of systems")})
