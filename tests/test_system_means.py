@@ -169,3 +169,10 @@ def test_tau_interval_is_tau_b_and_widens_with_noise():
     assert all(np.isnan(tau_intervals(missing, ["ir"], "truth", ["b"])["ir"]))
     board = signal_board(far, ["same", "reversed"], "truth", n_boot=100)
     assert "+1.00 [1.00, 1.00]" in format_board(board)
+    assert board.summary.endswith("Beyond the noise for reversed: its tau's 95 % interval "
+                                  "stays below 1.")
+    swap = _frame({"truth": [0.51, 0.50, 0.2, 0.1], "top_swapped": [0.50, 0.51, 0.2, 0.1]})
+    noisy = signal_board(swap, ["top_swapped"], "truth", n_boot=200)
+    assert "top_swapped disagrees on 1 of 6 pairs" in noisy.summary
+    assert noisy.summary.endswith("Within the noise: each of these taus has a 95 % interval "
+                                  "that reaches 1 (the questions resampled).")

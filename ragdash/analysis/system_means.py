@@ -280,7 +280,24 @@ def summary(agreement: pd.DataFrame, reference: str, n_systems: int,
         groups.setdefault(key, []).append(signal_label(r["signal"]))
     parts = [tau_text(who, Tau(np.nan if k[0] is None else k[0], *k[1:]))
              for k, who in groups.items()]
-    return f"Against {ref}: " + "; ".join(parts) + "."
+    return f"Against {ref}: " + "; ".join(parts) + "." + _noise_text(agreement)
+
+
+def _noise_text(agreement: pd.DataFrame) -> str:
+    """' The differences are within the noise: ...' when every signal that differs has a tau
+    interval reaching 1; else the signals whose interval stays below 1 ('' without
+    intervals)."""
+    differ = agreement[((agreement["disagree"] > 0) | (agreement["split"] > 0))
+                       & agreement["tau_hi"].notna()]
+    if differ.empty:
+        return ""
+    beyond = differ[differ["tau_hi"] < 1 - SAME]
+    if beyond.empty:
+        return (" Within the noise: each of these taus has a 95 % interval that reaches 1 "
+                "(the questions resampled).")
+    names = _join([signal_label(s) for s in beyond["signal"]])
+    return (f" Beyond the noise for {names}: {'its' if len(beyond) == 1 else 'their'} tau's "
+            "95 % interval stays below 1.")
 
 
 @dataclass(frozen=True)
