@@ -49,7 +49,8 @@ pw = compare.pairwise(ir, chosen, n)
 if len(chosen) > 2:
     st.subheader(f"Every pair at N = {n}")
     view = pw.assign(pair=[f"{label(a)} vs {label(b)}" for a, b in zip(pw["a"], pw["b"],
-                                                                         strict=True)])
+                                                                         strict=True)]
+                     ).astype({"pvalue": float, "p_holm": float})  # None (no test) -> NaN, "—"
     st.dataframe(view[["pair", "win", "tie", "loss", "mean_diff", "pvalue", "p_holm"]].rename(
         columns={"win": "first higher", "tie": "tie", "loss": "second higher",
                  "mean_diff": "mean difference", "pvalue": "Wilcoxon p", "p_holm": "Holm p"}

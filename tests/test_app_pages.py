@@ -256,6 +256,8 @@ def test_compare_pair(runs):
     lower = int(metric(at, "SIM higher"))
     assert higher + ties + lower == 30
     assert "Every pair" in texts(at)
+    pairs = next(d.value for d in at.dataframe if "Holm p" in d.value.columns)
+    assert pairs[["Wilcoxon p", "Holm p"]].dtypes.eq(float).all()  # no test: "—", not "None"
     links = next(d.value for d in at.dataframe if "open" in d.value.columns)["open"]
     assert links.str.startswith("browser?").all() and links.str.contains("qb_q=q").all()
     at.selectbox(key="cmp_b").set_value("reo").run()
