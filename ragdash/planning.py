@@ -139,26 +139,38 @@ STAND_IN_ANSWER = "A one-sentence answer of about twenty tokens written by the g
 """The answer the metrics are priced with before answers exist."""
 
 
-def metrics_estimate(run: Run, cfg: dict):
-    """What `ragdash metrics` would cost on the run (no call): the run's answers, else stand-in
-    answers for every generation request; a lower bound (no correction rounds)."""
+def metrics_step_plan(run: Run, cfg: dict):
+    """Every metric's LLM steps on the run's answers (of the first `metrics.limit` questions),
+    else on stand-in answers for every generation request (`ragdash.metrics.plan.StepPlan`)."""
     from ragdash.config import RunSpec
     from ragdash.metrics.evaluate import items_from_run
-    from ragdash.metrics.plan import estimate as plan
-    from ragdash.stages.metrics import metrics_settings
+    from ragdash.metrics.plan import step_plan
 
-    m = cfg["metrics"]
     answers = None
     if not run.has("answers"):
         answers = pd.DataFrame(
             [{"qid": q, "system": s, "budget": b, "answer": STAND_IN_ANSWER, "error": None}
              for q, s, b, _, _ in requests(run, RunSpec.from_config(cfg))],
             columns=["qid", "system", "budget", "answer", "error"])
-    items = items_from_run(run, cfg, answers, limit=m.get("limit"))
+    items = items_from_run(run, cfg, answers, limit=cfg["metrics"].get("limit"))
+    return step_plan(items)
+
+
+def metrics_pricing(cfg: dict) -> tuple[str, Speed | None, str]:
+    """The metrics' model name, its call speed (`call_speed`) and its backend."""
+    from ragdash.stages.metrics import metrics_settings
+
     llm = metrics_settings(cfg)
-    return plan(items, model_name(llm), use=m["use"],
-                speed=call_speed(RunsRoot(cfg["runs_root"]), model_name(llm), llm.backend),
-                backend=llm.backend)
+    return (model_name(llm), call_speed(RunsRoot(cfg["runs_root"]), model_name(llm),
+                                        llm.backend), llm.backend)
+
+
+def metrics_estimate(run: Run, cfg: dict):
+    """What `ragdash metrics` would cost on the run (no call): the run's answers, else stand-in
+    answers for every generation request; a lower bound (no correction rounds)."""
+    model, speed, backend = metrics_pricing(cfg)
+    return metrics_step_plan(run, cfg).estimate(cfg["metrics"]["use"], model, speed=speed,
+                                                backend=backend)
 
 
 def estimate_run(run: Run, calibration: dict, budget: int | None = None,

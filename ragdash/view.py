@@ -133,13 +133,17 @@ class RunView:
     @kept()
     def signal_agreement(self, n_boot: int = 500) -> tuple[pd.DataFrame, str] | None:
         """Which signal agrees with the truth (`analysis.signals`): one row per signal, best
-        first, and the truth's name; None without answers scored against the gold answers."""
+        first, with the LLM calls and tokens each cost, and the truth's name; None without
+        answers scored against the gold answers."""
         got = self.answer_signals()
         if got is None:
             return None
         frame, truth, names, correct_at = got
+        cost = signals.signal_costs(
+            names, judgments=self.judgments(),
+            metrics=frames.primary(self.run.table("metrics"), self.generation_budget))
         return signals.signal_agreement(frame, names, "truth", correct_at=correct_at,
-                                        n_boot=n_boot), truth
+                                        n_boot=n_boot, cost=cost), truth
 
     def system_signals(self, budget: int) -> tuple[pd.DataFrame, list[str], str, str]:
         """Every system's signals per question (`answer_signals`, Score_IR at `budget`; a

@@ -70,7 +70,7 @@ def signal_agreement(frame: pd.DataFrame, signals: Sequence[str], truth: str, *,
     `frame`: one row per answer with the `signals` columns, the `truth` column (a number or a
     boolean; "correct" when it is at least `correct_at`) and `group` (the question, the unit
     of the bootstrap). Each signal uses the answers where it and the truth are present.
-    `cost`: (calls, tokens) it took, by signal."""
+    `cost`: (LLM calls, tokens) it took, by signal (`signal_costs`); NaN where not given."""
     rng = np.random.default_rng(seed)
     rows = []
     for name in signals:
@@ -85,13 +85,13 @@ def signal_agreement(frame: pd.DataFrame, signals: Sequence[str], truth: str, *,
                                     level, rng) if not np.isnan(a) else (np.nan, np.nan))
         rho = (float(spearmanr(x, t).statistic) if len(x) > 2 and np.ptp(x) > 0
                and np.ptp(t) > 0 else float("nan"))
-        calls, tokens = (cost or {}).get(name, (0, 0))
+        calls, tokens = (cost or {}).get(name, (np.nan, np.nan))
         rows.append({"signal": name, "n": len(sub), "auc": a, "auc_low": low, "auc_high": high,
                      "spearman": rho, "calls": calls, "tokens": tokens,
                      "verdict": verdict(a, low, high)})
     out = pd.DataFrame(rows, columns=COLUMNS)
-    out[["auc", "auc_low", "auc_high", "spearman"]] = out[
-        ["auc", "auc_low", "auc_high", "spearman"]].astype(float)
+    floats = ["auc", "auc_low", "auc_high", "spearman", "calls", "tokens"]
+    out[floats] = out[floats].astype(float)
     return out.sort_values("auc", ascending=False, na_position="last", kind="stable") \
         .reset_index(drop=True)
 
@@ -151,3 +151,62 @@ def answer_signals(reference: pd.DataFrame, *, ir: pd.DataFrame | None = None,
     signals.remove(truth_metric)
     return (df.assign(truth=df[truth_metric]), f"reference metric: {truth_metric}", signals,
             REFERENCE_METRICS[truth_metric].correct_at)
+
+
+def _judge_cost(judgments: pd.DataFrame) -> tuple[float, float]:
+    """Distinct judge calls (`call_id`: a grouped call scores several answers) and their tokens
+    in and out; NaN without call ids or token counts."""
+    if not {"call_id", "tokens_in", "tokens_out"} <= set(judgments.columns):
+        return np.nan, np.nan
+    calls = judgments.dropna(subset=["call_id"]).drop_duplicates("call_id")
+    tokens = calls["tokens_in"].fillna(0).astype(float) + calls["tokens_out"].fillna(0) \
+        .astype(float)
+    return float(len(calls)), float(tokens.sum())
+
+
+def _step_costs(metrics: pd.DataFrame) -> dict[str, list[float]] | None:
+    """Calls and tokens (in + out) per LLM step, summed over the answers from each row's
+    `detail` JSON (`cost`: step -> [calls, tokens in, tokens out]); None when a measured row
+    lacks the record (a table written before it was kept)."""
+    import json
+
+    total: dict[str, list[float]] = {}
+    if "detail" not in metrics.columns:
+        return None
+    for detail in metrics["detail"]:
+        if detail is None or (isinstance(detail, float) and np.isnan(detail)):
+            continue  # no answer to measure: no call
+        cost = json.loads(detail).get("cost")
+        if cost is None:
+            return None
+        for step, (calls, t_in, t_out) in cost.items():
+            spent = total.setdefault(step, [0.0, 0.0])
+            spent[0] += calls
+            spent[1] += t_in + t_out
+    return total
+
+
+def signal_costs(signals: Sequence[str], *, judgments: pd.DataFrame | None = None,
+                 metrics: pd.DataFrame | None = None) -> dict[str, tuple[float, float]]:
+    """(LLM calls, tokens in + out) each signal cost, for `signal_agreement`'s `cost`.
+
+    Score_IR and the reference metrics need no LLM (0, 0). The judge: its distinct calls and
+    their tokens. A RAGAS or RAGChecker metric: the calls of the LLM steps it reads, summed over
+    the answers (a step several metrics read, such as the answer's claims, counts for each:
+    what that metric alone would cost). NaN where the run did not record it."""
+    from ragdash.metrics import METRICS
+
+    steps = _step_costs(metrics) if metrics is not None and len(metrics) else None
+    out: dict[str, tuple[float, float]] = {}
+    for name in signals:
+        if name == "judge":
+            out[name] = _judge_cost(judgments) if judgments is not None else (np.nan, np.nan)
+        elif name in METRICS:
+            if steps is None:
+                out[name] = (np.nan, np.nan)
+            else:
+                used = [steps.get(s, [0.0, 0.0]) for s in METRICS[name].steps]
+                out[name] = (sum(u[0] for u in used), sum(u[1] for u in used))
+        else:
+            out[name] = (0.0, 0.0)
+    return out

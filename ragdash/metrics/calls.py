@@ -44,7 +44,8 @@ class MetricItem(NamedTuple):
 @dataclass
 class TaskOutcome:
     """What the steps of one answer produced: parsed values, errors and raw replies by step,
-    and the calls' cost. `error`/`kind` are set only for a failure that would repeat for every
+    and the calls' cost, in all and by step (`cost`: step -> [calls, tokens in, tokens out]).
+    `error`/`kind` are set only for a failure that would repeat for every
     call (no server, bad key), which stops the run."""
 
     values: dict[str, Any] = field(default_factory=dict)
@@ -57,6 +58,7 @@ class TaskOutcome:
     model: str | None = None
     error: str | None = None
     kind: str | None = None
+    cost: dict[str, list[int]] = field(default_factory=dict)
 
 
 _CLAIMS_FORM = 'a JSON object {"claims": ["...", ...]}'
@@ -88,6 +90,10 @@ class AnswerTask:
         out.tokens_in += o.tokens_in
         out.tokens_out += o.tokens_out
         out.latency_s += o.latency_s
+        spent = out.cost.setdefault(step, [0, 0, 0])
+        spent[0] += o.attempts
+        spent[1] += o.tokens_in
+        spent[2] += o.tokens_out
         out.model = o.model or out.model
         out.raw.setdefault(step, []).append(o.raw)
         if o.error is not None:

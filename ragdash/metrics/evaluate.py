@@ -5,7 +5,7 @@ Rows: qid, system, budget, model, one column per metric in use, `error` (the ste
 "step: message; ..."; "no answer" for an answer that failed to generate), `notes` (why a metric
 is NaN without an error: no retrieved context for an LLM-only answer), calls, tokens_in,
 tokens_out, latency_s and `detail` (JSON: the claims and verdicts the metrics were computed
-from)."""
+from, and `cost`: each step's [calls, tokens in, tokens out])."""
 
 from __future__ import annotations
 
@@ -154,7 +154,8 @@ def score_outcome(item: MetricItem, o: TaskOutcome, names: Sequence[str],
 
 def _detail(item: MetricItem, o: TaskOutcome) -> str:
     return json.dumps({"values": o.values, "parts_relevant": item.parts_relevant,
-                       "chunks": len(item.chunks) if item.chunks is not None else None},
+                       "chunks": len(item.chunks) if item.chunks is not None else None,
+                       "cost": o.cost},
                       default=str)
 
 

@@ -5,9 +5,11 @@ yet known are stood in for by the sentences of the answer and of the gold answer
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from ragdash.budget import join_chunks
-from ragdash.llm.cost import Estimate, estimate_prompts
+from ragdash.llm.cost import Estimate, count_tokens
+from ragdash.llm.cost import estimate as cost_estimate
 from ragdash.llm.speed import Speed
 from ragdash.metrics import prompts as P
 from ragdash.metrics import resolve, steps_for
@@ -19,21 +21,16 @@ TOKENS_PER_CLAIM = 20
 TOKENS_PER_VERDICT = 6
 
 
-def planned_prompts(items: Iterable[MetricItem], use: Iterable[str] | str | None = None
-                    ) -> tuple[list[str], list[int]]:
-    """The prompt of every call the metrics `use` selects would make, and the reply tokens
-    assumed for each. A prompt is counted once: the reply cache answers its repeats (a gold
-    answer's claims, a chunk that several systems retrieved judged useful for one question)."""
+def planned_steps(items: Iterable[MetricItem], use: Iterable[str] | str | None = None
+                  ) -> list[tuple[str, str, int]]:
+    """(step, prompt, reply tokens assumed) of every prompt the metrics `use` select would
+    send, repeats included (`planned_prompts` counts each prompt once)."""
     steps = set(steps_for(resolve(use)))
-    prompts: list[str] = []
-    outs: list[int] = []
-    asked: set[str] = set()
+    planned: list[tuple[str, str, int]] = []
 
-    def add(prompt: str, tokens_out: int) -> None:
-        if prompt not in asked:
-            asked.add(prompt)
-            prompts.append(prompt)
-            outs.append(tokens_out)
+    def add(step: str, prompt: str, tokens_out: int) -> None:
+        if step in steps:
+            planned.append((step, prompt, tokens_out))
 
     for it in items:
         if it.error is not None or not (it.answer or "").strip():
@@ -41,39 +38,83 @@ def planned_prompts(items: Iterable[MetricItem], use: Iterable[str] | str | None
         answer = str(it.answer)
         mine = sentences(answer) or [answer]
         gold = sentences(it.gold) or [it.gold]
-        if "answer_claims" in steps:
-            add(P.claims_prompt(it.question, answer), TOKENS_PER_CLAIM * len(mine) + 10)
-        if "gold_claims" in steps:
-            add(P.claims_prompt(it.question, it.gold), TOKENS_PER_CLAIM * len(gold) + 10)
-        if "precision_check" in steps:
-            add(P.check_prompt(it.gold, mine), TOKENS_PER_VERDICT * len(mine) + 10)
-        if "recall_check" in steps:
-            add(P.check_prompt(answer, gold), TOKENS_PER_VERDICT * len(gold) + 10)
-        if "questions" in steps:
-            add(P.questions_prompt(answer), TOKENS_PER_CLAIM * P.QUESTIONS + 10)
+        add("answer_claims", P.claims_prompt(it.question, answer),
+            TOKENS_PER_CLAIM * len(mine) + 10)
+        add("gold_claims", P.claims_prompt(it.question, it.gold),
+            TOKENS_PER_CLAIM * len(gold) + 10)
+        add("precision_check", P.check_prompt(it.gold, mine), TOKENS_PER_VERDICT * len(mine) + 10)
+        add("recall_check", P.check_prompt(answer, gold), TOKENS_PER_VERDICT * len(gold) + 10)
+        add("questions", P.questions_prompt(answer), TOKENS_PER_CLAIM * P.QUESTIONS + 10)
         if it.chunks is None:
             continue
         context = join_chunks(it.chunks)
         for chunk in it.chunks:
-            if "chunk_check" in steps:
-                add(P.check_prompt(chunk, [*mine, *gold]),
-                    TOKENS_PER_VERDICT * (len(mine) + len(gold)) + 10)
-            if "chunk_useful" in steps:
-                add(P.useful_prompt(it.question, it.gold, chunk), TOKENS_PER_VERDICT)
-        if "nli" in steps:
-            add(P.nli_prompt(context, mine), TOKENS_PER_VERDICT * len(mine) + 10)
-        if "recall_attribution" in steps:
-            add(P.attribution_prompt(it.question, context, gold),
-                TOKENS_PER_VERDICT * len(gold) + 10)
+            add("chunk_check", P.check_prompt(chunk, [*mine, *gold]),
+                TOKENS_PER_VERDICT * (len(mine) + len(gold)) + 10)
+            add("chunk_useful", P.useful_prompt(it.question, it.gold, chunk), TOKENS_PER_VERDICT)
+        add("nli", P.nli_prompt(context, mine), TOKENS_PER_VERDICT * len(mine) + 10)
+        add("recall_attribution", P.attribution_prompt(it.question, context, gold),
+            TOKENS_PER_VERDICT * len(gold) + 10)
+    return planned
+
+
+def planned_prompts(items: Iterable[MetricItem], use: Iterable[str] | str | None = None
+                    ) -> tuple[list[str], list[int]]:
+    """The prompt of every call the metrics `use` selects would make, and the reply tokens
+    assumed for each. A prompt is counted once: the reply cache answers its repeats (a gold
+    answer's claims, a chunk that several systems retrieved judged useful for one question)."""
+    prompts: list[str] = []
+    outs: list[int] = []
+    asked: set[str] = set()
+    for _, prompt, out in planned_steps(items, use):
+        if prompt not in asked:
+            asked.add(prompt)
+            prompts.append(prompt)
+            outs.append(out)
     return prompts, outs
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """Every distinct prompt of every metric's steps: the steps that would send it, its tokens
+    (counted as `count_tokens` counts a chat message) and the reply tokens assumed; priced for
+    any choice of metrics without counting tokens again (the dashboard re-prices it as boxes
+    are ticked). A prompt is counted once when a chosen step sends it (the reply cache)."""
+
+    prompts: tuple[tuple[frozenset[str], int, int], ...]
+
+    def totals(self, use: Iterable[str] | str | None) -> tuple[int, int, int]:
+        """Calls, tokens in and tokens out of the prompts the metrics `use` select send."""
+        steps = set(steps_for(resolve(use)))
+        calls = t_in = t_out = 0
+        for by, tokens_in, tokens_out in self.prompts:
+            if by & steps:
+                calls, t_in, t_out = calls + 1, t_in + tokens_in, t_out + tokens_out
+        return calls, t_in, t_out
+
+    def estimate(self, use: Iterable[str] | str | None, model: str, *,
+                 speed: Speed | None = None, backend: str | None = None) -> Estimate:
+        """`ragdash.llm.cost.estimate` of the metrics `use` selects (calls at mean sizes)."""
+        calls, t_in, t_out = self.totals(use)
+        return cost_estimate(calls, t_in / calls if calls else 0.0,
+                             t_out / calls if calls else 0.0, model, speed=speed,
+                             backend=backend)
+
+
+def step_plan(items: Iterable[MetricItem], tokenizer: str = "cl100k") -> StepPlan:
+    """The `StepPlan` of every metric's steps for `items`."""
+    found: dict[str, tuple[set[str], int, int]] = {}
+    for step, prompt, out in planned_steps(items, None):
+        if prompt in found:
+            found[prompt][0].add(step)
+        else:
+            found[prompt] = ({step}, count_tokens([{"role": "user", "content": prompt}],
+                                                  tokenizer), out)
+    return StepPlan(tuple((frozenset(by), t_in, t_out) for by, t_in, t_out in found.values()))
 
 
 def estimate(items: Iterable[MetricItem], model: str, *, use: Iterable[str] | str | None = None,
              speed: Speed | None = None, backend: str | None = None,
              tokenizer: str = "cl100k") -> Estimate:
     """Calls, tokens, money and (given the model's `speed`) time of the metrics."""
-    prompts, outs = planned_prompts(items, use)
-    mean_out = sum(outs) / len(outs) if outs else 0.0
-    return estimate_prompts([[{"role": "user", "content": p}] for p in prompts], model,
-                            tokens_out=mean_out, speed=speed, tokenizer=tokenizer,
-                            backend=backend)
+    return step_plan(items, tokenizer).estimate(use, model, speed=speed, backend=backend)
