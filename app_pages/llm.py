@@ -16,7 +16,7 @@ from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
 from ragdash.planning import dry_run
 from ragdash.rundir.lock import RunLocked
 from ragdash.stages.runner import llm_stages
-from ragdash.ui import jobs, state, trust, widgets
+from ragdash.ui import jobs, metrics_choice, signal_scatter, state, trust, widgets
 from ragdash.viz import llm
 from ragdash.viz.colors import label
 
@@ -171,7 +171,8 @@ def launcher(expanded: bool) -> None:
                 st.error(widgets.md(exc))
             st.session_state.pop("llm_estimate_text", None)
         job = jobs.current(run.path)
-        if job is not None and (job.kind == "llm" or job.active or job.state == "interrupted"):
+        if job is not None and not metrics_choice.is_metrics_job(job) and (
+                job.kind == "llm" or job.active or job.state == "interrupted"):
             jobs.follow_run(run.path, key="llm")
 
 if answers is None and judgments is None:
@@ -277,9 +278,19 @@ if agreement is not None and not agreement[0].empty:
     if pd.notna(top["auc"]):
         st.markdown(f"Best here: **{top['signal']}**, AUC {top['auc']:.2f} (95 % CI "
                     f"{top['auc_low']:.2f}–{top['auc_high']:.2f}): {top['verdict']}.")
-    st.dataframe(signal_table.drop(columns=["calls", "tokens"]).set_index("signal")
+    st.dataframe(signal_table.set_index("signal")
                  .style.format({"auc": "{:.3f}", "auc_low": "{:.3f}", "auc_high": "{:.3f}",
-                                "spearman": "{:.3f}"}, na_rep="—"), width="stretch")
+                                "spearman": "{:.3f}", "calls": "{:,.0f}", "tokens": "{:,.0f}"},
+                               na_rep="–"), width="stretch",
+                 column_config={"calls": st.column_config.Column(
+                     "LLM calls", help="LLM calls the signal cost: 0 for Score_IR and the "
+                     "reference metrics; the judge's calls; for a metric, the calls of the "
+                     "steps it reads (a step metrics share counts for each); – not recorded"),
+                     "tokens": st.column_config.Column(
+                         "tokens", help="tokens in + out of those calls")})
+    signal_scatter.panel(run)
+if answers is not None:
+    metrics_choice.chooser(run)
 
 refusals()
 
