@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis import frames, judging
+from ragdash.analysis import frames, judging, signals
 from ragdash.calibration.predictive import abstention_by_evidence
 from ragdash.config import ConfigError, load_spec
 from ragdash.constants import LLM_ONLY, REFERENCE_METRICS, SCORES
@@ -274,20 +274,14 @@ if agreement is not None and not agreement[0].empty:
                    "reference metrics are: their agreement with it is partly by construction. "
                    "Label a sample of answers (Label answers page) for a truth independent of "
                    "every signal.")
-    top = signal_table.iloc[0]
-    if pd.notna(top["auc"]):
-        st.markdown(f"Best here: **{top['signal']}**, AUC {top['auc']:.2f} (95 % CI "
-                    f"{top['auc_low']:.2f}–{top['auc_high']:.2f}): {top['verdict']}.")
-    st.dataframe(signal_table.set_index("signal")
-                 .style.format({"auc": "{:.3f}", "auc_low": "{:.3f}", "auc_high": "{:.3f}",
-                                "spearman": "{:.3f}", "calls": "{:,.0f}", "tokens": "{:,.0f}"},
-                               na_rep="–"), width="stretch",
-                 column_config={"calls": st.column_config.Column(
-                     "LLM calls", help="LLM calls the signal cost: 0 for Score_IR and the "
-                     "reference metrics; the judge's calls; for a metric, the calls of the "
-                     "steps it reads (a step metrics share counts for each); – not recorded"),
-                     "tokens": st.column_config.Column(
-                         "tokens", help="tokens in + out of those calls")})
+    best = signals.best_line(signal_table, lambda name: f"**{widgets.md(name)}**")
+    if best:
+        st.markdown(best)
+    st.dataframe(signals.display_table(signal_table), width="stretch", hide_index=True,
+                 column_config={"LLM calls": st.column_config.TextColumn(
+                     help="LLM calls the signal cost: 0 for Score_IR and the reference metrics; "
+                          "the judge's calls; for a metric, the calls of the steps it reads (a "
+                          "step metrics share counts for each); – not recorded")})
     signal_scatter.panel(run)
 if answers is not None:
     metrics_choice.chooser(run)

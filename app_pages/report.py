@@ -72,6 +72,11 @@ if judgments is not None:
                            "Judge-score shares per system, judged count and errors.")
     tables["llm_errors"] = (judging.errors_table(run.table("answers"), judgments),
                             "Failed generation and judge calls.")
+agreement = state.view(run).signal_agreement()
+if agreement is not None and not agreement[0].empty:
+    tables["signal_agreement"] = (agreement[0], f"Which signal agrees with the truth "
+                                  f"({agreement[1]}): AUC with its 95 % interval, Spearman, "
+                                  "LLM calls and tokens per signal, best first.")
 for name, (df, what) in tables.items():
     c = st.columns([4, 1, 1])
     c[0].markdown(f"**{name}** — {what} ({len(df):,} rows)")

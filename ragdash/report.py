@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from ragdash.analysis import area, curves, frames, judging, sentences, thresholds
+from ragdash.analysis import area, curves, frames, judging, sentences, signals, thresholds
 from ragdash.constants import PAPER_H, PAPER_K, REFERENCE_METRICS
 from ragdash.rundir import Run
 from ragdash.view import RunView
@@ -174,6 +174,28 @@ def _labels_html(run: Run) -> list[str]:
     return out
 
 
+def _signals_html(view: RunView) -> list[str]:
+    """"Which signal agrees with the truth here?": the one-line verdict and the table (AUC with
+    its interval, Spearman, the LLM calls and tokens each signal cost)."""
+    found = view.signal_agreement()
+    if found is None or found[0].empty:
+        return []
+    table, truth = found
+    out = ["<h2>Which signal agrees with the truth here?</h2>",
+           '<p class="note">' + html.escape(
+               f"Truth: {truth}. Per signal: the AUC for \"correct\" with its 95 % bootstrap "
+               "interval over questions, Spearman's rho with the truth, and the LLM calls and "
+               "tokens it cost (– not recorded); best first.") + "</p>"]
+    if truth.startswith("reference metric"):
+        out.append('<p class="note">The truth is itself computed from the gold answers: the '
+                   "other reference metrics agree with it partly by construction.</p>")
+    best = signals.best_line(table)
+    if best:
+        out.append(f"<p><b>{html.escape(best)}</b></p>")
+    out.append(_table(signals.display_table(table), fmt=None, index=False))
+    return out
+
+
 def build_report(run: Run | str | Path) -> str:
     """The whole report as one self-contained HTML string."""
     view = RunView(run)
@@ -285,6 +307,7 @@ def build_report(run: Run | str | Path) -> str:
             c: 100 * ref[c] for c in pct}).set_index("system").rename(columns=pct)
             .rename_axis(None),
             fmt="{:.1f}"))
+    parts.extend(_signals_html(view))
     parts.extend(_labels_html(run))
     if "prediction_roc" in figs:
         parts.append("<h2>Does retrieval predict answer quality here?</h2>")

@@ -147,9 +147,13 @@ def test_llm_page_ticks_metrics_and_reprices_before_any_call(demo):
 
 def test_signals_table_shows_costs_and_the_scatter_takes_two_signals(demo):
     at = open_app("llm")
-    table = next(d.value for d in at.dataframe if "auc" in d.value.columns)
-    assert table.loc["judge", "calls"] > 0 and table.loc["f1", "calls"] == 0
+    table = next(d.value for d in at.dataframe if "LLM calls" in d.value.columns) \
+        .set_index("signal")
+    assert int(table.loc["judge", "LLM calls"].replace(",", "")) > 0
+    assert table.loc["f1", "LLM calls"] == "0" and table.loc["f1", "tokens"] == "0"
     x = at.selectbox(key="llm_sig_x")
-    assert (x.value, at.selectbox(key="llm_sig_y").value) == default_pair(x.options)
+    # the options are named for people; make_run's answers have no Score_IR at their budget
+    assert x.value == "judge" and at.selectbox(key="llm_sig_y").value == "em"
+    assert x.options[0].startswith("LLM judge (5 → 1") and "token F1 (vs gold answer)" in x.options
     at.selectbox(key="llm_sig_y").set_value("f1").run()
     assert not at.exception and at.selectbox(key="llm_sig_y").value == "f1"

@@ -9,7 +9,7 @@ count one half); Spearman is the Pearson correlation of the ranks (average ranks
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -94,6 +94,33 @@ def signal_agreement(frame: pd.DataFrame, signals: Sequence[str], truth: str, *,
     out[floats] = out[floats].astype(float)
     return out.sort_values("auc", ascending=False, na_position="last", kind="stable") \
         .reset_index(drop=True)
+
+
+def best_line(table: pd.DataFrame, strong: Callable[[str], str] = str) -> str | None:
+    """The one-line verdict of a `signal_agreement` table: its best signal (its name through
+    `strong`, e.g. Markdown bold), AUC, interval and verdict; None when no signal has an AUC."""
+    if table.empty or pd.isna(table.iloc[0]["auc"]):
+        return None
+    top = table.iloc[0]
+    return (f"Best here: {strong(str(top['signal']))}, AUC {top['auc']:.2f} (95 % CI "
+            f"{top['auc_low']:.2f}–{top['auc_high']:.2f}): {top['verdict']}.")
+
+
+def display_table(table: pd.DataFrame) -> pd.DataFrame:
+    """A `signal_agreement` table as text for people: AUC with its interval in one column,
+    numbers rounded, counts with thousands separators, "–" where there is no value."""
+    def num(v: float, f: str) -> str:
+        return "–" if pd.isna(v) else format(v, f)
+
+    return pd.DataFrame({
+        "signal": table["signal"], "answers": table["n"].map(lambda v: f"{v:,}"),
+        "AUC (95 % CI)": [f"{num(a, '.3f')} ({num(lo, '.2f')}–{num(hi, '.2f')})"
+                          if pd.notna(a) else "–" for a, lo, hi in
+                          zip(table["auc"], table["auc_low"], table["auc_high"], strict=True)],
+        "Spearman": table["spearman"].map(lambda v: num(v, ".3f")),
+        "LLM calls": table["calls"].map(lambda v: num(v, ",.0f")),
+        "tokens": table["tokens"].map(lambda v: num(v, ",.0f")),
+        "verdict": table["verdict"]})
 
 
 LABEL_QUALITY = {5: 1.0, 3: 0.5, 1: 0.0}

@@ -9,7 +9,7 @@ import streamlit as st
 from ragdash.constants import LLM_ONLY
 from ragdash.rundir import Run
 from ragdash.ui import navigation, state, widgets
-from ragdash.viz.signals import signal_scatter
+from ragdash.viz.signals import signal_label, signal_scatter
 
 KEY = "llm_scatter"
 GOTO = "llm_scatter_goto"
@@ -54,8 +54,10 @@ def panel(run: Run) -> None:
                 "question in the question browser.")
     x0, y0 = default_pair(names)
     c1, c2 = st.columns(2)
-    x = c1.selectbox("Signal across (x)", names, index=names.index(x0), key="llm_sig_x")
-    y = c2.selectbox("Signal up (y)", names, index=names.index(y0), key="llm_sig_y")
+    x = c1.selectbox("Signal across (x)", names, index=names.index(x0), key="llm_sig_x",
+                     format_func=signal_label)
+    y = c2.selectbox("Signal up (y)", names, index=names.index(y0), key="llm_sig_y",
+                     format_func=signal_label)
     examples = run.table("examples")
     if examples is not None:
         frame = frame.merge(examples.assign(qid=examples["qid"].astype(str))[

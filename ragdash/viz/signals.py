@@ -18,6 +18,20 @@ signal's units, so that equal values do not hide one another."""
 FEW_VALUES = 12
 
 
+def signal_label(name: str) -> str:
+    """How a signal is named on the axes and pickers: Score_IR, the judge with its order, a
+    reference metric's display name, a RAGAS or RAGChecker metric as it is named there."""
+    from ragdash.constants import REFERENCE_METRICS
+
+    if name == "score_ir":
+        return "Score_IR (retrieval, no LLM)"
+    if name == "judge":
+        return "LLM judge (1 = fully correct, 0 = wrong)"
+    if name in REFERENCE_METRICS:
+        return f"{REFERENCE_METRICS[name].label} (vs gold answer)"
+    return name
+
+
 def jittered(values: pd.Series, seed: int = 0) -> np.ndarray:
     """`values` as floats, spread by up to ±JITTER when they take at most FEW_VALUES values
     (deterministic: the same points every time)."""
@@ -32,6 +46,7 @@ def signal_scatter(frame: pd.DataFrame, x: str, y: str, truth: str, correct_at: 
     least `correct_at`), red when wrong; `customdata` holds (qid, system) for a clicked point,
     hover names the question when `frame` has a `question` column."""
     sub = frame.dropna(subset=[x, y, "truth"])
+    short_x, short_y = signal_label(x).split(" (")[0], signal_label(y).split(" (")[0]
     sub = sub.assign(_x=jittered(sub[x], 1), _y=jittered(sub[y], 2))
     fig = go.Figure()
     for ok, name, colour, symbol in ((True, "correct", SCORE_COLORS[5], "circle"),
@@ -46,12 +61,11 @@ def signal_scatter(frame: pd.DataFrame, x: str, y: str, truth: str, correct_at: 
                                  part["system"].map(label), question,
                                  part[x].astype(float), part[y].astype(float)], axis=1)
             if len(part) else None,
-            hovertemplate=(f"%{{customdata[3]}}<br>%{{customdata[2]}} · {name}<br>{x} "
-                           f"%{{customdata[4]:.2f}} · {y} %{{customdata[5]:.2f}}"
+            hovertemplate=(f"%{{customdata[3]}}<br>%{{customdata[2]}} · {name}<br>{short_x} "
+                           f"%{{customdata[4]:.2f}} · {short_y} %{{customdata[5]:.2f}}"
                            "<br><i>click to open in the question browser</i><extra></extra>")))
-    style(fig, subtitle(f"{y} against {x}, one point per answer",
-                        f"colour: correct or wrong by the truth ({truth}); "
-                        f"{len(sub):,} answers with both signals"),
-          x, y, height=460, legend="Truth")
-    fig.update_layout(clickmode="event+select", dragmode="select")
+    style(fig, subtitle(f"{signal_label(y)} against {signal_label(x)}",
+                        f"one point per answer ({len(sub):,} with both signals); colour: "
+                        f"correct or wrong by the truth ({truth}); click a point to open it"),
+          signal_label(x), signal_label(y), height=460, legend="Truth")
     return fig
