@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,8 @@ from fixtures.apptest import open_app
 from fixtures.make_run import make_run
 from test_metrics import ITEM, bag_of_words, llm
 
-from ragdash.analysis.signals import signal_costs
+from ragdash.analysis.signals import best_line, signal_costs
+from ragdash.analysis.signals import display_table as signals_display
 from ragdash.config import ConfigError
 from ragdash.llm.cost import estimate_prompts
 from ragdash.metrics import METRICS, steps_for
@@ -154,6 +156,37 @@ def test_signals_table_shows_costs_and_the_scatter_takes_two_signals(demo):
     x = at.selectbox(key="llm_sig_x")
     # the options are named for people; make_run's answers have no Score_IR at their budget
     assert x.value == "judge" and at.selectbox(key="llm_sig_y").value == "em"
-    assert x.options[0].startswith("LLM judge (5 → 1") and "token F1 (vs gold answer)" in x.options
+    assert x.options[0] == "LLM judge (1 = fully correct, 0 = wrong)"
+    assert "token F1 (vs gold answer)" in x.options
     at.selectbox(key="llm_sig_y").set_value("f1").run()
     assert not at.exception and at.selectbox(key="llm_sig_y").value == "f1"
+
+
+def test_the_report_has_the_signal_section_with_its_verdict(demo):
+    from ragdash.report import build_report
+
+    page = build_report(demo)
+    section = page[page.index("<h2>Which signal agrees with the truth here?</h2>"):]
+    section = section[:section.index("<h2>", 10)] if "<h2>" in section[10:] else section
+    assert "Best here: " in section and "AUC" in section and "LLM calls" in section
+    row = re.search(r"<td>judge</td>(.*?)</tr>", section, re.S)
+    cells = re.findall(r"<td>(.*?)</td>", row.group(1))  # answers, AUC, Spearman, calls, ...
+    assert int(cells[3].replace(",", "")) > 0 and int(cells[4].replace(",", "")) > 0
+    at = open_app("report")
+    assert any("**signal_agreement**" in m.value for m in at.markdown)
+
+
+def test_the_table_for_people_says_dash_where_there_is_no_value():
+    table = pd.DataFrame([{"signal": "em", "n": 1200, "auc": np.nan, "auc_low": np.nan,
+                           "auc_high": np.nan, "spearman": np.nan, "calls": np.nan,
+                           "tokens": np.nan, "verdict": "cannot tell"},
+                          {"signal": "judge", "n": 3, "auc": 0.8123, "auc_low": 0.7,
+                           "auc_high": 0.9, "spearman": 0.5, "calls": 1234.0,
+                           "tokens": 56789.0, "verdict": "agrees well"}])
+    shown = signals_display(table).set_index("signal")
+    assert shown.loc["em"].tolist() == ["1,200", "–", "–", "–", "–", "cannot tell"]
+    assert shown.loc["judge", "AUC (95 % CI)"] == "0.812 (0.70–0.90)"
+    assert (shown.loc["judge", "LLM calls"], shown.loc["judge", "tokens"]) == ("1,234", "56,789")
+    assert best_line(table) is None  # the best first: here one without an AUC
+    assert best_line(table.iloc[::-1], lambda s: f"**{s}**") == \
+        "Best here: **judge**, AUC 0.81 (95 % CI 0.70–0.90): agrees well."

@@ -114,7 +114,8 @@ def chooser(run: Run, expanded: bool = False) -> None:
         else:
             model, speed, backend = metrics_pricing(cfg)
             est = _plan(run, cfg).estimate(chosen, model, speed=speed, backend=backend)
-            shown = f"the first {int(limit):,} questions" if limit else f"all {n_q:,} questions"
+            shown = ("the first question" if limit == 1 else
+                     f"the first {int(limit):,} questions" if limit else f"all {n_q:,} questions")
             st.markdown(estimate_text(est, len(chosen)))
             st.caption(f"Dry-run estimate for {shown}, checker {widgets.md(model)} "
                        f"({widgets.md(backend)}): a lower bound, correction rounds after "

@@ -1,18 +1,24 @@
 """Choosing RAGAS and RAGChecker metrics on the LLM page of the bundled SQuAD demo, as a user
 would: tick one metric and read its estimate, tick every metric and see the estimate grow, then
 in the signals panel pick two signals for the scatter and click an answer, landing on the
-question browser at that question. Nothing is run (no button pressed). On the shared server
+question browser at that question; then, on a copy of the demo and with the fake LLM server,
+press the button for two metrics on one question and see the job end. On the shared server
 (tests/browser/conftest.py); screenshots 48-metric-choice and 49-signal-scatter."""
 
 from __future__ import annotations
 
 import re
+import shutil
+from urllib.parse import quote
 
 import pytest
-from helpers import expect_chosen, goto, no_exception, settle, shot
+from fakes.llm_server import FakeLLMServer
+from helpers import ROOT, expect_chosen, goto, no_exception, settle, shot
 from playwright.sync_api import Page, expect
+from test_metrics import scripted
 
 from ragdash.metrics import CATALOGUE
+from ragdash.rundir import Run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ESTIMATE = re.compile(r"(\d+) metrics? → ([\d,]+) LLM calls")
@@ -94,3 +100,50 @@ def test_tick_metrics_read_the_estimate_then_open_an_answer_from_the_scatter(ser
     question = page.locator('[data-testid="stSelectbox"]').filter(has_text="Question").last
     expect_chosen(question, qid)
     no_exception(page, "question browser from the scatter")
+
+
+def test_the_button_runs_the_ticked_metrics_as_a_job_on_one_question(server, page):
+    """On a copy of the SQuAD demo (the bundled one stays as it is), with the fake LLM server:
+    one question, two metrics, the button; the job ends and the signals table gains them."""
+    run_dir = server["root"] / "runs" / "metrics-choice-squad"
+    shutil.copytree(ROOT / "data" / "demo_squad", run_dir)
+    page.set_viewport_size({"width": 1400, "height": 1500})
+    with FakeLLMServer(default=scripted) as llm:
+        goto(page, server, f"llm?run={quote(str(run_dir.resolve()))}")
+        page.get_by_text("Measure the answers with RAGAS and RAGChecker metrics").click()
+        panel = page.get_by_test_id("stExpander").filter(
+            has_text="Measure the answers with RAGAS and RAGChecker metrics")
+        limit = panel.get_by_test_id("stNumberInput").locator("input")
+        limit.fill("1")
+        limit.press("Enter")
+        settle(page)
+        _pick(page, "Checker backend", "openai")
+        for label, value in (("Checker model", "fake-model"), ("Server URL (optional)",
+                                                                llm.openai_url)):
+            box = panel.get_by_test_id("stTextInput").filter(has_text=label)
+            box.locator("input").fill(value)
+            box.locator("input").press("Enter")
+            settle(page)
+        key = panel.get_by_test_id("stTextInput").filter(has_text="OpenAI API key") \
+            .locator("input")
+        key.fill("sk-test")
+        key.press("Enter")
+        settle(page)
+        _tick(page, "faithfulness")
+        _tick(page, "claim_f1")
+        expect(page.locator('[data-testid="stMarkdownContainer"]').filter(has_text=ESTIMATE)) \
+            .to_contain_text("2 metrics → ")
+        expect(page.get_by_text("Dry-run estimate for the first question")).to_be_visible()
+        assert not (run_dir / "metrics.parquet").exists()  # nothing before the button
+        page.get_by_role("button", name="▶ Compute the ticked metrics").click()
+        expect(page.get_by_text(re.compile(r"Run metrics-choice-squad finished in"))) \
+            .to_be_visible(timeout=240_000)
+        no_exception(page, "metrics job")
+        assert llm.chat_requests(), "the job asked the fake server nothing"
+    table = Run(run_dir).read("metrics")
+    assert table["qid"].nunique() == 1 and len(table) == 6  # one question, six systems
+    assert table["error"].isna().all(), table["error"].tolist()
+    assert list(table.columns[4:6]) == ["faithfulness", "claim_f1"]
+    settle(page)
+    signals = page.locator('[data-testid="stDataFrame"]').filter(has_text="LLM calls")
+    expect(signals).to_contain_text("claim_f1")
