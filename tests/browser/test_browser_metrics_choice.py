@@ -7,6 +7,7 @@ press the button for two metrics on one question and see the job end. On the sha
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from urllib.parse import quote
@@ -107,6 +108,9 @@ def test_the_button_runs_the_ticked_metrics_as_a_job_on_one_question(server, pag
     one question, two metrics, the button; the job ends and the signals table gains them."""
     run_dir = server["root"] / "runs" / "metrics-choice-squad"
     shutil.copytree(ROOT / "data" / "demo_squad", run_dir)
+    manifest = json.loads((run_dir / "run.json").read_text())  # the reply cache of this test's
+    manifest["config"]["runs_root"] = str(server["root"] / "runs")  # runs root, not the repo's
+    (run_dir / "run.json").write_text(json.dumps(manifest))
     page.set_viewport_size({"width": 1400, "height": 1500})
     with FakeLLMServer(default=scripted) as llm:
         goto(page, server, f"llm?run={quote(str(run_dir.resolve()))}")
