@@ -151,8 +151,9 @@ def test_signals_table_shows_costs_and_the_scatter_takes_two_signals(demo):
     at = open_app("llm")
     table = next(d.value for d in at.dataframe if "LLM calls" in d.value.columns) \
         .set_index("signal")
-    assert int(table.loc["judge", "LLM calls"].replace(",", "")) > 0
-    assert table.loc["f1", "LLM calls"] == "0" and table.loc["f1", "tokens"] == "0"
+    judge, f1 = "LLM judge (1 = fully correct, 0 = wrong)", "token F1 (vs gold answer)"
+    assert int(table.loc[judge, "LLM calls"].replace(",", "")) > 0  # named for people
+    assert table.loc[f1, "LLM calls"] == "0" and table.loc[f1, "tokens"] == "0"
     x = at.selectbox(key="llm_sig_x")
     # the options are named for people; make_run's answers have no Score_IR at their budget
     assert x.value == "judge" and at.selectbox(key="llm_sig_y").value == "em"
@@ -169,7 +170,8 @@ def test_the_report_has_the_signal_section_with_its_verdict(demo):
     section = page[page.index("<h2>Which signal agrees with the truth here?</h2>"):]
     section = section[:section.index("<h2>", 10)] if "<h2>" in section[10:] else section
     assert "Best here: " in section and "AUC" in section and "LLM calls" in section
-    row = re.search(r"<td>judge</td>(.*?)</tr>", section, re.S)
+    row = re.search(r"<td>LLM judge \(1 = fully correct, 0 = wrong\)</td>(.*?)</tr>", section,
+                    re.S)  # signals named as on the page
     cells = re.findall(r"<td>(.*?)</td>", row.group(1))  # answers, AUC, Spearman, calls, ...
     assert int(cells[3].replace(",", "")) > 0 and int(cells[4].replace(",", "")) > 0
     at = open_app("report")

@@ -106,14 +106,15 @@ def best_line(table: pd.DataFrame, strong: Callable[[str], str] = str) -> str | 
             f"{top['auc_low']:.2f}–{top['auc_high']:.2f}): {top['verdict']}.")
 
 
-def display_table(table: pd.DataFrame) -> pd.DataFrame:
-    """A `signal_agreement` table as text for people: AUC with its interval in one column,
-    numbers rounded, counts with thousands separators, "–" where there is no value."""
+def display_table(table: pd.DataFrame, name: Callable[[str], str] = str) -> pd.DataFrame:
+    """A `signal_agreement` table as text for people: signals named by `name`, AUC with its
+    interval in one column, numbers rounded, counts with thousands separators, "–" where
+    there is no value."""
     def num(v: float, f: str) -> str:
         return "–" if pd.isna(v) else format(v, f)
 
     return pd.DataFrame({
-        "signal": table["signal"], "answers": table["n"].map(lambda v: f"{v:,}"),
+        "signal": table["signal"].map(name), "answers": table["n"].map(lambda v: f"{v:,}"),
         "AUC (95 % CI)": [f"{num(a, '.3f')} ({num(lo, '.2f')}–{num(hi, '.2f')})"
                           if pd.notna(a) else "–" for a, lo, hi in
                           zip(table["auc"], table["auc_low"], table["auc_high"], strict=True)],

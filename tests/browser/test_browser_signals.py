@@ -20,7 +20,7 @@ def test_the_panel_ranks_the_signals_against_the_reference_truth(server, page):
     heading.scroll_into_view_if_needed()
     expect(page.get_by_text("Truth: reference metric: contains")).to_be_visible()
     best = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text="Best here:")
-    expect(best).to_contain_text("f1")
+    expect(best).to_contain_text("token F1 (vs gold answer)")
     text = best.inner_text()
     assert "AUC 0.91" in text and "95 % CI" in text and "agrees well" in text, text
     no_exception(page, "signals panel")
