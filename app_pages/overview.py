@@ -168,6 +168,10 @@ else:
         t = curves.summary_table(ir, order, cfg.scoring_mode)
         st.dataframe(t.rename(columns=label).style.format("{:.3f}").highlight_max(
             axis=1, props="font-weight:700;background-color:#e7f5ff"), width="stretch")
+        if "hotpot" in str(ds.get("path") or "").lower():
+            st.caption("The paper's Table 3.1 beside ragdash's, and what moves the order of BM25 "
+                       "and SIM (corpus, chunks, k, BM25's settings): "
+                       "`docs/reproducing-the-paper.md`.")
     with right:
         st.subheader("Where to go next")
         for page, text, icon in (

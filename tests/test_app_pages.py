@@ -118,6 +118,24 @@ def test_run_without_llm_files_is_explained(runs):
         assert needle in texts(at), page
 
 
+def test_overview_of_a_hotpotqa_run_points_to_the_paper_comparison(runs, monkeypatch, tmp_path):
+    """Beside Table 3.1 a HotpotQA run names the doc that sets it beside the paper's; a run on
+    other data does not."""
+    import json
+
+    doc = "docs/reproducing-the-paper.md"
+    assert doc not in texts(open_page())  # the synthetic demo run
+    run = make_run(tmp_path / "hotpot", n_questions=6, seed=7, llm=False)
+    manifest = json.loads((run / "run.json").read_text())
+    manifest["config"]["dataset"]["path"] = "data/hotpot_dev_distractor_v1_subset1186.json.gz"
+    (run / "run.json").write_text(json.dumps(manifest))
+    monkeypatch.setenv("RAGDASH_DEMO_RUN", str(run))
+    at = open_page()
+    assert not at.exception
+    assert any(doc in c.value and "BM25" in c.value for c in at.caption)
+    assert (Path(__file__).resolve().parent.parent / doc).is_file()
+
+
 def test_pipeline_table_rounds_its_figures(runs, monkeypatch, tmp_path):
     """Fitted thresholds in a stage's counts read to 3 decimals, never 0.04521276595744681."""
     import json

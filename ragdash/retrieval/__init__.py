@@ -17,6 +17,7 @@ from ragdash.params import Param, check_all, defaults
 from ragdash.retrieval.base import RESULT_COLUMNS, Retriever, corpus_fingerprint
 from ragdash.retrieval.bm25 import BACKENDS, BM25, STEMMERS, STOPWORDS
 from ragdash.retrieval.dense import INDEXES, MMR, Reorder, Sim
+from ragdash.retrieval.long_chunks import LONG_CHUNKS
 from ragdash.retrieval.multiquery import MODES, Ask, MultiQuery
 
 RETRIEVERS: dict[str, type[Retriever]] = {
@@ -46,6 +47,9 @@ _MODEL = Param("model", str, DEFAULT_MODEL, "sentence-embedding model")
 _INDEX = Param("index", str, "exact", "dense: exact search, or an approximate index for large "
                "corpora (hnsw, ivf); its recall@10 against exact search is shown on the "
                "Retrieval page", choices=tuple(INDEXES))
+_LONG = Param("long_chunks", str, "truncate", "dense: a chunk past the model's 256 word-pieces "
+              "is cut there (truncate, the paper's) or embedded whole as the mean of its "
+              "windows (windows)", choices=LONG_CHUNKS)
 PARAMS: dict[str, tuple[Param, ...]] = {
     "bm25": (
         Param("k", int, 5, _K, low=1),
@@ -58,16 +62,16 @@ PARAMS: dict[str, tuple[Param, ...]] = {
         Param("backend", str, "pisa", "BM25 engine: PISA (bundled) or Terrier (needs Java "
               "jars)", choices=BACKENDS),
     ),
-    "sim": (Param("k", int, 10, _K, low=1), _MODEL, _INDEX),
+    "sim": (Param("k", int, 10, _K, low=1), _MODEL, _INDEX, _LONG),
     "mmr": (
         Param("k", int, 10, _K, low=1),
         Param("fetch_k", int, 20, "MMR: candidates fetched by similarity before diversifying "
               "down to k", low=1),
         Param("lambda_mult", float, 0.5, "MMR: 1 = pure relevance, 0 = pure diversity", low=0,
               high=1),
-        _MODEL, _INDEX,
+        _MODEL, _INDEX, _LONG,
     ),
-    "reo": (Param("k", int, 10, _K, low=1), _MODEL, _INDEX),
+    "reo": (Param("k", int, 10, _K, low=1), _MODEL, _INDEX, _LONG),
     "mlq": (
         Param("k", int, 5, _K, low=1),
         Param("per_query_k", int, 10, "MLQ: chunks fetched for each sub-question", low=1),
@@ -83,7 +87,7 @@ checks, the Build page's inputs, the CLI help and docs/config.md come from here.
 PARAM_HELP: dict[str, str] = {p.name: p.help for ps in PARAMS.values() for p in ps}
 """One line per retriever parameter (derived from PARAMS)."""
 
-ADDED_LATER = {"index": "exact"}
+ADDED_LATER = {"index": "exact", "long_chunks": "truncate"}
 """Parameters added after runs were made, with the default that reproduces those runs: left out
 of the retrieve stage key at that default (see `key_params`)."""
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import shutil
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,7 @@ import pandas as pd
 
 from ragdash.embeddings import DEFAULT_MODEL, current_settings, get_embedder
 from ragdash.retrieval.base import Retriever, cached_build, corpus_fingerprint, index_key
+from ragdash.retrieval.long_chunks import LONG_CHUNKS, embed_whole
 
 Embed = Callable[[list[str]], Sequence]
 """Texts to their vectors (one row each, in order)."""
@@ -45,15 +46,24 @@ def check_index(kind: object) -> str:
 
 
 def build_vectorstore(chunks: pd.DataFrame, cache_dir: Path, model: str = DEFAULT_MODEL,
-                      index: str = "exact", embed: Embed | None = None):
+                      index: str = "exact", embed: Embed | None = None,
+                      long_chunks: str = "truncate"):
     """A LangChain FAISS store over the chunks, built once per corpus, model, embedding
-    precision and index kind, then cached. An approximate index is built from the vectors of
-    the exact one (so both search the same embeddings). `embed` (texts -> vectors) replaces
-    the model's own call when the index is built, e.g. to embed in batches on a cluster."""
+    precision, handling of long chunks (`ragdash.retrieval.long_chunks`) and index kind, then
+    cached. An approximate index is built from the vectors of the exact one (so both search
+    the same embeddings). `embed` (texts -> vectors) replaces the model's own call when the
+    index is built, e.g. to embed in batches on a cluster."""
     check_index(index)
+    if long_chunks not in LONG_CHUNKS:
+        raise ValueError(f"long_chunks must be one of {', '.join(LONG_CHUNKS)}, "
+                         f"not {long_chunks!r}")
     corpus = corpus_fingerprint(chunks)
     precision = current_settings().precision
-    params = {"model": model, **({} if precision == "fp32" else {"precision": precision})}
+    params = {"model": model, **({} if precision == "fp32" else {"precision": precision}),
+              **({} if long_chunks == "truncate" else {"long_chunks": long_chunks})}
+    if long_chunks == "windows":
+        embed = partial(embed_whole, model=model, embed=embed or get_embedder(model)
+                        .embed_documents)
     exact = cached_build(cache_dir, index_key("faiss", corpus, params),
                          _builder(chunks, model, embed))
     if index == "exact":
@@ -164,11 +174,13 @@ class _Dense(Retriever):
     embeds = True
 
     def __init__(self, chunks: pd.DataFrame, cache_dir: Path, k: int = 10,
-                 model: str = DEFAULT_MODEL, index: str = "exact"):
+                 model: str = DEFAULT_MODEL, index: str = "exact",
+                 long_chunks: str = "truncate"):
         super().__init__(k)
         self.model, self.index_kind = model, check_index(index)
-        self.chunks, self.cache_dir = chunks, cache_dir
-        self.store = build_vectorstore(chunks, cache_dir, model, index)
+        self.chunks, self.cache_dir, self.long_chunks = chunks, cache_dir, long_chunks
+        self.store = build_vectorstore(chunks, cache_dir, model, index,
+                                       long_chunks=long_chunks)
 
     def embed(self, queries: list[str]) -> list[list[float]]:
         return self.store.embedding_function.embed_documents(queries)
@@ -184,7 +196,8 @@ class _Dense(Retriever):
         exact index)."""
         if self.index_kind == "exact":
             return 1.0
-        exact = build_vectorstore(self.chunks, self.cache_dir, self.model)
+        exact = build_vectorstore(self.chunks, self.cache_dir, self.model,
+                                  long_chunks=self.long_chunks)
         return recall_at_k(self.store.index, exact.index, np.asarray(self.embed(queries)), k)
 
 
@@ -204,12 +217,13 @@ class MMR(_Dense):
     name = "mmr"
 
     def __init__(self, chunks, cache_dir, k: int = 10, fetch_k: int = 20,
-                 lambda_mult: float = 0.5, model: str = DEFAULT_MODEL, index: str = "exact"):
+                 lambda_mult: float = 0.5, model: str = DEFAULT_MODEL, index: str = "exact",
+                 long_chunks: str = "truncate"):
         if fetch_k < k:
             raise ValueError(f"mmr: fetch_k ({fetch_k}) must be >= k ({k})")
         if not 0.0 <= lambda_mult <= 1.0:
             raise ValueError(f"mmr: lambda_mult must be in [0, 1], got {lambda_mult}")
-        super().__init__(chunks, cache_dir, k, model, index)
+        super().__init__(chunks, cache_dir, k, model, index, long_chunks)
         self.fetch_k, self.lambda_mult = fetch_k, lambda_mult
 
     def search_vector(self, vector):

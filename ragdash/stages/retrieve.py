@@ -173,7 +173,7 @@ def search(ctx: StageContext, name: str, chunks: pd.DataFrame,
                 return out["vector"].tolist()
 
             build_vectorstore(chunks, cache_dir(spec), params["model"], params["index"],
-                              embed=embed)
+                              embed=embed, long_chunks=params.get("long_chunks", "truncate"))
         else:
             build_retriever(name, chunks, cache_dir(spec), params)  # BM25's index, k1/b files
     return ex.map_batches(topics, SearchBatch, batch_size=batch_size(ex, len(topics), most=1000),
