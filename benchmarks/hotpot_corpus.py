@@ -23,7 +23,9 @@ A paragraph is identified by its title (the first text seen wins, the sample's f
 is its sentences joined with "" as the dataset loader does (`ragdash.data.hotpotqa`), so the
 relevant parts are found verbatim. IRCoT joins sentences with two spaces: they are made one.
 
-    .venv/bin/python benchmarks/hotpot_corpus.py ../shared/data/hotpotqa /tmp/corpora
+    .venv/bin/python benchmarks/hotpot_corpus.py ../shared/data/hotpotqa runs/repro/corpora
+
+(`data/` holds the sample alone: every corpus but `wide` can be made from it.)
 """
 
 from __future__ import annotations
@@ -71,9 +73,12 @@ def build(data_dir: Path) -> dict[str, dict[str, str]]:
     for name, n in SIZES.items():
         corpus = add(dict(corpus), _paragraphs(sample[:n]))
         out[name] = corpus
-    with gzip.open(data_dir / TRAIN, "rt", encoding="utf-8") as fh:
-        train = json.load(fh)
-    out["wide"] = add(add(dict(corpus), _ircot(data_dir / IRCOT)), _paragraphs(train))
+    if (data_dir / TRAIN).is_file() and (data_dir / IRCOT).is_file():
+        with gzip.open(data_dir / TRAIN, "rt", encoding="utf-8") as fh:
+            train = json.load(fh)
+        out["wide"] = add(add(dict(corpus), _ircot(data_dir / IRCOT)), _paragraphs(train))
+    else:
+        print(f"wide.jsonl left out: {IRCOT} and {TRAIN} are not both in {data_dir}")
     gold = {title for rec in sample[:100] for title, _ in rec["supporting_facts"]}
     distractors = {t for rec in sample[:100] for t, _ in rec["context"]} - gold
     out["all-no-distractors"] = {t: x for t, x in out["all"].items() if t not in distractors}
