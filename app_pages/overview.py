@@ -13,6 +13,7 @@ from ragdash.planning import cost_avoided
 from ragdash.rundir import stage_table
 from ragdash.stages.retrieve import empty_message
 from ragdash.ui import navigation, state, trust, widgets
+from ragdash.ui.doc_sections import paper_comparison
 from ragdash.viz import retrieval
 from ragdash.viz.colors import label
 
@@ -168,10 +169,6 @@ else:
         t = curves.summary_table(ir, order, cfg.scoring_mode)
         st.dataframe(t.rename(columns=label).style.format("{:.3f}").highlight_max(
             axis=1, props="font-weight:700;background-color:#e7f5ff"), width="stretch")
-        if "hotpot" in str(ds.get("path") or "").lower():
-            st.caption("The paper's Table 3.1 beside ragdash's, and what moves the order of BM25 "
-                       "and SIM (corpus, chunks, k, BM25's settings): "
-                       "`docs/reproducing-the-paper.md`.")
     with right:
         st.subheader("Where to go next")
         for page, text, icon in (
@@ -182,6 +179,8 @@ else:
             ("report", "Download tables, figures and an HTML report", "download"),
         ):
             st.page_link(navigation.page(page), label=text, icon=f":material/{icon}:")
+    if "hotpot" in str(ds.get("path") or "").lower():  # the paper's data: its Table 3.1 too
+        paper_comparison()
 
 # --- stages and issues -------------------------------------------------------------------------
 with st.expander("Pipeline stages and input issues"):

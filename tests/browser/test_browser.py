@@ -69,6 +69,13 @@ def test_bundled_demos_show_what_retrieval_predicts(server, page, demo):
     assert page.get_by_text(re.compile(r"AUC \d\.\d\d")).count() >= 1
     assert page.get_by_text("Actual correct answers (judge = 5)").count() == 1
     shot(page, f"20-{name}-overview")
+    if demo == "data/demo_run":  # HotpotQA: the paper's Table 3.1 beside ragdash's, explained
+        page.get_by_text("The paper's Table 3.1 beside ragdash's").click()
+        cell = page.get_by_role("columnheader", name="paper BM25")
+        expect(cell).to_be_visible()
+        expect(page.get_by_text("What explains the difference, measured")).to_be_visible()
+        cell.scroll_into_view_if_needed()
+        shot(page, "22-demo_run-paper-table")
     goto(page, server, f"thresholds?run={demo}")
     assert page.get_by_role("heading", name=re.compile("Does retrieval predict answer "
                                                       "quality here")).count() == 1
