@@ -12,7 +12,7 @@ answers already in the file are skipped on a restart):
    inputs and server -> ragas.jsonl;
 3. `compare`: per metric, n (answers both sides scored), each side's mean, the mean absolute
    difference (MAD), Spearman's rho with its p-value, and the NaN/errors of each side ->
-   a Markdown table (and agreement.json).
+   a Markdown table (and agreement.json), then both sides' values per answer.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/ragas_agreement.py inputs --out R
     PYTHONPATH=$PWD .venv/bin/python benchmarks/ragas_agreement.py ragdash --out R \
@@ -116,6 +116,27 @@ def compare(inputs: Iterable[dict], ours: Iterable[dict], theirs: Iterable[dict]
             for m in metrics]
 
 
+def per_answer(inputs: Iterable[dict], ours: Iterable[dict], theirs: Iterable[dict],
+               metrics: Sequence[str] = METRIC_NAMES) -> str:
+    """Both sides' values per answer both have scored, "ragdash/ragas" per metric (Markdown)."""
+    mine = {str(r["id"]): r for r in ours}
+    other = {str(r["id"]): r for r in theirs}
+
+    def f(v: Any) -> str:
+        x = _value(v)
+        return "NaN" if math.isnan(x) else f"{x:.2f}"
+
+    lines = ["| question | answer | " + " | ".join(metrics) + " |",
+             "|---|---|" + "---|" * len(metrics)]
+    for r in inputs:
+        i = str(r["id"])
+        if i in mine and i in other:
+            cells = [f"{f(mine[i].get(m))}/{f(other[i].get(m))}" for m in metrics]
+            lines.append(f"| {r['question'][:50]} | {r['answer'][:60]} | " + " | ".join(cells)
+                         + " |")
+    return "\n".join(lines)
+
+
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
     """The comparison as a Markdown table."""
     def f(x: float, d: int = 3) -> str:
@@ -202,6 +223,9 @@ def main() -> None:
                        read_jsonl(args.out / RAGAS))
         (args.out / "agreement.json").write_text(json.dumps(rows, indent=1))
         print(markdown(rows))
+        print()
+        print(per_answer(read_jsonl(args.out / INPUTS), read_jsonl(args.out / RAGDASH),
+                         read_jsonl(args.out / RAGAS)))
 
 
 if __name__ == "__main__":

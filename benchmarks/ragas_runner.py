@@ -92,6 +92,18 @@ def _metrics(client: Any, model: str, max_tokens: int, embeddings: str,
             "context_recall": ContextRecall(llm=llm)}
 
 
+def _unreachable(exc: BaseException) -> bool:
+    """Whether the server could not be reached (anywhere in the exception's chain)."""
+    from openai import APIConnectionError
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, APIConnectionError | ConnectionError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 async def _score(metrics: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     args = {"faithfulness": {"user_input": r["question"], "response": r["answer"],
                              "retrieved_contexts": r["contexts"]},
@@ -106,6 +118,8 @@ async def _score(metrics: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
             value = float((await metrics[name].ascore(**args[name])).value)
             out[name] = None if math.isnan(value) else value
         except Exception as exc:  # a failure of the library is a result here
+            if _unreachable(exc):
+                raise  # not a result: the answer is scored again on the next run
             out[name] = None
             out["errors"][name] = f"{type(exc).__name__}: {str(exc)[:300]}"
     return out

@@ -68,6 +68,16 @@ def test_compare_aligns_by_id_and_uses_only_answers_both_sides_have():
     assert "| faithfulness | 3 |" in table and "0.083" in table
 
 
+def test_per_answer_lists_only_answers_both_sides_scored():
+    inputs = [{"id": "a", "question": "Q1?", "answer": "A1."},
+              {"id": "b", "question": "Q2?", "answer": "A2."}]
+    table = bench.per_answer(inputs, [{"id": "a", "faithfulness": 1.0},
+                                      {"id": "b", "faithfulness": 0.5}],
+                             [{"id": "a", "faithfulness": None}], metrics=["faithfulness"])
+    assert "| Q1? | A1. | 1.00/NaN |" in table
+    assert "Q2?" not in table
+
+
 def test_markdown_shows_a_dash_for_nan():
     rows = bench.compare([{"id": "a"}], [{"id": "a", "context_recall": None}],
                          [{"id": "a", "context_recall": 1.0}], metrics=["context_recall"])
