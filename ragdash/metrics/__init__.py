@@ -4,8 +4,8 @@ Why our own implementation: `pip install --dry-run ragas` (0.4.3) against ragdas
 environment would downgrade openai (3.x to 1.109), rich and tenacity, and `ragchecker` (0.1.9,
 with refchecker 0.2) would downgrade transformers, tokenizers, plotly and python-dateutil; so
 the published definitions are implemented here, going through ragdash's LLM layer (reply cache,
-retries, executor, cost estimate). docs/metrics.md gives the check; comparing with the real
-library (in its own virtualenv) is left to do.
+retries, executor, cost estimate). docs/metrics.md gives the check, and the agreement with the
+real ragas (in its own virtualenv, `benchmarks/ragas_agreement.py`).
 
 - RAGAS (Es et al. 2024, "RAGAS: Automated Evaluation of Retrieval Augmented Generation", and
   the ragas documentation): `faithfulness`, `answer_relevancy`, `context_precision`,
