@@ -292,9 +292,14 @@ def test_defaults_leave_stage_keys_as_before_and_bf16_changes_only_what_it_shape
 
     cfg = load_config(overrides={"retrievers": {"use": ["bm25", "sim", "mmr"]}})
     r = cfg["retrievers"]
-    old = {n: {k: v for k, v in p.items() if k != "index"} for n, p in r["resolved"].items()}
+    from ragdash.retrieval import ADDED_LATER
+
+    old = {n: {k: v for k, v in p.items() if k not in ADDED_LATER}
+           for n, p in r["resolved"].items()}
     assert r["resolved"]["sim"]["index"] == "exact"
-    assert retrieve.settings(cfg) == (old, None)  # the formula before `index` and precision
+    assert r["resolved"]["sim"]["long_chunks"] == "truncate"
+    assert retrieve.settings(cfg) == (old, None)  # the formula before `index`, `long_chunks`
+    # and precision
     assert chunk.settings(cfg) == (cfg["chunker"],)
     base = stage_keys(cfg)
     bf16 = stage_keys(load_config(overrides={"retrievers": {"use": ["bm25", "sim", "mmr"]},

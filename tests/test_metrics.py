@@ -12,80 +12,29 @@ import re
 import numpy as np
 import pytest
 from fakes.llm_server import FakeLLMServer, Reply, fast_settings, prompt_of
-from fixtures.pipeline import llm_args, responder
+from fixtures.metric_replies import (
+    ANSWER,
+    CHUNKS,
+    CLAIMS,
+    GENERATED,
+    ITEM,
+    QUESTION,
+    asked,
+    bag_of_words,
+    llm,
+    scripted,
+)
+from fixtures.pipeline import llm_args
 
 from ragdash.cli import main
 from ragdash.config import ConfigError, load_config
 from ragdash.metrics import METRICS, resolve
 from ragdash.metrics import ragas as R
 from ragdash.metrics import ragchecker as RC
-from ragdash.metrics.calls import MetricItem
 from ragdash.metrics.evaluate import NO_ANSWER, cut_chunks, evaluate
 from ragdash.metrics.parse import ReplyParseError, parse_claims, parse_labels, parse_questions
 from ragdash.metrics.plan import planned_prompts
 from ragdash.rundir import Run
-
-QUESTION = "Who wrote Hamlet and when?"
-GOLD = "Shakespeare wrote Hamlet. It was around 1600."
-ANSWER = "Shakespeare wrote Hamlet in 1750 in Paris."
-CLAIMS = {ANSWER: ["Shakespeare wrote Hamlet", "Hamlet was written in 1750",
-                   "Hamlet was written in Paris"],
-          GOLD: ["Shakespeare wrote Hamlet", "Hamlet was written around 1600"]}
-CHUNKS = ("Hamlet was written in 1750 according to a hoax.",  # holds a part (flag below)
-          "Shakespeare wrote Hamlet, a tragedy.", "Paris is in France.")
-ITEM = MetricItem("q1", "bm25", 100, QUESTION, GOLD, ANSWER, CHUNKS, (True, True, False))
-GENERATED = ["Who wrote Hamlet?", "When was Hamlet written?", "Where was Hamlet written?"]
-
-
-def asked(body: dict) -> str:
-    """The metric prompt of a chat request (its first message; corrections come after)."""
-    return body["messages"][0]["content"]
-
-
-def words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3}
-
-
-def _between(prompt: str, start: str, end: str) -> str:
-    return prompt.split(start, 1)[1].split(end, 1)[0].strip()
-
-
-def _listed(block: str) -> list[str]:
-    return [re.sub(r"^\d+\. ", "", line) for line in block.splitlines() if line.strip()]
-
-
-def llm(body: dict) -> Reply:
-    """A checker that reads the prompt: a claim is entailed when its words (> 3 letters) are all
-    in the reference; a chunk is useful when it names Shakespeare."""
-    p = asked(body)
-    if p.startswith("Break the answer"):
-        return Reply(json.dumps({"claims": CLAIMS[_between(p, "Answer:", "\n\nReply")]}))
-    if p.startswith("For each claim"):
-        ref = words(_between(p, "Reference:", "\n\nClaims:"))
-        claims = _listed(_between(p, "Claims:", "\n\nReply"))
-        return Reply(json.dumps({"verdicts": ["entailment" if words(c) <= ref else "neutral"
-                                              for c in claims]}))
-    if p.startswith("Judge the faithfulness"):
-        ref = words(_between(p, "Context:", "\n\nStatements:"))
-        said = _listed(_between(p, "Statements:", "\n\nReply"))
-        return Reply(json.dumps({"verdicts": [int(words(s) <= ref) for s in said]}))
-    if p.startswith("Write 3 different questions"):
-        return Reply(json.dumps({"questions": GENERATED, "noncommittal": 0}))
-    if p.startswith("Given the question, its answer and a context"):
-        return Reply(json.dumps({"verdict": int("Shakespeare" in p.split("Context:")[1])}))
-    if p.startswith("Given a context and the sentences"):
-        ref = words(_between(p, "Context:", "\n\nAnswer sentences:"))
-        said = _listed(_between(p, "Answer sentences:", "\n\nReply"))
-        return Reply(json.dumps({"verdicts": [int(words(s) <= ref) for s in said]}))
-    return Reply("unexpected prompt")
-
-
-def bag_of_words(texts: list[str]) -> np.ndarray:
-    """A deterministic embedder (word counts over the texts' vocabulary)."""
-    vocab = sorted({w for t in texts for w in re.findall(r"[a-z]+", t.lower())})
-    return np.array([[t.lower().split().count(w) + t.lower().count(w + "?") for w in vocab]
-                     for t in texts], dtype=float)
-
 
 EXPECTED = {
     # answer claims A1 (correct), A2 (1750, wrong), A3 (Paris, wrong); gold claims G1, G2
@@ -244,19 +193,6 @@ def test_planned_calls_count_a_repeated_prompt_once():
 def _metrics_args(url: str, run_dir) -> list[str]:
     return [*llm_args(url, run_dir), "--set", "metrics.enabled=true", "--set",
             "metrics.use=[claim_f1,hallucination,faithfulness]"]
-
-
-def scripted(body: dict) -> Reply:
-    """Generation and judging as the pipeline tests script them; metric prompts answered."""
-    p = asked(body)
-    if p.startswith("Break the answer"):
-        return Reply(json.dumps({"claims": [_between(p, "Answer:", "\n\nReply")[:40]]}))
-    if p.startswith(("For each claim", "Judge the faithfulness")):
-        n = len(_listed(p.split("Claims:" if "Claims:" in p else "Statements:")[1]
-                        .split("\n\nReply")[0]))
-        return Reply(json.dumps({"verdicts": ["entailment"] * n if p.startswith("For") else
-                                 [1] * n}))
-    return responder(body)
 
 
 def test_stage_resumes_from_the_cache_and_dry_run_makes_no_call(generic, tmp_path, monkeypatch,

@@ -17,7 +17,7 @@ import pytest
 from fakes.llm_server import FakeLLMServer, fast_settings
 from fixtures.apptest import open_app
 from fixtures.make_run import make_run
-from test_metrics import ITEM, bag_of_words, llm
+from fixtures.metric_replies import ITEM, bag_of_words, llm
 
 from ragdash.analysis.signals import best_line, signal_costs
 from ragdash.analysis.signals import display_table as signals_display

@@ -14,9 +14,9 @@ from urllib.parse import quote
 
 import pytest
 from fakes.llm_server import FakeLLMServer
+from fixtures.metric_replies import scripted
 from helpers import ROOT, expect_chosen, goto, no_exception, settle, shot
 from playwright.sync_api import Page, expect
-from test_metrics import scripted
 
 from ragdash.metrics import CATALOGUE
 from ragdash.rundir import Run

@@ -50,7 +50,7 @@ def test_pick_rank_follow_and_reload(server, page, two_runs):
     no_exception(page, "runs picked")
     picked = parse_qs(urlparse(page.url).query).get("rn_runs")
     assert sorted(picked) == sorted([a, b])
-    assert page.get_by_role("heading", name="Leaderboard").count() == 1
+    assert page.get_by_role("heading", name="Leaderboard", exact=True).count() == 1
     assert page.get_by_text(re.compile(r"(leads|tie) at N = 800")).count() >= 1
     assert page.locator(".js-plotly-plot").count() >= 4  # dots, curves, scatter, difference
     shot(page, "30-runs-leaderboard")
@@ -94,11 +94,11 @@ def test_pick_rank_follow_and_reload(server, page, two_runs):
     # back to the comparison by its link, then reload: the same view
     goto(page, server, url.split("/", 3)[3])
     page.reload()
-    page.get_by_role("heading", name="Leaderboard").wait_for(timeout=60_000)
+    page.get_by_role("heading", name="Leaderboard", exact=True).wait_for(timeout=60_000)
     settle(page)
     no_exception(page, "runs reloaded")
     assert sorted(parse_qs(urlparse(page.url).query).get("rn_runs")) == sorted([a, b])
-    assert page.get_by_role("heading", name="Leaderboard").count() == 1
+    assert page.get_by_role("heading", name="Leaderboard", exact=True).count() == 1
 
 
 def test_runs_of_different_datasets_are_refused(server, page, two_runs):
@@ -107,7 +107,7 @@ def test_runs_of_different_datasets_are_refused(server, page, two_runs):
     alert = page.get_by_text("These runs cannot be compared.")
     assert alert.count() == 1
     assert page.get_by_text(re.compile("read different datasets")).count() == 1
-    assert page.get_by_role("heading", name="Leaderboard").count() == 0
+    assert page.get_by_role("heading", name="Leaderboard", exact=True).count() == 0
     shot(page, "32-runs-refused")
 
 

@@ -77,7 +77,7 @@ def test_vary_k_plan_start_and_compare(server, page, tmp_path):
     made = sorted(p.name for p in root.iterdir() if (p / "ir_scores.parquet").exists())
     assert len(made) == 2, made
     page.get_by_text("Compare the 2 runs of grid").click()
-    expect(page.get_by_role("heading", name="Leaderboard")).to_have_count(1)
+    expect(page.get_by_role("heading", name="Leaderboard", exact=True)).to_have_count(1)
     expect(page).to_have_url(re.compile(r"/runs\?"))
     settle(page)
     no_exception(page, "compare the sweep")
