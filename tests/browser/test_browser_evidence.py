@@ -22,8 +22,10 @@ MOON = "Armstrong was the first man to step onto the lunar surface, in July 1969
 
 
 def _files(tmp_path, moon: bool = False, note: str = ""):
-    """The dataset and corpus; `note`, when given, is one more document, which makes these
-    files differ from other tests' on the shared server (whose reviews it keeps)."""
+    """The dataset and corpus, with one more document naming this attempt's folder (and `note`):
+    files that differ from other tests' and from a failed first attempt's on the shared server,
+    which keeps their reviews (a retry would otherwise find the review, not the button)."""
+    note = f"{note} Written for {tmp_path.name}.".strip()
     qa = tmp_path / "towers_qa.csv"
     with open(qa, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
@@ -66,7 +68,7 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
     upload(page, qa, corpus)
     expect(page.get_by_text("This dataset has no relevant parts")).to_have_count(1)
     no_exception(page, "data upload without parts")
-    page.get_by_role("button", name="Find evidence").click()
+    page.get_by_role("button", name="Find evidence").click(timeout=120_000)
     page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
     settle(page)
     no_exception(page, "evidence found")
@@ -147,7 +149,7 @@ def _upload_and_find(page, server, qa, corpus) -> None:
     page.set_viewport_size({"width": 1400, "height": 3000})
     goto(page, server, "data")
     upload(page, qa, corpus)
-    page.get_by_role("button", name="Find evidence").click()
+    page.get_by_role("button", name="Find evidence").click(timeout=120_000)
     page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
     settle(page)
 
