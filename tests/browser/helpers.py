@@ -96,6 +96,14 @@ def expect_chosen(box: Locator, text: str) -> None:
     expect(box.locator("input")).to_have_value(re.compile(re.escape(text)))
 
 
+def expect_metric(pg: Page, label: str, value: str) -> None:
+    """Wait until exactly one metric labelled `label` is drawn and it reads `value`. A rerun can
+    briefly draw the old metric beside the new one, so both are checked in one retrying wait."""
+    name = pg.get_by_test_id("stMetricLabel").filter(has_text=re.compile(rf"^{re.escape(label)}$"))
+    values = pg.get_by_test_id("stMetric").filter(has=name).get_by_test_id("stMetricValue")
+    expect(values).to_have_text([value])
+
+
 def settle(pg: Page, timeout: float = 90) -> None:
     """Wait until the app's script is not running and no placeholder is left. It cannot tell
     whether a rerun has yet to start: after an action, wait for its result with `expect`."""

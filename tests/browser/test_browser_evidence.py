@@ -10,7 +10,7 @@ import json
 
 import pytest
 from fakes.llm_server import FakeLLMServer
-from helpers import expect_chosen, goto, no_exception, settle, shot, upload
+from helpers import expect_chosen, expect_metric, goto, no_exception, settle, shot, upload
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -72,10 +72,8 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
     page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
     settle(page)
     no_exception(page, "evidence found")
-    found = page.locator('[data-testid="stMetric"]').filter(has_text="Questions with evidence")
-    assert "4" in found.inner_text()
-    missing = page.locator('[data-testid="stMetric"]').filter(has_text="Without evidence")
-    assert "1" in missing.inner_text()
+    expect_metric(page, "Questions with evidence", "4")
+    expect_metric(page, "Without evidence (left out)", "1")
     # the statistics describe the parts just found, not the upload's none
     lengths = page.locator(".js-plotly-plot").filter(has_text="characters over")
     assert "over 4 parts" in lengths.inner_text(), lengths.inner_text()
@@ -105,8 +103,7 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
     checked = page.locator('[data-testid="stRadio"] input[type="radio"]:checked')
     expect(checked).to_have_count(1)  # once the question's radio is drawn
     assert "candidate 2" in picked
-    metric = page.locator('[data-testid="stMetric"]').filter(has_text="Reviewed")
-    expect(metric).to_contain_text("2")
+    expect_metric(page, "Reviewed", "2")
     shot(page, "31-evidence-decided")
 
     page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
@@ -212,9 +209,7 @@ def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
     _upload_and_find(page, server, qa, corpus)
     _pick_question(page, "t1")
     _decide(page, "Reject")
-    reviewed = page.locator('[data-testid="stMetric"]').filter(has_text="Reviewed")
-    expect(reviewed).to_have_count(1)  # a rerun can briefly show the old metric beside it
-    expect(reviewed).to_contain_text("1")
+    expect_metric(page, "Reviewed", "1")
 
     page.reload()
     expect(page.get_by_text("Continue where you left off")).to_have_count(1)
@@ -228,9 +223,7 @@ def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
     settle(page)
     no_exception(page, "continued")
     for name in ("Reviewed", "Rejected"):
-        shown = page.locator('[data-testid="stMetric"]').filter(has_text=name)
-        expect(shown).to_have_count(1)
-        expect(shown).to_contain_text("1")
+        expect_metric(page, name, "1")
 
     page.reload()  # the same files uploaded again find the review as well
     settle(page)
@@ -250,9 +243,7 @@ def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
     no_exception(page, "a saved dataset used")
     body = page.inner_text("body")
     assert "Current upload: towers_qa-evidence-" in body and "towers_docs.jsonl" in body
-    loaded = page.locator('[data-testid="stMetric"]').filter(has_text="Questions loaded")
-    expect(loaded).to_have_count(1)
-    expect(loaded).to_contain_text("3")  # of 5: t1 rejected, moon without evidence
+    expect_metric(page, "Questions loaded", "3")  # of 5: t1 rejected, moon without evidence
 
 
 def test_the_llm_quotes_evidence_for_an_answer_in_other_words(server, page, tmp_path):  # noqa: F811
@@ -278,8 +269,7 @@ def test_the_llm_quotes_evidence_for_an_answer_in_other_words(server, page, tmp_
         settle(page)
         assert len(llm.chat_requests()) == 1  # only the question without verbatim evidence
     no_exception(page, "evidence with the LLM")
-    expect(page.locator('[data-testid="stMetric"]').filter(
-        has_text="Questions with evidence")).to_contain_text("5")
+    expect_metric(page, "Questions with evidence", "5")
     _pick_question(page, "moon")
     kept = page.locator(".ev-kept")
     expect(kept).to_contain_text("quoted by the LLM")
