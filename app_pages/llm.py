@@ -19,7 +19,6 @@ from ragdash.stages.runner import llm_stages
 from ragdash.ui import jobs, metrics_choice, signal_scatter, state, trust, widgets
 from ragdash.viz import llm
 from ragdash.viz.colors import label
-from ragdash.viz.signals import signal_label
 
 run = state.require_run()
 st.title("LLM results")
@@ -275,10 +274,10 @@ if agreement is not None and not agreement[0].empty:
                    "reference metrics are: their agreement with it is partly by construction. "
                    "Label a sample of answers (Label answers page) for a truth independent of "
                    "every signal.")
-    best = signals.best_line(signal_table, lambda name: f"**{widgets.md(signal_label(name))}**")
+    best = signals.best_line(signal_table, lambda name: f"**{widgets.md(name)}**")
     if best:
         st.markdown(best)
-    st.dataframe(signals.display_table(signal_table, signal_label), width="stretch",
+    st.dataframe(signals.display_table(signal_table), width="stretch",
                  hide_index=True,
                  column_config={"LLM calls": st.column_config.TextColumn(
                      help="LLM calls the signal cost: 0 for Score_IR and the reference metrics; "

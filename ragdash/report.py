@@ -25,7 +25,6 @@ from ragdash.rundir import Run
 from ragdash.view import RunView
 from ragdash.viz import calibration, llm, retrieval
 from ragdash.viz.colors import label
-from ragdash.viz.signals import signal_label
 
 CSS = """
 body{font-family:Inter,Segoe UI,Helvetica,Arial,sans-serif;color:#1f2430;margin:0;
@@ -190,10 +189,10 @@ def _signals_html(view: RunView) -> list[str]:
     if truth.startswith("reference metric"):
         out.append('<p class="note">The truth is itself computed from the gold answers: the '
                    "other reference metrics agree with it partly by construction.</p>")
-    best = signals.best_line(table, signal_label)
+    best = signals.best_line(table)
     if best:
         out.append(f"<p><b>{html.escape(best)}</b></p>")
-    out.append(_table(signals.display_table(table, signal_label), fmt=None, index=False))
+    out.append(_table(signals.display_table(table), fmt=None, index=False))
     return out
 
 

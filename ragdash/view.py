@@ -163,7 +163,7 @@ class RunView:
         if metric == truth:  # human labels
             return frame, ["truth", *names], "truth", truth
         return (frame.assign(**{metric: frame["truth"]}), [metric, *names], metric,
-                f"the truth ({system_means.signal_label(metric)})")
+                f"the truth ({signals.signal_label(metric)})")
 
     @kept("Bootstrapping every signal per system…")
     def signal_board(self, budget: int, systems: tuple[str, ...] | None = None,

@@ -294,7 +294,7 @@ def test_compare_every_signal_per_system_with_its_tau(runs):
     assert table["system"].tolist() == ["LLM only", "BM25", "SIM", "REO"]
     assert table.set_index("system").loc["LLM only", "Score_IR"] == "–"
     assert re.fullmatch(r"\d\.\d{3} \[\d\.\d{3}–\d\.\d{3}\]( · n=\d+)?",
-                        table.set_index("system").loc["BM25", "judge"])
+                        table.set_index("system").loc["BM25", "LLM judge"])
     line = at.info[0].value.replace("\\", "")
     assert line.startswith("Against the truth (contains a gold answer):") and "tau" in line
     orders = next(d.value for d in at.dataframe if "tau" in d.value.columns)

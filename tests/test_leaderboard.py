@@ -306,13 +306,13 @@ def test_leaderboard_on_every_signal_dashes_a_run_without_answers(root, app_env)
     alpha, beta = str(root / "runs" / "alpha"), str(root / "runs" / "beta")
     at = open_runs_page(rn_runs=[alpha, beta], rn_n="400")
     assert "Leaderboard on every signal" in [s.value for s in at.subheader]
-    table = next(d.value for d in at.dataframe if "judge" in getattr(d.value, "columns", []))
+    table = next(d.value for d in at.dataframe if "LLM judge" in getattr(d.value, "columns", []))
     rows = table.set_index("system")
     beta_rows = [r for r in rows.index if r.startswith("beta")]
-    assert len(beta_rows) == 2 and (rows.loc[beta_rows, "judge"] == "–").all()
+    assert len(beta_rows) == 2 and (rows.loc[beta_rows, "LLM judge"] == "–").all()
     assert rows.loc[beta_rows, "Score_IR (reference)"].str.match(r"\d\.\d{3} \[").all()
     assert rows.loc["alpha · LLM only", "Score_IR (reference)"] == "–"
-    assert rows.loc["alpha · BM25", "judge"] != "–"
+    assert rows.loc["alpha · BM25", "LLM judge"] != "–"
     assert any(i.value.replace("\\", "").startswith("Against Score_IR:") for i in at.info)
 
 
@@ -341,7 +341,7 @@ def test_the_sweeps_leaderboard_prints_every_signal(root):
     print_leaderboard(runs, 400, say=said.append)
     text = "\n".join(said)
     assert "Every signal per system: mean [95% bootstrap CI" in text
-    judge = next(line for line in text.splitlines() if line.startswith("judge"))
+    judge = next(line for line in text.splitlines() if line.startswith("LLM judge"))
     assert len(re.findall(r"(?<=\s)–(?=\s|$)", judge)) == 2  # beta's two were never judged
     assert "Kendall's tau-b with Score_IR" in text and "Against Score_IR:" in text
     comp_runs = {str(r.path): r for r in runs}

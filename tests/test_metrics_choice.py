@@ -185,10 +185,14 @@ def test_the_table_for_people_says_dash_where_there_is_no_value():
                           {"signal": "judge", "n": 3, "auc": 0.8123, "auc_low": 0.7,
                            "auc_high": 0.9, "spearman": 0.5, "calls": 1234.0,
                            "tokens": 56789.0, "verdict": "agrees well"}])
-    shown = signals_display(table).set_index("signal")
-    assert shown.loc["em"].tolist() == ["1,200", "–", "–", "–", "–", "cannot tell"]
-    assert shown.loc["judge", "AUC (95 % CI)"] == "0.812 (0.70–0.90)"
-    assert (shown.loc["judge", "LLM calls"], shown.loc["judge", "tokens"]) == ("1,234", "56,789")
+    shown = signals_display(table)
+    assert shown["signal"].tolist() == ["exact match (vs gold answer)",
+                                        "LLM judge (1 = fully correct, 0 = wrong)"]
+    em, judge = shown.set_index("signal").to_dict("records")
+    assert list(em.values()) == ["1,200", "–", "–", "–", "–", "cannot tell"]
+    assert judge["AUC (95 % CI)"] == "0.812 (0.70–0.90)"
+    assert (judge["LLM calls"], judge["tokens"]) == ("1,234", "56,789")
     assert best_line(table) is None  # the best first: here one without an AUC
     assert best_line(table.iloc[::-1], lambda s: f"**{s}**") == \
-        "Best here: **judge**, AUC 0.81 (95 % CI 0.70–0.90): agrees well."
+        "Best here: **LLM judge (1 = fully correct, 0 = wrong)**, AUC 0.81 (95 % CI " \
+        "0.70–0.90): agrees well."

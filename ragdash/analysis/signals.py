@@ -21,6 +21,26 @@ JUDGE_QUALITY = {5: 1.0, 3: 0.5, 2: 0.25, 1: 0.0, 4: 0.0}
 """The paper's 1-5 judge scale as a quality order (4 "fully incorrect" ranks with 1)."""
 
 
+def signal_label(name: str, *, detail: bool = False) -> str:
+    """How a signal column is named for people: 'Score_IR', 'LLM judge', 'token F1', 'RAGAS
+    faithfulness', 'human labels'; with `detail` (axes, pickers, the signal table) what it
+    measures follows in brackets: 'Score_IR (retrieval, no LLM)'."""
+    from ragdash.constants import REFERENCE_METRICS
+    from ragdash.metrics import METRICS
+
+    if name in REFERENCE_METRICS:
+        short, more = REFERENCE_METRICS[name].label, "vs gold answer"
+    elif name in METRICS:
+        framework = {"ragas": "RAGAS", "ragchecker": "RAGChecker"}.get(
+            METRICS[name].framework, METRICS[name].framework)
+        short, more = f"{framework} {name}", ""
+    else:
+        short, more = {"score_ir": ("Score_IR", "retrieval, no LLM"),
+                       "judge": ("LLM judge", "1 = fully correct, 0 = wrong"),
+                       "truth": ("human labels", "")}.get(name, (name, ""))
+    return f"{short} ({more})" if detail and more else short
+
+
 def auc(signal: np.ndarray, correct: np.ndarray) -> float:
     """Mann-Whitney AUC of `signal` for the boolean `correct`; NaN without both classes."""
     pos, neg = int(correct.sum()), int((~correct).sum())
@@ -97,24 +117,28 @@ def signal_agreement(frame: pd.DataFrame, signals: Sequence[str], truth: str, *,
 
 
 def best_line(table: pd.DataFrame, strong: Callable[[str], str] = str) -> str | None:
-    """The one-line verdict of a `signal_agreement` table: its best signal (its name through
-    `strong`, e.g. Markdown bold), AUC, interval and verdict; None when no signal has an AUC."""
+    """The one-line verdict of a `signal_agreement` table: its best signal (`signal_label`
+    with detail, through `strong`, e.g. Markdown bold), AUC, interval and verdict; None when no
+    signal has an AUC."""
     if table.empty or pd.isna(table.iloc[0]["auc"]):
         return None
     top = table.iloc[0]
-    return (f"Best here: {strong(str(top['signal']))}, AUC {top['auc']:.2f} (95 % CI "
+    name = strong(signal_label(str(top["signal"]), detail=True))
+    return (f"Best here: {name}, AUC {top['auc']:.2f} (95 % CI "
             f"{top['auc_low']:.2f}–{top['auc_high']:.2f}): {top['verdict']}.")
 
 
-def display_table(table: pd.DataFrame, name: Callable[[str], str] = str) -> pd.DataFrame:
-    """A `signal_agreement` table as text for people: signals named by `name`, AUC with its
+def display_table(table: pd.DataFrame) -> pd.DataFrame:
+    """A `signal_agreement` table as text for people: signals named by `signal_label` with
+    detail, AUC with its
     interval in one column, numbers rounded, counts with thousands separators, "–" where
     there is no value."""
     def num(v: float, f: str) -> str:
         return "–" if pd.isna(v) else format(v, f)
 
     return pd.DataFrame({
-        "signal": table["signal"].map(name), "answers": table["n"].map(lambda v: f"{v:,}"),
+        "signal": table["signal"].map(lambda s: signal_label(s, detail=True)),
+        "answers": table["n"].map(lambda v: f"{v:,}"),
         "AUC (95 % CI)": [f"{num(a, '.3f')} ({num(lo, '.2f')}–{num(hi, '.2f')})"
                           if pd.notna(a) else "–" for a, lo, hi in
                           zip(table["auc"], table["auc_low"], table["auc_high"], strict=True)],

@@ -21,7 +21,8 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from ragdash.analysis.curves import bootstrap_band
-from ragdash.constants import REFERENCE_METRICS, label
+from ragdash.analysis.signals import signal_label
+from ragdash.constants import label
 
 MEANS_COLUMNS = ["system", "signal", "mean", "lo", "hi", "n"]
 AGREEMENT_COLUMNS = ["signal", "order", "systems", "tau", "tau_lo", "tau_hi", "agree", "disagree",
@@ -29,25 +30,6 @@ AGREEMENT_COLUMNS = ["signal", "order", "systems", "tau", "tau_lo", "tau_hi", "a
 DASH = "–"
 SAME = 1e-9
 """Two means closer than this are a tie."""
-
-
-def signal_label(name: str) -> str:
-    """Display name of a signal column: 'Score_IR', 'judge', 'token F1', 'RAGAS faithfulness'."""
-    from ragdash.metrics import METRICS
-
-    if name == "score_ir":
-        return "Score_IR"
-    if name == "judge":
-        return "judge"
-    if name == "truth":
-        return "human labels"
-    if name in REFERENCE_METRICS:
-        return REFERENCE_METRICS[name].label
-    if name in METRICS:
-        framework = {"ragas": "RAGAS", "ragchecker": "RAGChecker"}.get(
-            METRICS[name].framework, METRICS[name].framework)
-        return f"{framework} {name}"
-    return name
 
 
 def system_means(frame: pd.DataFrame, signals: Sequence[str],

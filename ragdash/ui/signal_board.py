@@ -9,17 +9,17 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from ragdash.analysis.signals import signal_label
 from ragdash.analysis.system_means import (
     DASH,
     SignalBoard,
     order_text,
-    signal_label,
     tau_cell,
 )
 from ragdash.constants import label
 from ragdash.ui import widgets
 
-JUDGE_NOTE = ("judge: the 1–5 score as a quality order (5 → 1, 3 → 0.5, 2 → 0.25, 1 and 4 → 0; "
+JUDGE_NOTE = ("LLM judge: the 1–5 score as a quality order (5 → 1, 3 → 0.5, 2 → 0.25, 1 and 4 → 0; "
               "the paper's 4 means fully incorrect), averaged")
 
 

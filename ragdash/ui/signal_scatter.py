@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ragdash.analysis.signals import signal_label
 from ragdash.constants import LLM_ONLY
 from ragdash.rundir import Run
 from ragdash.ui import navigation, state, widgets
-from ragdash.viz.signals import signal_label, signal_scatter
+from ragdash.viz.signals import signal_scatter
 
 KEY = "llm_scatter"
 GOTO = "llm_scatter_goto"
@@ -55,9 +56,9 @@ def panel(run: Run) -> None:
     x0, y0 = default_pair(names)
     c1, c2 = st.columns(2)
     x = c1.selectbox("Signal across (x)", names, index=names.index(x0), key="llm_sig_x",
-                     format_func=signal_label)
+                     format_func=lambda s: signal_label(s, detail=True))
     y = c2.selectbox("Signal up (y)", names, index=names.index(y0), key="llm_sig_y",
-                     format_func=signal_label)
+                     format_func=lambda s: signal_label(s, detail=True))
     examples = run.table("examples")
     if examples is not None:
         frame = frame.merge(examples.assign(qid=examples["qid"].astype(str))[

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ragdash.analysis.signals import signal_label
 from ragdash.viz.colors import SCORE_COLORS, label
 from ragdash.viz.style import style, subtitle
 
@@ -16,20 +17,6 @@ JITTER = 0.015
 """Spread of the points of a signal with few distinct values (the judge, exact match), in the
 signal's units, so that equal values do not hide one another."""
 FEW_VALUES = 12
-
-
-def signal_label(name: str) -> str:
-    """How a signal is named on the axes and pickers: Score_IR, the judge with its order, a
-    reference metric's display name, a RAGAS or RAGChecker metric as it is named there."""
-    from ragdash.constants import REFERENCE_METRICS
-
-    if name == "score_ir":
-        return "Score_IR (retrieval, no LLM)"
-    if name == "judge":
-        return "LLM judge (1 = fully correct, 0 = wrong)"
-    if name in REFERENCE_METRICS:
-        return f"{REFERENCE_METRICS[name].label} (vs gold answer)"
-    return name
 
 
 def jittered(values: pd.Series, seed: int = 0) -> np.ndarray:
@@ -46,7 +33,8 @@ def signal_scatter(frame: pd.DataFrame, x: str, y: str, truth: str, correct_at: 
     least `correct_at`), red when wrong; `customdata` holds (qid, system) for a clicked point,
     hover names the question when `frame` has a `question` column."""
     sub = frame.dropna(subset=[x, y, "truth"])
-    short_x, short_y = signal_label(x).split(" (")[0], signal_label(y).split(" (")[0]
+    short_x, short_y = signal_label(x), signal_label(y)
+    long_x, long_y = signal_label(x, detail=True), signal_label(y, detail=True)
     sub = sub.assign(_x=jittered(sub[x], 1), _y=jittered(sub[y], 2))
     fig = go.Figure()
     for ok, name, colour, symbol in ((True, "correct", SCORE_COLORS[5], "circle"),
@@ -64,8 +52,8 @@ def signal_scatter(frame: pd.DataFrame, x: str, y: str, truth: str, correct_at: 
             hovertemplate=(f"%{{customdata[3]}}<br>%{{customdata[2]}} · {name}<br>{short_x} "
                            f"%{{customdata[4]:.2f}} · {short_y} %{{customdata[5]:.2f}}"
                            "<br><i>click to open in the question browser</i><extra></extra>")))
-    style(fig, subtitle(f"{signal_label(y)} against {signal_label(x)}",
+    style(fig, subtitle(f"{long_y} against {long_x}",
                         f"one point per answer ({len(sub):,} with both signals); colour: "
                         f"correct or wrong by the truth ({truth}); click a point to open it"),
-          signal_label(x), signal_label(y), height=460, legend="Truth")
+          long_x, long_y, height=460, legend="Truth")
     return fig
