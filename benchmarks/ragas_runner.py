@@ -2,7 +2,8 @@
 the same inputs, through the same OpenAI-compatible server and model.
 
 Runs in its own virtualenv (ragas 0.4.3 pins openai 1.x, ragdash runs on 3.x; docs/metrics.md),
-so it imports nothing from ragdash. The metrics are ragas 0.4's own (`ragas.metrics.collections`:
+so it imports nothing from ragdash (only the stdlib helpers of ragas_agreement.py beside
+it). The metrics are ragas 0.4's own (`ragas.metrics.collections`:
 Faithfulness, AnswerRelevancy with strictness 3, ContextPrecisionWithReference, ContextRecall),
 its LLM `llm_factory(model, client=AsyncOpenAI(base_url=...))` (instructor, JSON mode) at
 temperature 0 with ragas' own reply cache (`DiskCacheBackend`: a killed run resumes, and
@@ -28,25 +29,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-METRIC_NAMES = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
-
-
-def _read(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:  # a torn last line
-            continue
-    return out
-
-
-def _append(path: Path, record: dict[str, Any]) -> None:
-    with path.open("a") as f:
-        f.write(json.dumps(record) + "\n")
-        f.flush()
+from ragas_agreement import METRIC_NAMES, append_jsonl, done_ids, read_jsonl  # stdlib only
 
 
 def _logging_client(base_url: str, log: Path, timeout_s: float) -> Any:
@@ -60,9 +43,9 @@ def _logging_client(base_url: str, log: Path, timeout_s: float) -> Any:
             request = json.loads(response.request.content or b"{}")
         except json.JSONDecodeError:
             request = {}
-        _append(log, {"status": response.status_code, "messages": request.get("messages"),
-                      "params": {k: v for k, v in request.items() if k != "messages"},
-                      "reply": response.text})
+        append_jsonl(log, {"status": response.status_code, "messages": request.get("messages"),
+                           "params": {k: v for k, v in request.items() if k != "messages"},
+                           "reply": response.text})
 
     http = httpx.AsyncClient(timeout=timeout_s, event_hooks={"response": [record]})
     return AsyncOpenAI(base_url=base_url, api_key="not-needed", http_client=http,
@@ -129,15 +112,15 @@ async def run(out: Path, base_url: str, model: str, max_tokens: int, embeddings:
     client = _logging_client(base_url, out / "ragas_calls.jsonl", 900.0)
     metrics = _metrics(client, model, max_tokens, embeddings, out / "ragas_cache")
     path = out / "ragas.jsonl"
-    done = {str(r["id"]) for r in _read(path)}
-    for r in _read(out / "inputs.jsonl"):
+    done = done_ids(path)
+    for r in read_jsonl(out / "inputs.jsonl"):
         if r["id"] in done:
             continue
         t0 = time.monotonic()
-        _append(out / "ragas_calls.jsonl", {"answer": r["id"]})
+        append_jsonl(out / "ragas_calls.jsonl", {"answer": r["id"]})
         rec = await _score(metrics, r)
         rec["seconds"] = time.monotonic() - t0
-        _append(path, rec)
+        append_jsonl(path, rec)
         print(f"ragas {r['id']}: " + ", ".join(f"{m}={rec[m]}" for m in METRIC_NAMES)
               + (f" errors={rec['errors']}" if rec["errors"] else ""), flush=True)
 
