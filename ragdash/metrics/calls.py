@@ -109,7 +109,7 @@ class AnswerTask:
         if not claims:
             return []
         n = len(claims)
-        labels = self._ask(backend, step, P.check_prompt(reference, claims),
+        labels = self._ask(backend, step, P.check_prompt(self.item.question, reference, claims),
                            P.labels_schema(n, binary=False), lambda t: parse_labels(t, n),
                            _labels_form(n, False), out)
         return None if labels is None else [lab == ENTAILMENT for lab in labels]

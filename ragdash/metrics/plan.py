@@ -42,14 +42,16 @@ def planned_steps(items: Iterable[MetricItem], use: Iterable[str] | str | None =
             TOKENS_PER_CLAIM * len(mine) + 10)
         add("gold_claims", P.claims_prompt(it.question, it.gold),
             TOKENS_PER_CLAIM * len(gold) + 10)
-        add("precision_check", P.check_prompt(it.gold, mine), TOKENS_PER_VERDICT * len(mine) + 10)
-        add("recall_check", P.check_prompt(answer, gold), TOKENS_PER_VERDICT * len(gold) + 10)
+        add("precision_check", P.check_prompt(it.question, it.gold, mine),
+            TOKENS_PER_VERDICT * len(mine) + 10)
+        add("recall_check", P.check_prompt(it.question, answer, gold),
+            TOKENS_PER_VERDICT * len(gold) + 10)
         add("questions", P.questions_prompt(answer), TOKENS_PER_CLAIM * P.QUESTIONS + 10)
         if it.chunks is None:
             continue
         context = join_chunks(it.chunks)
         for chunk in it.chunks:
-            add("chunk_check", P.check_prompt(chunk, [*mine, *gold]),
+            add("chunk_check", P.check_prompt(it.question, chunk, [*mine, *gold]),
                 TOKENS_PER_VERDICT * (len(mine) + len(gold)) + 10)
             add("chunk_useful", P.useful_prompt(it.question, it.gold, chunk), TOKENS_PER_VERDICT)
         add("nli", P.nli_prompt(context, mine), TOKENS_PER_VERDICT * len(mine) + 10)

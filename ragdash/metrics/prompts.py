@@ -28,12 +28,16 @@ def claims_prompt(question: str, text: str) -> str:
             'Reply with only a JSON object {"claims": ["...", ...]}.')
 
 
-def check_prompt(reference: str, claims: Sequence[str]) -> str:
+def check_prompt(question: str, reference: str, claims: Sequence[str]) -> str:
     """Each claim against one reference (the gold answer, the answer, or a chunk): RAGChecker's
-    checker labels."""
-    return ("For each claim below, decide whether the reference text entails it (states it or "
-            "it follows from it), contradicts it, or neither (neutral).\n\n"
-            f"Reference:\n{reference}\n\nClaims:\n{_numbered(claims)}\n\n"
+    checker labels. As RefChecker's checker (which RAGChecker calls with the questions), the
+    question comes with the reference: a short gold answer ("Denver Broncos") entails a claim
+    ("The Denver Broncos represented the AFC") only read as the answer to its question."""
+    return ("For each claim below, made in answer to the question, decide whether the reference "
+            "text, which is related to the question, entails it (states it, or it follows from "
+            "it read as an answer to the question), contradicts it, or neither (neutral).\n\n"
+            f"Question: {question}\nReference:\n{reference}\n\n"
+            f"Claims:\n{_numbered(claims)}\n\n"
             f'Reply with only a JSON object {{"verdicts": [...]}} holding {len(claims)} of '
             '"entailment", "neutral" or "contradiction", one per claim, in order.')
 
@@ -110,7 +114,7 @@ def correction(form: str, problem: str) -> dict[str, str]:
 
 def prompt_version() -> str:
     """A hash of every metric prompt's rendered text: part of the metrics stage's key."""
-    texts = (claims_prompt("Q", "A"), check_prompt("R", ["c"]), nli_prompt("C", ["s"]),
+    texts = (claims_prompt("Q", "A"), check_prompt("Q", "R", ["c"]), nli_prompt("C", ["s"]),
              questions_prompt("A"), useful_prompt("Q", "G", "C"),
              attribution_prompt("Q", "C", ["s"]), correction("F", "P")["content"])
     return hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:12]
