@@ -176,3 +176,23 @@ def test_tau_interval_is_tau_b_and_widens_with_noise():
     assert "top_swapped disagrees on 1 of 6 pairs" in noisy.summary
     assert noisy.summary.endswith("Within the noise: each of these taus has a 95 % interval "
                                   "that reaches 1 (the questions resampled).")
+
+
+def test_a_lower_is_better_metric_is_read_in_its_direction():
+    """Hallucination (a share of wrong claims) that falls as the truth rises orders the systems
+    as the truth does (tau 1) and ranks correct answers first (AUC 1), and says it is lower is
+    better wherever it is named."""
+    from ragdash.analysis.signals import direction, signal_agreement, signal_label
+
+    rows = [{"qid": f"q{i}", "system": s, "truth": t, "hallucination": 1 - t}
+            for i in range(6) for s, t in (("a", 1.0), ("b", 0.0 if i % 2 else 1.0),
+                                           ("c", 0.0))]
+    frame = pd.DataFrame(rows)
+    board = signal_board(frame, ["hallucination"], "truth", n_boot=50)
+    row = board.agreement.iloc[0]
+    assert row["tau"] == pytest.approx(1.0) and row["order"] == "A > B > C"
+    table = signal_agreement(frame, ["hallucination"], "truth", n_boot=50)
+    assert table.iloc[0]["auc"] == pytest.approx(1.0)
+    assert direction("hallucination") == -1 and direction("faithfulness") == 1
+    assert signal_label("hallucination") == "RAGChecker hallucination (lower is better)"
+    assert signal_label("faithfulness") == "RAGAS faithfulness"

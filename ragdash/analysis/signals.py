@@ -24,7 +24,8 @@ JUDGE_QUALITY = {5: 1.0, 3: 0.5, 2: 0.25, 1: 0.0, 4: 0.0}
 def signal_label(name: str, *, detail: bool = False) -> str:
     """How a signal column is named for people: 'Score_IR', 'LLM judge', 'token F1', 'RAGAS
     faithfulness', 'human labels'; with `detail` (axes, pickers, the signal table) what it
-    measures follows in brackets: 'Score_IR (retrieval, no LLM)'."""
+    measures follows in brackets: 'Score_IR (retrieval, no LLM)'. A lower-is-better metric
+    says so: 'RAGChecker hallucination (lower is better)'."""
     from ragdash.constants import REFERENCE_METRICS
     from ragdash.metrics import METRICS
 
@@ -38,7 +39,19 @@ def signal_label(name: str, *, detail: bool = False) -> str:
         short, more = {"score_ir": ("Score_IR", "retrieval, no LLM"),
                        "judge": ("LLM judge", "1 = fully correct, 0 = wrong"),
                        "truth": ("human labels", "")}.get(name, (name, ""))
-    return f"{short} ({more})" if detail and more else short
+    more = more if detail else ""
+    if direction(name) < 0:
+        more = ", ".join(filter(None, [more, "lower is better"]))
+    return f"{short} ({more})" if more else short
+
+
+def direction(name: str) -> int:
+    """1 where a higher value means a better answer, -1 where lower does (RAGChecker's
+    hallucination and noise sensitivities: shares of wrong claims). The agreement with the truth
+    and the order of the systems read a signal times its direction."""
+    from ragdash.metrics import METRICS
+
+    return -1 if name in METRICS and METRICS[name].lower_better else 1
 
 
 def auc(signal: np.ndarray, correct: np.ndarray) -> float:
@@ -89,7 +102,8 @@ def signal_agreement(frame: pd.DataFrame, signals: Sequence[str], truth: str, *,
 
     `frame`: one row per answer with the `signals` columns, the `truth` column (a number or a
     boolean; "correct" when it is at least `correct_at`) and `group` (the question, the unit
-    of the bootstrap). Each signal uses the answers where it and the truth are present.
+    of the bootstrap). Each signal uses the answers where it and the truth are present, read
+    in its `direction` (a lower-is-better metric's AUC is that of its negative).
     `cost`: (LLM calls, tokens) it took, by signal (`signal_costs`); NaN where not given."""
     rng = np.random.default_rng(seed)
     rows = []
@@ -97,7 +111,7 @@ def signal_agreement(frame: pd.DataFrame, signals: Sequence[str], truth: str, *,
         if name not in frame.columns:
             raise ValueError(f"no signal column {name!r}")
         sub = frame[[name, truth, group]].dropna()
-        x = sub[name].astype(float).to_numpy()
+        x = sub[name].astype(float).to_numpy() * direction(name)
         t = sub[truth].astype(float).to_numpy()
         correct = t >= correct_at
         a = auc(x, correct)

@@ -21,7 +21,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from ragdash.analysis.curves import bootstrap_band
-from ragdash.analysis.signals import signal_label
+from ragdash.analysis.signals import direction, signal_label
 from ragdash.constants import label
 
 MEANS_COLUMNS = ["system", "signal", "mean", "lo", "hi", "n"]
@@ -184,9 +184,10 @@ def rank_agreement(means: pd.DataFrame, signals: Sequence[str], reference: str,
     for s in signals:
         if s == reference or s not in wide.columns:
             continue
-        t = kendall(wide[s], wide[reference])
+        t = kendall(wide[s] * direction(s), wide[reference] * direction(reference))
         lo, hi = (intervals or {}).get(s, (np.nan, np.nan))
-        rows.append({"signal": s, "order": order_text(wide[s], name), "systems": t.systems,
+        rows.append({"signal": s, "order": order_text(wide[s] * direction(s), name),
+                     "systems": t.systems,
                      "tau": t.tau, "tau_lo": lo, "tau_hi": hi, "agree": t.agree,
                      "disagree": t.disagree, "split": t.split, "pairs": t.pairs,
                      "text": tau_text([signal_label(s)], t)})
@@ -220,7 +221,7 @@ def tau_intervals(frame: pd.DataFrame, signals: Sequence[str], reference: str,
     def matrix(col: str) -> np.ndarray:
         m = frame.pivot_table(index=group, columns="system", values=col, aggfunc="mean",
                               dropna=False)
-        return m.reindex(index=qids, columns=list(systems)).to_numpy(float)
+        return m.reindex(index=qids, columns=list(systems)).to_numpy(float) * direction(col)
 
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(len(qids), np.full(len(qids), 1 / len(qids)), size=n_boot)

@@ -43,6 +43,7 @@ class Metric:
     about: str
     context: bool = True
     parts: bool = False  # a chunk is relevant when it holds a gold relevant part (ragdash)
+    lower_better: bool = False  # a share of wrong claims: the better answer has less
 
 
 _RC_GEN = ("answer_claims", "gold_claims", "precision_check", "chunk_check")
@@ -74,17 +75,20 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric("context_utilization", "ragchecker", ("gold_claims", "recall_check", "chunk_check"),
            "of the gold claims the chunks entail, the share the answer entails too"),
     Metric("noise_sensitivity_relevant", "ragchecker", _RC_GEN,
-           "share of the answer's claims that are wrong and entailed by a relevant chunk"),
+           "share of the answer's claims that are wrong and entailed by a relevant chunk",
+           lower_better=True),
     Metric("noise_sensitivity_irrelevant", "ragchecker", _RC_GEN,
-           "share of the answer's claims that are wrong and entailed only by irrelevant chunks"),
+           "share of the answer's claims that are wrong and entailed only by irrelevant chunks",
+           lower_better=True),
     Metric("noise_sensitivity_relevant_parts", "ragchecker", _RC_GEN[:1] + _RC_GEN[2:],
            "noise_sensitivity_relevant with a chunk relevant when it holds a relevant part",
-           parts=True),
+           parts=True, lower_better=True),
     Metric("noise_sensitivity_irrelevant_parts", "ragchecker", _RC_GEN[:1] + _RC_GEN[2:],
            "noise_sensitivity_irrelevant with a chunk relevant when it holds a relevant part",
-           parts=True),
+           parts=True, lower_better=True),
     Metric("hallucination", "ragchecker", _RC_GEN[:1] + _RC_GEN[2:],
-           "share of the answer's claims that are wrong and entailed by no chunk"),
+           "share of the answer's claims that are wrong and entailed by no chunk",
+           lower_better=True),
     Metric("self_knowledge", "ragchecker", _RC_GEN[:1] + _RC_GEN[2:],
            "share of the answer's claims that are correct and entailed by no chunk"),
     Metric("rc_faithfulness", "ragchecker", ("answer_claims", "chunk_check"),

@@ -54,13 +54,14 @@ def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
     ag = board.agreement
 
     def order(signal: str) -> str:
-        """The systems best first on `signal`, named by `name`."""
+        """The systems best first on `signal`, named by `name` (the others' orders, in their
+        direction, are the agreement table's)."""
         m = board.means[board.means["signal"] == signal]
         return order_text(pd.Series(m["mean"].to_numpy(), index=m["system"]), name) or DASH
 
     rows = [{"signal": f"{signal_label(board.reference)} (reference)",
              "order": order(board.reference), "tau": "reference", "pairs": ""}]
-    rows += [{"signal": signal_label(r["signal"]), "order": order(r["signal"]),
+    rows += [{"signal": signal_label(r["signal"]), "order": r["order"] or DASH,
               "tau": tau_cell(r),
               "pairs": _pairs_text(r)} for r in ag.to_dict("records")]
     st.markdown("**Each signal's order of the systems, best first**")
