@@ -174,8 +174,15 @@ def test_tau_interval_is_tau_b_and_widens_with_noise():
     swap = _frame({"truth": [0.51, 0.50, 0.2, 0.1], "top_swapped": [0.50, 0.51, 0.2, 0.1]})
     noisy = signal_board(swap, ["top_swapped"], "truth", n_boot=200)
     assert "top_swapped disagrees on 1 of 6 pairs" in noisy.summary
-    assert noisy.summary.endswith("Within the noise: each of these taus has a 95 % interval "
-                                  "that reaches 1 (the questions resampled).")
+    assert noisy.summary.endswith("Within the noise: each tau of a signal that reverses a pair "
+                                  "has a 95 % interval that reaches 1 (the questions "
+                                  "resampled).")
+    tied = _frame({"truth": [0.9, 0.7, 0.5, 0.3], "coarse": [1.0, 1.0, 0.0, 0.0]})
+    coarse = signal_board(tied, ["coarse"], "truth", n_boot=100)
+    assert "Beyond the noise" not in coarse.summary  # ties reverse nothing
+    assert coarse.summary.endswith("coarse only ties systems the reference tells apart (or the "
+                                   "reverse), reversing no pair: a coarse signal here, not a "
+                                   "contrary one.")
 
 
 def test_a_lower_is_better_metric_is_read_in_its_direction():

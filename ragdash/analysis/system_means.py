@@ -267,20 +267,29 @@ def summary(agreement: pd.DataFrame, reference: str, n_systems: int,
 
 
 def _noise_text(agreement: pd.DataFrame) -> str:
-    """' The differences are within the noise: ...' when every signal that differs has a tau
-    interval reaching 1; else the signals whose interval stays below 1 ('' without
-    intervals)."""
-    differ = agreement[((agreement["disagree"] > 0) | (agreement["split"] > 0))
-                       & agreement["tau_hi"].notna()]
-    if differ.empty:
-        return ""
-    beyond = differ[differ["tau_hi"] < 1 - SAME]
-    if beyond.empty:
-        return (" Within the noise: each of these taus has a 95 % interval that reaches 1 "
-                "(the questions resampled).")
-    names = _join([signal_label(s) for s in beyond["signal"]])
-    return (f" Beyond the noise for {names}: {'its' if len(beyond) == 1 else 'their'} tau's "
-            "95 % interval stays below 1.")
+    """' Within the noise: ...' when every signal that reverses a pair has a tau interval
+    reaching 1; else the signals whose interval stays below 1. A signal that only ties systems
+    the reference separates (or separates tied ones) is named apart: its tau cannot reach 1 in
+    any resample, so its interval says nothing about noise ('' without intervals)."""
+    known = agreement[agreement["tau_hi"].notna()]
+    reverse = known[known["disagree"] > 0]
+    ties = known[(known["disagree"] == 0) & (known["split"] > 0)]
+    out = ""
+    if len(reverse):
+        beyond = reverse[reverse["tau_hi"] < 1 - SAME]
+        if beyond.empty:
+            out = (" Within the noise: each tau of a signal that reverses a pair has a 95 % "
+                   "interval that reaches 1 (the questions resampled).")
+        else:
+            names = _join([signal_label(s) for s in beyond["signal"]])
+            out = (f" Beyond the noise for {names}: {'its' if len(beyond) == 1 else 'their'} "
+                   "tau's 95 % interval stays below 1.")
+    if len(ties):
+        names = _join([signal_label(s) for s in ties["signal"]])
+        out += (f" {names} only {'ties' if len(ties) == 1 else 'tie'} systems the reference "
+                "tells apart (or the reverse), reversing no pair: a coarse signal here, not a "
+                "contrary one.")
+    return out
 
 
 @dataclass(frozen=True)
@@ -336,9 +345,11 @@ def format_board(board: SignalBoard, name=label) -> str:
     reference = pd.Series(at["mean"].to_numpy(), index=at["system"])
     lines = ["Every signal per system: mean [95% bootstrap CI over questions]; – = no value",
              table.T.to_string(), "",
-             f"Order of the systems per signal, Kendall's tau-b with {ref} [95% bootstrap CI]:",
-             f"  {ref:<28} {'reference':<24} {order_text(reference, name)}"]
-    for r in board.agreement.to_dict("records"):
-        lines.append(f"  {signal_label(r['signal']):<28} tau {tau_cell(r):<20} {r['order']}")
+             f"Order of the systems per signal, Kendall's tau-b with {ref} [95% bootstrap CI]:"]
+    names = [signal_label(s) for s in board.agreement["signal"]]
+    width = max([28, len(ref), *map(len, names)])
+    lines.append(f"  {ref:<{width}} {'reference':<24} {order_text(reference, name)}")
+    for who, r in zip(names, board.agreement.to_dict("records"), strict=True):
+        lines.append(f"  {who:<{width}} tau {tau_cell(r):<20} {r['order']}")
     lines.append(board.summary)
     return "\n".join(lines)
