@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from ragdash.analysis.system_means import (
+    VERDICTS,
     cell,
     format_board,
     kendall,
@@ -98,10 +99,13 @@ def test_board_orders_and_summary():
     assert ag.loc["swapped", "tau"] == pytest.approx(2 / 3)
     assert ag.loc["reversed", "tau"] == pytest.approx(-1.0)
     assert ag.loc["ir", "systems"] == 3 and ag.loc["ir", "order"] == "B > C > D"
-    assert board.summary.startswith("Against the truth: same orders the 4 systems the same "
-                                    "(tau 1.00); ir orders the 3 systems the same")
-    assert "swapped disagrees on 1 of 6 pairs (tau 0.67, 4 systems)" in board.summary
-    assert "reversed disagrees on 6 of 6 pairs (tau -1.00" in board.summary
+    assert board.summary.headline == "Against the truth, 4 systems:"
+    assert dict(board.summary.groups) == {
+        VERDICTS["same"]: ("same", "ir (3 of the 4 systems)"),
+        VERDICTS["partly"]: ("swapped (1 of 6 pairs reversed, tau 0.67)",),
+        VERDICTS["contrary"]: ("reversed (6 of 6 pairs reversed, tau -1.00)",)}
+    assert str(board.summary).splitlines()[1] == f"- {VERDICTS['same']}: same, ir (3 of the 4 " \
+        "systems)"
     text = format_board(board)
     assert "gold (reference)" in text and "tau -1.00" in text
     assert board.table().columns[2] == "gold (reference)"
@@ -110,10 +114,10 @@ def test_board_orders_and_summary():
 def test_board_with_one_system_or_no_other_signal():
     df = _frame({"truth": [0.9, 0.7, 0.5, 0.3], "judge": [0.5, 0.4, 0.3, 0.2]})
     one = signal_board(df, ["judge"], "truth", systems=["b"], n_boot=20)
-    assert one.systems == ("b",) and "One system only" in one.summary
+    assert one.systems == ("b",) and "One system only" in str(one.summary)
     assert np.isnan(one.agreement["tau"].iloc[0])
     alone = signal_board(df, [], "truth", n_boot=20)
-    assert alone.agreement.empty and "No signal besides" in alone.summary
+    assert alone.agreement.empty and "No signal besides" in str(alone.summary)
     with pytest.raises(ValueError, match="no reference"):
         rank_agreement(system_means(df, ["judge"], n_boot=20), ["judge"], "truth")
 
@@ -137,12 +141,12 @@ def test_a_runs_human_labels_are_the_reference(tmp_path):
     assert board.reference == "truth" and board.reference_name == "human labels"
     truth = board.means[board.means["signal"] == "truth"].set_index("system")["mean"]
     assert truth["sim"] == 1.0 and truth["bm25"] == 0.0 and truth["llm_only"] == 0.0
-    assert board.summary.startswith("Against human labels:")
+    assert board.summary.headline.startswith("Against human labels,")
     bare = Run(make_run(tmp_path / "bare", n_questions=10, seed=3, llm=False,
                         retrievers=("bm25", "sim"), budgets=(100, 200)))
     alone = RunView(bare).signal_board(200, n_boot=50)
     assert alone.signals == ("score_ir",) and alone.agreement.empty
-    assert "No signal besides Score_IR" in alone.summary
+    assert "No signal besides Score_IR" in str(alone.summary)
 
 
 def test_tau_interval_is_tau_b_and_widens_with_noise():
@@ -169,20 +173,19 @@ def test_tau_interval_is_tau_b_and_widens_with_noise():
     assert all(np.isnan(tau_intervals(missing, ["ir"], "truth", ["b"])["ir"]))
     board = signal_board(far, ["same", "reversed"], "truth", n_boot=100)
     assert "+1.00 [1.00, 1.00]" in format_board(board)
-    assert board.summary.endswith("Beyond the noise for reversed: its tau's 95 % interval "
-                                  "stays below 1.")
+    assert board.summary.noise == ("Beyond the noise for reversed: its tau's 95 % interval "
+                                   "stays below 1 (the questions resampled).")
     swap = _frame({"truth": [0.51, 0.50, 0.2, 0.1], "top_swapped": [0.50, 0.51, 0.2, 0.1]})
     noisy = signal_board(swap, ["top_swapped"], "truth", n_boot=200)
-    assert "top_swapped disagrees on 1 of 6 pairs" in noisy.summary
-    assert noisy.summary.endswith("Within the noise: each tau of a signal that reverses a pair "
-                                  "has a 95 % interval that reaches 1 (the questions "
-                                  "resampled).")
+    assert "top_swapped (1 of 6 pairs reversed" in str(noisy.summary)
+    assert noisy.summary.noise == ("Within the noise: each tau of a signal that reverses a "
+                                   "pair has a 95 % interval that reaches 1 (the questions "
+                                   "resampled).")
     tied = _frame({"truth": [0.9, 0.7, 0.5, 0.3], "coarse": [1.0, 1.0, 0.0, 0.0]})
     coarse = signal_board(tied, ["coarse"], "truth", n_boot=100)
-    assert "Beyond the noise" not in coarse.summary  # ties reverse nothing
-    assert coarse.summary.endswith("coarse only ties systems the reference tells apart (or the "
-                                   "reverse), reversing no pair: a coarse signal here, not a "
-                                   "contrary one.")
+    assert coarse.summary.noise == ""  # ties reverse nothing: no word on noise
+    assert coarse.summary.groups == (
+        (VERDICTS["ties"], ("coarse (2 pairs tied in one order only, tau 0.82)",)),)
 
 
 def test_a_lower_is_better_metric_is_read_in_its_direction():

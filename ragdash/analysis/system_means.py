@@ -3,7 +3,8 @@
 truth), the mean over questions with a 95 % percentile bootstrap interval (questions resampled,
 `curves.bootstrap_band`); then each signal's order of the systems and Kendall's tau-b (Kendall
 1945, adjusted for ties; `scipy.stats.kendalltau`) between it and a reference
-order (the truth where there is one, else Score_IR), with a one-line summary.
+order (the truth where there is one, else Score_IR), with a summary grouping the signals by
+verdict (same order, ties only, partly, unrelated or reversed, no order).
 
 The input is `signals.answer_signals`'s frame: one row per answer (qid, system), a column per
 signal, NaN where a system has no value (the LLM-only answers have no Score_IR; a run without a
@@ -26,7 +27,7 @@ from ragdash.constants import label
 
 MEANS_COLUMNS = ["system", "signal", "mean", "lo", "hi", "n"]
 AGREEMENT_COLUMNS = ["signal", "order", "systems", "tau", "tau_lo", "tau_hi", "agree", "disagree",
-                     "split", "pairs", "text"]
+                     "split", "pairs"]
 DASH = "–"
 SAME = 1e-9
 """Two means closer than this are a tie."""
@@ -149,32 +150,12 @@ def _join(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def tau_text(who: Sequence[str], t: Tau) -> str:
-    """'Score_IR disagrees on 2 of 10 pairs (tau 0.60, 5 systems)' for the signals `who` that
-    share the pair counts `t`."""
-    names, one = _join(list(who)), len(who) == 1
-    if t.systems < 2:
-        return f"{names}: fewer than 2 systems with a value, no order"
-    if np.isnan(t.tau):
-        return f"{names}: no tau (every system tied there or in the reference)"
-    if t.same:
-        return f"{names} {'orders' if one else 'order'} the {t.systems} systems the same " \
-            f"(tau {t.tau:.2f})"
-    parts = []
-    if t.disagree:
-        parts.append(f"{'disagrees' if one else 'disagree'} on {t.disagree} of {t.pairs} pairs")
-    if t.split:
-        parts.append(f"{'splits' if one else 'split'} {t.split} pair{'s' if t.split > 1 else ''}"
-                     " tied in one order only")
-    return f"{names} {' and '.join(parts)} (tau {t.tau:.2f}, {t.systems} systems)"
-
-
 def rank_agreement(means: pd.DataFrame, signals: Sequence[str], reference: str,
                    name=label, intervals: dict[str, tuple[float, float]] | None = None
                    ) -> pd.DataFrame:
     """One row per signal other than `reference` (AGREEMENT_COLUMNS): its order of the systems
     (`order_text`), Kendall's tau-b with the reference's order over the systems both have (with
-    its interval from `intervals`, `tau_intervals`), the pair counts and a sentence. Sorted by
+    its interval from `intervals`, `tau_intervals`) and the pair counts. Sorted by
     tau, the closest to the reference first."""
     wide = means.pivot_table(index="system", columns="signal", values="mean", aggfunc="first",
                              sort=False, dropna=False)
@@ -189,8 +170,7 @@ def rank_agreement(means: pd.DataFrame, signals: Sequence[str], reference: str,
         rows.append({"signal": s, "order": order_text(wide[s] * direction(s), name),
                      "systems": t.systems,
                      "tau": t.tau, "tau_lo": lo, "tau_hi": hi, "agree": t.agree,
-                     "disagree": t.disagree, "split": t.split, "pairs": t.pairs,
-                     "text": tau_text([signal_label(s)], t)})
+                     "disagree": t.disagree, "split": t.split, "pairs": t.pairs})
     out = pd.DataFrame(rows, columns=AGREEMENT_COLUMNS).astype(
         {"tau": float, "tau_lo": float, "tau_hi": float})
     return out.sort_values("tau", ascending=False, na_position="last", kind="stable") \
@@ -245,51 +225,101 @@ def tau_intervals(frame: pd.DataFrame, signals: Sequence[str], reference: str,
     return out
 
 
+@dataclass(frozen=True)
+class RankSummary:
+    """The rank agreement in words: a headline, the signals grouped by verdict (`VERDICTS`'
+    titles, each signal with its pair counts), and whether the reversals are beyond the noise.
+    `str()` is the plain text (the CLI's); the pages render the parts."""
+
+    headline: str
+    groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    noise: str = ""
+
+    def __str__(self) -> str:
+        lines = [self.headline, *(f"- {title}: {', '.join(who)}" for title, who in self.groups)]
+        return "\n".join(lines + ([self.noise] if self.noise else []))
+
+
+VERDICTS = {
+    "same": "Same order as the reference (tau 1.00)",
+    "ties": "Same order but for ties (a coarse signal here, not a contrary one: it reverses "
+            "no pair)",
+    "partly": "Partly the same order (reverses some pairs)",
+    "contrary": "Unrelated or reversed order (tau ≤ 0)",
+    "none": "No order to compare",
+}
+"""The verdicts on a signal's order of the systems against the reference's, in display order."""
+
+
+def verdict(t: Tau) -> str:
+    """The `VERDICTS` key of a signal whose order has the pair counts `t`."""
+    if t.systems < 2 or np.isnan(t.tau):
+        return "none"
+    if t.same:
+        return "same"
+    if not t.disagree:
+        return "ties"
+    return "partly" if t.tau > 0 else "contrary"
+
+
+def tau_of(row: dict) -> Tau:
+    """The Tau of a row of the agreement table."""
+    return Tau(row["tau"], row["systems"], row["agree"], row["disagree"], row["split"])
+
+
+def pairs_text(t: Tau, n_systems: int, with_tau: bool = True) -> str:
+    """'2 of 15 pairs reversed, tau 0.71' for a signal's Tau ('' for the same order over every
+    one of the `n_systems`; the systems it covers when fewer)."""
+    of = f"{t.systems} of the {n_systems} systems" if t.systems != n_systems else ""
+    if t.systems < 2:
+        return "fewer than 2 systems with a value"
+    if np.isnan(t.tau):
+        return "every system tied there or in the reference"
+    parts = [f"{t.disagree} of {t.pairs} pairs reversed"] if t.disagree else []
+    if t.split:
+        parts.append(f"{t.split} pair{'s' if t.split > 1 else ''} tied in one order only")
+    if not parts:
+        return of
+    return ", ".join(parts + ([f"tau {t.tau:.2f}"] if with_tau else []) + ([of] if of else []))
+
+
 def summary(agreement: pd.DataFrame, reference: str, n_systems: int,
-            reference_name: str | None = None) -> str:
-    """One line: which signals order the systems as the reference does, which do not, signals
-    with the same pair counts named together (`reference_name`: how to call the reference;
-    default its display name)."""
+            reference_name: str | None = None) -> RankSummary:
+    """Which signals order the systems as the reference does and which do not, grouped by
+    `verdict`, each with its pair counts (`reference_name`: how to call the reference; default
+    its display name)."""
     ref = reference_name or signal_label(reference)
     if n_systems < 2:
-        return f"One system only: no order to compare ({ref} is the reference)."
+        return RankSummary(f"One system only: no order to compare ({ref} is the reference).")
     if agreement.empty:
-        return f"No signal besides {ref} to compare its order of the {n_systems} systems with."
-    groups: dict[tuple, list[str]] = {}
+        return RankSummary(
+            f"No signal besides {ref} to compare its order of the {n_systems} systems with.")
+    groups: dict[str, list[str]] = {k: [] for k in VERDICTS}
     for r in agreement.to_dict("records"):
-        t = Tau(r["tau"], r["systems"], r["agree"], r["disagree"], r["split"])
-        key = (round(t.tau, 6) if not np.isnan(t.tau) else None, t.systems, t.agree,
-               t.disagree, t.split)
-        groups.setdefault(key, []).append(signal_label(r["signal"]))
-    parts = [tau_text(who, Tau(np.nan if k[0] is None else k[0], *k[1:]))
-             for k, who in groups.items()]
-    return f"Against {ref}: " + "; ".join(parts) + "." + _noise_text(agreement)
+        t = tau_of(r)
+        detail = pairs_text(t, n_systems)
+        groups[verdict(t)].append(signal_label(r["signal"]) + (f" ({detail})" if detail else ""))
+    return RankSummary(f"Against {ref}, {n_systems} systems:",
+                       tuple((VERDICTS[k], tuple(who)) for k, who in groups.items() if who),
+                       _noise_text(agreement))
 
 
 def _noise_text(agreement: pd.DataFrame) -> str:
-    """' Within the noise: ...' when every signal that reverses a pair has a tau interval
-    reaching 1; else the signals whose interval stays below 1. A signal that only ties systems
-    the reference separates (or separates tied ones) is named apart: its tau cannot reach 1 in
-    any resample, so its interval says nothing about noise ('' without intervals)."""
+    """'Within the noise: ...' when every signal that reverses a pair has a tau interval
+    reaching 1; else the signals whose interval stays below 1 ('' without a reversal or
+    without intervals). A signal that only ties systems the reference separates is left out:
+    its tau cannot reach 1 in any resample, so its interval says nothing about noise."""
     known = agreement[agreement["tau_hi"].notna()]
     reverse = known[known["disagree"] > 0]
-    ties = known[(known["disagree"] == 0) & (known["split"] > 0)]
-    out = ""
-    if len(reverse):
-        beyond = reverse[reverse["tau_hi"] < 1 - SAME]
-        if beyond.empty:
-            out = (" Within the noise: each tau of a signal that reverses a pair has a 95 % "
-                   "interval that reaches 1 (the questions resampled).")
-        else:
-            names = _join([signal_label(s) for s in beyond["signal"]])
-            out = (f" Beyond the noise for {names}: {'its' if len(beyond) == 1 else 'their'} "
-                   "tau's 95 % interval stays below 1.")
-    if len(ties):
-        names = _join([signal_label(s) for s in ties["signal"]])
-        out += (f" {names} only {'ties' if len(ties) == 1 else 'tie'} systems the reference "
-                "tells apart (or the reverse), reversing no pair: a coarse signal here, not a "
-                "contrary one.")
-    return out
+    if reverse.empty:
+        return ""
+    beyond = reverse[reverse["tau_hi"] < 1 - SAME]
+    if beyond.empty:
+        return ("Within the noise: each tau of a signal that reverses a pair has a 95 % "
+                "interval that reaches 1 (the questions resampled).")
+    names = _join([signal_label(s) for s in beyond["signal"]])
+    return (f"Beyond the noise for {names}: {'its' if len(beyond) == 1 else 'their'} "
+            "tau's 95 % interval stays below 1 (the questions resampled).")
 
 
 @dataclass(frozen=True)
@@ -302,7 +332,7 @@ class SignalBoard:
     systems: tuple[str, ...]
     reference: str
     reference_name: str  # in sentences: 'the truth (contains a gold answer)'
-    summary: str
+    summary: RankSummary
 
     def table(self, name=label) -> pd.DataFrame:
         """`means_table` of the board."""
@@ -351,5 +381,5 @@ def format_board(board: SignalBoard, name=label) -> str:
     lines.append(f"  {ref:<{width}} {'reference':<24} {order_text(reference, name)}")
     for who, r in zip(names, board.agreement.to_dict("records"), strict=True):
         lines.append(f"  {who:<{width}} tau {tau_cell(r):<20} {r['order']}")
-    lines.append(board.summary)
+    lines.append(str(board.summary))
     return "\n".join(lines)

@@ -1,5 +1,5 @@
 """Do the signals rank the systems the same way? The Compare retrievers and Compare runs pages'
-section: the one-line rank agreement, every signal's mean with its 95 % CI per system
+section: the rank agreement grouped by verdict, every signal's mean with its 95 % CI per system
 (`ragdash.analysis.system_means`) and each signal's order with its Kendall's tau."""
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ import streamlit as st
 from ragdash.analysis.signals import signal_label
 from ragdash.analysis.system_means import (
     DASH,
+    RankSummary,
     SignalBoard,
     order_text,
+    pairs_text,
     tau_cell,
+    tau_of,
 )
 from ragdash.constants import label
 from ragdash.ui import widgets
@@ -23,21 +26,22 @@ JUDGE_NOTE = ("LLM judge: the 1–5 score as a quality order (5 → 1, 3 → 0.5
               "the paper's 4 means fully incorrect), averaged")
 
 
-def _pairs_text(row: dict) -> str:
-    """'2 of 15 disagree, 1 tied in one only' for a row of the agreement table."""
-    if row["systems"] < 2:
-        return "fewer than 2 systems"
-    if pd.isna(row["tau"]):
-        return "no order: every system tied"
-    return (f"{row['disagree']} of {row['pairs']} disagree"
-            + (f", {row['split']} tied in one only" if row["split"] else ""))
+def summary_markdown(summary: RankSummary) -> str:
+    """The rank agreement as Markdown: the headline, a bullet per verdict (its title in bold,
+    then its signals), the noise sentence; every name escaped."""
+    lines = [widgets.md(summary.headline), ""]
+    lines += [f"- **{widgets.md(title)}**: {widgets.md(', '.join(who))}"
+              for title, who in summary.groups]
+    if summary.noise:
+        lines += ["", widgets.md(summary.noise)]
+    return "\n".join(lines)
 
 
 def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
          row_title: str = "System", note: str = "") -> None:
-    """The section: the agreement line (a callout), the table (systems as rows, signals as
+    """The section: the agreement by verdict (a callout), the table (systems as rows, signals as
     columns, "mean [low–high]", – where a system has no value), the orders with tau."""
-    st.info(widgets.md(board.summary), icon=":material/swap_vert:")
+    st.info(summary_markdown(board.summary), icon=":material/swap_vert:")
     table = board.table(name)
     st.dataframe(
         table, hide_index=True, width="stretch", key=f"{key}_means",
@@ -63,7 +67,8 @@ def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
              "order": order(board.reference), "tau": "reference", "pairs": ""}]
     rows += [{"signal": signal_label(r["signal"]), "order": r["order"] or DASH,
               "tau": tau_cell(r),
-              "pairs": _pairs_text(r)} for r in ag.to_dict("records")]
+              "pairs": pairs_text(tau_of(r), r["systems"], with_tau=False) or "none reversed or split"}
+             for r in ag.to_dict("records")]
     st.markdown("**Each signal's order of the systems, best first**")
     st.dataframe(
         pd.DataFrame(rows), hide_index=True, width="stretch", key=f"{key}_orders",

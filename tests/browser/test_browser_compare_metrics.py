@@ -34,8 +34,11 @@ def test_compare_retrievers_then_runs_show_every_signal(server, page):
         r"Do the signals rank the retrievers the same way\? \(N = 500\)"))
     expect(heading).to_be_visible()
     line = page.get_by_test_id("stAlert").filter(has_text="Against the truth")
-    expect(line).to_contain_text("Score_IR orders the 5 systems the same (tau 1.00)")
-    expect(line).to_contain_text("judge disagrees on 2 of 15 pairs (tau 0.71, 6 systems)")
+    expect(line).to_contain_text("Against the truth (contains a gold answer), 6 systems:")
+    same = line.locator("li").filter(has_text="Same order as the reference (tau 1.00)")
+    expect(same).to_contain_text("Score_IR (5 of the 6 systems)")
+    partly = line.locator("li").filter(has_text="Partly the same order")
+    expect(partly).to_contain_text("LLM judge (2 of 15 pairs reversed, tau 0.71)")
     means = page.get_by_test_id("stDataFrame").filter(has=page.locator("[role=grid]")).first
     cells = grid_cells(page, means)
     assert "LLM only" in cells and "BM25" in cells, cells[:20]
