@@ -67,7 +67,7 @@ def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
              "order": order(board.reference), "tau": "reference", "pairs": ""}]
     rows += [{"signal": signal_label(r["signal"]), "order": r["order"] or DASH,
               "tau": tau_cell(r),
-              "pairs": pairs_text(tau_of(r), r["systems"], with_tau=False) or "none reversed or split"}
+              "pairs": pairs_text(tau_of(r), r["systems"], with_tau=False) or "none reversed"}
              for r in ag.to_dict("records")]
     st.markdown("**Each signal's order of the systems, best first**")
     st.dataframe(
