@@ -91,11 +91,13 @@ def test_cell_and_order_text():
 def test_board_orders_and_summary():
     df = _frame({"gold": [0.9, 0.7, 0.5, 0.3], "same": [0.8, 0.6, 0.4, 0.2],
                  "swapped": [0.8, 0.6, 0.2, 0.4], "reversed": [0.1, 0.2, 0.3, 0.4],
-                 "ir": [np.nan, 0.9, 0.5, 0.1]})
-    board = signal_board(df, ["same", "swapped", "reversed", "ir"], "gold", n_boot=100,
-                         reference_name="the truth")
+                 "ir": [np.nan, 0.9, 0.5, 0.1], "flat": [0.5] * 4,
+                 "alone": [0.4, np.nan, np.nan, np.nan]})
+    board = signal_board(df, ["same", "swapped", "reversed", "ir", "flat", "alone"], "gold",
+                         n_boot=100, reference_name="the truth")
     ag = board.agreement.set_index("signal")
-    assert list(board.agreement["signal"]) == ["same", "ir", "swapped", "reversed"]
+    assert list(board.agreement["signal"]) == ["same", "ir", "swapped", "reversed", "flat",
+                                                "alone"]
     assert ag.loc["swapped", "tau"] == pytest.approx(2 / 3)
     assert ag.loc["reversed", "tau"] == pytest.approx(-1.0)
     assert ag.loc["ir", "systems"] == 3 and ag.loc["ir", "order"] == "B > C > D"
@@ -103,7 +105,8 @@ def test_board_orders_and_summary():
     assert dict(board.summary.groups) == {
         VERDICTS["same"]: ("same", "ir (3 of the 4 systems)"),
         VERDICTS["partly"]: ("swapped (1 of 6 pairs reversed, tau 0.67)",),
-        VERDICTS["contrary"]: ("reversed (6 of 6 pairs reversed, tau -1.00)",)}
+        VERDICTS["contrary"]: ("reversed (6 of 6 pairs reversed, tau -1.00)",),
+        VERDICTS["none"]: ("flat", "alone (fewer than 2 systems with a value)")}
     assert str(board.summary).splitlines()[1] == f"- {VERDICTS['same']}: same, ir (3 of the 4 " \
         "systems)"
     text = format_board(board)

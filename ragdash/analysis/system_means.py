@@ -246,7 +246,7 @@ VERDICTS = {
             "no pair)",
     "partly": "Partly the same order (reverses some pairs)",
     "contrary": "Unrelated or reversed order (tau ≤ 0)",
-    "none": "No order to compare",
+    "none": "No order to compare (every system tied there or in the reference, unless said)",
 }
 """The verdicts on a signal's order of the systems against the reference's, in display order."""
 
@@ -275,7 +275,8 @@ def pairs_text(t: Tau, n_systems: int, with_tau: bool = True) -> str:
         return "fewer than 2 systems with a value"
     if np.isnan(t.tau):
         return "every system tied there or in the reference"
-    parts = [f"{t.disagree} of {t.pairs} pairs reversed"] if t.disagree else []
+    parts = [f"{t.disagree} of {t.pairs} pair{'s' if t.pairs > 1 else ''} reversed"] \
+        if t.disagree else []
     if t.split:
         parts.append(f"{t.split} pair{'s' if t.split > 1 else ''} tied in one order only")
     if not parts:
@@ -297,7 +298,7 @@ def summary(agreement: pd.DataFrame, reference: str, n_systems: int,
     groups: dict[str, list[str]] = {k: [] for k in VERDICTS}
     for r in agreement.to_dict("records"):
         t = tau_of(r)
-        detail = pairs_text(t, n_systems)
+        detail = pairs_text(t, n_systems) if t.systems < 2 or not np.isnan(t.tau) else ""
         groups[verdict(t)].append(signal_label(r["signal"]) + (f" ({detail})" if detail else ""))
     return RankSummary(f"Against {ref}, {n_systems} systems:",
                        tuple((VERDICTS[k], tuple(who)) for k, who in groups.items() if who),
