@@ -296,7 +296,8 @@ def test_compare_every_signal_per_system_with_its_tau(runs):
     assert re.fullmatch(r"\d\.\d{3} \[\d\.\d{3}–\d\.\d{3}\]( · n=\d+)?",
                         table.set_index("system").loc["BM25", "LLM judge"])
     line = at.info[0].value.replace("\\", "")
-    assert line.startswith("Against the truth (contains a gold answer):") and "tau" in line
+    assert line.startswith("Against the truth (contains a gold answer), 4 systems:")
+    assert "tau" in line and "- **Same order as the reference (tau 1.00)**" in line
     orders = next(d.value for d in at.dataframe if "tau" in d.value.columns)
     assert orders["signal"].iloc[0].endswith("(reference)")
     assert orders["tau"].iloc[0] == "reference" and len(orders) >= 3

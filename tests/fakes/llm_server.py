@@ -130,7 +130,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
+        raw = self.rfile.read(length)
+        if len(raw) < length:  # the client went away (killed) before sending its whole body:
+            self.close_connection = True  # no request was made, none is recorded or answered
+            return
+        body = json.loads(raw or b"{}")
         with self.fake._lock:
             self.fake.requests.append({"path": self.path, "body": body,
                                        "authorization": self.headers.get("Authorization")})
