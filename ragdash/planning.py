@@ -17,6 +17,7 @@ from ragdash.stages.judge import judge_settings
 
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
+    from ragdash.llm.cost import Estimate
 
 
 def call_speed(root: RunsRoot, model: str, backend: str | None = None) -> Speed | None:
@@ -127,7 +128,10 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
         notes.append("stepwise judging: a lower bound, each partially correct answer asks twice")
     if spec.metrics.enabled:
         if run.has("retrieved"):
-            out["metrics"] = metrics_estimate(run, spec.to_config())
+            out["metrics"], cached = metrics_estimate(run, spec.to_config())
+            if cached:
+                notes.append(f"metrics: {cached:,} more calls answered by the reply cache (not "
+                             "counted)")
         else:
             notes.append("metrics not priced: retrieval not run")
     if notes:
@@ -141,10 +145,14 @@ STAND_IN_ANSWER = "A one-sentence answer of about twenty tokens written by the g
 
 def metrics_step_plan(run: Run, cfg: dict):
     """Every metric's LLM steps on the run's answers (of the first `metrics.limit` questions),
-    else on stand-in answers for every generation request (`ragdash.metrics.plan.StepPlan`)."""
+    else on stand-in answers for every generation request (`ragdash.metrics.plan.StepPlan`);
+    the calls the runs root's reply cache already answers are counted apart."""
     from ragdash.config import RunSpec
+    from ragdash.llm.cache import LLMCache
+    from ragdash.llm.wrappers import CacheOnly
     from ragdash.metrics.evaluate import items_from_run
-    from ragdash.metrics.plan import step_plan
+    from ragdash.metrics.plan import cached_replies, step_plan
+    from ragdash.stages.metrics import metrics_settings
 
     answers = None
     if not run.has("answers"):
@@ -153,7 +161,15 @@ def metrics_step_plan(run: Run, cfg: dict):
              for q, s, b, _, _ in requests(run, RunSpec.from_config(cfg))],
             columns=["qid", "system", "budget", "answer", "error"])
     items = items_from_run(run, cfg, answers, limit=cfg["metrics"].get("limit"))
-    return step_plan(items)
+    path = RunsRoot(cfg["runs_root"]).llm_cache
+    for f in (path, path.with_name(f"{path.name}-wal")):  # a memo of this follows the cache
+        run.reader.stamp(f)
+    if answers is not None or not path.exists():
+        return step_plan(items)
+    llm = metrics_settings(cfg)
+    with LLMCache(path) as cache:
+        claims, answered = cached_replies(items, CacheOnly(llm, model_name(llm), cache), llm)
+    return step_plan(items, claims=claims, answered=answered)
 
 
 def metrics_pricing(cfg: dict) -> tuple[str, Speed | None, str]:
@@ -165,12 +181,13 @@ def metrics_pricing(cfg: dict) -> tuple[str, Speed | None, str]:
                                         llm.backend), llm.backend)
 
 
-def metrics_estimate(run: Run, cfg: dict):
+def metrics_estimate(run: Run, cfg: dict) -> tuple[Estimate, int]:
     """What `ragdash metrics` would cost on the run (no call): the run's answers, else stand-in
-    answers for every generation request; a lower bound (no correction rounds)."""
+    answers for every generation request; a lower bound (no correction rounds). With the
+    calls the reply cache answers, which the estimate leaves out."""
     model, speed, backend = metrics_pricing(cfg)
-    return metrics_step_plan(run, cfg).estimate(cfg["metrics"]["use"], model, speed=speed,
-                                                backend=backend)
+    plan, use = metrics_step_plan(run, cfg), cfg["metrics"]["use"]
+    return plan.estimate(use, model, speed=speed, backend=backend), plan.answered(use)
 
 
 def estimate_run(run: Run, calibration: dict, budget: int | None = None,

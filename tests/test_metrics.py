@@ -33,7 +33,8 @@ from ragdash.metrics import ragas as R
 from ragdash.metrics import ragchecker as RC
 from ragdash.metrics.evaluate import NO_ANSWER, cut_chunks, evaluate
 from ragdash.metrics.parse import ReplyParseError, parse_claims, parse_labels, parse_questions
-from ragdash.metrics.plan import planned_prompts
+from ragdash.metrics.plan import planned_prompts, planned_steps
+from ragdash.metrics.prompts import check_prompt
 from ragdash.rundir import Run
 
 EXPECTED = {
@@ -190,6 +191,19 @@ def test_planned_calls_count_a_repeated_prompt_once():
     assert len(planned_prompts([ITEM, ITEM])[0]) == 13  # the same answer twice: all cached
 
 
+def test_planned_checks_use_the_claims_the_cache_knows():
+    """Known claims give the exact prompts a run sends; a known empty list sends no check."""
+    mine, gold = CLAIMS[ANSWER], CLAIMS[ITEM.gold]
+    steps = planned_steps([ITEM], None, lambda it: (mine, gold))
+    checks = {p for s, p, _ in steps if s == "precision_check"}
+    assert checks == {check_prompt(QUESTION, ITEM.gold, mine)}
+    assert sum(s == "chunk_check" for s, _, _ in steps) == len(CHUNKS)
+    none = [s for s, _, _ in planned_steps([ITEM], None, lambda it: ([], gold))]
+    assert "precision_check" not in none and "nli" not in none and "recall_check" in none
+    assert {s for s, _, _ in planned_steps([ITEM], None, lambda it: ([], []))} == {
+        "answer_claims", "gold_claims", "questions", "chunk_useful", "recall_attribution"}
+
+
 def _metrics_args(url: str, run_dir) -> list[str]:
     return [*llm_args(url, run_dir), "--set", "metrics.enabled=true", "--set",
             "metrics.use=[claim_f1,hallucination,faithfulness]"]
@@ -213,9 +227,21 @@ def test_stage_resumes_from_the_cache_and_dry_run_makes_no_call(generic, tmp_pat
         assert len(srv.chat_requests()) == before  # nor did `ragdash run --dry-run`
         priced = re.search(r"metrics: fake-model: (\d+) calls", capsys.readouterr().out)
         assert priced and int(priced.group(1)) > 0
+        # stopped after two questions: the dry run counts only what the cache lacks
+        use = ["--use", "claim_f1,hallucination,faithfulness"]
+        assert main(["metrics", "--run-dir", str(run_dir), *use, "--limit", "2"]) == 0
+        first = len(srv.chat_requests()) - before
+        assert main(["metrics", "--run-dir", str(run_dir), *use, "--dry-run"]) == 0
+        out = capsys.readouterr().out
+        left = int(re.search(r"fake-model: (\d+) calls", out).group(1))
+        assert f"{first:,} more calls are answered by the reply cache" in out, out
         assert main(["run", "--dataset", str(ds), "--corpus", str(corpus),
                      *_metrics_args(srv.openai_url, run_dir)]) == 0, capsys.readouterr().err
         measured = len(srv.chat_requests()) - before
+        assert 0 < left == measured - first  # the estimate was the calls the run made
+        assert main(["metrics", "--run-dir", str(run_dir), *use, "--dry-run"]) == 0
+        out = capsys.readouterr().out
+        assert "fake-model: 0 calls" in out and f"{measured:,} more calls are" in out, out
     run = Run(run_dir)
     table = run.read("metrics")
     assert len(table) == 4 * 3 and measured > 0

@@ -22,11 +22,11 @@ from fixtures.metric_replies import ITEM, bag_of_words, llm
 from ragdash.analysis.signals import best_line, signal_costs
 from ragdash.analysis.signals import display_table as signals_display
 from ragdash.config import ConfigError
-from ragdash.llm.cost import estimate_prompts
+from ragdash.llm.cost import estimate, estimate_prompts
 from ragdash.metrics import METRICS, steps_for
 from ragdash.metrics.evaluate import evaluate
 from ragdash.metrics.plan import planned_prompts, step_plan
-from ragdash.ui.metrics_choice import job_config
+from ragdash.ui.metrics_choice import estimate_text, job_config
 from ragdash.ui.signal_scatter import browser_params, default_pair
 from ragdash.viz.signals import jittered, signal_scatter
 
@@ -49,6 +49,15 @@ def test_the_plan_prices_any_choice_as_the_dry_run_does():
     assert plan.totals(["rc_context_precision_parts"]) == (0, 0, 0)  # no LLM
     with pytest.raises(ValueError, match="unknown metric"):
         plan.totals(["bleu"])
+
+
+def test_the_estimate_line_names_the_calls_the_cache_answers():
+    est = estimate(12, 300, 20, "m", rate=6.0)
+    assert estimate_text(est, 2).startswith("**2 metrics → 12 LLM calls**")
+    assert "reply cache" not in estimate_text(est, 2)
+    assert estimate_text(est, 2, 40).endswith(" · 40 more answered by the reply cache")
+    none = estimate(0, 0, 0, "m", rate=6.0)
+    assert "no call to make" in estimate_text(none, 1, 40) and "0 s" not in str(none)
 
 
 def test_the_stage_records_each_steps_calls_and_the_signals_cost():

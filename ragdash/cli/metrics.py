@@ -58,9 +58,12 @@ def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
     if args.dry_run:
         from ragdash.planning import metrics_estimate
 
-        print("Dry run, no LLM call made. The metrics would cost:\n  "
-              f"{metrics_estimate(Run(args.run_dir), cfg)}\n(a lower bound: correction rounds "
-              "after unreadable replies are not counted)")
+        est, cached = metrics_estimate(Run(args.run_dir), cfg)
+        print(f"Dry run, no LLM call made. The metrics would cost:\n  {est}\n(a lower bound: "
+              "correction rounds after unreadable replies are not counted)")
+        if cached:
+            print(f"{cached:,} more calls are answered by the reply cache: a run does not send "
+                  "them again")
         return 0
     from ragdash.stages.runner import run_on
 

@@ -119,6 +119,8 @@ class Estimate:
 
     def time_text(self) -> str:
         """'about 12 min at 4.1 calls/min (measured on 40 calls of this model)', or why not."""
+        if self.calls == 0:
+            return "no time: no call to make"
         if self.seconds is None:
             return "time unknown (no call of this model measured yet)"
         why = f" ({self.time_source})" if self.time_source else ""

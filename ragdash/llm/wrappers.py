@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ragdash.llm.cache import LLMCache, cache_key
+from ragdash.llm.clients import sampling_params
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.types import Backend, LLMError, LLMResult, Messages, Validator
 
@@ -103,3 +104,27 @@ def wrap(raw: Backend, settings: LLMSettings, cache: LLMCache | None = None) -> 
     """Retries around a raw backend, the cache (if any) around that."""
     backend = Retrying(raw, settings)
     return Cached(backend, cache) if cache is not None else backend
+
+
+class CacheOnly:
+    """A backend that answers only from the reply cache, as the backend of `settings` calling
+    itself `model` would find it there; a miss raises `LLMError` and makes no request. A dry
+    run asks it what a re-run would still send: `answered` holds the first message of every
+    question the cache answered."""
+
+    def __init__(self, settings: LLMSettings, model: str, cache: LLMCache):
+        self.settings, self.name, self.model, self.cache = settings, settings.backend, model, cache
+        self.answered: set[str] = set()
+
+    def call_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        return sampling_params(self.settings, params)
+
+    def chat(self, messages: Messages, *, json_schema: dict | None = None,
+             **params: Any) -> LLMResult:
+        hit = self.cache.get(cache_key(self.name, self.model, messages, self.call_params(params),
+                                       json_schema))
+        if hit is None:
+            raise LLMError("not in the reply cache")
+        if len(messages) == 1:
+            self.answered.add(str(messages[0]["content"]))
+        return hit

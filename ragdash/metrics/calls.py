@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from ragdash.budget import join_chunks
 from ragdash.llm.ask import Exchange, ask
 from ragdash.llm.runner import FATAL_KINDS
+from ragdash.llm.settings import LLMSettings
 from ragdash.llm.types import Backend
 from ragdash.metrics import prompts as P
 from ragdash.metrics.parse import (
@@ -176,3 +177,11 @@ class AnswerTask:
             rows_mine.append(found[: len(mine)])
             rows_gold.append(found[len(mine):])
         out.values["chunk_answer"], out.values["chunk_gold"] = rows_mine, rows_gold
+
+
+def answer_task(item: MetricItem, steps: tuple[str, ...], settings: LLMSettings,
+                max_corrections: int | None = None) -> AnswerTask:
+    """The steps of one answer as `settings` ask them: with JSON schemas unless structured
+    output is off, and as many correction rounds as retries (else `max_corrections`)."""
+    corrections = settings.retries if max_corrections is None else max_corrections
+    return AnswerTask(item, steps, settings.structured != "none", max(0, corrections))

@@ -27,7 +27,7 @@ from ragdash.llm.types import Backend
 from ragdash.metrics import METRICS, resolve, steps_for
 from ragdash.metrics import ragas as R
 from ragdash.metrics import ragchecker as RC
-from ragdash.metrics.calls import AnswerTask, MetricItem, TaskOutcome
+from ragdash.metrics.calls import MetricItem, TaskOutcome, answer_task
 
 if TYPE_CHECKING:
     from ragdash.executors import Executor
@@ -171,11 +171,9 @@ def evaluate(items: Iterable[MetricItem], settings: LLMSettings, *,
     names = resolve(use)
     steps = steps_for(names)
     items = list(items)
-    corrections = max(0, settings.retries if max_corrections is None else max_corrections)
     todo = [i for i, it in enumerate(items) if it.error is None and it.answer
             and it.answer.strip()]
-    tasks = [AnswerTask(items[i], steps, settings.structured != "none", corrections)
-             for i in todo]
+    tasks = [answer_task(items[i], steps, settings, max_corrections) for i in todo]
     with calls_session(settings, cache, backend) as (be, store):
         outcomes = dispatch_calls(be, tasks, settings, progress, cache=store,
                                   executor=None if backend is not None else executor) \

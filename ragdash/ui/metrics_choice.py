@@ -38,12 +38,14 @@ def job_config(saved: dict[str, Any], use: Sequence[str], limit: int | None,
         "enabled": True, "use": list(use), "limit": limit, "llm": llm}})).to_config()
 
 
-def estimate_text(est: Estimate, chosen: int) -> str:
-    """The estimate in one Markdown line (numbers in bold)."""
+def estimate_text(est: Estimate, chosen: int, cached: int = 0) -> str:
+    """The estimate in one Markdown line (numbers in bold), with the `cached` calls the reply
+    cache answers (not in the estimate)."""
     money = "price unknown" if est.usd is None else f"${est.usd:,.2f}"
+    done = f" · {cached:,} more answered by the reply cache" if cached else ""
     return (f"**{chosen} metric{'s' if chosen != 1 else ''} → {est.calls:,} LLM calls** · "
             f"{est.tokens_in:,} tokens in · {est.tokens_out:,} tokens out · {money} · "
-            f"**{widgets.md(est.time_text())}**")
+            f"**{widgets.md(est.time_text())}**{done}")
 
 
 def _plan(run: Run, cfg: dict):
@@ -113,10 +115,11 @@ def chooser(run: Run, expanded: bool = False) -> None:
             st.info("Tick one or more metrics to see what they would cost.")
         else:
             model, speed, backend = metrics_pricing(cfg)
-            est = _plan(run, cfg).estimate(chosen, model, speed=speed, backend=backend)
+            plan = _plan(run, cfg)
+            est = plan.estimate(chosen, model, speed=speed, backend=backend)
             shown = ("the first question" if limit == 1 else
                      f"the first {int(limit):,} questions" if limit else f"all {n_q:,} questions")
-            st.markdown(estimate_text(est, len(chosen)))
+            st.markdown(estimate_text(est, len(chosen), plan.answered(chosen)))
             st.caption(f"Dry-run estimate for {shown}, checker {widgets.md(model)} "
                        f"({widgets.md(backend)}): a lower bound, correction rounds after "
                        "unreadable replies are not counted.")
