@@ -143,7 +143,8 @@ def test_the_button_runs_the_ticked_metrics_as_a_job_on_one_question(server, pag
         expect(page.get_by_text(re.compile(r"Run metrics-choice-squad finished in"))) \
             .to_be_visible(timeout=240_000)
         no_exception(page, "metrics job")
-        assert llm.chat_requests(), "the job asked the fake server nothing"
+        asked = len(llm.chat_requests())
+        assert asked, "the job asked the fake server nothing"
     table = Run(run_dir).read("metrics")
     assert table["qid"].nunique() == 1 and len(table) == 6  # one question, six systems
     assert table["error"].isna().all(), table["error"].tolist()
@@ -151,3 +152,8 @@ def test_the_button_runs_the_ticked_metrics_as_a_job_on_one_question(server, pag
     settle(page)
     signals = page.locator('[data-testid="stDataFrame"]').filter(has_text="LLM calls")
     expect(signals).to_contain_text("claim_f1")
+    # asked again, the estimate is what a re-run sends: nothing, the cache answers every call
+    line = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text=ESTIMATE)
+    expect(line).to_contain_text("2 metrics → 0 LLM calls")
+    expect(line).to_contain_text(f"{asked:,} more answered by the reply cache")
+    no_exception(page, "estimate after the job")
