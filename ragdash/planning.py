@@ -4,12 +4,16 @@ retrieval scores (the paper's §3.3 estimate)."""
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ragdash.llm.settings import LLMSettings
 from ragdash.llm.speed import Speed, bundled_speed, measured_speed
+from ragdash.llm.types import LLMError, Messages
 from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot
 from ragdash.stages.generate import generator_settings, requests
@@ -69,13 +73,35 @@ def stand_in_contexts(run: Run, spec: RunSpec):
     return contexts
 
 
+def not_cached(prompts: Iterable[Messages], settings: LLMSettings, root: RunsRoot
+               ) -> tuple[list[Messages], int]:
+    """The prompts a run with `settings` would send: each distinct prompt once (as generation
+    sends them), those the reply cache of `root` answers left out; and how many it answers."""
+    from ragdash.llm.cache import LLMCache
+    from ragdash.llm.wrappers import CacheOnly
+
+    distinct = list({json.dumps(m, sort_keys=True): m for m in prompts}.values())
+    if not root.llm_cache.exists():
+        return distinct, 0
+    left = []
+    with LLMCache(root.llm_cache) as cache:
+        replies = CacheOnly(settings, model_name(settings), cache)
+        for m in distinct:
+            try:
+                replies.chat(m)
+            except LLMError:
+                left.append(m)
+    return left, len(distinct) - len(left)
+
+
 def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     """What the LLM calls would cost, before any call: calls, tokens, money, time.
 
     `retrieved=False`: priced before retrieval (a dry run stops before it when mlq would ask
     the LLM for its sub-questions): mlq's calls are priced too, and generation with contexts
-    of the full budget (an upper bound: a context holds at most N tokens)."""
-    from ragdash.llm import LLMSettings, estimate_prompts
+    of the full budget (an upper bound: a context holds at most N tokens). Generation and the
+    metrics leave out the calls the reply cache answers (a note says how many)."""
+    from ragdash.llm import estimate_prompts
     from ragdash.llm.prompts import (
         decompose_messages,
         generation_messages,
@@ -103,10 +129,16 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     gen = generator_settings(spec)
     reqs = requests(run, spec, None if retrieved else stand_in_contexts(run, spec))
     ref, prompt = g.reference_prompts, g.prompt
+    asked = [generation_messages(q, c, reference=ref, prompt=prompt) for _, _, _, q, c in reqs]
+    cached = 0
+    if retrieved:  # stand-in contexts are neither distinct nor cached
+        asked, cached = not_cached(asked, gen, root)
     out["generation"] = estimate_prompts(
-        [generation_messages(q, c, reference=ref, prompt=prompt) for _, _, _, q, c in reqs],
-        model_name(gen), tokens_out=40, speed=call_speed(root, model_name(gen), gen.backend),
-        backend=gen.backend)
+        asked, model_name(gen), tokens_out=40,
+        speed=call_speed(root, model_name(gen), gen.backend), backend=gen.backend)
+    if cached:
+        notes.append(f"generation: {cached:,} more calls answered by the reply cache (not "
+                     "counted)")
     judge = judge_settings(spec)
     examples = run.read("examples").head(g.limit or None)
     systems = len(spec.retrievers.use) + (1 if g.llm_only else 0)

@@ -155,14 +155,27 @@ def test_killed_generation_resumes_without_repeating_finished_calls(generic, tmp
 
 def test_dry_run_estimates_without_calling(generic, tmp_path, env_key, capsys):
     ds, corpus = generic
+    args = ["--dataset", str(ds), "--corpus", str(corpus), "--judge-model", "gpt-4o"]
     with FakeLLMServer(default=responder) as srv:
-        assert main(["judge", "--dataset", str(ds), "--corpus", str(corpus), "--dry-run",
-                     "--judge-model", "gpt-4o", *llm_args(srv.openai_url, tmp_path / "r")]) == 0
+        args += llm_args(srv.openai_url, tmp_path / "r")
+        assert main(["judge", "--dry-run", *args]) == 0
         assert srv.chat_requests() == []
+        out = capsys.readouterr().out
+        # 4 LLM-only + 2 x 4 RAG answers; two retrievers give one question the same context,
+        # a prompt sent once
+        priced = re.search(r"generation: fake-model: (\d+) calls", out)
+        assert "Dry run" in out and priced and int(priced.group(1)) == 11, out
+        assert re.search(r"gpt-4o: 4 calls, [\d,]+ tokens in, 100 out, \$0\.0\d", out)
+        assert not Run(tmp_path / "r").has("answers")
+        # once generated, the dry run leaves out what the reply cache answers
+        assert main(["generate", *args]) == 0
+        sent = len(srv.chat_requests())
+        assert sent == 11  # what the dry run said
+        assert main(["judge", "--dry-run", *args]) == 0
+        assert len(srv.chat_requests()) == sent
     out = capsys.readouterr().out
-    assert "Dry run" in out and "12 calls" in out  # 4 LLM-only + 2 x 4 RAG answers
-    assert re.search(r"gpt-4o: 4 calls, [\d,]+ tokens in, 100 out, \$0\.0\d", out)
-    assert not Run(tmp_path / "r").has("answers")
+    assert "generation: fake-model: 0 calls" in out, out
+    assert f"generation: {sent} more calls answered by the reply cache" in out, out
 
 
 def test_judge_inherits_the_generators_url_and_the_endpoints_are_printed(generic, tmp_path,
