@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.speed import Speed, bundled_speed, measured_speed
-from ragdash.llm.types import LLMError, Messages
+from ragdash.llm.types import Backend
 from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot
 from ragdash.stages.generate import generator_settings, requests
-from ragdash.stages.judge import judge_settings
+from ragdash.stages.judge import judge_options, judge_settings
 
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
@@ -73,25 +73,25 @@ def stand_in_contexts(run: Run, spec: RunSpec):
     return contexts
 
 
-def not_cached(prompts: Iterable[Messages], settings: LLMSettings, root: RunsRoot
-               ) -> tuple[list[Messages], int]:
-    """The prompts a run with `settings` would send: each distinct prompt once (as generation
-    sends them), those the reply cache of `root` answers left out; and how many it answers."""
+def cache_answers(calls: Iterable[Callable[[Backend], Any]], settings: LLMSettings,
+                  root: RunsRoot) -> list[bool]:
+    """Per call, whether the reply cache of `root` answers it whole, so that a run with
+    `settings` would not send it: each call is asked of the cache alone (`CacheOnly`, no
+    request), every question it asks (correction rounds, a second question) included."""
     from ragdash.llm.cache import LLMCache
     from ragdash.llm.wrappers import CacheOnly
 
-    distinct = list({json.dumps(m, sort_keys=True): m for m in prompts}.values())
+    calls = list(calls)
     if not root.llm_cache.exists():
-        return distinct, 0
-    left = []
+        return [False] * len(calls)
     with LLMCache(root.llm_cache) as cache:
         replies = CacheOnly(settings, model_name(settings), cache)
-        for m in distinct:
-            try:
-                replies.chat(m)
-            except LLMError:
-                left.append(m)
-    return left, len(distinct) - len(left)
+        return [c(replies).error is None for c in calls]
+
+
+def answered_note(stage: str, cached: int) -> str:
+    """The dry run's note on the calls of `stage` the reply cache answers."""
+    return f"{stage}: {cached:,} more calls answered by the reply cache (not counted)"
 
 
 def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
@@ -102,6 +102,8 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     of the full budget (an upper bound: a context holds at most N tokens). Generation and the
     metrics leave out the calls the reply cache answers (a note says how many)."""
     from ragdash.llm import estimate_prompts
+    from ragdash.llm.generate import generation_call
+    from ragdash.llm.judge import items_from_frames, judge_calls
     from ragdash.llm.prompts import (
         decompose_messages,
         generation_messages,
@@ -131,20 +133,28 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     ref, prompt = g.reference_prompts, g.prompt
     asked = [generation_messages(q, c, reference=ref, prompt=prompt) for _, _, _, q, c in reqs]
     cached = 0
-    if retrieved:  # stand-in contexts are neither distinct nor cached
-        asked, cached = not_cached(asked, gen, root)
+    if retrieved:  # generation sends each distinct prompt once; stand-in contexts are neither
+        distinct = list({json.dumps(m, sort_keys=True): m for m in asked}.values())
+        done = cache_answers(map(generation_call, distinct), gen, root)  # distinct nor cached
+        asked, cached = [m for m, d in zip(distinct, done, strict=True) if not d], sum(done)
     out["generation"] = estimate_prompts(
         asked, model_name(gen), tokens_out=40,
         speed=call_speed(root, model_name(gen), gen.backend), backend=gen.backend)
     if cached:
-        notes.append(f"generation: {cached:,} more calls answered by the reply cache (not "
-                     "counted)")
+        notes.append(answered_note("generation", cached))
     judge = judge_settings(spec)
     examples = run.read("examples").head(g.limit or None)
     systems = len(spec.retrievers.use) + (1 if g.llm_only else 0)
     answer = "a one-sentence answer of about thirty tokens written by the generator model " * 2
     mode = spec.judge.mode
-    if mode == "stepwise":  # the verdict question per answer; a partial answer asks one more
+    if retrieved and not asked and run.has("answers"):  # the answers the judge will see
+        items = items_from_frames(run.read("answers"), run.read("examples"))
+        calls = judge_calls(items, judge, **judge_options(spec))[1]
+        done = cache_answers(calls, judge, root)
+        prompts = [c.messages for c, d in zip(calls, done, strict=True) if not d]
+        if any(done):
+            notes.append(answered_note("judge", sum(done)))
+    elif mode == "stepwise":  # the verdict question per answer; a partial answer asks one more
         prompts = [[{"role": "user", "content": verdict_prompt(r.question, r.answer, answer)}]
                    for r in examples.itertuples(index=False)] * systems
     else:
@@ -162,8 +172,7 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
         if run.has("retrieved"):
             out["metrics"], cached = metrics_estimate(run, spec.to_config())
             if cached:
-                notes.append(f"metrics: {cached:,} more calls answered by the reply cache (not "
-                             "counted)")
+                notes.append(answered_note("metrics", cached))
         else:
             notes.append("metrics not priced: retrieval not run")
     if notes:

@@ -173,9 +173,17 @@ def test_dry_run_estimates_without_calling(generic, tmp_path, env_key, capsys):
         assert sent == 11  # what the dry run said
         assert main(["judge", "--dry-run", *args]) == 0
         assert len(srv.chat_requests()) == sent
+        out = capsys.readouterr().out
+        assert "generation: fake-model: 0 calls" in out, out
+        assert f"generation: {sent} more calls answered by the reply cache" in out, out
+        # the judge is then priced on the real answers, and once judged asks nothing either
+        assert re.search(r"judge: gpt-4o: 4 calls", out) and "judge: 4 more" not in out, out
+        assert main(["judge", *args]) == 0
+        assert len(srv.chat_requests()) == sent + 4
+        assert main(["judge", "--dry-run", *args]) == 0
+        assert len(srv.chat_requests()) == sent + 4
     out = capsys.readouterr().out
-    assert "generation: fake-model: 0 calls" in out, out
-    assert f"generation: {sent} more calls answered by the reply cache" in out, out
+    assert "judge: gpt-4o: 0 calls" in out and "judge: 4 more calls answered by the" in out, out
 
 
 def test_judge_inherits_the_generators_url_and_the_endpoints_are_printed(generic, tmp_path,

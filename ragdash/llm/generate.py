@@ -8,7 +8,7 @@ an `LLMError` after the finished calls are cached.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -17,9 +17,9 @@ import pandas as pd
 from ragdash.llm.cache import LLMCache
 from ragdash.llm.factory import calls_session
 from ragdash.llm.prompts import generation_messages
-from ragdash.llm.runner import Progress, chat_call, dispatch_calls
+from ragdash.llm.runner import CallOutcome, Progress, chat_call, dispatch_calls
 from ragdash.llm.settings import LLMSettings
-from ragdash.llm.types import Backend, LLMError, LLMResult
+from ragdash.llm.types import Backend, LLMError, LLMResult, Messages
 
 if TYPE_CHECKING:
     from ragdash.executors import Executor
@@ -49,6 +49,11 @@ def _not_empty(result: LLMResult) -> None:
         raise LLMError("empty answer", kind="invalid_reply", retryable=True)
 
 
+def generation_call(messages: Messages) -> Callable[[Backend], CallOutcome]:
+    """One generation call: an empty reply is an error, asked again and never cached."""
+    return chat_call(messages, validate=_not_empty)
+
+
 def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str, Any]],
              settings: LLMSettings, *, cache: LLMCache | str | Path | None = None,
              progress: Progress | None = None, reference_prompts: bool = False,
@@ -73,7 +78,7 @@ def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str,
     for i, k in enumerate(keys):
         first.setdefault(k, i)
     slot = {k: j for j, k in enumerate(first)}
-    calls = [chat_call(messages[i], validate=_not_empty) for i in first.values()]
+    calls = [generation_call(messages[i]) for i in first.values()]
     with calls_session(settings, cache, backend) as (be, store):
         done = dispatch_calls(be, calls, settings, progress, cache=store,
                               executor=None if backend is not None else executor)

@@ -198,6 +198,13 @@ class _StepwiseCall:
     use_schema: bool
     max_corrections: int
 
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        """The first question: the verdict (a second follows for a partly correct answer)."""
+        item = self.item
+        return [{"role": "user", "content": verdict_prompt(item.question, item.true_answer,
+                                                           str(self.shown[0].answer))}]
+
     def _choice(self, backend: Backend, prompt: str, key: str, options: Sequence[str],
                 out: JudgeOutcome) -> str | None:
         return ask(backend, [{"role": "user", "content": prompt}],
@@ -209,8 +216,8 @@ class _StepwiseCall:
     def __call__(self, backend: Backend) -> JudgeOutcome:
         item, answer = self.item, str(self.shown[0].answer)
         out = JudgeOutcome()
-        verdict = self._choice(backend, verdict_prompt(item.question, item.true_answer, answer),
-                               "verdict", list(VERDICTS), out)
+        verdict = self._choice(backend, self.messages[0]["content"], "verdict", list(VERDICTS),
+                               out)
         if verdict is None:
             return out
         steps = {"verdict": verdict}
@@ -260,14 +267,39 @@ def judge(items: Iterable[JudgeItem], settings: LLMSettings, *,
     once per `call_id`. `executor`: where the calls run (`dispatch_calls`; default here, also
     when `backend` is given).
     """
+    items = list(items)
+    rows, calls = judge_calls(items, settings, mode=mode, shuffle=shuffle, seed=seed,
+                              reference_prompts=reference_prompts,
+                              max_corrections=max_corrections, refusal=refusal)
+    with calls_session(settings, cache, backend) as (be, store):
+        outcomes = dispatch_calls(be, calls, settings, progress, cache=store,
+                                  executor=None if backend is not None else executor) \
+            if calls else []
+        judge_model = be.model
+    for call, o in zip(calls, outcomes, strict=True):
+        for pos, c in enumerate(call.shown, 1):
+            rows.append(_row(
+                call.item, c, judge_model=o.model or judge_model,
+                score=o.scores[pos - 1] if o.scores else None, raw=o.raw, error=o.error,
+                position=pos, call_id=call.call_id, tokens_in=o.tokens_in,
+                tokens_out=o.tokens_out, latency_s=o.latency_s))
+    return judgments_frame(rows, [str(i.qid) for i in items], judge_model=judge_model)
+
+
+def judge_calls(items: Iterable[JudgeItem], settings: LLMSettings, *, mode: str = "grouped",
+                shuffle: bool = True, seed: int = 0, reference_prompts: bool = False,
+                max_corrections: int | None = None, refusal: RefusalRule | None = None
+                ) -> tuple[list[dict[str, Any]], list[_Call | _StepwiseCall]]:
+    """What `judge` decides before any call: the rows of candidates scored without one (no
+    answer, the refusal rule) and the calls to make (each a callable of a backend, its
+    `messages` the first question it asks)."""
     if mode not in JUDGE_MODES:
         raise ValueError(f"judge mode must be one of {', '.join(JUDGE_MODES)}, not '{mode}'")
     corrections = max(0, settings.retries if max_corrections is None else max_corrections)
     use_schema = settings.structured != "none"
     json_output = not reference_prompts
-    items = list(items)
     rows: list[dict[str, Any]] = []
-    calls: list[_Call] = []
+    calls: list[_Call | _StepwiseCall] = []
     for item in items:
         answered = []
         for c in item.candidates:
@@ -293,19 +325,7 @@ def judge(items: Iterable[JudgeItem], settings: LLMSettings, *,
                                       reference=reference_prompts, json_output=json_output)
             calls.append(_Call(call_id, item, group, messages, json_output, use_schema,
                                corrections))
-    with calls_session(settings, cache, backend) as (be, store):
-        outcomes = dispatch_calls(be, calls, settings, progress, cache=store,
-                                  executor=None if backend is not None else executor) \
-            if calls else []
-        judge_model = be.model
-    for call, o in zip(calls, outcomes, strict=True):
-        for pos, c in enumerate(call.shown, 1):
-            rows.append(_row(
-                call.item, c, judge_model=o.model or judge_model,
-                score=o.scores[pos - 1] if o.scores else None, raw=o.raw, error=o.error,
-                position=pos, call_id=call.call_id, tokens_in=o.tokens_in,
-                tokens_out=o.tokens_out, latency_s=o.latency_s))
-    return judgments_frame(rows, [str(i.qid) for i in items], judge_model=judge_model)
+    return rows, calls
 
 
 def judgments_frame(rows: list[dict[str, Any]], qid_order: Sequence[str] | None = None,

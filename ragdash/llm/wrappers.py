@@ -120,11 +120,13 @@ class CacheOnly:
         return sampling_params(self.settings, params)
 
     def chat(self, messages: Messages, *, json_schema: dict | None = None,
-             **params: Any) -> LLMResult:
+             validate: Validator | None = None, **params: Any) -> LLMResult:
         hit = self.cache.get(cache_key(self.name, self.model, messages, self.call_params(params),
                                        json_schema))
         if hit is None:
             raise LLMError("not in the reply cache")
+        if validate is not None:
+            validate(hit)  # a reply a run would ask again counts as missing
         if len(messages) == 1:
             self.answered.add(str(messages[0]["content"]))
         return hit

@@ -23,6 +23,17 @@ def judge_settings(spec: RunSpec, api_key: str | None = None) -> LLMSettings:
     return LLMSettings.from_config(spec.judge.llm or spec.llm, api_key=api_key)
 
 
+def judge_options(spec: RunSpec) -> dict:
+    """How the run's judge asks (`ragdash.llm.judge.judge`'s options): mode, order, prompts
+    and the refusal rule."""
+    from ragdash.llm.refusal import RefusalRule
+
+    j = spec.judge
+    return {"mode": j.mode, "shuffle": j.shuffle, "seed": j.seed,
+            "reference_prompts": j.reference_prompts,
+            "refusal": RefusalRule.from_config(j.refusal)}
+
+
 def settings(cfg: dict) -> tuple:
     return (cfg["judge"], None if cfg["judge"].get("llm") else cfg["llm"],
             judge_prompt_version())
@@ -30,16 +41,13 @@ def settings(cfg: dict) -> tuple:
 
 def run(ctx: StageContext) -> dict:
     from ragdash.llm import judge_answers
-    from ragdash.llm.refusal import RefusalRule
 
-    j, out = ctx.spec.judge, ctx.run
+    out = ctx.run
     judge = judge_settings(ctx.spec, ctx.api_key)
     answers = out.read("answers")
     judgments = judge_answers(
         answers, out.read("examples"), judge, cache=RunsRoot(ctx.spec.runs_root).llm_cache,
-        mode=j.mode, shuffle=j.shuffle, seed=j.seed, reference_prompts=j.reference_prompts,
-        refusal=RefusalRule.from_config(j.refusal),
-        progress=lambda d, t: ctx.progress("judging answers", d, t),
+        **judge_options(ctx.spec), progress=lambda d, t: ctx.progress("judging answers", d, t),
         executor=ctx.executor)
     out.write("judgments", judgments)
     checks = judge_audit.audit(judgments, answers, out.read("examples"))
