@@ -99,8 +99,9 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
 
     `retrieved=False`: priced before retrieval (a dry run stops before it when mlq would ask
     the LLM for its sub-questions): mlq's calls are priced too, and generation with contexts
-    of the full budget (an upper bound: a context holds at most N tokens). Generation and the
-    metrics leave out the calls the reply cache answers (a note says how many)."""
+    of the full budget (an upper bound: a context holds at most N tokens). After retrieval,
+    each stage leaves out the calls the reply cache answers (a note says how many), and the
+    judge is priced on the run's answers when generation would send nothing new."""
     from ragdash.llm import estimate_prompts
     from ragdash.llm.generate import generation_call
     from ragdash.llm.judge import items_from_frames, judge_calls
@@ -133,9 +134,9 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     ref, prompt = g.reference_prompts, g.prompt
     asked = [generation_messages(q, c, reference=ref, prompt=prompt) for _, _, _, q, c in reqs]
     cached = 0
-    if retrieved:  # generation sends each distinct prompt once; stand-in contexts are neither
+    if retrieved:  # each distinct prompt is sent once (stand-in contexts are all the same)
         distinct = list({json.dumps(m, sort_keys=True): m for m in asked}.values())
-        done = cache_answers(map(generation_call, distinct), gen, root)  # distinct nor cached
+        done = cache_answers(map(generation_call, distinct), gen, root)
         asked, cached = [m for m, d in zip(distinct, done, strict=True) if not d], sum(done)
     out["generation"] = estimate_prompts(
         asked, model_name(gen), tokens_out=40,
