@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 R=${1:-/tmp/ragas-bench/r30}
 RAGAS_PY=${RAGAS_PY:-/tmp/ragas-venv/bin/python}
 PY=.venv/bin/python
-MODEL=models/qwen2.5-0.5b-instruct-q4_k_m.gguf
+MODEL=${MODEL:-models/qwen2.5-0.5b-instruct-q4_k_m.gguf}  # another GGUF: MODEL=… and a new folder
 CORES=${CORES:-2}
 export PYTHONPATH=$PWD
 [ -x "$RAGAS_PY" ] || { echo "no ragas virtualenv at $RAGAS_PY (docs/metrics.md says how to make it)" >&2; exit 2; }
