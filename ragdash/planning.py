@@ -4,9 +4,10 @@ retrieval scores (the paper's §3.3 estimate)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -14,6 +15,7 @@ import pandas as pd
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.speed import Speed, bundled_speed, measured_speed
 from ragdash.llm.types import Backend
+from ragdash.llm.wrappers import CacheOnly
 from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot
 from ragdash.stages.generate import generator_settings, requests
@@ -73,20 +75,26 @@ def stand_in_contexts(run: Run, spec: RunSpec):
     return contexts
 
 
+@contextlib.contextmanager
+def cache_only(settings: LLMSettings, root: RunsRoot) -> Iterator[CacheOnly | None]:
+    """For a block, the backend of `settings` answering only from the reply cache of `root`
+    (`CacheOnly`: no request); None when the runs root has no cache yet."""
+    from ragdash.llm.cache import LLMCache
+
+    if not root.llm_cache.exists():
+        yield None
+        return
+    with LLMCache(root.llm_cache) as cache:
+        yield CacheOnly(settings, model_name(settings), cache)
+
+
 def cache_answers(calls: Iterable[Callable[[Backend], Any]], settings: LLMSettings,
                   root: RunsRoot) -> list[bool]:
     """Per call, whether the reply cache of `root` answers it whole, so that a run with
-    `settings` would not send it: each call is asked of the cache alone (`CacheOnly`, no
-    request), every question it asks (correction rounds, a second question) included."""
-    from ragdash.llm.cache import LLMCache
-    from ragdash.llm.wrappers import CacheOnly
-
-    calls = list(calls)
-    if not root.llm_cache.exists():
-        return [False] * len(calls)
-    with LLMCache(root.llm_cache) as cache:
-        replies = CacheOnly(settings, model_name(settings), cache)
-        return [c(replies).error is None for c in calls]
+    `settings` would not send it: each call is asked of the cache alone (`cache_only`), every
+    question it asks (correction rounds, a second question) included."""
+    with cache_only(settings, root) as replies:
+        return [replies is not None and c(replies).error is None for c in calls]
 
 
 def answered_note(stage: str, cached: int) -> str:
@@ -190,8 +198,6 @@ def metrics_step_plan(run: Run, cfg: dict):
     else on stand-in answers for every generation request (`ragdash.metrics.plan.StepPlan`);
     the calls the runs root's reply cache already answers are counted apart."""
     from ragdash.config import RunSpec
-    from ragdash.llm.cache import LLMCache
-    from ragdash.llm.wrappers import CacheOnly
     from ragdash.metrics.evaluate import items_from_run
     from ragdash.metrics.plan import cached_replies, step_plan
     from ragdash.stages.metrics import metrics_settings
@@ -203,14 +209,16 @@ def metrics_step_plan(run: Run, cfg: dict):
              for q, s, b, _, _ in requests(run, RunSpec.from_config(cfg))],
             columns=["qid", "system", "budget", "answer", "error"])
     items = items_from_run(run, cfg, answers, limit=cfg["metrics"].get("limit"))
-    path = RunsRoot(cfg["runs_root"]).llm_cache
-    for f in (path, path.with_name(f"{path.name}-wal")):  # a memo of this follows the cache
-        run.reader.stamp(f)
-    if answers is not None or not path.exists():
+    root = RunsRoot(cfg["runs_root"])
+    for f in (root.llm_cache, root.llm_cache.with_name(f"{root.llm_cache.name}-wal")):
+        run.reader.stamp(f)  # a memo of this plan follows the cache
+    if answers is not None:
         return step_plan(items)
     llm = metrics_settings(cfg)
-    with LLMCache(path) as cache:
-        claims, answered = cached_replies(items, CacheOnly(llm, model_name(llm), cache), llm)
+    with cache_only(llm, root) as replies:
+        if replies is None:
+            return step_plan(items)
+        claims, answered = cached_replies(items, replies, llm)
     return step_plan(items, claims=claims, answered=answered)
 
 

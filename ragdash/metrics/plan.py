@@ -14,7 +14,7 @@ from ragdash.llm.cost import Estimate, count_tokens
 from ragdash.llm.cost import estimate as cost_estimate
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.speed import Speed
-from ragdash.llm.types import Backend
+from ragdash.llm.wrappers import CacheOnly
 from ragdash.metrics import prompts as P
 from ragdash.metrics import resolve, steps_for
 from ragdash.metrics.calls import MetricItem, answer_task
@@ -77,11 +77,11 @@ def planned_steps(items: Iterable[MetricItem], use: Iterable[str] | str | None =
     return planned
 
 
-def cached_replies(items: Iterable[MetricItem], replies: Backend, settings: LLMSettings
+def cached_replies(items: Iterable[MetricItem], replies: CacheOnly, settings: LLMSettings
                    ) -> tuple[KnownClaims, set[str]]:
     """What the reply cache already holds for every metric's steps of `items`: the claims it
-    knows per item, and the prompts it answers. `replies` answers only from the cache
-    (`ragdash.llm.wrappers.CacheOnly`); each answer's steps run as a run with `settings` would
+    knows per item, and the prompts it answers. `replies` answers only from the cache; each
+    answer's steps run as a run with `settings` would
     ask them, correction rounds included, so the checks of cached claims are found too."""
     steps = steps_for(resolve(None))
     known: dict[MetricItem, Claims] = {}
@@ -90,7 +90,7 @@ def cached_replies(items: Iterable[MetricItem], replies: Backend, settings: LLMS
             continue
         v = answer_task(it, steps, settings)(replies).values
         known[it] = (v.get("answer_claims"), v.get("gold_claims"))
-    return (lambda it: known.get(it, (None, None))), set(getattr(replies, "answered", ()))
+    return (lambda it: known.get(it, (None, None))), set(replies.answered)
 
 
 def planned_prompts(items: Iterable[MetricItem], use: Iterable[str] | str | None = None
