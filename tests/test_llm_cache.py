@@ -9,8 +9,10 @@ from fakes.llm_server import FakeLLMServer, Reply, fast_settings
 
 from ragdash.llm import LLMCache
 from ragdash.llm.cache import cache_key
-from ragdash.llm.generate import generate
+from ragdash.llm.generate import generate, generation_call
+from ragdash.llm.prompts import generation_messages
 from ragdash.llm.types import LLMResult
+from ragdash.llm.wrappers import CacheOnly
 
 MSG = [{"role": "user", "content": "hi"}]
 
@@ -86,6 +88,30 @@ def test_second_identical_call_makes_no_request(tmp_path):
     assert second["answer"].tolist() == first["answer"].tolist() == ["An answer."] * 2
     assert second["tokens_in"].tolist() == first["tokens_in"].tolist()
     assert changed["error"].isna().all()
+
+
+def test_cache_only_answers_what_a_run_would_not_send_and_requests_nothing(tmp_path):
+    """`CacheOnly` finds a reply under the very key the real backend stored it with; another
+    temperature, an unseen prompt, or a cached reply the run's check would reject count as
+    missing; no request is ever made."""
+    path = tmp_path / "c.sqlite"
+    with FakeLLMServer(default="An answer.") as srv:
+        settings = fast_settings(srv)
+        generate([("q1", "bm25", 100, "Who?", "docs")], settings, cache=path)
+        sent = len(srv.chat_requests())
+        asked = generation_messages("Who?", "docs")
+        with LLMCache(path) as cache:
+            replies = CacheOnly(settings, settings.model, cache)
+            assert generation_call(asked)(replies).result.text == "An answer."
+            assert replies.answered == {asked[0]["content"]}
+            unseen = generation_messages("Why?", "docs")
+            assert generation_call(unseen)(replies).error == "not in the reply cache"
+            hotter = CacheOnly(fast_settings(srv, temperature=0.7), settings.model, cache)
+            assert generation_call(asked)(hotter).error is not None
+            key = cache_key("openai", settings.model, unseen, replies.call_params({}), None)
+            cache.put(key, "openai", LLMResult("  ", 1, 1, 0.1, settings.model))
+            assert "empty answer" in generation_call(unseen)(replies).error  # asked again
+        assert len(srv.chat_requests()) == sent
 
 
 def test_failed_calls_are_not_cached(tmp_path):
