@@ -11,23 +11,43 @@ import pandas as pd
 from ragdash.stages.base import Stage, StageContext
 
 
+def _stream(h, path: Path) -> None:
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+
+
 def file_sha256(path: str | Path | None) -> str | None:
-    """The sha256 of a file, or of a folder's relative paths and contents; None if absent."""
+    """The sha256 of a file, or of a folder's relative paths and contents; None if absent.
+
+    Files are streamed in blocks. A folder's file over the one-document limit, or past the
+    corpus's total limit, is hashed by its size and time of change, not read: the loader skips
+    it (or refuses the corpus) without reading it either. Names that are not UTF-8 are hashed
+    by their bytes (surrogateescape), as the loader lists them."""
+    from ragdash.data.readers.base import MAX_DOCUMENT_BYTES
+    from ragdash.data.textfiles import MAX_TOTAL_BYTES
+
     if not path:
         return None
     p = Path(path)
     if p.is_dir():
-        h = hashlib.sha256()
+        h, total = hashlib.sha256(), 0
         for f in sorted(x for x in p.rglob("*") if x.is_file()):
-            h.update(str(f.relative_to(p)).encode())
-            h.update(f.read_bytes())
+            h.update(str(f.relative_to(p)).encode("utf-8", "surrogateescape"))
+            st = f.stat()
+            total += st.st_size
+            if st.st_size > MAX_DOCUMENT_BYTES or total > MAX_TOTAL_BYTES:
+                h.update(f"\0unread:{st.st_size}:{st.st_mtime_ns}\0".encode())
+                continue
+            try:
+                _stream(h, f)
+            except OSError as exc:
+                h.update(f"\0unreadable:{exc.errno}\0".encode())
         return h.hexdigest()
     if not p.exists():
         return None
     h = hashlib.sha256()
-    with open(p, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
+    _stream(h, p)
     return h.hexdigest()
 
 
