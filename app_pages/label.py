@@ -1,10 +1,11 @@
 """Label answers: a person says whether each sampled answer is correct, one answer at a time.
 
-The sample is drawn once by a rule fixed before labelling (uniform at random by default, which
-prediction-powered intervals need) and stored in the run, so labelling stops and resumes, by
-several people. The judge's score is never shown here. Labels go to labels.parquet; the
-Overview and LLM results pages then show how far the judge is from them and the share correct
-with prediction-powered intervals."""
+The sample is drawn once by a rule fixed before labelling (by default stratified by system and
+the judge's verdict, which narrows the interval for the same labels) and stored in the run, so
+labelling stops and resumes, by several people. The judge's score is never shown here. Labels go
+to labels.parquet; the Overview and LLM results pages then show how far the judge is from them
+and the share correct with its interval. Before each label the page says how wide the intervals
+are now and how many labels reach ±5 points."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import streamlit as st
 
 from ragdash import labels
 from ragdash.constants import LLM_ONLY
-from ragdash.labels import store, tables
-from ragdash.ui import context_view, evidence, navigation, state, widgets
+from ragdash.labels import headline, sampling, store, tables
+from ragdash.ui import context_view, evidence, navigation, state, trust, widgets
 from ragdash.viz.colors import PART_COLORS, label
 
 run = state.require_run()
@@ -49,8 +50,12 @@ with st.expander("The sample to label" + (f": {len(sample)} answers" if sample i
                                   labels.DEFAULT_SAMPLE), max(total, 1)), key="lb_n")
     rule = c[1].selectbox("Rule", store.RULES, key="lb_rule", disabled=sample is not None,
                           index=0 if sample is None else store.RULES.index(sample["rule"].iloc[0]),
-                          help="uniform: every answer equally likely (what the intervals need); "
-                               "stratified: the same number per system")
+                          format_func=sampling.RULE_NAMES.get,
+                          help="by system × judge's verdict (default): each system's answers "
+                               "judged 5 and not, in proportion: the narrowest pooled interval "
+                               "for the labels; uniform: every answer equally likely; equal per "
+                               "system: the same number per system, when each system's figure "
+                               "is the goal")
     seed = c[2].number_input("Seed", 0, 2**31 - 1,
                              0 if sample is None else int(sample["seed"].iloc[0]), key="lb_seed",
                              disabled=sample is not None)
@@ -83,6 +88,26 @@ st.progress(done["labelled"] / max(done["sample"], 1),
 
 if (flash := st.session_state.pop("lb_flash", None)) is not None:
     st.toast(flash)
+
+
+def _where_it_stands() -> None:
+    """How wide the pooled and each system's interval are now, and the labels for ±5 points."""
+    found = trust.sections(run)
+    if found is None:
+        return
+    share = found["share"]
+    pooled = share["pooled"]
+    now = (f"pooled ±{(pooled['ci'][1] - pooled['ci'][0]) * 50:.1f} points" if pooled.get("ci")
+           else f"pooled: {pooled.get('reason') or 'no interval yet'}")
+    systems = " · ".join(
+        f"{label(s)} ±{(e['ci'][1] - e['ci'][0]) * 50:.0f}" if e.get("ci") else
+        f"{label(s)}: {e['labels']} labels" for s, e in share["systems"].items())
+    plan = headline.planner(pooled)
+    st.caption(widgets.md(f"Intervals now: {now}; {systems}."
+                          + (f" {plan}." if plan else "")))
+
+
+_where_it_stands()
 
 
 def _label(item: store.Item, choice: str) -> None:

@@ -343,6 +343,9 @@ class CalibrationSpec(Section):
     seed: int = 0
     scores: str | None = None
     """The Score_IR method h and k are fit on (None: scoring.method)."""
+    estimand: Literal["these answers", "new questions"] = "these answers"
+    """What the share correct and its interval are about: this run's answers (a finite
+    population) or new questions like these."""
 
     @model_validator(mode="before")
     @classmethod

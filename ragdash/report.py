@@ -142,7 +142,8 @@ def _labels_html(run: Run) -> list[str]:
     """The judge's agreement with labels and gold answers, and the share correct with
     prediction-powered intervals (a run with answers and labels or a calibration)."""
     from ragdash import labels
-    from ragdash.labels import tables
+    from ragdash.calibration.survey import MIN_SYSTEM_LABELS
+    from ragdash.labels import headline, tables
 
     if not run.has("answers") or not (run.has("labels") or run.has("calibration")):
         return []
@@ -163,13 +164,24 @@ def _labels_html(run: Run) -> list[str]:
     for frame in (tables.confusion_frame(agreement), tables.annotators_frame(agreement)):
         if frame is not None:
             out.append(_table(frame, fmt="{:.2f}", index=frame.index.name is not None))
-    out.append("<h2>Share correct with prediction-powered intervals</h2>")
+    share, lab = sections["share"], sections["labels"]
+    out.append("<h2>Share correct, checked against labels</h2>")
+    out += [f"<p>{html.escape(line.replace('**', ''))}</p>" for line in
+            headline.sentences(share, lab, (lab.get("sample") or {}).get("rule"))]
+    out.append(_table(pd.DataFrame(
+        [{"system": s, "share correct": headline.tile(e)[0], "interval · labels":
+          headline.tile(e)[1]} for s, e in share["systems"].items()]), fmt=None, index=False))
+    out.append('<p class="note">' + html.escape(
+        f"Intervals at {share['level']:.0%} on {share['estimand_text']}; a system's interval "
+        f"from {MIN_SYSTEM_LABELS} of its labels on.") + "</p>")
+    out.append("<h3>Other estimators</h3>")
     out.append('<p class="note">Share of answers correct (label "correct", judge 5) in % with '
-               "95 % intervals: from the labels alone; from the judge alone (valid only if the "
-               "judge is right); prediction-powered (PPI) with the judge's scores or with "
-               "retrieval alone, the labels correcting the predictions' bias.</p>")
+               "95 % intervals, the answers treated as drawn from an endless supply: from the "
+               "sample's labels alone; from the judge alone (valid only if the judge is right); "
+               "prediction-powered (PPI) with the judge's scores or with a retrieval model "
+               "fitted on the judge's scores, the labels correcting the predictions' bias.</p>")
     out.append(_table(tables.ppi_frame(ppi), fmt=None))
-    notes = tables.footnotes(ppi) + [tables.halve_line(ppi)]
+    notes = tables.footnotes(ppi)
     out += [f'<p class="note">{html.escape(n)}</p>' for n in notes if n]
     return out
 

@@ -190,7 +190,7 @@ def test_a_stratified_sample_takes_each_system_in_turn(run):
     sample = labels.draw_sample(run, 60, "stratified", seed=0)
     assert sample.groupby("system").size().tolist() == [10] * 6
     assert sample.head(6)["system"].nunique() == 6
-    with pytest.raises(ValueError, match="rule 'random' is not one of uniform, stratified"):
+    with pytest.raises(ValueError, match="rule 'random' is not one of judge, uniform, stratified"):
         labels.draw_sample(run, 5, "random")
     with pytest.raises(ValueError, match="positive whole number"):
         labels.draw_sample(run, 0)
@@ -376,9 +376,11 @@ def test_the_report_shows_agreement_and_ppi_and_escapes_names(run):
         labels.add_label(run, it.qid, it.system, "wrong", "<script>alert(1)</script>")
     html = build_report(run)
     assert "Is the judge right? Agreement with labels and gold answers" in html
-    assert "Share correct with prediction-powered intervals" in html
-    section = html[html.index("Share correct with prediction-powered"):]
-    assert "PPI retrieval" in section and "pooled" in section
+    assert "Share correct, checked against labels" in html
+    section = html[html.index("Share correct, checked against labels"):]
+    assert "About " in section and "of these 360 answers are correct" in section
+    assert "too few for an interval" in section  # 5 labels per system: no per-system range
+    assert "Other estimators" in section and "PPI retrieval" in section and "pooled" in section
     assert "Stand-in labels from a reference metric, not human labels" in html
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
 

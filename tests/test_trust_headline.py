@@ -1,48 +1,82 @@
-"""The trust headline is generated from the numbers it describes."""
+"""The trust headline, tiles and `label status --json` are generated from the share section's
+numbers: the estimand, the interval, the labels, the judge's gap, what was left out, and the
+labels needed for ±5 points."""
 
 from __future__ import annotations
 
 from ragdash.labels import headline
 
 
-def _entry(pct: float, lo: float, hi: float) -> dict:
-    return {"pct": pct, "ci": [lo, hi], "method": "m"}
+def _share(judge: float = 0.48, ci=(0.30, 0.50), to_target: int | None = 190,
+           estimand: str = "these answers", **pooled) -> dict:
+    entry = {"estimate": 0.40, "ci": list(ci) if ci else None, "labels": 60, "answers": 360,
+             "method": "m", "reason": "" if ci else "too few labels for an interval",
+             "bounds": None, "to_target": to_target, **pooled}
+    system = {"estimate": 0.5, "ci": None, "labels": 9, "answers": 60, "method": "m",
+              "reason": "too few labels for an interval (9; from 20 on)"}
+    return {"estimand": estimand, "estimand_text": "t", "level": 0.95, "pooled": entry,
+            "systems": {"bm25": system}, "cannot_tell": 0, "judge": {"pooled": judge}}
 
 
-def _ppi(judge: float, retr: tuple[float, float, float] | None = (45, 30, 60)) -> dict:
-    pooled = {"labels_only": _entry(40, 28, 52), "judge_only": _entry(judge, judge - 5,
-                                                                      judge + 5),
-              "ppi_judge": _entry(40, 30, 50), "ppi_retrieval": {"pct": None, "ci": None},
-              "n_labelled": 60, "n_unlabelled": 300}
-    if retr:
-        pooled["ppi_retrieval"] = _entry(*retr)
-    return {"pooled": pooled}
+LABELS = {"outside_sample": 0, "stale": 0}
 
 
-def test_headline_names_estimate_interval_and_labels():
-    lines = headline.sentences(_ppi(48))
-    assert lines[0] == ("**About 40 % of answers are correct** (95% interval 30–50 %), from 60 "
-                        "labels with the judge's scores (PPI) on 360 answers.")
+def test_headline_names_estimand_estimate_interval_labels_and_rule():
+    lines = headline.sentences(_share(), LABELS, "judge")
+    assert lines[0] == ("**About 40 % of these 360 answers are correct** (95% interval 30–50 %; "
+                        "60 labels, stratified by system and the judge's verdict).")
+    other = headline.sentences(_share(estimand="new questions"), LABELS, "uniform")[0]
+    assert other.startswith("**About 40 % of answers to new questions like these are correct**")
+    assert "drawn uniformly at random" in other
 
 
 def test_judge_above_below_or_same_is_said_from_the_numbers():
-    assert "8 points above, within the interval." in headline.sentences(_ppi(48))[1]
+    assert "8 points above, within the interval." in headline.sentences(_share(0.48), LABELS)[1]
     assert "15 points above, outside the interval: the judge is too lenient" in \
-        headline.sentences(_ppi(55))[1]
+        headline.sentences(_share(0.55), LABELS)[1]
     assert "12 points below, outside the interval: the judge is too strict" in \
-        headline.sentences(_ppi(28))[1]
-    assert "the same, within the interval." in headline.sentences(_ppi(40.2))[1]
+        headline.sentences(_share(0.28), LABELS)[1]
+    assert "the same, within the interval." in headline.sentences(_share(0.402), LABELS)[1]
 
 
-def test_retrieval_alone_is_compared_by_interval_width():
-    assert headline.sentences(_ppi(48, (42, 32, 52)))[2].endswith("about as precise.")
-    assert "less precise: the judge adds information" in headline.sentences(_ppi(48))[2]
-    assert len(headline.sentences(_ppi(48, None))) == 2
+def test_the_planner_counts_the_labels_for_five_points_or_says_it_is_there():
+    assert headline.sentences(_share(), LABELS)[-1] == (
+        "About 190 labels in all (130 more) bring the pooled interval to ±5 points.")
+    assert headline.sentences(_share(to_target=60), LABELS)[-1] == (
+        "The pooled interval is within ±5 points.")
+    assert headline.sentences(_share(to_target=None), LABELS)[-1].startswith(
+        "No number of labels brings the pooled interval within ±5 points")
 
 
-def test_no_interval_no_headline():
-    ppi = _ppi(48)
-    for k in ("labels_only", "ppi_judge", "ppi_retrieval"):
-        ppi["pooled"][k] = {"pct": None, "ci": None, "reason": "too few labels"}
-    assert headline.sentences(ppi) == []
-    assert headline.best(ppi["pooled"]) is None
+def test_left_out_labels_and_cannot_tell_bounds_are_said():
+    lines = headline.sentences(_share(bounds=[0.38, 0.45]) | {"cannot_tell": 4},
+                               {"outside_sample": 9, "stale": 2})
+    text = " ".join(lines)
+    assert "4 sampled answer(s) labelled only \"cannot tell\" are left out: all wrong they " \
+           "give 38 %, all correct 45 %" in text
+    assert "Left out of every estimate: 9 label(s) outside the drawn sample (not random) and " \
+           "2 stale label(s)" in text
+    small = headline.sentences(_share(bounds=[0.40, 0.405]) | {"cannot_tell": 1}, LABELS)
+    assert "cannot tell" not in " ".join(small)  # moves the figure by under a point
+
+
+def test_no_pooled_interval_says_why_and_gives_no_figure():
+    share = _share(ci=None)
+    share["pooled"]["reason"] = "the labels cover 1 of 6 systems: no interval over all of them"
+    lines = headline.sentences(share, LABELS)
+    assert lines[0] == ("60 label(s) of the sample so far: the labels cover 1 of 6 systems: no "
+                        "interval over all of them.")
+    assert not any("%" in line for line in lines)
+
+
+def test_tiles_give_a_range_only_with_an_interval():
+    share = _share()
+    assert headline.tile(share["systems"]["bm25"]) == ("—", "9 labels · too few for an interval")
+    assert headline.tile(share["pooled"]) == ("40 %", "30–50 % · 60 labels")
+
+
+def test_status_json_gives_fractions_and_null_intervals():
+    got = headline.status_json(_share())
+    assert got["estimand"] == "these answers"
+    assert got["pooled"] == {"estimate": 0.40, "ci": [0.30, 0.50], "labels": 60, "method": "m"}
+    assert got["systems"]["bm25"]["ci"] is None and got["systems"]["bm25"]["labels"] == 9

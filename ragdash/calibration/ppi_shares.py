@@ -29,6 +29,7 @@ from ragdash.calibration.ppi import (
     ppi,
     too_few,
 )
+from ragdash.calibration.survey import MIN_SYSTEM_LABELS
 from ragdash.constants import LLM_ONLY
 
 POOLED = "pooled"
@@ -160,6 +161,19 @@ def share_table(frame: pd.DataFrame, level: float = LEVEL, n_folds: int = N_FOLD
             "ppi_retrieval": (_ppi_retrieval(frame, mask, scope, level, cross),
                               int(mask.sum())),
         }
+        alone = estimates["labels_only"][0]
+        retr = estimates["ppi_retrieval"][0]
+        if retr.method.startswith("cross-PPI") and retr.width is not None and \
+                alone.width is not None and retr.width > alone.width:
+            estimates["ppi_retrieval"] = (Estimate(retr.method, n=retr.n, reason=(
+                "wider than the labels alone: not shown")), None)
+        few = scope != POOLED and int(lab.sum()) < MIN_SYSTEM_LABELS
+        if few:  # the same rule as the share section: no per-system interval below it
+            estimates = {k: (Estimate(e.method, e.pct, None, n=e.n, N=e.N,
+                                      reason="too few labels for an interval (from "
+                                             f"{MIN_SYSTEM_LABELS} on)"), t)
+                         if k != "judge_only" and e.ci is not None else (e, t)
+                         for k, (e, t) in estimates.items()}
         out[scope] = {name: est.to_dict(total) for name, (est, total) in estimates.items()}
         out[scope].update(n_labelled=int(lab.sum()), n_unlabelled=int((mask & ~lab).sum()))
     return out

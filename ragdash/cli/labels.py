@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 
 from ragdash.constants import REFERENCE_METRICS
-from ragdash.labels.store import LABELS, RULES
-from ragdash.labels.tables import footnotes, halve_line, labels_line, ppi_frame
+from ragdash.labels import headline
+from ragdash.labels.exchange import MAX_IMPORT_BYTES, MAX_IMPORT_LABELLERS, MAX_IMPORT_ROWS
+from ragdash.labels.store import LABELS, MAX_LABELLERS, MAX_LABELS, RULES
+from ragdash.labels.tables import footnotes, labels_line, ppi_frame
 from ragdash.rundir import Run
 
 METRICS = tuple(REFERENCE_METRICS)
@@ -25,13 +27,20 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     ex.add_argument("--run-dir", required=True, help="run with answers.parquet")
     ex.add_argument("--n", type=int, help="sample size (drawn once; a larger n extends it)")
     ex.add_argument("--seed", type=int, help="seed of the draw (default: the sample's, else 0)")
-    ex.add_argument("--rule", choices=RULES, help="uniform at random (default) or stratified "
-                                                  "by system")
+    ex.add_argument("--rule", choices=RULES, help="judge: by system × the judge's verdict "
+                                                  "(default); uniform at random; stratified: "
+                                                  "equal per system")
     ex.add_argument("-o", "--output", required=True, help="CSV to write")
     im = cmd.add_parser("import", help="read labels from a CSV (qid, system, label; optional "
                                        "labeller, comment), or make stand-in labels",
                         description="Labels: " + ", ".join(LABELS) + ". Every problem is "
-                                    "reported by row and field; nothing is imported then.")
+                                    "reported by row and field; nothing is imported then. "
+                                    f"Limits per file: {MAX_IMPORT_BYTES // 1_000_000} MB; "
+                                    f"{MAX_IMPORT_ROWS:,} rows, and {MAX_IMPORT_LABELLERS} rows "
+                                    f"per answer of the run; {MAX_IMPORT_LABELLERS} labellers. "
+                                    "A run "
+                                    f"keeps {MAX_LABELS:,} labels from {MAX_LABELLERS} "
+                                    "labellers.")
     im.add_argument("--run-dir", required=True, help="run with answers.parquet")
     im.add_argument("file", nargs="?", help="labels CSV (an exported sample, filled in)")
     im.add_argument("--labeller", help="labeller of rows without a labeller column")
@@ -44,6 +53,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     im.add_argument("--rule", choices=RULES, help="with --from-reference: rule of the draw")
     st = cmd.add_parser("status", help="labelling progress, judge agreement, PPI estimates")
     st.add_argument("--run-dir", required=True, help="run with labels")
+    st.add_argument("--json", action="store_true",
+                    help="print what the Overview shows as JSON (shares as fractions)")
     return p
 
 
@@ -59,6 +70,14 @@ def run(args: argparse.Namespace) -> int:
     from ragdash import labels
 
     run_ = _run(args.run_dir)
+    if args.label_command == "status" and args.json:
+        import json
+
+        sections = labels.current(run_)
+        if sections is None:
+            raise FileNotFoundError(f"run {run_.path} has no answers to label")
+        print(json.dumps(headline.status_json(sections["share"]), indent=1))
+        return 0
     if args.label_command == "export":
         n = labels.export_csv(run_, args.output, args.n, args.rule, args.seed)
         sample = labels.read_sample(run_)
@@ -106,9 +125,17 @@ def print_trust(run: Run, always: bool = False) -> None:
         k = "n/a" if pair["kappa"] is None else f"{pair['kappa']:.2f}"
         print(f"Labellers {pair['labellers'][0]} and {pair['labellers'][1]}: same label on "
               f"{pair['agreement']:.0%} of {pair['n']} answers (Cohen's κ = {k})")
-    print("Share correct in % with 95 % intervals (correct = label 'correct' / judge 5):")
+    share = sections["share"]
+    for line in headline.sentences(share, lab, (lab.get("sample") or {}).get("rule")):
+        print(line.replace("**", ""))
+    width = max(len(s) for s in share["systems"])
+    for system, e in share["systems"].items():
+        value, caption = headline.tile(e)
+        print(f"  {system:<{width}}  {value:>5}  {caption}")
+    print(f"Intervals on {share['estimand_text']} (calibration.estimand: "
+          f"{share['estimand']!r}).")
+    print("Other estimators, answers as if drawn from an endless supply (share correct in %, "
+          "95 % intervals; correct = label 'correct' / judge 5):")
     print(ppi_frame(sections["ppi"]).to_string())
     for line in footnotes(sections["ppi"]):
         print(f"  {line}")
-    if lab["n"] and (line := halve_line(sections["ppi"])):
-        print(line)

@@ -1,8 +1,9 @@
 """Human labels of a run's answers, and what they say about the judge and the share correct.
 
 Labelling (labels.parquet, label_sample.parquet; safe with several labellers at once):
-- `draw_sample(run, n, rule="uniform", seed=0)`: the answers to label, drawn once and stored
-  (`rule`: "uniform" or "stratified" by system); a larger n extends it in the same order.
+- `draw_sample(run, n, rule="judge", seed=0)`: the answers to label, drawn once and stored
+  (`rule`: "judge", by system × the judge's verdict; "uniform"; or "stratified", equal per
+  system: `ragdash.labels.sampling`); a larger n extends it in the same order.
 - `next_to_label(run, labeller)` -> `Item` (position, qid, system, question, gold_answers,
   answer; never the judge's score) or None when the labeller is done; `sample_items(run)`.
 - `add_label(run, qid, system, label, labeller, comment="")` with `label` one of `LABELS`
@@ -11,8 +12,10 @@ Labelling (labels.parquet, label_sample.parquet; safe with several labellers at 
 - `read_labels(run)`; `current_labels(run)` -> (labels of unchanged answers, stale count).
 
 Files and stand-ins:
-- `export_csv(run, path, n=None, rule=None, seed=None)`, `import_csv(run, path, labeller=None)`
-  (LabelFileError lists every problem by file, row and field; nothing is imported then);
+- `export_csv(run, path, n=None, rule=None, seed=None)` (formulas neutralised in every cell),
+  `import_csv(run, path, labeller=None)` (LabelFileError lists every problem by file, row and
+  field; nothing is imported then; files are bounded in bytes, rows and labellers before any
+  row is checked, and a run keeps at most `store.MAX_LABELS` labels from `MAX_LABELLERS`);
 - `from_reference(run, metric="contains")`: stand-in labels from a reference metric, whose
   labeller says so ("stand-in: contains a gold answer").
 

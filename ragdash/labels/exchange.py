@@ -4,6 +4,8 @@ their labeller begins with "stand-in: ")."""
 
 from __future__ import annotations
 
+import csv
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pandas as pd
 
 from ragdash.constants import REFERENCE_METRICS
 from ragdash.data.schema import Issue
+from ragdash.labels.sampling import DEFAULT_RULE
 from ragdash.labels.store import (
     STAND_IN,
     check_comment,
@@ -32,8 +35,17 @@ EXPORT_COLUMNS = ("qid", "system", "question", "gold_answers", "answer", "label"
 GOLD_SEPARATOR = " | "
 DEFAULT_SAMPLE = 60
 MAX_IMPORT_BYTES = 50_000_000
+MAX_IMPORT_ROWS = 100_000
+"""The most data rows one labels file may hold (labelled or not), and at most
+`MAX_IMPORT_LABELLERS` per answer of the run; a file with more is refused before any row is
+checked or saved."""
+MAX_IMPORT_LABELLERS = 10
+"""The most distinct labellers one labels file may name (a run keeps `MAX_LABELLERS`)."""
 MAX_ERRORS_SHOWN = 20
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+"""What a cell a spreadsheet may run as a formula starts with (OWASP's CSV injection list, and
+the fullwidth = + - @ some spreadsheets read as their ASCII forms)."""
+_CELL_START = re.compile(r"(?<=[;\r\n])")
 
 
 class LabelFileError(ValueError):
@@ -68,36 +80,57 @@ def ensure_sample(run: Run, n: int | None = None, rule: str | None = None,
             raise ValueError(f"run {run.path} has no sample to label yet: give its size "
                              "(--n 60)")
         return old
-    rule = rule or (str(old["rule"].iloc[0]) if old is not None else "uniform")
+    rule = rule or (str(old["rule"].iloc[0]) if old is not None else DEFAULT_RULE)
     seed = seed if seed is not None else (int(old["seed"].iloc[0]) if old is not None else 0)
     n = n or (len(old) if old is not None else DEFAULT_SAMPLE)
     return draw_sample(run, n, rule, seed)
 
 
-def _cell(text: str) -> str:
-    """A text cell a spreadsheet will not run as a formula (a leading ' when it starts like
-    one)."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
+def _segments(text: str) -> list[str]:
+    """`text` cut after every ; and line break: where a spreadsheet that splits a comma-separated
+    file on ; (Excel in many locales), ignoring quotes there, may start a cell."""
+    return _CELL_START.split(text)
+
+
+def _formula_like(segment: str) -> bool:
+    """Whether `segment`, after any leading apostrophes, starts like a formula."""
+    return segment.lstrip("'").startswith(FORMULA_START)
+
+
+def cell(text: str) -> str:
+    """A text cell no spreadsheet runs as a formula: a ' before the cell, and before the text
+    after each ; or line break, that starts like one after any apostrophes it has (so `uncell`
+    tells an added ' from one in the data)."""
+    return "".join("'" + s if _formula_like(s) else s for s in _segments(text))
+
+
+def uncell(text: str) -> str:
+    """The text `cell` was given: each ' it added dropped, nothing else."""
+    return "".join(s[1:] if s.startswith("'") and _formula_like(s) else s
+                   for s in _segments(text))
 
 
 def export_csv(run: Run, path: Path | str, n: int | None = None, rule: str | None = None,
                seed: int | None = None) -> int:
     """Write the sample (drawn first when asked) to a CSV for labelling: qid, system, question,
     gold answers, the generated answer, and empty label, labeller and comment columns (never
-    the judge's score). Returns the number of answers written."""
+    the judge's score). Every cell is quoted and passed through `cell` (no formulas); import
+    undoes it. Returns the number of answers written."""
     ensure_sample(run, n, rule, seed)
     items = sample_items(run)
-    table = pd.DataFrame([(it.qid, it.system, _cell(it.question),
-                           _cell(GOLD_SEPARATOR.join(it.gold_answers)), _cell(it.answer),
-                           "", "", "") for it in items], columns=list(EXPORT_COLUMNS))
+    table = pd.DataFrame([tuple(map(cell, (it.qid, it.system, it.question,
+                                           GOLD_SEPARATOR.join(it.gold_answers), it.answer)))
+                          + ("", "", "") for it in items], columns=list(EXPORT_COLUMNS))
     path = Path(path)
-    with atomic_path(path) as tmp:
-        table.to_csv(tmp, index=False, encoding="utf-8-sig")  # the BOM: spreadsheets read UTF-8
+    with atomic_path(path) as tmp:  # every cell quoted: a , or ; in it stays in it
+        table.to_csv(tmp, index=False, encoding="utf-8-sig",  # the BOM: spreadsheets read UTF-8
+                     quoting=csv.QUOTE_ALL)
     return len(table)
 
 
-def _read(path: Path) -> pd.DataFrame:
-    """The CSV's cells as text (comma or semicolon separated); LabelFileError otherwise."""
+def _read(path: Path, max_rows: int) -> pd.DataFrame:
+    """The CSV's cells as text (comma or semicolon separated), at most `max_rows + 1` data rows
+    read (one more tells a file over the limit); LabelFileError otherwise."""
     def fail(field: str, message: str) -> LabelFileError:
         return LabelFileError(path, [Issue(str(path), "file", field, message)])
 
@@ -108,22 +141,47 @@ def _read(path: Path) -> pd.DataFrame:
     if size > MAX_IMPORT_BYTES:
         raise fail("size", f"the file is {size:,} bytes, over the limit of {MAX_IMPORT_BYTES:,}")
     try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig",
+                         nrows=max_rows + 1)
         if len(df.columns) == 1 and ";" in str(df.columns[0]):
             df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig",
-                             sep=";")
+                             sep=";", nrows=max_rows + 1)
     except UnicodeDecodeError:
         raise fail("encoding", "not UTF-8 text: save it as CSV UTF-8") from None
     except pd.errors.EmptyDataError:
         raise fail("format", "empty: it needs a header row (qid, system, label)") from None
     except pd.errors.ParserError as exc:
         raise fail("format", f"not a readable CSV ({' '.join(str(exc).split())})") from None
+    if len(df) > max_rows:
+        raise fail("rows", f"over {max_rows:,} rows, the limit for this run's labels files "
+                           f"({MAX_IMPORT_LABELLERS} rows per answer of the run, "
+                           f"{MAX_IMPORT_ROWS:,} at most): split it into smaller files")
     df.columns = [str(c).strip().lower() for c in df.columns]
     missing = [c for c in ("qid", "system", "label") if c not in df.columns]
     if missing:
         raise LabelFileError(path, [Issue(str(path), "header", c, "missing column (columns "
                                           f"found: {', '.join(df.columns)})") for c in missing])
     return df
+
+
+def _max_rows(answers: int) -> int:
+    """The most data rows a labels file may hold for a run with `answers` answers
+    (`MAX_IMPORT_ROWS`, and `MAX_IMPORT_LABELLERS` per answer)."""
+    return min(MAX_IMPORT_ROWS, MAX_IMPORT_LABELLERS * answers)
+
+
+def _check_labellers(path: Path, df: pd.DataFrame, labeller: str | None) -> None:
+    """LabelFileError when the labelled rows name over `MAX_IMPORT_LABELLERS` labellers."""
+    labelled = df[df["label"].str.strip() != ""]
+    names = (labelled["labeller"] if "labeller" in df.columns
+             else pd.Series("", index=labelled.index, dtype=object))
+    default = " ".join((labeller or "").split())
+    found = {" ".join(str(n).split()) or default for n in names} - {""}
+    if len(found) > MAX_IMPORT_LABELLERS:
+        raise LabelFileError(path, [Issue(
+            str(path), "file", "labeller",
+            f"{len(found):,} labellers, over the limit of {MAX_IMPORT_LABELLERS} per import: "
+            f"import each labeller's labels in a file of their own")])
 
 
 def read_labels_csv(run: Run, path: Path | str, labeller: str | None = None
@@ -134,8 +192,9 @@ def read_labels_csv(run: Run, path: Path | str, labeller: str | None = None
     problem: unknown qid or system, a label not in `LABELS`, no labeller, an over-long comment,
     the same answer twice for the same labeller."""
     path = Path(path)
-    df = _read(path)
     answers = labelable(run)
+    df = _read(path, _max_rows(len(answers)))
+    _check_labellers(path, df, labeller)
     shas = dict(zip(zip(answers["qid"], answers["system"], strict=True), answers["answer_sha"],
                     strict=True))
     issues: list[Issue] = []
@@ -157,7 +216,7 @@ def read_labels_csv(run: Run, path: Path | str, labeller: str | None = None
             except ValueError as exc:
                 hint = " (add a labeller column or pass --labeller)" if field == "labeller" else ""
                 issues.append(Issue(str(path), f"row {i}", field, f"{exc}{hint}"))
-        qid, system = rec["qid"].strip(), rec["system"].strip()
+        qid, system = uncell(rec["qid"].strip()), uncell(rec["system"].strip())
         if not qid or not system:
             issues.append(Issue(str(path), f"row {i}", "system" if qid else "qid",
                                 "empty: every labelled row names its answer"))
@@ -184,7 +243,10 @@ def read_labels_csv(run: Run, path: Path | str, labeller: str | None = None
 
 def import_csv(run: Run, path: Path | str, labeller: str | None = None) -> Imported:
     """Import a labels CSV (columns qid, system, label; optional labeller, comment; other
-    columns ignored) into labels.parquet, all or nothing: LabelFileError (located) otherwise.
+    columns ignored) into labels.parquet, all or nothing: LabelFileError (located) otherwise,
+    also for a file over `MAX_IMPORT_BYTES`, `MAX_IMPORT_ROWS` (or `MAX_IMPORT_LABELLERS` rows
+    per answer) or `MAX_IMPORT_LABELLERS` labellers, refused before any row is checked;
+    ValueError when the run's labels would exceed `store.MAX_LABELS` or `MAX_LABELLERS`.
     `labeller` names the rows without one."""
     rows, unlabelled = read_labels_csv(run, path, labeller)
     added, replaced = save_labels(run, rows)
@@ -239,6 +301,7 @@ def from_reference(run: Run, metric: str = "contains", n: int | None = None,
     return Imported(added, replaced, 0)
 
 
-__all__ = ["DEFAULT_SAMPLE", "EXPORT_COLUMNS", "Imported", "LabelFileError",
+__all__ = ["DEFAULT_SAMPLE", "EXPORT_COLUMNS", "FORMULA_START", "MAX_IMPORT_BYTES",
+           "MAX_IMPORT_LABELLERS", "MAX_IMPORT_ROWS", "Imported", "LabelFileError", "cell",
            "ensure_sample", "export_csv", "from_reference", "import_csv", "read_labels_csv",
-           "stand_in_name"]
+           "stand_in_name", "uncell"]

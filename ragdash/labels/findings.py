@@ -23,7 +23,7 @@ from ragdash.calibration.ppi_shares import features, retrieval_probability, shar
 from ragdash.labels.store import STAND_IN, current_labels, labelable, locked, read_sample
 from ragdash.rundir import Run
 
-SECTIONS = ("labels", "agreement", "ppi")
+SECTIONS = ("labels", "agreement", "ppi", "share")
 
 
 def fingerprint(run: Run) -> str:
@@ -81,6 +81,51 @@ def answer_table(run: Run, labels: pd.DataFrame, judge: pd.DataFrame | None,
             return frame
         frame = frame.merge(p.astype({"qid": str}), on=["qid", "system"], how="left")
     return frame
+
+
+def in_sample(labels: pd.DataFrame, sample: pd.DataFrame | None) -> pd.DataFrame:
+    """The labels of answers in the drawn sample: the only ones an estimate may use (others
+    are not a random sample; they still count in the agreement tables)."""
+    if sample is None or labels.empty:
+        return labels.iloc[:0]
+    return labels.merge(sample[["qid", "system"]], on=["qid", "system"])
+
+
+def share_section(frame: pd.DataFrame, labels: pd.DataFrame, estimand: str, order: list[str],
+                  level: float = LEVEL) -> dict:
+    """The share correct pooled and per system (`ragdash.calibration.survey`) from the sample's
+    labels (`labels` already in the sample and current): {"estimand", "pooled", "systems",
+    "cannot_tell", "covers"}. An answer labelled only "cannot tell" is left out and bounds the
+    estimate; the pooled interval needs labels in every system."""
+    from ragdash.calibration import survey
+
+    scored = labels[labels["score"].notna()]
+    y_of = (scored.assign(y=(scored["score"] == 5).astype(float))
+            .groupby(["qid", "system"], as_index=False)["y"].mean())
+    keyed = frame[["qid", "system"]]
+    y = keyed.merge(y_of, on=["qid", "system"], how="left")["y"].to_numpy(float)
+    unsure = keyed.merge(labels[["qid", "system"]].drop_duplicates().assign(any=True),
+                         on=["qid", "system"], how="left")["any"].fillna(False).to_numpy(bool)
+    unsure &= np.isnan(y)
+    systems = {}
+    for system in order:
+        at = (frame["system"] == system).to_numpy()
+        systems[system] = survey.share(frame[at], y[at], estimand, level,
+                                       cannot_tell=unsure[at]).to_dict()
+    covered = [s for s in order if systems[s]["labels"]]
+    pooled = survey.share(frame, y, estimand, level, min_labels=survey.MIN_POOLED_LABELS,
+                          cannot_tell=unsure)
+    out = pooled.to_dict()
+    if pooled.labels and len(covered) < len(order):
+        out.update(ci=None, reason=f"the labels cover {len(covered)} of {len(order)} systems: "
+                                   "no interval over all of them")
+    five = frame["judged5"].fillna(0).to_numpy(float) >= 0.5
+    judge = {s: float(five[(frame["system"] == s).to_numpy()].mean()) for s in order}
+    return {"estimand": estimand, "estimand_text": survey.ESTIMANDS[estimand], "level": level,
+            "pooled": out, "systems": systems, "cannot_tell": int(unsure.sum()),
+            "covers": [len(covered), len(order)],
+            "judge": {"pooled": float(five.mean()) if five.size else None, **judge},
+            "unjudged": int(frame["judged5"].isna().sum())}
 
 
 def _labels_summary(run: Run, labels: pd.DataFrame, stale: int) -> dict:
@@ -147,20 +192,29 @@ def evaluate(run: Run, n_boot: int | None = None, seed: int | None = None,
     labels, stale = current_labels(run, answers)
     judge = judge_scores(run)
     summary = _labels_summary(run, labels, stale)
-    frame = answer_table(run, labels, judge, answers)
-    ppi = share_table(frame, level, seed=seed,
-                      order=order_systems(frame["system"].unique(), run.config.retrievers))
+    sampled = in_sample(labels, read_sample(run))
+    frame = answer_table(run, sampled, judge, answers)
+    order = order_systems(frame["system"].unique(), run.config.retrievers)
+    ppi = share_table(frame, level, seed=seed, order=order)
     return {"labels": summary,
             "agreement": _agreement(run, labels, judge, n_boot, seed, level,
                                     summary["stand_in"]),
-            "ppi": ppi}
+            "ppi": ppi, "share": share_section(frame, sampled, estimand(run), order, level)}
+
+
+def estimand(run: Run) -> str:
+    """The estimand the run's config names (calibration.estimand; "these answers")."""
+    from ragdash.calibration.survey import DEFAULT_ESTIMAND
+
+    return str(run.config.section("calibration").get("estimand") or DEFAULT_ESTIMAND)
 
 
 def refresh(run: Run) -> bool:
     """Bring calibration.json's labels, agreement and ppi up to date with labels.parquet (a run
     without calibration.json is left alone); True when it rewrote them."""
     cal = run.calibration()
-    if cal is None or (cal.labels or {}).get("fingerprint") == fingerprint(run):
+    if cal is None or ((cal.labels or {}).get("fingerprint") == fingerprint(run)
+                       and (cal.share or {}).get("estimand") == estimand(run)):
         return False
     sections = evaluate(run)
     with locked(run):
@@ -174,7 +228,8 @@ def current(run: Run) -> dict | None:
     out now (nothing written); None when the run has no answers."""
     cal = run.calibration()
     if cal is not None and all(getattr(cal, k) is not None for k in SECTIONS) and \
-            cal.labels.get("fingerprint") == fingerprint(run):
+            cal.labels.get("fingerprint") == fingerprint(run) and \
+            cal.share.get("estimand") == estimand(run):
         return {k: getattr(cal, k) for k in SECTIONS}
     if not run.has("answers"):
         return None

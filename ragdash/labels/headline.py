@@ -1,54 +1,98 @@
-"""The share correct in a few sentences, generated from the ppi section's numbers (the
-Overview's and the report's headline when a run has labels)."""
+"""The share correct in a few sentences and figures, generated from the share section
+(`ragdash.labels.findings.share_section`): the Overview's, the LLM page's, the report's and the
+CLI's words for the same numbers."""
 
 from __future__ import annotations
 
-PREFERRED = ("ppi_judge", "ppi_retrieval", "labels_only")
-"""The headline estimator, first with an interval: PPI with the judge, then with retrieval,
-then the labels alone."""
-HOW = {"ppi_judge": "with the judge's scores (PPI)",
-       "ppi_retrieval": "with retrieval's predictions (PPI)",
-       "labels_only": "alone"}
+from ragdash.calibration.survey import TARGET_HALF
+
+RULE_WORDS = {"judge": "stratified by system and the judge's verdict",
+              "uniform": "drawn uniformly at random",
+              "stratified": "drawn equally per system"}
 
 
-def best(entry: dict) -> str | None:
-    """The key of the headline estimator of one system's (or pooled) ppi entry."""
-    return next((k for k in PREFERRED if (entry.get(k) or {}).get("ci")), None)
+def _pct(x: float) -> str:
+    return f"{x * 100:.0f} %"
 
 
-def _half(e: dict) -> float:
-    return (e["ci"][1] - e["ci"][0]) / 2
+def _ci(ci: list[float]) -> str:
+    return f"{ci[0] * 100:.0f}–{ci[1] * 100:.0f} %"
 
 
-def sentences(ppi: dict, level: float = 0.95) -> list[str]:
-    """Markdown sentences on the pooled share correct: the estimate and what it rests on, how
-    far the judge alone is from it, and what retrieval alone would give. [] without an
-    interval (too few labels)."""
-    pooled = ppi.get("pooled") or {}
-    key = best(pooled)
-    if key is None:
-        return []
-    e = pooled[key]
-    n_all = pooled.get("n_labelled", 0) + pooled.get("n_unlabelled", 0)
-    out = [f"**About {e['pct']:.0f} % of answers are correct** ({level:.0%} interval "
-           f"{e['ci'][0]:.0f}–{e['ci'][1]:.0f} %), from {pooled.get('n_labelled', 0)} labels "
-           f"{HOW[key]} on {n_all:,} answers."]
-    judge = pooled.get("judge_only") or {}
-    if judge.get("pct") is not None:
-        gap = judge["pct"] - e["pct"]
-        inside = e["ci"][0] <= judge["pct"] <= e["ci"][1]
+def subject(share: dict, n_answers: int) -> str:
+    """What the share is of, in words: "these 360 answers" or "answers to new questions like
+    these"."""
+    if share["estimand"] == "new questions":
+        return "answers to new questions like these"
+    return f"these {n_answers:,} answers"
+
+
+def planner(entry: dict, scope: str = "the pooled interval") -> str:
+    """How many labels in all give ±TARGET_HALF points (from the estimator's own variance)."""
+    need, have = entry.get("to_target"), entry.get("labels", 0)
+    if need is None:
+        return (f"No number of labels brings {scope} within ±{TARGET_HALF:g} points"
+                if have >= 2 else "")
+    if need <= have and entry.get("ci"):
+        return f"{scope.capitalize()} is within ±{TARGET_HALF:g} points"
+    return (f"About {need:,} labels in all ({max(need - have, 1):,} more) bring {scope} to "
+            f"±{TARGET_HALF:g} points")
+
+
+def sentences(share: dict, labels: dict, rule: str | None = None) -> list[str]:
+    """Markdown sentences on the pooled share correct: the estimate, its interval and what it
+    rests on; how far the judge alone is; "cannot tell" bounds; what was left out; the labels
+    needed for ±5 points. Without a pooled interval, why not."""
+    pooled, level = share["pooled"], share.get("level", 0.95)
+    n = pooled["labels"]
+    drawn = f", {RULE_WORDS[rule]}" if rule in RULE_WORDS else ""
+    out = []
+    if pooled.get("ci"):
+        out.append(f"**About {_pct(pooled['estimate'])} of {subject(share, pooled['answers'])} "
+                   f"are correct** ({level:.0%} interval {_ci(pooled['ci'])}; {n} labels"
+                   f"{drawn}).")
+    else:
+        out.append(f"{n} label(s) of the sample so far: "
+                   f"{pooled.get('reason') or 'no interval yet'}.")
+    judge = (share.get("judge") or {}).get("pooled")
+    if judge is not None and pooled.get("ci"):
+        gap = (judge - pooled["estimate"]) * 100
+        lo, hi = pooled["ci"]
+        inside = lo <= judge <= hi
         lean = "too lenient" if gap > 0 else "too strict"
-        out.append(f"The judge alone says {judge['pct']:.0f} %: "
+        out.append(f"The judge alone says {_pct(judge)}: "
                    + (f"{abs(gap):.0f} points {'above' if gap > 0 else 'below'}"
                       if round(abs(gap)) >= 1 else "the same")
                    + (", within the interval." if inside else
                       f", outside the interval: the judge is {lean} here."))
-    retr = pooled.get("ppi_retrieval") or {}
-    if key != "ppi_retrieval" and retr.get("ci"):
-        ratio = _half(retr) / max(_half(e), 1e-9)
-        verdict = ("about as precise" if ratio <= 1.15 else
-                   "less precise: the judge adds information")
-        out.append(f"Retrieval alone (Score_IR) would give {retr['pct']:.0f} % "
-                   f"({retr['ci'][0]:.0f}–{retr['ci'][1]:.0f} %, ±{_half(retr):.0f} points "
-                   f"against ±{_half(e):.0f}): {verdict}.")
+    if pooled.get("bounds") and (pooled["bounds"][1] - pooled["bounds"][0]) > 0.01:
+        b = pooled["bounds"]
+        out.append(f"{share['cannot_tell']} sampled answer(s) labelled only \"cannot tell\" are "
+                   f"left out: all wrong they give {_pct(b[0])}, all correct {_pct(b[1])}; the "
+                   "interval spans both.")
+    left = [f"{k} {what}" for k, what in
+            ((labels.get("outside_sample", 0), "label(s) outside the drawn sample (not random)"),
+             (labels.get("stale", 0), "stale label(s) (answer generated again)")) if k]
+    if left:
+        out.append("Left out of every estimate: " + " and ".join(left) + ".")
+    if line := planner(pooled):
+        out.append(line + ".")
     return out
+
+
+def tile(entry: dict) -> tuple[str, str]:
+    """(value, caption) of one system's tile: the estimate with its interval and label count,
+    or the count and why there is no interval."""
+    if entry.get("ci"):
+        return _pct(entry["estimate"]), f"{_ci(entry['ci'])} · {entry['labels']} labels"
+    return "—", f"{entry['labels']} labels · too few for an interval"
+
+
+def status_json(share: dict) -> dict:
+    """What the Overview shows, as `ragdash label status --json` prints it (fractions)."""
+    def one(e: dict) -> dict:
+        return {"estimate": e["estimate"], "ci": e["ci"], "labels": e["labels"],
+                "method": e["method"], **({"reason": e["reason"]} if e.get("reason") else {})}
+
+    return {"estimand": share["estimand"], "pooled": one(share["pooled"]),
+            "systems": {s: one(e) for s, e in share["systems"].items()}}

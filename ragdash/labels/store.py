@@ -7,10 +7,10 @@ was generated again since is stale and left out). A labeller labelling an answer
 their earlier label. Every change holds a file lock and rewrites the file atomically, so several
 labellers (and the dashboard, one label at a time) can add labels at once.
 
-label_sample.parquet holds the answers to label, drawn once by a rule fixed before labelling:
-`uniform` at random (seeded; what prediction-powered intervals assume) or `stratified` by
-system (equal shares per system, in round-robin order). A sample is a prefix of a seeded
-ordering of the answers, so asking for more answers later extends it and keeps it random.
+label_sample.parquet holds the answers to label, drawn once by a rule fixed before labelling
+(`ragdash.labels.sampling`: by default stratified by system and the judge's verdict; `uniform`;
+or `stratified`, equal per system). A sample is a prefix of a seeded ordering of the answers, so
+asking for more answers later extends it and keeps it a sample by the same rule.
 """
 
 from __future__ import annotations
@@ -23,17 +23,23 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ragdash.labels.sampling import DEFAULT_RULE, RULES, ordering
 from ragdash.rundir import Run
 from ragdash.rundir.run import now
 
 LABELS: dict[str, int | None] = {"correct": 5, "partly correct": 3, "wrong": 1,
                                  "cannot tell": None}
 """The allowed labels and their score on the judge's scale ("cannot tell": excluded)."""
-RULES = ("uniform", "stratified")
 COLUMNS = ("qid", "system", "label", "score", "labeller", "time", "comment", "answer_sha")
 SAMPLE_COLUMNS = ("qid", "system", "position", "rule", "seed", "drawn")
 MAX_LABELLER, MAX_COMMENT = 100, 2000
 """The longest labeller name and comment, in characters."""
+MAX_LABELS = 200_000
+"""The most labels (rows of labels.parquet) a run keeps: more is refused on saving, and a file
+holding more is not read (so evaluating labels stays bounded in memory)."""
+MAX_LABELLERS = 50
+"""The most distinct labellers (stand-ins included) a run's labels may name: agreement is
+worked out for every pair of them."""
 LOCK_TIMEOUT_S = 30
 STAND_IN = "stand-in: "
 """How the labeller of labels derived from a reference metric (not a person) begins."""
@@ -81,11 +87,32 @@ def _empty_labels() -> pd.DataFrame:
                          for c in COLUMNS})
 
 
+class LabelStoreTooLarge(ValueError):
+    """labels.parquet holds more labels or labellers than `MAX_LABELS` / `MAX_LABELLERS`."""
+
+
+def _too_large(run: Run, what: str) -> LabelStoreTooLarge:
+    return LabelStoreTooLarge(
+        f"{run.file('labels')}: {what}; nothing was read. Move the file aside and import the "
+        "labels again within the limits")
+
+
 def read_labels(run: Run) -> pd.DataFrame:
-    """Every label of the run (no file: an empty table with the columns)."""
+    """Every label of the run (no file: an empty table with the columns). LabelStoreTooLarge,
+    before reading the rows, when the file holds over `MAX_LABELS` labels or names over
+    `MAX_LABELLERS` labellers."""
     if not run.has("labels"):
         return _empty_labels()
+    import pyarrow.parquet as pq
+
+    n = pq.read_metadata(run.file("labels")).num_rows
+    if n > MAX_LABELS:
+        raise _too_large(run, f"it holds {n:,} labels, over the limit of {MAX_LABELS:,} a run "
+                              "keeps")
     df = run.read("labels")
+    if (k := df["labeller"].nunique()) > MAX_LABELLERS:
+        raise _too_large(run, f"its labels name {k:,} labellers, over the limit of "
+                              f"{MAX_LABELLERS} a run keeps")
     if "answer_sha" not in df.columns:
         df = df.assign(answer_sha=None)
     return df.astype({"qid": str, "system": str}).reset_index(drop=True)
@@ -148,9 +175,24 @@ def label_row(qid: str, system: str, label: str, labeller: str, comment: str, sh
             "time": time or now(), "comment": comment, "answer_sha": sha}
 
 
+def _check_limits(run: Run, kept: pd.DataFrame, new: pd.DataFrame) -> None:
+    """ValueError when the labels after a change would exceed `MAX_LABELS` or
+    `MAX_LABELLERS` (the change is then refused whole)."""
+    n = len(kept) + len(new)
+    if n > MAX_LABELS:
+        raise ValueError(f"{run.file('labels')}: {len(new):,} labels more would make {n:,}, "
+                         f"over the limit of {MAX_LABELS:,} a run keeps; nothing was saved")
+    names = set(kept["labeller"]) | set(new["labeller"])
+    if len(names) > MAX_LABELLERS:
+        raise ValueError(f"{run.file('labels')}: these labels would make {len(names):,} "
+                         f"labellers, over the limit of {MAX_LABELLERS} a run keeps; nothing "
+                         "was saved")
+
+
 def save_labels(run: Run, rows: list[dict]) -> tuple[int, int]:
     """Add checked label rows under the lock, each replacing the same labeller's label of the
-    same answer: (added, replaced)."""
+    same answer: (added, replaced). ValueError, saving nothing, when the run's labels would
+    then exceed `MAX_LABELS` or `MAX_LABELLERS`."""
     if not rows:
         return 0, 0
     new = pd.DataFrame(rows, columns=list(COLUMNS))
@@ -160,6 +202,7 @@ def save_labels(run: Run, rows: list[dict]) -> tuple[int, int]:
         hit = old[key].merge(new[key].drop_duplicates(), on=key, how="left", indicator=True)
         replaced = (hit["_merge"] == "both").to_numpy()
         kept = old[~replaced]
+        _check_limits(run, kept, new)
         _write_labels(run, new if kept.empty else pd.concat([kept, new], ignore_index=True))
     return len(new) - int(replaced.sum()), int(replaced.sum())
 
@@ -211,17 +254,16 @@ def undo_last(run: Run, labeller: str) -> dict | None:
 
 # --- the sample to label ----------------------------------------------------------------------
 
-def _ordering(population: pd.DataFrame, rule: str, seed: int) -> pd.DataFrame:
-    """Every answer in the order the rule draws them (a sample of n is the first n)."""
-    rng = np.random.default_rng(seed)
-    if rule == "uniform":
-        return population.iloc[rng.permutation(len(population))].reset_index(drop=True)
-    parts = []
-    for system in sorted(population["system"].unique()):
-        g = population[population["system"] == system]
-        parts.append(g.iloc[rng.permutation(len(g))].assign(_rank=np.arange(len(g))))
-    out = pd.concat(parts).sort_values(["_rank", "system"], kind="stable")
-    return out.drop(columns="_rank").reset_index(drop=True)
+def _with_verdict(run: Run, population: pd.DataFrame) -> pd.DataFrame:
+    """The population with judged5 (1: the judge gave 5; 0 otherwise; NaN without a judge), the
+    strata of the `judge` rule."""
+    from ragdash.labels.findings import judge_scores
+
+    judge = judge_scores(run)
+    if judge is None:
+        return population.assign(judged5=np.nan)
+    got = population.merge(judge, on=["qid", "system"], how="left")["judge"]
+    return population.assign(judged5=np.where(got.isna(), np.nan, (got == 5).astype(float)))
 
 
 def read_sample(run: Run) -> pd.DataFrame | None:
@@ -232,7 +274,7 @@ def read_sample(run: Run) -> pd.DataFrame | None:
     return s.sort_values("position").reset_index(drop=True)
 
 
-def draw_sample(run: Run, n: int, rule: str = "uniform", seed: int = 0) -> pd.DataFrame:
+def draw_sample(run: Run, n: int, rule: str = DEFAULT_RULE, seed: int = 0) -> pd.DataFrame:
     """The sample of `n` answers to label (at most every answer), drawn once and stored.
 
     With a sample stored by the same rule and seed, it is kept (and extended when `n` is
@@ -242,7 +284,7 @@ def draw_sample(run: Run, n: int, rule: str = "uniform", seed: int = 0) -> pd.Da
         raise ValueError(f"sample rule {rule!r} is not one of {', '.join(RULES)}")
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
         raise ValueError(f"the sample size must be a positive whole number, got {n!r}")
-    population = labelable(run)[["qid", "system"]]
+    population = _with_verdict(run, labelable(run)[["qid", "system"]])
     with locked(run):
         old = read_sample(run)
         if old is not None and (old["rule"].iloc[0], int(old["seed"].iloc[0])) != (rule, seed):
@@ -258,7 +300,7 @@ def draw_sample(run: Run, n: int, rule: str = "uniform", seed: int = 0) -> pd.Da
             old = None
         if old is not None and len(old) >= n:
             return old
-        order = _ordering(population, rule, seed)
+        order = ordering(population, rule, seed)[["qid", "system"]]
         have = old[["qid", "system"]] if old is not None else order.iloc[:0]
         fresh = order.merge(have, on=["qid", "system"], how="left", indicator=True)
         fresh = fresh[fresh["_merge"] == "left_only"].drop(columns="_merge")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ragdash.labels import headline
-
 ESTIMATOR_NAMES = {"labels_only": "labels only", "judge_only": "judge only",
                    "ppi_judge": "PPI judge", "ppi_retrieval": "PPI retrieval"}
 
@@ -44,19 +42,6 @@ def footnotes(ppi: dict) -> list[str]:
             for text, cells in where.items()]
 
 
-def halve_line(ppi: dict) -> str:
-    """About how many more labels would halve the pooled interval the headline gives."""
-    pooled = ppi.get("pooled", {})
-    best = headline.best(pooled)  # the interval the headline gives
-    if best is None:
-        return ""
-    h = pooled[best].get("labels_to_halve") or {}
-    if h.get("more") is None:
-        return f"Halving the pooled {ESTIMATOR_NAMES[best]} interval: {h.get('reason', 'n/a')}."
-    return (f"About {h['more']} more labels ({h['total']} in all) would halve the pooled "
-            f"{ESTIMATOR_NAMES[best]} interval.")
-
-
 def labels_line(lab: dict) -> list[str]:
     """Who labelled what, the stand-in warning and what was left out, as lines."""
     if not lab["n"]:
@@ -70,8 +55,8 @@ def labels_line(lab: dict) -> list[str]:
         out.append("Stand-in labels from a reference metric, not human labels: "
                    + ", ".join(lab["stand_in"]))
     if lab["outside_sample"]:
-        out.append(f"warning: {lab['outside_sample']} labels are outside the random sample: "
-                   "the intervals assume labelled answers are a random sample")
+        out.append(f"{lab['outside_sample']} label(s) outside the drawn sample are left out of "
+                   "every estimate (not a random sample); the agreement tables use them")
     return out
 
 

@@ -83,6 +83,7 @@ class Calibration:
     labels: dict | None = None  # `ragdash.labels.evaluate`: who labelled what,
     agreement: dict | None = None  # the judge against the labels and the reference metrics,
     ppi: dict | None = None  # the share correct with prediction-powered intervals
+    share: dict | None = None  # the share correct from the sample (`ragdash.calibration.survey`)
 
     @property
     def estimator_verdict(self) -> str:
@@ -134,7 +135,8 @@ class Calibration:
                    **{name: d.get(name) for name in _STAGE_FIELDS})
 
 
-_STAGE_FIELDS = ("generation_budget", "scores", "estimators", "labels", "agreement", "ppi")
+_STAGE_FIELDS = ("generation_budget", "scores", "estimators", "labels", "agreement", "ppi",
+                 "share")
 """The sections of calibration.json the calibrate stage (and `ragdash.labels.refresh`) writes
 after `calibrate()`'s, in this order."""
 

@@ -38,9 +38,10 @@ def run(ctx: StageContext) -> dict:
 
 
 def settings(cfg: dict) -> tuple:
-    """The calibration section; `scores` left out at its default (None), so runs made before
-    it keep their key."""
-    return ({k: v for k, v in cfg["calibration"].items() if not (k == "scores" and v is None)},)
+    """The calibration section; `scores` and `estimand` left out at their defaults, so runs
+    made before them keep their key."""
+    return ({k: v for k, v in cfg["calibration"].items()
+             if not (k == "scores" and v is None or k == "estimand" and v == "these answers")},)
 
 
 STAGE = Stage("calibrate", "fit thresholds h and k, compare estimated and actual shares",

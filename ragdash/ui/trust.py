@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ragdash import labels
+from ragdash.calibration.survey import MIN_SYSTEM_LABELS
 from ragdash.labels import headline, tables
 from ragdash.rundir import Reader, Run
 from ragdash.ui import navigation, state, widgets
@@ -45,30 +46,30 @@ def summary(run: Run, detail: bool = False) -> None:
         st.warning("**These are stand-in labels, not people's:** "
                    + widgets.md(", ".join(lab["stand_in"])) + ". They show how the estimates "
                    "work; label answers yourself for figures you can trust.", icon="⚠️")
-    lines = headline.sentences(ppi)
-    if lines:
-        st.markdown(" ".join(lines))
-    else:
-        st.info(f"{lab['n']} label(s) so far: too few for an interval. Label a few more.")
-    tiles = [s for s in ppi if s != "pooled" and headline.best(ppi[s])]
-    for row in range(0, len(tiles), 6):
+    share = found["share"]
+    st.markdown(" ".join(headline.sentences(share, lab, (lab.get("sample") or {}).get("rule"))))
+    systems = list(share["systems"])
+    for row in range(0, len(systems), 6):
         cols = st.columns(6)
-        for col, system in zip(cols, tiles[row:row + 6], strict=False):
-            e = ppi[system][headline.best(ppi[system])]
-            col.metric(label(system), f"{e['pct']:.0f} %",
-                       delta=f"{e['ci'][0]:.0f}–{e['ci'][1]:.0f} % · "
-                             f"{ppi[system]['n_labelled']} labels",
-                       delta_color="off", delta_arrow="off",
-                       help=f"{e['method']}; {ppi[system]['n_labelled']} labelled and "
-                            f"{ppi[system]['n_unlabelled']} unlabelled answers")
+        for col, system in zip(cols, systems[row:row + 6], strict=False):
+            e = share["systems"][system]
+            value, caption = headline.tile(e)
+            col.metric(label(system), value, delta=caption, delta_color="off",
+                       delta_arrow="off",
+                       help=(e["method"] if e.get("ci") else e.get("reason") or "")
+                       + f"; {e['labels']} of its {e['answers']} answers labelled")
+    st.caption(f"Intervals at {share['level']:.0%} on {share['estimand_text']} "
+               f"(calibration.estimand: {share['estimand']!r}); a system's interval from "
+               f"{MIN_SYSTEM_LABELS} of its labels on.")
     if verdict := agreement.get("verdict"):
         st.markdown(f"**How good is the judge?** {widgets.md(verdict)}")
-    if half := tables.halve_line(ppi):
-        st.caption(widgets.md(half))
     for line in tables.labels_line(lab)[1:]:
         if not line.startswith("Stand-in"):  # the warning above says so
             st.caption(widgets.md(line))
     if detail:
+        st.markdown("**Other estimators** (answers treated as drawn from an endless supply; "
+                    "PPI corrects the judge's or a retrieval model's predictions with the "
+                    "sample's labels):")
         widgets.chart(trust.intervals(ppi), key="trust_intervals")
         st.dataframe(tables.ppi_frame(ppi), width="stretch")
         for note in tables.footnotes(ppi):

@@ -1,0 +1,56 @@
+"""The order in which a rule draws a run's answers to label; a sample of n is the first n, so a
+larger sample extends a smaller one and stays a sample by the same rule.
+
+- `judge` (the default): stratified by system × the judge's verdict (judged 5 or not), with
+  proportional allocation: every prefix holds each stratum in proportion to its size (±1), in a
+  random order within it. The verdict is known before any label, so the labels go where the
+  judge is unsure of nothing and everything alike, and the stratified estimate
+  (`ragdash.calibration.survey`) is narrower than a uniform sample's for the same labels.
+- `uniform`: every answer equally likely, in a random order.
+- `stratified` (by system): equal counts per system, round-robin; for comparing systems, each
+  with the same number of labels (the estimate weights each system by its size).
+
+Seeds go through numpy's generator only, so a seed draws the same sample on any machine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+RULES = ("judge", "uniform", "stratified")
+DEFAULT_RULE = "judge"
+RULE_NAMES = {"judge": "by system × judge's verdict (proportional)",
+              "uniform": "uniform at random", "stratified": "equal per system"}
+
+
+def _interleaved(groups: pd.Series, rng: np.random.Generator, proportional: bool) -> np.ndarray:
+    """Positions ordering the rows: within each group a random order; across groups, the j-th
+    row of a group of size G at key (j + u) / G (proportional) or j + u (equal counts), with u
+    one uniform offset per group."""
+    key = np.empty(len(groups))
+    codes, names = pd.factorize(groups, sort=True)
+    for g in range(len(names)):
+        at = np.flatnonzero(codes == g)
+        rank = np.empty(at.size)
+        rank[rng.permutation(at.size)] = np.arange(at.size)
+        key[at] = (rank + rng.random()) / (at.size if proportional else 1.0)
+    return np.lexsort((codes, key))
+
+
+def ordering(population: pd.DataFrame, rule: str, seed: int) -> pd.DataFrame:
+    """Every answer of `population` (qid, system, and for `judge` judged5: 1, 0 or NaN) in the
+    order the rule draws them."""
+    if rule not in RULES:
+        raise ValueError(f"sample rule {rule!r} is not one of {', '.join(RULES)}")
+    rng = np.random.default_rng(seed)
+    if rule == "uniform":
+        at = rng.permutation(len(population))
+    elif rule == "stratified":
+        at = _interleaved(population["system"].astype(str), rng, proportional=False)
+    else:
+        five = (population["judged5"].fillna(0).to_numpy(float) >= 0.5
+                if "judged5" in population else np.zeros(len(population), bool))
+        at = _interleaved(population["system"].astype(str) + np.where(five, "|5", "|<5"),
+                          rng, proportional=True)
+    return population.iloc[at].reset_index(drop=True)
