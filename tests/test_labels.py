@@ -32,10 +32,11 @@ def run(tmp_path) -> Run:
 
 
 def test_the_demo_ships_stand_in_labels_named_as_such():
-    from ragdash.labels import read_labels
+    from ragdash.labels import read_labels, read_sample
 
     demo = read_labels(Run(DEMO))
-    assert len(demo) == 60 and set(demo["labeller"]) == {"stand-in: contains a gold answer"}
+    assert len(demo) == 150 and set(demo["labeller"]) == {"stand-in: contains a gold answer"}
+    assert set(read_sample(Run(DEMO))["rule"]) == {"judge"}  # the default draw
 
 
 def first_answer(run: Run) -> tuple[str, str]:
