@@ -1,6 +1,7 @@
 """One question to an LLM whose reply must parse: up to `max_corrections` correction messages,
 then the error recorded, never a made-up value. The judge and the RAGAS/RAGChecker metrics ask
-this way."""
+this way. The parse is the call's validator, so a reply that does not parse is never written to
+the reply cache (a re-run asks that question again); a reply that parses is, at once."""
 
 from __future__ import annotations
 
@@ -8,11 +9,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ragdash.llm.types import Backend, LLMError, Messages
+from ragdash.llm.types import Backend, LLMError, LLMResult, Messages
 
 
 class UnreadableReply(ValueError):
     """A reply that does not hold what the prompt asked for (the caller corrects and asks again)."""
+
+
+class _Rejected(LLMError):
+    """A reply `ask`'s parse refused: not retried by the backend (`ask` answers it with a
+    correction) and not cached; carries the reply and the problem."""
+
+    def __init__(self, result: LLMResult, problem: str):
+        super().__init__(f"unreadable reply: {problem}", kind="invalid_reply")
+        self.result, self.problem = result, problem
 
 
 @dataclass
@@ -38,9 +48,21 @@ def ask(backend: Backend, messages: Messages, schema: dict | None,
     with `correction(problem)`; tokens and latency add up in `out`."""
     messages = list(messages)
     problem = ""
+    parsed: list[Any] = []
+
+    def check(result: LLMResult) -> None:
+        try:
+            parsed[:] = [parse(result.text)]
+        except UnreadableReply as exc:
+            raise _Rejected(result, str(exc)) from exc
+
     for _ in range(max_corrections + 1):
         try:
-            res = backend.chat(messages, json_schema=schema)
+            res, rejected = backend.chat(messages, json_schema=schema, validate=check), None
+            if not parsed:  # a backend that does not validate
+                check(res)
+        except _Rejected as exc:
+            res, rejected = exc.result, exc
         except LLMError as exc:
             out.error, out.kind = str(exc), exc.kind
             return None
@@ -49,10 +71,9 @@ def ask(backend: Backend, messages: Messages, schema: dict | None,
         out.tokens_in += res.tokens_in or 0
         out.tokens_out += res.tokens_out or 0
         out.latency_s += res.latency_s
-        try:
-            return parse(res.text)
-        except UnreadableReply as exc:
-            problem = str(exc)
+        if rejected is None:
+            return parsed[0]
+        problem = rejected.problem
         messages += [{"role": "assistant", "content": res.text}, correction(problem)]
     out.error, out.kind = (f"invalid {what} after {max_corrections + 1} attempt"
                            f"{'s' if max_corrections else ''}: {problem}", "invalid_reply")

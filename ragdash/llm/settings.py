@@ -41,7 +41,9 @@ class LLMSettings:
     `retries` counts retries after the first attempt; the wait before retry i (0-based) is
     `min(backoff_base_s * 2**i, backoff_max_s)`. `concurrency` None means 1 for local, else 4;
     `timeout_s` None means 600 s for local (a 2-core CPU takes ~15 s per 1k-token prompt and
-    requests queue), else 120 s.
+    requests queue), else 120 s. It is a deadline for each request, whole reply included (a
+    server dripping bytes cannot stretch it); a reply is refused once over
+    `ragdash.llm.clients.bounds.reply_byte_limit(max_tokens)` (1 MiB for 256 tokens).
     """
 
     backend: str = "local"

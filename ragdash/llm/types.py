@@ -50,7 +50,8 @@ class LLMError(RuntimeError):
 
 
 Validator = Callable[[LLMResult], None]
-"""Checks a reply; raises a retryable `LLMError` to have it asked again (and not cached)."""
+"""Checks a reply; raises a retryable `LLMError` to have it asked again, a non-retryable one to
+reject it at once (raised to the caller). A rejected reply is never cached."""
 
 
 class Backend(Protocol):

@@ -38,7 +38,8 @@ class _Wrapper:
 
 class Retrying(_Wrapper):
     """Retries retryable failures (timeouts, 429, 5xx, connection, invalid replies) with
-    exponential backoff; the final error says what failed and after how many attempts."""
+    exponential backoff; the final error says what failed and after how many attempts. A
+    non-retryable error, a validator's included, is raised at once as it is."""
 
     def __init__(self, inner: Backend, settings: LLMSettings,
                  sleep: Callable[[float], None] = time.sleep):
@@ -71,7 +72,8 @@ class Retrying(_Wrapper):
 
 
 class Cached(_Wrapper):
-    """Answers from the cache when it can; stores every successful (validated) reply."""
+    """Answers from the cache when it can; stores every accepted reply (one the client took in
+    full and `validate` passed) as soon as it is accepted, and nothing else."""
 
     def __init__(self, inner: Backend, cache: LLMCache):
         super().__init__(inner)

@@ -1,8 +1,10 @@
 """A scripted OpenAI- and Ollama-compatible LLM server on 127.0.0.1 for tests.
 
 Each request takes the next scripted `Reply` (or the default when the script is empty):
-a text, an HTTP error status, or a delay (to run past the client's timeout). Requests are
-recorded in memory (`requests`) so tests can count them and read what was sent.
+a text, an HTTP error status, or a delay (to run past the client's timeout); a reply can also
+be dripped one byte at a time (`drip_s`) or padded to a huge text streamed in chunks (`pad`).
+Requests are recorded in memory (`requests`) so tests can count them and read what was sent;
+`sent_bytes` counts the body bytes of padded replies the client took.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ class Reply:
     error: str = "scripted failure"  # "{authorization}" in it echoes the request's header
     raw: bytes | None = None  # a 200 whose body is this instead of a chat reply
     content_type: str = "text/html"
+    drip_s: float = 0.0  # send the whole response (status line on) one byte every drip_s
+    pad: int = 0  # a chat reply whose text is `pad` bytes of "x", streamed in 64 KiB chunks
+    declare_length: bool = True  # send Content-Length with a padded reply (else: until close)
+    encoding: str | None = None  # a Content-Encoding header for a `raw` reply
 
 
 Responder = Callable[[dict[str, Any]], "Reply | str"]
@@ -45,6 +51,7 @@ class FakeLLMServer:
         self.default = default
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        self.sent_bytes = 0
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -101,20 +108,79 @@ class FakeLLMServer:
 
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeLLMServer
+    drip_s: float = 0.0
+    encoding: str | None = None
 
     def log_message(self, *args: Any) -> None:  # keep test output quiet
         pass
 
     def _send(self, status: int, payload: Any, content_type: str = "application/json") -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        if self.drip_s:
+            self._drip(status, data, content_type)
+            return
         try:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
+            if self.encoding:
+                self.send_header("Content-Encoding", self.encoding)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout test)
+
+    def _drip(self, status: int, data: bytes, content_type: str) -> None:
+        """The whole response, status line and headers included, one byte every `drip_s`."""
+        head = (f"HTTP/1.1 {status} OK\r\nContent-Type: {content_type}\r\n"
+                f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n").encode()
+        self.close_connection = True
+        whole = head + data
+        try:
+            for i in range(len(whole)):
+                self.wfile.write(whole[i:i + 1])
+                self.wfile.flush()
+                time.sleep(self.drip_s)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up
+
+    def _pad(self, body: dict[str, Any], reply: Reply, ollama: bool) -> None:
+        """A 200 chat reply whose text is `reply.pad` bytes of "x", never built in memory."""
+        model = body.get("model") or self.fake.model
+        marker = "@@PAD@@"
+        if ollama:
+            doc: dict[str, Any] = {"model": model, "created_at": "2024-01-01T00:00:00Z",
+                                   "done": True, "done_reason": "stop",
+                                   "prompt_eval_count": reply.tokens_in,
+                                   "eval_count": reply.tokens_out,
+                                   "message": {"role": "assistant", "content": marker}}
+        else:
+            doc = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
+                   "model": model, "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                       "role": "assistant", "content": marker}}],
+                   "usage": {"prompt_tokens": reply.tokens_in,
+                             "completion_tokens": reply.tokens_out,
+                             "total_tokens": reply.tokens_in + reply.tokens_out}}
+        head, tail = (p.encode() for p in json.dumps(doc).split(marker))
+        chunk = b"x" * 65536
+        self.close_connection = True
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if reply.declare_length:
+                self.send_header("Content-Length", str(len(head) + reply.pad + len(tail)))
+            self.end_headers()
+            self.wfile.write(head)
+            left = reply.pad
+            while left > 0:
+                part = chunk[:min(left, len(chunk))]
+                self.wfile.write(part)
+                left -= len(part)
+                with self.fake._lock:
+                    self.fake.sent_bytes += len(part)
+            self.wfile.write(tail)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client stopped reading
 
     def do_GET(self) -> None:
         m = self.fake.model
@@ -145,7 +211,11 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay_s:
             time.sleep(reply.delay_s)
         ollama = self.path == "/api/chat"
-        if reply.raw is not None:
+        self.drip_s = reply.drip_s
+        self.encoding = reply.encoding if reply.raw is not None else None
+        if reply.pad:
+            self._pad(body, reply, ollama)
+        elif reply.raw is not None:
             self._send(200, reply.raw, reply.content_type)
         elif reply.status != 200:
             error = reply.error.replace("{authorization}", self.headers.get("Authorization") or "")

@@ -8,6 +8,10 @@ text). The `local` backend is the OpenAI client against a `llama_cpp.server` sta
 `ragdash.llm.local`. Clients make one attempt per call; retries and caching are wrappers
 (`ragdash.llm.wrappers`).
 
+Every request ends within `timeout_s` and a reply is refused once over a size cap derived from
+`max_tokens` (`ragdash.llm.clients.bounds`): a refused reply is an `LLMError`, so it is retried
+as other invalid replies are and never reaches the reply cache.
+
 This module holds what both clients share; it imports neither of them (the client libraries
 are imported when a client is built, not when ragdash starts).
 """
@@ -35,6 +39,11 @@ def short(text: str, n: int = 300) -> str:
     characters."""
     text = redact(" ".join(str(text).split()))
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def refused(where: str, exc: Exception) -> LLMError:
+    """The retryable error for a reply refused while it arrived (too large, compressed)."""
+    return LLMError(f"{where}: {short(str(exc))}", kind="invalid_reply", retryable=True)
 
 
 def not_a_reply(where: str, exc: Exception) -> LLMError:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ragdash.llm.clients import not_a_reply, sampling_params, short
+from ragdash.llm.clients import not_a_reply, refused, sampling_params, short
+from ragdash.llm.clients.bounds import (
+    ReplyRefused,
+    bounded_call,
+    harden,
+    timeout_note,
+)
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.types import LLMError, LLMResult, Messages
 
@@ -22,12 +28,15 @@ class OllamaBackend:
         self.model = settings.model
         self.host = host or settings.base_url
         self._client = ollama.Client(host=self.host, timeout=settings.timeout_s)
+        harden(self._client._client)  # the httpx.Client under ollama's
 
     def call_params(self, params: dict[str, Any]) -> dict[str, Any]:
         return sampling_params(self.settings, params)
 
     def chat(self, messages: Messages, *, json_schema: dict | None = None,
              **params: Any) -> LLMResult:
+        """One request, ending within `timeout_s` and refused once its reply is over
+        `reply_byte_limit(max_tokens)`."""
         import httpx
         import ollama
 
@@ -36,10 +45,14 @@ class OllamaBackend:
         if p.get("max_tokens") is not None:
             options["num_predict"] = p["max_tokens"]
         where = f"ollama {self.model}"
+        timeout_s = self.settings.timeout_s or 0.0
         t0 = time.perf_counter()
         try:
-            resp = self._client.chat(model=self.model, messages=messages, format=json_schema,
-                                     options=options, stream=False)
+            with bounded_call(timeout_s, p.get("max_tokens")):
+                resp = self._client.chat(model=self.model, messages=messages,
+                                         format=json_schema, options=options, stream=False)
+        except ReplyRefused as exc:
+            raise refused(where, exc) from exc
         except ollama.ResponseError as exc:
             status = exc.status_code
             if status == 429:
@@ -51,7 +64,8 @@ class OllamaBackend:
             raise LLMError(f"{where}: request refused ({status}): {short(exc.error)}",
                            kind="bad_request") from exc
         except httpx.TimeoutException as exc:
-            raise LLMError(f"{where}: timed out", kind="timeout", retryable=True) from exc
+            raise LLMError(f"{where}: timed out ({timeout_note(timeout_s)})", kind="timeout",
+                           retryable=True) from exc
         except ValueError as exc:  # a 200 whose body is not JSON (an HTML page, cut JSON)
             raise not_a_reply(where, exc) from exc
         except (ConnectionError, httpx.TransportError) as exc:

@@ -6,7 +6,14 @@ import threading
 import time
 from typing import Any
 
-from ragdash.llm.clients import not_a_reply, sampling_params, short
+from ragdash.llm.clients import not_a_reply, refused, sampling_params, short
+from ragdash.llm.clients.bounds import (
+    ReplyRefused,
+    bounded_call,
+    harden,
+    refused_in,
+    timeout_note,
+)
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.types import LLMError, LLMResult, Messages
 from ragdash.redact import remember
@@ -21,12 +28,15 @@ def _retry_after(exc: Exception) -> float | None:
         return None
 
 
-def _openai_error(exc: Exception, where: str) -> LLMError:
+def _openai_error(exc: Exception, where: str, timeout_s: float | None = None) -> LLMError:
     """The `LLMError` (with its kind) for an exception of the openai client."""
     import openai
 
+    if (cause := refused_in(exc)) is not None:
+        return refused(where, cause)
     if isinstance(exc, openai.APITimeoutError):
-        return LLMError(f"{where}: timed out", kind="timeout", retryable=True)
+        note = f" ({timeout_note(timeout_s)})" if timeout_s else ""
+        return LLMError(f"{where}: timed out{note}", kind="timeout", retryable=True)
     if isinstance(exc, openai.APIConnectionError):
         return LLMError(f"{where}: cannot connect ({exc.__cause__ or exc}); is the server "
                         "running?", kind="connection", retryable=True)
@@ -69,7 +79,8 @@ class OpenAIBackend:
                                " in the environment", kind="config")
             key = "not-needed"  # compatible local servers ignore it
         self._client = openai.OpenAI(api_key=key, base_url=self.base_url,
-                                     timeout=settings.timeout_s, max_retries=0)
+                                     timeout=settings.timeout_s, max_retries=0,
+                                     http_client=harden(openai.DefaultHttpxClient()))
         if settings.structured != "auto":
             modes = [settings.structured]
         elif name == "local":
@@ -88,6 +99,8 @@ class OpenAIBackend:
 
     def chat(self, messages: Messages, *, json_schema: dict | None = None,
              **params: Any) -> LLMResult:
+        """One request (one more per structured mode the server refuses), each ending within
+        `timeout_s` and refused once its reply is over `reply_byte_limit(max_tokens)`."""
         import openai
 
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
@@ -99,22 +112,26 @@ class OpenAIBackend:
         if extra:
             kwargs["extra_body"] = extra
         where = f"{self.name} {self.model}"
+        timeout_s = self.settings.timeout_s or 0.0
         while True:
             mode = self._modes[0]
             rf = _response_format(mode, json_schema)
             t0 = time.perf_counter()
             try:
-                resp = self._client.chat.completions.create(
-                    **kwargs, **({"response_format": rf} if rf else {}))
+                with bounded_call(timeout_s, sampling.get("max_tokens")):
+                    resp = self._client.chat.completions.create(
+                        **kwargs, **({"response_format": rf} if rf else {}))
             except openai.APIStatusError as exc:
                 if rf and exc.status_code in (400, 422) and _about_format(exc):
                     with self._lock:
                         if self._modes[0] == mode and len(self._modes) > 1:
                             self._modes.pop(0)
                     continue
-                raise _openai_error(exc, where) from exc
+                raise _openai_error(exc, where, timeout_s) from exc
             except openai.OpenAIError as exc:
-                raise _openai_error(exc, where) from exc
+                raise _openai_error(exc, where, timeout_s) from exc
+            except ReplyRefused as exc:
+                raise refused(where, exc) from exc
             except ValueError as exc:  # a 200 whose body is not JSON (an HTML page, cut JSON)
                 raise not_a_reply(where, exc) from exc
             latency = time.perf_counter() - t0
