@@ -1,7 +1,8 @@
 """Labelling answers in a real browser (the shared server of tests/browser/conftest.py, on a run
 of this test's own): a labeller draws the sample, labels five answers with the keyboard, reloads
 and resumes where they were, undoes one, and finds the labels on the Overview (share correct
-with its interval and n)."""
+with its interval and n); on a one-system run, 25 labels switch its tile from "too few labels"
+to an interval."""
 
 from __future__ import annotations
 
@@ -78,8 +79,11 @@ def test_label_five_answers_with_the_keyboard_reload_and_resume(server, page):
         timeout=60_000)
     no_exception(page, "overview with labels")
     shot(page, "95-overview-with-labels")
-    # the undo took back "cannot tell": five labels, each counted
-    assert page.get_by_text(re.compile(r"from 5 labels")).count() >= 1
+    # the undo took back "cannot tell": five labels, each counted, too few for an interval
+    assert page.get_by_text(re.compile(r"5 label\(s\) of the sample so far: (too few labels "
+                                       r"for an interval|the labels cover \d of \d systems)")
+                            ).count() == 1
+    assert page.get_by_text("too few for an interval").count() >= 2  # each system's tile
     # LLM results adds every estimator per system and the judge against the labels
     goto(page, server, f"llm?run={run_key}")
     page.get_by_role("heading", name="Share correct, checked against labels").wait_for(
@@ -87,3 +91,63 @@ def test_label_five_answers_with_the_keyboard_reload_and_resume(server, page):
     no_exception(page, "LLM results with labels")
     assert page.get_by_text("Labels (rows) against the judge's scores (columns):").count() == 1
     shot(page, "96-llm-with-labels")
+
+
+def _one_system_run(path) -> str:
+    """A run whose answers are all by bm25 (LLM-only answers dropped), as a URL key."""
+    run = make_run(path, n_questions=40, seed=1, retrievers=("bm25",))
+    for name in ("answers", "judgments"):
+        table = pd.read_parquet(run / f"{name}.parquet")
+        table[table["system"] == "bm25"].to_parquet(run / f"{name}.parquet")
+    (run / "calibration.json").unlink(missing_ok=True)
+    return quote(str(run.resolve()))
+
+
+def test_twenty_five_labels_switch_the_tile_from_too_few_to_an_interval(server, page):
+    run_key = _one_system_run(server["root"] / "runs" / "label-tiles")
+    page.set_viewport_size({"width": 1400, "height": 2400})
+    goto(page, server, f"label?run={run_key}")
+    size = page.get_by_label("Answers to label")
+    size.fill("25")
+    size.press("Enter")
+    settle(page)
+    expect(size).to_have_value("25")
+    page.get_by_role("button", name="Draw the sample").click()
+    expect(page.get_by_text("Give your name to start")).to_have_count(1)
+    name = page.get_by_label("Your name (stored with each label)")
+    name.fill("Bo")
+    name.press("Enter")
+    settle(page)
+    page.get_by_text(re.compile(r"^0 of 25 labelled by Bo")).wait_for(timeout=60_000)
+    settle(page)
+
+    def label(upto: int) -> None:
+        for i in range(done[0] + 1, upto + 1):
+            page.locator("h1").first.click()
+            page.keyboard.press("1" if i % 3 else "3")
+            page.get_by_text(re.compile(rf"^{i} of 25 labelled by Bo")).wait_for(timeout=60_000)
+            settle(page)
+        done[0] = upto
+
+    done = [0]
+    label(19)
+    # before each label the page says where the intervals stand
+    assert page.get_by_text(re.compile(r"Intervals now: pooled ±[\d.]+ points; bm25: 19 "
+                                       r"labels", re.I)).count() == 1
+    goto(page, server, f"?run={run_key}")
+    page.get_by_role("heading", name="Share correct, checked against labels").wait_for(
+        timeout=60_000)
+    no_exception(page, "overview at 19 labels")
+    assert page.get_by_text("19 labels · too few for an interval").count() == 1
+    goto(page, server, f"label?run={run_key}&lb_name=Bo")
+    page.get_by_text(re.compile(r"^19 of 25 labelled by Bo")).wait_for(timeout=60_000)
+    settle(page)
+    label(25)
+    no_exception(page, "25 labels")
+    goto(page, server, f"?run={run_key}")
+    page.get_by_role("heading", name="Share correct, checked against labels").wait_for(
+        timeout=60_000)
+    no_exception(page, "overview at 25 labels")
+    assert page.get_by_text("too few for an interval").count() == 0
+    assert page.get_by_text(re.compile(r"^\d+–\d+ % · 25 labels$")).count() == 1
+    shot(page, "97-overview-tile-interval")
