@@ -1,0 +1,133 @@
+"""The share section a run's labels give (`ragdash.labels.findings.share_section`): only the
+sample's labels enter it, "cannot tell" bounds it, a pooled interval needs labels in every
+system, the estimand comes from the config, and `ragdash label status --json` prints what the
+Overview shows. Every run written is a copy of the SQuAD demo in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from ragdash import labels
+from ragdash.cli import main
+from ragdash.constants import PROJECT_ROOT
+from ragdash.labels.store import label_row, labelable, save_labels
+from ragdash.rundir import Run
+
+DEMO = PROJECT_ROOT / "data" / "demo_squad"
+
+
+@pytest.fixture
+def run(tmp_path) -> Run:
+    if not (DEMO / "answers.parquet").exists():
+        pytest.skip("the SQuAD demo run is absent")
+    copy = Run(shutil.copytree(DEMO, tmp_path / "demo"))
+    for name in ("labels", "label_sample", "calibration"):
+        copy.file(name).unlink(missing_ok=True)
+    return copy
+
+
+def label_all(run: Run, items, label: str = "correct", who: str = "ana") -> None:
+    save_labels(run, [label_row(it.qid, it.system, label, who, "", sha)
+                      for it, sha in items])
+
+
+def sample_with_sha(run: Run):
+    answers = labelable(run).set_index(["qid", "system"])["answer_sha"]
+    return [(it, answers[(it.qid, it.system)]) for it in labels.sample_items(run)]
+
+
+def outside(run: Run, n: int):
+    """`n` answers that are not in the sample, with their hashes."""
+    sample = {(it.qid, it.system) for it in labels.sample_items(run)}
+    rows = labelable(run)
+    rows = rows[[(q, s) not in sample for q, s in zip(rows["qid"], rows["system"],
+                                                      strict=True)]].head(n)
+
+    class It:  # the fields label_row needs
+        def __init__(self, q, s):
+            self.qid, self.system = q, s
+
+    return [(It(q, s), sha) for q, s, sha in zip(rows["qid"], rows["system"],
+                                                 rows["answer_sha"], strict=True)]
+
+
+def test_labels_outside_the_sample_never_enter_an_estimate(run):
+    labels.draw_sample(run, 60, seed=1)
+    label_all(run, sample_with_sha(run)[:30], "wrong")
+    before = labels.evaluate(run)["share"]
+    label_all(run, outside(run, 40), "correct")  # 40 hand-picked "correct" answers
+    after = labels.evaluate(run)
+    assert after["share"]["pooled"] == before["pooled"]
+    assert after["labels"]["outside_sample"] == 40
+    assert after["agreement"]["labels"]["n"] == 70  # agreement may use every label
+    assert after["ppi"]["pooled"]["n_labelled"] == 30
+
+
+def test_labels_from_one_system_give_no_pooled_interval(run):
+    labels.draw_sample(run, 60, rule="stratified", seed=0)
+    bm25 = [x for x in sample_with_sha(run) if x[0].system == "bm25"]
+    label_all(run, bm25[:9])
+    share = labels.evaluate(run)["share"]
+    assert share["covers"] == [1, 6]
+    assert share["pooled"]["ci"] is None
+    assert share["pooled"]["reason"].startswith("the labels cover 1 of 6 systems")
+    assert all(e["ci"] is None for e in share["systems"].values())
+
+
+def test_cannot_tell_answers_bound_the_pooled_estimate(run):
+    labels.draw_sample(run, 80, seed=2)
+    items = sample_with_sha(run)
+    label_all(run, items[:60], "correct")
+    label_all(run, items[60:70], "cannot tell")
+    share = labels.evaluate(run)["share"]
+    pooled = share["pooled"]
+    assert share["cannot_tell"] == 10 and pooled["labels"] == 60
+    lo, hi = pooled["bounds"]
+    assert lo < pooled["estimate"] <= hi and pooled["ci"][0] <= lo
+
+
+def test_the_estimand_comes_from_the_config_and_is_named(run):
+    labels.draw_sample(run, 100, seed=0)
+    label_all(run, sample_with_sha(run)[:50], "correct")
+    label_all(run, sample_with_sha(run)[50:], "wrong")
+    these = labels.evaluate(run)["share"]
+    assert these["estimand"] == "these answers"
+    assert these["estimand_text"] == "the share over this run's answers"
+    manifest = run.path / "run.json"
+    meta = json.loads(manifest.read_text())
+    meta["config"]["calibration"]["estimand"] = "new questions"
+    manifest.write_text(json.dumps(meta))
+    new = labels.evaluate(Run(run.path))["share"]
+    assert new["estimand"] == "new questions"
+    assert new["pooled"]["estimate"] == these["pooled"]["estimate"]  # one estimator
+    new_ci, these_ci = new["pooled"]["ci"], these["pooled"]["ci"]
+    assert new_ci[1] - new_ci[0] > these_ci[1] - these_ci[0]  # no finite-population correction
+
+
+def test_label_status_json_prints_what_the_overview_shows(run, capsys):
+    assert main(["label", "import", "--run-dir", str(run.path), "--from-reference",
+                 "contains", "--n", "150"]) == 0
+    capsys.readouterr()
+    assert main(["label", "status", "--run-dir", str(run.path), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    shown = labels.current(run)["share"]
+    assert got["estimand"] == "these answers"
+    assert got["pooled"]["ci"] == shown["pooled"]["ci"] and got["pooled"]["labels"] == 150
+    assert 0 < got["pooled"]["ci"][0] < got["pooled"]["estimate"] < got["pooled"]["ci"][1] < 1
+    assert (got["pooled"]["ci"][1] - got["pooled"]["ci"][0]) / 2 <= 0.05  # ±5 points
+    assert set(got["systems"]) == set(shown["systems"])
+    for name, entry in got["systems"].items():
+        assert entry["labels"] >= 24 and entry["ci"] is not None, name
+
+
+def test_export_draws_the_default_sample_by_the_judges_verdict(run, tmp_path, capsys):
+    out = tmp_path / "s.csv"
+    assert main(["label", "export", "--run-dir", str(run.path), "--n", "30", "--seed", "5",
+                 "-o", str(out)]) == 0
+    sample = labels.read_sample(run)
+    assert len(sample) == 30 and set(sample["rule"]) == {"judge"} and \
+        set(sample["seed"]) == {5}
+    assert "sample rule judge, seed 5" in capsys.readouterr().out
