@@ -52,8 +52,9 @@ with st.expander("The sample to label" + (f": {len(sample)} answers" if sample i
                           index=0 if sample is None else store.RULES.index(sample["rule"].iloc[0]),
                           format_func=sampling.RULE_NAMES.get,
                           help="by system × judge's verdict (default): each system's answers "
-                               "judged 5 and not, in proportion: the narrowest pooled interval "
-                               "for the labels; uniform: every answer equally likely; equal per "
+                               "judged 5 and not, in proportion; Neyman: the same strata, more "
+                               "labels where the answers differ most (the narrowest pooled "
+                               "interval); uniform: every answer equally likely; equal per "
                                "system: the same number per system, when each system's figure "
                                "is the goal")
     seed = c[2].number_input("Seed", 0, 2**31 - 1,

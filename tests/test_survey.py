@@ -133,3 +133,17 @@ def test_a_seed_draws_the_same_sample_in_another_process():
                                env={"PYTHONHASHSEED": seed}).stdout
                 for seed in ("1", "2")}
         assert len(runs) == 1, rule
+
+
+def test_the_neyman_rule_puts_labels_where_the_reference_varies():
+    """Strata the reference finds mixed get more labels than their size's share; without a
+    reference, Neyman is proportional."""
+    frame = pd.DataFrame({"qid": [f"q{i}" for i in range(200)], "system": "s",
+                          "judged5": np.r_[np.ones(100), np.zeros(100)],
+                          "reference": np.r_[np.ones(100), np.tile([0.0, 1.0], 50)]})
+    order = ordering(frame, "neyman", seed=0)
+    first = order.iloc[:60]["judged5"].value_counts()
+    # spreads 0.15 (floor) and 0.5: about 60 x 0.5 / 0.65 = 46 from the mixed stratum
+    assert 43 <= first[0.0] <= 49
+    plain = ordering(frame.drop(columns="reference"), "neyman", seed=0)
+    assert abs(plain.iloc[:60]["judged5"].sum() - 30) <= 1

@@ -28,7 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     ex.add_argument("--n", type=int, help="sample size (drawn once; a larger n extends it)")
     ex.add_argument("--seed", type=int, help="seed of the draw (default: the sample's, else 0)")
     ex.add_argument("--rule", choices=RULES, help="judge: by system × the judge's verdict "
-                                                  "(default); uniform at random; stratified: "
+                                                  "(default); neyman: the same strata, "
+                                                  "allocated for the narrowest pooled "
+                                                  "interval; uniform at random; stratified: "
                                                   "equal per system")
     ex.add_argument("-o", "--output", required=True, help="CSV to write")
     im = cmd.add_parser("import", help="read labels from a CSV (qid, system, label; optional "

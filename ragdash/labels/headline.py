@@ -7,6 +7,7 @@ from __future__ import annotations
 from ragdash.calibration.survey import TARGET_HALF
 
 RULE_WORDS = {"judge": "stratified by system and the judge's verdict",
+              "neyman": "stratified by system and the judge's verdict, Neyman allocation",
               "uniform": "drawn uniformly at random",
               "stratified": "drawn equally per system"}
 

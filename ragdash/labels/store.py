@@ -256,14 +256,26 @@ def undo_last(run: Run, labeller: str) -> dict | None:
 
 def _with_verdict(run: Run, population: pd.DataFrame) -> pd.DataFrame:
     """The population with judged5 (1: the judge gave 5; 0 otherwise; NaN without a judge), the
-    strata of the `judge` rule."""
+    strata of the `judge` and `neyman` rules, and `reference` ("contains a gold answer", NaN
+    without reference metrics), the spread the `neyman` rule allocates by."""
+    from ragdash.analysis.frames import primary
     from ragdash.labels.findings import judge_scores
+    from ragdash.view import RunView
 
     judge = judge_scores(run)
     if judge is None:
-        return population.assign(judged5=np.nan)
-    got = population.merge(judge, on=["qid", "system"], how="left")["judge"]
-    return population.assign(judged5=np.where(got.isna(), np.nan, (got == 5).astype(float)))
+        population = population.assign(judged5=np.nan)
+    else:
+        got = population.merge(judge, on=["qid", "system"], how="left")["judge"]
+        population = population.assign(judged5=np.where(got.isna(), np.nan,
+                                                        (got == 5).astype(float)))
+    view = RunView(run)
+    ref = primary(view.reference(), view.generation_budget)
+    if ref is None or "contains" not in ref:
+        return population.assign(reference=np.nan)
+    ref = ref.astype({"qid": str, "system": str}).drop_duplicates(["qid", "system"])
+    got = population.merge(ref[["qid", "system", "contains"]], on=["qid", "system"], how="left")
+    return population.assign(reference=got["contains"].astype(float).to_numpy())
 
 
 def read_sample(run: Run) -> pd.DataFrame | None:
