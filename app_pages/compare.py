@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis import compare, frames, sentences
+from ragdash.analysis import area, compare, frames
 from ragdash.ui import navigation, signal_board, state, widgets
 from ragdash.viz import retrieval
 from ragdash.viz.colors import label
@@ -30,10 +30,12 @@ examples = run.table("examples")
 c1, c2 = st.columns([3, 2])
 chosen = widgets.retriever_picker("cmp_ret", rets, rets[:2], container=c1,
                                   label_="Retrievers to compare (two or more)")
-n = widgets.budget_picker("cmp_n", budgets, frames.default_budget(budgets), container=c2)
 if len(chosen) < 2:
     st.warning("Pick at least two retrievers.")
     st.stop()
+n = widgets.budget_picker("cmp_n", budgets, area.separating_budget(ir, chosen[0], chosen[1]),
+                          container=c2, help_="Opens at the budget where the first two "
+                                              "retrievers differ most.")
 
 # --- every signal ------------------------------------------------------------------------------
 st.subheader(f"Do the signals rank the retrievers the same way? (N = {n})")
@@ -75,15 +77,9 @@ m[3].metric("Mean difference", f"{t['mean_diff']:+.3f}",
 p = t["pvalue"]
 m[4].metric("Wilcoxon p-value", "—" if p is None else f"{p:.2g}",
             help="Two-sided Wilcoxon signed-rank test on the non-zero differences "
-                 f"({t['n_nonzero']} of {t['n']}).")
-if p is None:
-    verdict = f"At N = {n}, {sentences.paired_test_phrase({**w, **t})}."
-elif p < 0.05:
-    better = a if t["mean_diff"] > 0 else b
-    verdict = (f"**{label(better)} retrieves significantly more of the relevant parts** at "
-               f"N = {n} (p = {p:.2g} < 0.05).")
-else:
-    verdict = f"No significant difference at N = {n} (p = {p:.2g} ≥ 0.05)."
+                 f"({t['n_nonzero']} of {t['n']}), before the Holm adjustment over the run's "
+                 "budgets that the verdict below uses (as the Overview does).")
+verdict = area.pair_verdict(ir, a, b, n, name=label)
 st.markdown(verdict)
 
 left, right = st.columns(2)
@@ -126,9 +122,12 @@ if big is not None and len(big):
             "diff": st.column_config.NumberColumn(f"{label(a)} − {label(b)}", format="%+.2f"),
         })
     top = big.iloc[0]
-    st.page_link(navigation.page("browser"), label=f"Open the largest difference ({top['qid']}) "
-                 "in the question browser", icon=":material/manage_search:",
-                 query_params=side_by_side(top["qid"]))
+    if top["diff"] != 0:
+        st.page_link(navigation.page("browser"), label=f"Open the largest difference "
+                     f"({top['qid']}) in the question browser", icon=":material/manage_search:",
+                     query_params=side_by_side(top["qid"]))
+    else:
+        st.caption(f"Every question ties at N = {n}: no difference to open.")
 else:
     st.info("No question was scored by both retrievers.")
 

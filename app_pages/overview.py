@@ -1,4 +1,4 @@
-"""Overview: the run at a glance — size, best retriever, estimated vs actual correct answers,
+"""Overview: the run at a glance — size, best retriever, estimated vs judged correct answers,
 the LLM calls that estimating from retrieval avoids, and the Score_IR curves."""
 
 from __future__ import annotations
@@ -65,18 +65,13 @@ c[1].metric("Corpus", corpus, help="Documents in the corpus; chunks below.",
 c[2].metric("Retrievers", len(order), delta=", ".join(label(r) for r in order) or None,
             delta_color="off", delta_arrow="off")
 if ir is not None and len(ir):
-    head = state.view(run).headline()
-    top = head.areas.iloc[0]
-    lead = ("" if head.runner_up is None else
-            f" · {head.lead:+.3f} vs {label(head.runner_up)}"
-            + ("" if head.lead_lo is not None and head.lead_lo > 0 else " (not told apart)"))
-    c[3].metric("Best retriever over all budgets", label(head.leader),
-                delta=f"area {top['area']:.3f} [{top['lo']:.3f}, {top['hi']:.3f}]{lead}",
-                delta_color="off", delta_arrow="off",
+    title, value, caption = area.leader_card(state.view(run).headline(), name=label)
+    c[3].metric(title, value, delta=caption, delta_color="off", delta_arrow="off",
                 help="Largest area under the Score_IR curve over every budget N of the run "
                      "(its mean height, 95% bootstrap interval over questions), so no single "
-                     "N decides; the lead over the runner-up is paired over questions. The "
-                     "sentences under the curves say where the lead is significant.")
+                     "N decides; the lead over the runner-up is paired over questions, and "
+                     "\"best\" only when its interval excludes zero. The sentences under the "
+                     "curves say where the lead is significant.")
 else:
     c[3].metric("Best retriever", "—", help="The run has no IR scores yet.")
 
@@ -104,7 +99,7 @@ if cal is not None:
         widgets.verdict(ev)
     c2 = st.columns(4)
     if shares:
-        c2[0].metric("Actual correct answers (judge = 5)", f"{shares['actual']['pct']:.1f} %",
+        c2[0].metric("Judged 5 (RAG answers)", f"{shares['actual']['pct']:.1f} %",
                      help="Share of RAG answers the judge scored 5, with a 95 % bootstrap "
                           "interval over questions.")
         c2[0].caption(widgets.ci_text(shares["actual"]))
@@ -117,7 +112,7 @@ if cal is not None:
                            delta_color="off", delta_arrow="off", help=f"No estimate: {flat}")
                 continue
             col.metric(labels.get(name, name), f"{est['pct']:.1f} %",
-                       delta=f"{err:+.1f} pp vs actual", delta_color="off", delta_arrow="off",
+                       delta=f"{err:+.1f} pp vs judged 5", delta_color="off", delta_arrow="off",
                        help=("Share of answers with Score_IR > k = "
                              f"{cal.k:.3f}, without any LLM call." if name == "h/k rule" else
                              "Mean out-of-fold probability of a correct answer from a logistic "
@@ -126,7 +121,7 @@ if cal is not None:
             col.caption(widgets.ci_text(est))
     else:  # a calibration.json written before the evidence was stored
         share = thresholds.correct_share_summary(cal)
-        c2[0].metric("Actual correct answers (judge = 5)", f"{share['actual_pct']:.1f}%")
+        c2[0].metric("Judged 5 (RAG answers)", f"{share['actual_pct']:.1f}%")
         c2[1].metric("Estimated correct answers",
                      "no estimate" if flat else f"{share['estimated_pct']:.1f}%",
                      help=flat or f"Share of answers with Score_IR > k = {cal.k:.3f}.")
@@ -152,7 +147,7 @@ if cal is not None:
                       + (" (local models)." if not spent else "."))
 elif ir is not None and not failed:
     st.info("This run has no calibration yet (no LLM answers and judgments): the estimated vs "
-            "actual share of correct answers appears once the LLM stage has run. The "
+            "judged share of correct answers appears once the LLM stage has run. The "
             "**Thresholds** page already estimates outcomes from retrieval with the paper's "
             f"h = {PAPER_H} and k = {PAPER_K}.", icon="ℹ️")
 

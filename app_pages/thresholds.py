@@ -115,7 +115,7 @@ def panel() -> None:
         m[2].metric("In the estimated class", f"{res['accuracy']:.1%}",
                     help="Share of answers whose judge class is the one Score_IR predicts")
         m[3].metric("Share error (MAE)", f"{res['mae']:.1f} pp",
-                    help="Mean absolute error of estimated vs actual class shares, in "
+                    help="Mean absolute error of estimated vs judged class shares, in "
                          "percentage points, averaged over retrievers")
     if data.fit_h is not None:
         reference = (round(data.fit_h, 3), round(data.fit_k, 3), "fit")
@@ -128,7 +128,7 @@ def panel() -> None:
                     h, k, reference, key="thr_drag", h_key="thr_h", k_key="thr_k")
     if not data.has_judgments:
         widgets.chart(calibration.estimated_only(res["estimated"]), key="thr_est")
-        st.info(f"{no_judgments}, so the actual shares, the fit objective, the confusion "
+        st.info(f"{no_judgments}, so the judged shares, the fit objective, the confusion "
                 "matrix and Figure 3.1 appear once the LLM stage has run and its judgments "
                 "are scored.", icon="ℹ️")
         return
@@ -140,8 +140,8 @@ def panel() -> None:
     show = cmp.assign(retriever=cmp["retriever"].map(label)).set_index("retriever")[
         ["n", "est_5", "act_5", "err_5", "est_2_4", "act_2_4", "err_2_4", "est_1", "act_1",
          "err_1", "mae"]]
-    show.columns = ["answers", "est. correct", "actual correct", "error", "est. risk",
-                    "actual 2–4", "error ", "est. lacks info", "actual 1", "error  ",
+    show.columns = ["answers", "est. correct", "judged 5", "error", "est. risk",
+                    "judged 2–4", "error ", "est. lacks info", "judged 1", "error  ",
                     "MAE (pp)"]
     pct = [c for c in show.columns if c not in ("answers",) and not c.startswith("error")
            and c != "MAE (pp)"]
@@ -152,8 +152,8 @@ def panel() -> None:
     est_rank = list(cmp.sort_values("est_5", ascending=False)["retriever"].map(label))
     act_rank = list(cmp.sort_values("act_5", ascending=False)["retriever"].map(label))
     same = "the same" if est_rank == act_rank else "a different"
-    st.caption(f"Errors in percentage points, estimated − actual. Ranked by estimated correct "
-               f"answers: {' > '.join(est_rank)}; by actual: {' > '.join(act_rank)} "
+    st.caption(f"Errors in percentage points, estimated − judged. Ranked by estimated correct "
+               f"answers: {' > '.join(est_rank)}; by the judge: {' > '.join(act_rank)} "
                f"({same} order — the paper's claim is that the ranking is preserved).")
     left, right = st.columns(2)
     with left:

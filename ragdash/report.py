@@ -243,11 +243,9 @@ def build_report(run: Run | str | Path) -> str:
              _card(f"{len(chunks):,}" if chunks is not None else "—", "chunks"),
              _card(", ".join(label(r) for r in order) or "—", "retrievers")]
     if ir is not None and len(ir):
-        head = view.headline()
-        top = head.areas.iloc[0]
-        cards.append(_card(f"{label(head.leader)} · {top['area']:.3f}",
-                           f"largest area under the Score_IR curve over all budgets (95% CI "
-                           f"{top['lo']:.3f}–{top['hi']:.3f})"))
+        title, value, caption = area.leader_card(view.headline(), name=label)
+        cards.append(_card(value, f"{title.lower()} (area under the Score_IR curve): "
+                                  f"{caption}"))
     cal = run.calibration()
     said = _threshold_sentences(view, ir, len(examples) if examples is not None else None) \
         if ir is not None and len(ir) else {}
@@ -258,7 +256,7 @@ def build_report(run: Run | str | Path) -> str:
         flat = degenerate(cal)
         cards.append(_card("no estimate" if flat else
                            f"{s['estimated_pct']:.1f}% vs {s['actual_pct']:.1f}%",
-                           "estimated (h/k rule) vs actual correct answers"
+                           "estimated (h/k rule) vs judged 5 (RAG answers)"
                            + "".join(f", on {b}" for b in said.get("basis", []))))
         cards.append(_card(f"h = {cal.h:.3f} · k = {cal.k:.3f}",
                            f"thresholds fitted at N = {cal.budget}"))
@@ -329,12 +327,17 @@ def build_report(run: Run | str | Path) -> str:
                          f"{html.escape(ev.get('refusal_verdict', ''))}</p>")
         shares = cal.shares if cal is not None else None
         if shares:
-            rows = [("actual (judge = 5)", shares["actual"]), *shares["estimates"].items()]
+            from ragdash.calibration.predictive import degenerate
+
+            flat = degenerate(cal)
+            rows = [("judged 5", shares["actual"]), *shares["estimates"].items()]
+            none = {n for n, _ in rows if flat and n == "h/k rule"}  # the Overview's rule
             parts.append(_table(pd.DataFrame({
                 "share judged correct": [n for n, _ in rows],
-                "%": [v["pct"] for _, v in rows],
-                "95 % CI": ["—" if not v.get("ci") else f"{v['ci'][0]:.1f}–{v['ci'][1]:.1f}"
-                            for _, v in rows]}), fmt="{:.1f}", index=False))
+                "%": ["no estimate" if n in none else f"{v['pct']:.1f}" for n, v in rows],
+                "95 % CI": [flat if n in none else "—" if not v.get("ci") else
+                            f"{v['ci'][0]:.1f}–{v['ci'][1]:.1f}" for n, v in rows]}),
+                fmt=None, index=False))
         parts += [f'<p class="note">On the {html.escape(b)}.</p>' for b in said.get("basis", [])]
         parts += [f"<p>{html.escape(b)}</p>" for b in said.pop("bias", [])]
         parts.append(fig("prediction_roc"))
@@ -358,7 +361,7 @@ def build_report(run: Run | str | Path) -> str:
             t = cal.per_retriever
             cols = ["retriever", "n", "est_5", "act_5", "est_2_4", "act_2_4", "est_1", "act_1",
                     "mae"]
-            parts.append("<h3>Estimated vs actual shares (%, calibration.json)</h3>")
+            parts.append("<h3>Estimated vs judged shares (%, calibration.json)</h3>")
             parts.append(_table(t[[c for c in cols if c in t]].assign(
                 retriever=lambda d: d["retriever"].map(label)), fmt="{:.1f}", index=False))
     iss = run.table("issues")

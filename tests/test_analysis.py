@@ -259,7 +259,8 @@ def test_report_is_self_contained_and_escaped(run, tmp_path):
     from ragdash.viz.colors import label
 
     head = area.headline(run.read("ir_scores"))  # the budget-free headline, as on the page
-    assert "largest area under the Score_IR curve over all budgets" in out
+    assert "area under the Score_IR curve" in out and \
+        ("best retriever over all budgets" in out or "largest area over all budgets" in out)
     assert html.escape(area.sentences(head, name=label)[0]) in out
     figs = figures(run)
     assert {"score_ir_curves", "thresholds_sorted_scores", "judge_scores"} <= set(figs)

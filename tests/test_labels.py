@@ -191,7 +191,8 @@ def test_a_stratified_sample_takes_each_system_in_turn(run):
     sample = labels.draw_sample(run, 60, "stratified", seed=0)
     assert sample.groupby("system").size().tolist() == [10] * 6
     assert sample.head(6)["system"].nunique() == 6
-    with pytest.raises(ValueError, match="rule 'random' is not one of judge, neyman, uniform, stratified"):
+    with pytest.raises(ValueError,
+                       match="rule 'random' is not one of judge, neyman, uniform, stratified"):
         labels.draw_sample(run, 5, "random")
     with pytest.raises(ValueError, match="positive whole number"):
         labels.draw_sample(run, 0)

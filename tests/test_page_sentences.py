@@ -303,7 +303,7 @@ def test_partly_judged_run_says_how_few_answers_the_llm_figures_rest_on(runs):
     assert table["answers"].tolist() == [5] * 5  # the table and the chart: 5 per retriever
 
     report = build_report(runs["partly"])
-    assert f"estimated (h/k rule) vs actual correct answers, on {basis}" in report
+    assert f"estimated (h/k rule) vs judged 5 (RAG answers), on {basis}" in report
     assert f"Every figure of this section counts the same answers: the {basis}." in report
 
 

@@ -119,6 +119,12 @@ class Headline:
         return [int(b) for b in self.by_budget.loc[self.by_budget["significant"], "budget"]]
 
     @property
+    def told_apart(self) -> bool:
+        """Whether the leader is told apart from the runner-up (the interval of the paired lead
+        excludes zero), or has none."""
+        return self.runner_up is None or (self.lead_lo is not None and self.lead_lo > 0)
+
+    @property
     def tied(self) -> list[int]:
         """Budgets where every question ties."""
         if self.by_budget is None:
@@ -170,3 +176,47 @@ def sentences(h: Headline, name=str) -> list[str]:
         out.append(f"At N = {ranges(tied, budgets)} every question ties: both retrievers "
                    "score the same, so a headline at those budgets cannot tell them apart.")
     return out
+
+
+def leader_card(h: Headline, name=str) -> tuple[str, str, str]:
+    """(title, value, caption) of the run's top card: "Best retriever" only when told apart
+    from the runner-up; otherwise a tie, with the difference and its interval."""
+    top = h.areas.iloc[0]
+    area = f"area {top['area']:.3f} [{top['lo']:.3f}, {top['hi']:.3f}]"
+    if h.runner_up is None:
+        return "Best retriever over all budgets", name(h.leader), area
+    diff = f"{h.lead:+.3f} [{h.lead_lo:+.3f}, {h.lead_hi:+.3f}]"
+    if h.told_apart:
+        return ("Best retriever over all budgets", name(h.leader),
+                f"{area} · {diff} vs {name(h.runner_up)}")
+    return ("Largest area over all budgets", f"{name(h.leader)} ≈ {name(h.runner_up)}",
+            f"tie: difference {diff}, not told apart")
+
+
+def pair_verdict(ir: pd.DataFrame, a: str, b: str, budget: int, name=str) -> str:
+    """Whether a and b differ at `budget`, by the Overview's policy: Wilcoxon on the paired
+    differences, Holm-adjusted over the run's budgets."""
+    table = lead_by_budget(ir, a, b)
+    row = table[table["budget"] == budget]
+    k = len(table)
+    if row.empty or row["p_holm"].iloc[0] is None or pd.isna(row["p_holm"].iloc[0]):
+        from ragdash.analysis.sentences import paired_test_phrase
+
+        counts = row.iloc[0].to_dict() if len(row) else {"win": 0, "loss": 0, "n": 0}
+        return f"At N = {budget:,}, {paired_test_phrase({**counts, 'pvalue': None})}."
+    p, diff = float(row["p_holm"].iloc[0]), float(row["mean_diff"].iloc[0])
+    policy = f"Wilcoxon, Holm-adjusted over the run's {k} budgets"
+    if p < ALPHA and diff != 0:
+        better = a if diff > 0 else b
+        return (f"**{name(better)} retrieves significantly more of the relevant parts** at "
+                f"N = {budget:,} ({policy}: p = {p:.2g} < {ALPHA}).")
+    return f"No significant difference at N = {budget:,} ({policy}: p = {p:.2g} ≥ {ALPHA})."
+
+
+def separating_budget(ir: pd.DataFrame, a: str, b: str) -> int:
+    """The budget at which a and b differ most (largest |mean difference|; the smaller Holm p,
+    then the smaller budget, on ties)."""
+    t = lead_by_budget(ir, a, b)
+    p = pd.to_numeric(t["p_holm"], errors="coerce").fillna(1.0)
+    t = t.assign(size=-t["mean_diff"].abs(), p=p).sort_values(["size", "p", "budget"])
+    return int(t["budget"].iloc[0])

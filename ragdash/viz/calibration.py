@@ -173,11 +173,11 @@ def confusion(conf: pd.DataFrame) -> go.Figure:
     fig = go.Figure(go.Heatmap(
         z=z, x=names, y=names, colorscale="Blues", text=text, texttemplate="%{text}",
         textfont={"size": 13}, showscale=False,
-        hovertemplate="estimated %{y}<br>actual %{x}<br>%{z} answers<extra></extra>"))
+        hovertemplate="estimated %{y}<br>judged %{x}<br>%{z} answers<extra></extra>"))
     acc = np.trace(z) / max(z.sum(), 1)
-    style(fig, subtitle("Estimated vs actual class (all retrievers)",
+    style(fig, subtitle("Estimated vs judged class (all retrievers)",
                         f"{acc:.1%} of the answers are in the estimated class (diagonal)"),
-          "Actual: judge score class", "Estimated from Score_IR", height=420)
+          "Judged: judge score class", "Estimated from Score_IR", height=420)
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(side="bottom", tickangle=0)
     return fig
@@ -194,13 +194,13 @@ def estimated_vs_actual(cmp: pd.DataFrame) -> go.Figure:
                 x=[label(r) for r in rets], y=cmp[f"{kind}_{c}"],
                 marker={"color": [color_of(r) for r in rets], "opacity": op,
                         "pattern": {"shape": pattern, "fgcolor": "white"}},
-                name="estimated from Score_IR" if kind == "est" else "actual (judge)",
+                name="estimated from Score_IR" if kind == "est" else "judged",
                 showlegend=col == 1, legendgroup=kind,
                 text=[f"{v:.0f}%" for v in cmp[f"{kind}_{c}"]], textposition="outside",
                 textfont={"size": 11}, cliponaxis=False,
-                hovertemplate=("%{x}: %{y:.1f}% " + ("estimated" if kind == "est" else "actual")
+                hovertemplate=("%{x}: %{y:.1f}% " + ("estimated" if kind == "est" else "judged")
                                + "<extra></extra>")), row=1, col=col)
-    style(fig, subtitle("Estimated vs actual share of each outcome per retriever",
+    style(fig, subtitle("Estimated vs judged share of each outcome per retriever",
                         "hatched: estimated from Score_IR with h and k; solid: judge"),
           height=420, legend="")
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": 1.1, "x": 1,

@@ -67,7 +67,7 @@ def test_bundled_demos_show_what_retrieval_predicts(server, page, demo):
     assert page.get_by_role("heading", name=f"Run {name}").count() == 1
     assert page.get_by_text("Does retrieval predict answer quality here?").count() >= 1
     assert page.get_by_text(re.compile(r"AUC \d\.\d\d")).count() >= 1
-    assert page.get_by_text("Actual correct answers (judge = 5)").count() == 1
+    assert page.get_by_text("Judged 5 (RAG answers)").count() == 1
     shot(page, f"20-{name}-overview")
     if demo == "data/demo_run":  # HotpotQA: the paper's Table 3.1 beside ragdash's, explained
         page.get_by_text("The paper's Table 3.1 beside ragdash's").click()

@@ -1,0 +1,85 @@
+"""One quantity, one name and one verdict on every page: "best" only when told apart, the
+pair verdict under the Overview's policy (Holm over the budgets), Compare retrievers opening
+where retrievers differ, the judge's share named "judged 5" (never "actual"), and no number
+for an estimate the Overview calls degenerate."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ragdash.analysis import area
+from ragdash.constants import PROJECT_ROOT
+
+BUDGETS = (100, 200, 300, 400, 500)
+
+
+def ir_table(diff_at: dict[int, np.ndarray], n: int = 40, seed: int = 0) -> pd.DataFrame:
+    """Score_IR of retrievers a and b on n questions: b = a + diff_at[budget] (0 elsewhere)."""
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(0.2, 0.6, n)
+    rows = []
+    for budget in BUDGETS:
+        d = diff_at.get(budget, np.zeros(n))
+        for i in range(n):
+            rows += [{"qid": f"q{i}", "retriever": "a", "budget": budget, "score": base[i]},
+                     {"qid": f"q{i}", "retriever": "b", "budget": budget,
+                      "score": base[i] + d[i]}]
+    return pd.DataFrame(rows)
+
+
+def test_a_tie_is_never_crowned_best():
+    title, value, caption = area.leader_card(area.headline(ir_table({}), n_boot=200))
+    assert title == "Largest area over all budgets"
+    assert "≈" in value and caption.startswith("tie: difference +0.000")
+    clear = area.headline(ir_table({b: np.full(40, 0.2) for b in BUDGETS}), n_boot=200)
+    title, value, caption = area.leader_card(clear)
+    assert (title, value) == ("Best retriever over all budgets", "b")
+    assert "+0.200 [+0.200, +0.200] vs a" in caption
+
+
+def test_the_pair_verdict_uses_the_holm_adjustment_of_the_overview():
+    """A difference with p < 0.05 at one budget of five is not significant after Holm."""
+    rng = np.random.default_rng(2)
+    diffs = {b: rng.normal(0.0, 0.1, 40) for b in BUDGETS}
+    diffs[300] = rng.normal(0.045, 0.12, 40)
+    ir = ir_table(diffs)
+    raw = area.lead_by_budget(ir, "b", "a")
+    row = raw[raw["budget"] == 300].iloc[0]
+    assert row["pvalue"] < 0.05 <= row["p_holm"]  # the case the issue saw
+    said = area.pair_verdict(ir, "a", "b", 300)
+    assert said.startswith("No significant difference at N = 300")
+    assert "Holm-adjusted over the run's 5 budgets" in said
+    strong = area.pair_verdict(ir_table({300: np.full(40, 0.3)}), "a", "b", 300)
+    assert strong.startswith("**b retrieves significantly more")
+
+
+def test_compare_opens_where_the_retrievers_differ_most():
+    ir = ir_table({200: np.full(40, 0.05), 400: np.full(40, -0.2)})
+    assert area.separating_budget(ir, "a", "b") == 400
+    assert area.separating_budget(ir_table({}), "a", "b") == 100  # all tie: the first
+
+
+@pytest.fixture
+def demo(tmp_path):
+    src = PROJECT_ROOT / "data" / "demo_squad"
+    if not (src / "answers.parquet").exists():
+        pytest.skip("the SQuAD demo run is absent")
+    return shutil.copytree(src, tmp_path / "demo")
+
+
+def test_the_judges_share_is_named_judged_5_on_the_overview_and_in_the_report(demo):
+    from fixtures.apptest import open_app
+
+    from ragdash.report import build_report
+
+    at = open_app(run=str(demo))
+    labels = [m.label for m in at.metric]
+    assert "Judged 5 (RAG answers)" in labels
+    assert not [x for x in labels if "actual" in x.lower()]
+    assert not [m.value for m in at.metric if "actual" in str(m.value).lower()]
+    html = build_report(demo)
+    assert "vs actual" not in html and "actual correct" not in html.lower()
