@@ -83,3 +83,17 @@ def test_the_judges_share_is_named_judged_5_on_the_overview_and_in_the_report(de
     assert not [m.value for m in at.metric if "actual" in str(m.value).lower()]
     html = build_report(demo)
     assert "vs actual" not in html and "actual correct" not in html.lower()
+
+
+def test_partly_correct_is_not_correct_for_the_signals_panel_either():
+    """The signals panel's truth is the share correct's: "partly correct" is not correct."""
+    from ragdash.analysis.signals import answer_signals, signal_agreement
+
+    ref = pd.DataFrame({"qid": [f"q{i}" for i in range(8)], "system": "bm25",
+                        "contains": [1.0, 0, 1, 0, 1, 0, 1, 0]})
+    labels = pd.DataFrame({"qid": [f"q{i}" for i in range(8)], "system": "bm25",
+                           "score": [3.0, 1, 3, 1, 3, 1, 3, 1], "labeller": "ana"})
+    df, truth, signals, cut = answer_signals(ref, labels=labels)
+    assert truth == "human labels" and df["truth"].max() == 0.0
+    row = signal_agreement(df, signals, "truth", correct_at=cut, n_boot=50).iloc[0]
+    assert np.isnan(row["auc"]) and row["verdict"].startswith("cannot tell")

@@ -162,8 +162,9 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
         "verdict": table["verdict"]})
 
 
-LABEL_QUALITY = {5: 1.0, 3: 0.5, 1: 0.0}
-"""Human labels (correct 5 / partly correct 3 / wrong 1) as the truth's values."""
+LABEL_QUALITY = {5: 1.0, 3: 0.0, 1: 0.0}
+"""Human labels as the truth's values: labelled correct (5) is 1; partly correct (3) and wrong
+(1) are 0, as in the share correct (`ragdash.labels.findings`)."""
 
 
 def answer_signals(reference: pd.DataFrame, *, ir: pd.DataFrame | None = None,
@@ -175,8 +176,8 @@ def answer_signals(reference: pd.DataFrame, *, ir: pd.DataFrame | None = None,
     `reference`: reference.parquet (one row per answer); `ir`: Score_IR at one budget (qid,
     retriever, score) as `score_ir`; `judgments`: the 1-5 judge as `judge` (JUDGE_QUALITY);
     `metrics`: metrics.parquet's metric columns; `labels`: human labels (a labeller named
-    "stand-in..." is not human). The truth is the mean human label of an answer where the run
-    has human labels, else the reference metric `truth_metric` (then not also a signal; the
+    "stand-in..." is not human). The truth is the share of an answer's human labels that say
+    "correct" (correct when at least half do) where the run has human labels, else the reference metric `truth_metric` (then not also a signal; the
     reference metrics are those of `constants.REFERENCE_METRICS` the table has). Returns the
     frame, the truth's name, the signal columns and the truth's "correct" cut-off."""
     from ragdash.constants import REFERENCE_METRICS
