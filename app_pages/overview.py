@@ -134,17 +134,21 @@ if cal is not None:
     cost = judging.costs(answers, judgments)
     spent = cost["usd"].dropna().sum() if not cost.empty else 0.0
     gpt = cost_avoided(answers, judgments, calls, "gpt-4o")
-    avoided = gpt if gpt else spent
-    c2[3].metric("LLM cost avoided next time", f"${avoided:,.2f}",
-                 delta=f"{calls['total_calls']:,} LLM calls", delta_color="off",
-                 delta_arrow="off",
-                 help=f"Estimating from Score_IR instead of generating and judging avoids "
-                      f"{calls['generation_calls']:,} generations (each retriever + LLM only) and "
-                      f"{calls['judge_calls']:,} judge calls for {n_q:,} questions"
-                      + (f": about ${gpt:,.2f} at GPT-4o list prices, from this run's recorded "
-                         "tokens" if gpt else "")
-                      + f". This run spent ${spent:,.2f}"
-                      + (" (local models)." if not spent else "."))
+    said = (f"Estimating from Score_IR instead of generating and judging avoids "
+            f"{calls['generation_calls']:,} generations (each retriever + LLM only) and "
+            f"{calls['judge_calls']:,} judge calls for {n_q:,} questions")
+    if spent >= 0.005:  # a priced model spent at least a cent
+        c2[3].metric("LLM cost avoided next time", f"${spent:,.2f}",
+                     delta=f"{calls['total_calls']:,} LLM calls", delta_color="off",
+                     delta_arrow="off", help=f"{said}: what this run spent on them.")
+    else:  # local models cost no money: the time they took is what is saved
+        took = judging.llm_seconds(answers, judgments)
+        c2[3].metric("LLM time avoided next time", judging.duration(took),
+                     delta=f"{calls['total_calls']:,} LLM calls", delta_color="off",
+                     delta_arrow="off",
+                     help=f"{said}: the time this run's local models took on them"
+                          + (f" (at GPT-4o list prices, about ${gpt:,.2f} from the recorded "
+                             "tokens)" if gpt else "") + ".")
 elif ir is not None and not failed:
     st.info("This run has no calibration yet (no LLM answers and judgments): the estimated vs "
             "judged share of correct answers appears once the LLM stage has run. The "

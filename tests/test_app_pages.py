@@ -88,9 +88,11 @@ def test_overview_headline_figures(runs):
     cis = [c.value for c in at.caption if c.value.startswith("95 % CI ")]
     assert len(cis) == 3 and all(re.match(r"95 % CI \d+\.\d–\d+\.\d %$", c) for c in cis)
     assert "Does retrieval predict answer quality here?" in texts(at)
-    assert metric(at, "LLM cost avoided").startswith("$")
-    cost = next(m for m in at.metric if m.label.startswith("LLM cost avoided"))
-    assert cost.delta == f"{30 * 6 + 30:,} LLM calls"
+    # local models cost no money: the time they took is shown, never dollars
+    assert not [m for m in at.metric if m.label.startswith("LLM cost avoided")]
+    took = next(m for m in at.metric if m.label.startswith("LLM time avoided"))
+    assert re.match(r"^(\d+ h )?\d+ (min|s)$", took.value) and "$" not in took.value
+    assert took.delta == f"{30 * 6 + 30:,} LLM calls"
     assert at.selectbox(key="run").value.endswith("demo")
 
 

@@ -169,3 +169,24 @@ def costs(answers: pd.DataFrame | None, judgments: pd.DataFrame | None) -> pd.Da
                                      "latency_s"])
     out = pd.concat(frames, ignore_index=True)
     return out[["stage", "model", "calls", "tokens_in", "tokens_out", "usd", "latency_s"]]
+
+
+def llm_seconds(answers: pd.DataFrame | None, judgments: pd.DataFrame | None) -> float:
+    """Seconds the run's generation and judge calls took (a judge call scoring several
+    answers counted once)."""
+    total = 0.0
+    if answers is not None and "latency_s" in answers:
+        total += float(answers["latency_s"].dropna().sum())
+    if judgments is not None and "latency_s" in judgments:
+        j = judgments.drop_duplicates("call_id") if "call_id" in judgments else judgments
+        total += float(j["latency_s"].dropna().sum())
+    return total
+
+
+def duration(seconds: float) -> str:
+    """'1 h 12 min', '14 min', '40 s'."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    h, m = divmod(s // 60, 60)
+    return f"{h} h {m} min" if h else f"{m} min"
