@@ -177,12 +177,12 @@ panel()
 
 
 st.header("Beyond the paper: a probabilistic estimator")
-bias = (sentences.rule_bias(thresholds.rule_bias(first.pairs, first.fit_k, n0), n_questions)
-        + " " if first.has_judgments and first.fit_k is not None else "")
-st.caption(f"{bias}A multinomial logistic model of the judge class on Score_IR at every budget "
-           "(and, when available, the LLM-only judgment of the same question) predicts each "
-           "retriever's shares instead of a fixed cut at k. Both are scored on data they were "
-           "not fitted on: held-out questions (5-fold) and held-out retrievers.")
+# the h/k rule's bias is said in the panel above, at the k and N on its sliders
+st.caption("Where the h/k rule above misses, a multinomial logistic model of the judge class "
+           "on Score_IR at every budget (and, when available, the LLM-only judgment of the "
+           "same question) predicts each retriever's shares instead of a fixed cut at k. Both "
+           "are scored on data they were not fitted on: held-out questions (5-fold) and "
+           "held-out retrievers.")
 saved = run.table("estimator_cv")
 can_cv = saved is None and run.table("judgments") is not None
 if can_cv and st.button("Cross-validate the estimators", key="thr_cv"):

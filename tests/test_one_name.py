@@ -97,3 +97,13 @@ def test_partly_correct_is_not_correct_for_the_signals_panel_either():
     assert truth == "human labels" and df["truth"].max() == 0.0
     row = signal_agreement(df, signals, "truth", correct_at=cut, n_boot=50).iloc[0]
     assert np.isnan(row["auc"]) and row["verdict"].startswith("cannot tell")
+
+
+def test_beyond_the_paper_never_restates_the_rule_at_another_k(demo):
+    """The h/k rule's over/underestimate is said once, at the sliders' k (k = 0 here)."""
+    from fixtures.apptest import open_app
+
+    at = open_app("thresholds", run=str(demo), thr_k="0", thr_h="0")
+    said = [c.value for c in at.caption] + [m.value for m in at.markdown]
+    bias = [t for t in said if "estimates correct answers by" in t]
+    assert len(bias) == 1, bias
