@@ -11,8 +11,9 @@ these). Each check returns a value, a limit and a plain-language finding:
 - `position`: in grouped judging, whether the score depends on the candidate's place in the
   prompt (chi-square test of independence; fails when p < 0.01 and Cramér's V > 0.2).
 - `reference_match`: whether answers that contain the true answer (normalised as SQuAD does:
-  lower case, no punctuation or articles; yes/no answers left out) are judged 5 more often than
-  answers that do not (Cohen's kappa between the two; fails below 0.2).
+  lower case, no punctuation or articles; yes/no answers left out), or match it with ROUGE-L
+  >= 0.5 where true answers are long (over 8 words: people's own words are never contained),
+  are judged 5 more often than answers that do not (Cohen's kappa; fails below 0.2).
 
 A check without enough data is reported as not applicable, never as passed.
 """
@@ -31,6 +32,9 @@ CONSISTENCY_MIN = 0.8
 POSITION_P, POSITION_V = 0.01, 0.2
 KAPPA_MIN = 0.2
 MIN_PAIRS = 10
+LONG_ANSWER_WORDS = 8
+"""True answers longer than this (median words) are matched by ROUGE-L, not containment."""
+ROUGE_MIN = 0.5
 
 
 @dataclass
@@ -121,13 +125,24 @@ def reference_match(judgments: pd.DataFrame, answers: pd.DataFrame,
     if len(j) < MIN_PAIRS:
         return Check("reference_match", title, "n/a", None, f"kappa >= {KAPPA_MIN}",
                      f"only {len(j)} judged answers with a short, non yes/no true answer")
-    contains = np.array([g in normalize(t) for g, t in zip(j["gold"], j["answer"], strict=True)])
+    long = float(j["gold"].str.split().str.len().median()) > LONG_ANSWER_WORDS
+    if long:  # long true answers in people's words are never contained: ROUGE-L fits them
+        from ragdash.analysis.reference import rouge_l
+
+        raw = examples.astype({"qid": str}).set_index("qid")["answer"]
+        contains = np.array([rouge_l(t, raw[q]) >= ROUGE_MIN
+                             for q, t in zip(j["qid"], j["answer"], strict=True)])
+        what = f"that match the true answer (ROUGE-L >= {ROUGE_MIN})"
+    else:
+        contains = np.array([g in normalize(t)
+                             for g, t in zip(j["gold"], j["answer"], strict=True)])
+        what = "that contain the true answer"
     five = (j["score"] == 5).to_numpy()
     observed = float((contains == five).mean())
     expected = float(contains.mean() * five.mean() + (1 - contains.mean()) * (1 - five.mean()))
     kappa = 0.0 if expected >= 1 else (observed - expected) / (1 - expected)
     ok = kappa >= KAPPA_MIN
-    finding = (f"judged 5: {_share(five, contains)} that contain the true answer, "
+    finding = (f"judged 5: {_share(five, contains)} {what}, "
                f"{_share(five, ~contains)} that do not (kappa {kappa:.2f})"
                + ("" if ok else ": the scores ignore the true answer"))
     return Check("reference_match", title, "ok" if ok else "warn", kappa,

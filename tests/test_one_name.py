@@ -107,3 +107,27 @@ def test_beyond_the_paper_never_restates_the_rule_at_another_k(demo):
     said = [c.value for c in at.caption] + [m.value for m in at.markdown]
     bias = [t for t in said if "estimates correct answers by" in t]
     assert len(bias) == 1, bias
+
+
+def test_the_judge_audit_matches_long_answers_by_rouge_not_containment():
+    """Long true answers in people's words are never contained in an answer: a judge that reads
+    the answers passes, the check names the metric it used."""
+    from ragdash import judge_audit as ja
+
+    n = 30
+    gold = [f"The river rises in the northern hills and flows {i} miles to the sea" for i in
+            range(n)]
+    examples = pd.DataFrame({"qid": [f"q{i}" for i in range(n)], "answer": gold})
+    rows, scores = [], []
+    for i in range(n):
+        good = i % 2 == 0
+        text = (f"It rises in the northern hills and flows {i} miles to the sea." if good
+                else "It is a mountain in Asia known for its snow.")
+        rows.append({"qid": f"q{i}", "system": "bm25", "budget": 1000, "answer": text})
+        scores.append(5 if good else 1)
+    answers = pd.DataFrame(rows).astype({"budget": "Int64"})
+    judged = answers[["qid", "system", "budget"]].assign(
+        score=pd.array(scores, dtype="Int64"), position=pd.array([None] * n, dtype="Int64"))
+    check = ja.reference_match(judged, answers, examples)
+    assert check.status == "ok" and check.value > 0.9
+    assert "ROUGE-L" in check.finding
