@@ -208,6 +208,18 @@ def _signals_html(view: RunView) -> list[str]:
     return out
 
 
+def _no_paths(value):
+    """The manifest with every absolute file path cut to its file name: a report is shared
+    beyond the server whose folders it would otherwise show."""
+    if isinstance(value, dict):
+        return {k: _no_paths(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_paths(v) for v in value]
+    if isinstance(value, str) and (value.startswith(("/", "~")) or value[1:3] == ":\\"):
+        return Path(value).name
+    return value
+
+
 def build_report(run: Run | str | Path) -> str:
     """The whole report as one self-contained HTML string."""
     view = RunView(run)
@@ -246,6 +258,18 @@ def build_report(run: Run | str | Path) -> str:
         title, value, caption = area.leader_card(view.headline(), name=label)
         cards.append(_card(value, f"{title.lower()} (area under the Score_IR curve): "
                                   f"{caption}"))
+    if run.has("answers") and (run.has("labels") or run.has("calibration")):
+        from ragdash import labels
+        from ragdash.labels import headline
+
+        share = (labels.current(run) or {}).get("share")
+        if share and share["pooled"].get("ci"):
+            e = share["pooled"]
+            cards.append(_card(f"{e['estimate'] * 100:.0f} % correct",
+                               f"{headline.subject(share, e['answers'])}, labelled: "
+                               f"{share['level']:.0%} interval "
+                               f"{e['ci'][0] * 100:.0f}–{e['ci'][1] * 100:.0f} % from "
+                               f"{e['labels']} labels"))
     cal = run.calibration()
     said = _threshold_sentences(view, ir, len(examples) if examples is not None else None) \
         if ir is not None and len(ir) else {}
@@ -370,7 +394,7 @@ def build_report(run: Run | str | Path) -> str:
         parts.append(f'<p class="note">{len(iss):,} issue(s); the first 50:</p>')
         parts.append(_table(iss.head(50), fmt=None, index=False))
     parts.append("<h2>Run manifest</h2>")
-    parts.append(f"<pre>{html.escape(json.dumps(man, indent=2, default=str))}</pre>")
+    parts.append(f"<pre>{html.escape(json.dumps(_no_paths(man), indent=2, default=str))}</pre>")
     body = "\n".join(p for p in parts if p)
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>ragdash · "
             f"{html.escape(str(run.id))}</title><style>{CSS}</style></head><body><main>{body}"

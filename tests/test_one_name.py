@@ -131,3 +131,14 @@ def test_the_judge_audit_matches_long_answers_by_rouge_not_containment():
     check = ja.reference_match(judged, answers, examples)
     assert check.status == "ok" and check.value > 0.9
     assert "ROUGE-L" in check.finding
+
+
+def test_the_report_leads_with_the_labelled_share_and_shows_no_server_path(demo):
+    from ragdash.report import build_report
+
+    html = build_report(demo)
+    start = html.index('<div class="cards">')
+    cards = html[start:html.index("<h2>", start)]
+    assert "% correct" in cards and "labelled" in cards and "150 labels" in cards
+    manifest = html[html.index("<h2>Run manifest</h2>"):]
+    assert str(PROJECT_ROOT) not in manifest and "/tmp/" not in manifest
