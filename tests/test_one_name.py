@@ -142,3 +142,11 @@ def test_the_report_leads_with_the_labelled_share_and_shows_no_server_path(demo)
     assert "% correct" in cards and "labelled" in cards and "150 labels" in cards
     manifest = html[html.index("<h2>Run manifest</h2>"):]
     assert str(PROJECT_ROOT) not in manifest and "/tmp/" not in manifest
+
+
+@pytest.mark.parametrize("header", ["Ticket", "Ticket No", "Case", "UUID", "Record"])
+def test_an_id_column_named_like_a_ticket_is_guessed(header):
+    from ragdash.data.columns import guess
+
+    assert guess([header, "Question", "Answer"]) == {"question": "Question", "answer": "Answer",
+                                                      "id": header}

@@ -22,7 +22,8 @@ _HINTS: dict[str, tuple[str, ...]] = {
     "answer": ("answer", "antwort", "reponse", "réponse", "respuesta", "risposta", "response",
                "reply", "ground truth", "ground_truth", "expected", "solution", "lösung",
                "answers", "antworten", "a"),
-    "id": ("id", "qid", "nr", "no", "number", "num", "key", "nummer", "numéro", "#"),
+    "id": ("id", "qid", "nr", "no", "number", "num", "key", "nummer", "numéro", "#", "ticket",
+           "case", "item", "identifier", "uid", "uuid", "record", "ref"),
 }
 
 
