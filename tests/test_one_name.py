@@ -150,3 +150,16 @@ def test_an_id_column_named_like_a_ticket_is_guessed(header):
 
     assert guess([header, "Question", "Answer"]) == {"question": "Question", "answer": "Answer",
                                                       "id": header}
+
+
+def test_piped_cli_progress_is_plain_lines_not_bars(capsys):
+    from ragdash.cli.progress import Bars
+
+    with Bars(quiet=False) as bars:  # pytest's captured stderr is not a terminal
+        for done in range(0, 101):
+            bars("scoring: budgets", done, 100)
+    err = capsys.readouterr().err
+    assert "\r" not in err and "\x1b[" not in err
+    lines = err.splitlines()
+    assert lines[0] == "scoring: budgets: 0 of 100" and lines[-1] == "scoring: budgets: 100 of 100"
+    assert len(lines) == 11  # each tenth once

@@ -1,8 +1,11 @@
-"""Progress bars on the terminal for the stages' progress callbacks (`-q` turns them off)."""
+"""Progress bars on the terminal for the stages' progress callbacks (`-q` turns them off); when
+stderr is not a terminal (a pipe, a log file, CI), plain lines instead: a stage's progress at
+each tenth and at its end, never a bar redrawn with carriage returns."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -12,13 +15,25 @@ class Bars:
 
     def __init__(self, quiet: bool):
         self.quiet, self.bars = quiet, {}
+        self.tty = sys.stderr.isatty()
+        self.said: dict[str, int] = {}  # plain lines: the last tenth said per stage
+
+    def _line(self, key: str, msg: str, done: int, total: int) -> None:
+        tenth = 10 if total <= 0 else min(10, done * 10 // total)
+        if self.said.get(key) == tenth:
+            return
+        self.said[key] = tenth
+        print(f"{msg}: {done:,} of {total:,}", file=sys.stderr, flush=True)
 
     def __call__(self, msg: str, done: int, total: int) -> None:
         if self.quiet:
             return
+        key = msg.split(":")[0]
+        if not self.tty:
+            self._line(key, msg, done, total)
+            return
         from tqdm import tqdm
 
-        key = msg.split(":")[0]
         bar = self.bars.get(key)
         if bar is None or bar.total != total:
             if bar is not None:
