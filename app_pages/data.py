@@ -13,7 +13,15 @@ import pandas as pd
 import streamlit as st
 
 from ragdash.analysis import frames
-from ragdash.data import CORPUS_FORMATS, FORMATS, DataError, layout, load_dataset, readers
+from ragdash.data import (
+    CORPUS_FORMATS,
+    FORMATS,
+    DataError,
+    layout,
+    load_dataset,
+    readers,
+    saved,
+)
 from ragdash.data.columns import describe as describe_columns
 from ragdash.rundir import atomic_path
 from ragdash.rundir.root import RunsRoot
@@ -104,9 +112,13 @@ try:
 except (ValueError, OSError) as exc:
     st.error(widgets.md(exc))
 current = st.session_state.get("data_current")
+root = RunsRoot(state.runs_root())
+if current is None and ds_file is None:  # a reload: the URL names the upload
+    current = data_resume.restore(root.uploads)
 if current and ds_file is not None:
     data_resume.note(current)  # offered again after a reload
-root = RunsRoot(state.runs_root())
+if current and Path(current["dataset"]).resolve().is_relative_to(root.uploads.resolve()):
+    st.query_params[data_resume.URL_KEY] = Path(current["dataset"]).parent.name
 data_resume.panel(root.uploads, root.datasets,
                   expanded=current is None and ds_file is None and corpus_file is None)
 if current and ds_file is None:
@@ -119,6 +131,7 @@ if current and ds_file is None:
     if c2.button("Forget this upload", key="data_forget"):
         for k in ("data_current", "data_upload", "data_loaded"):
             st.session_state.pop(k, None)
+        st.query_params.pop(data_resume.URL_KEY, None)
         st.rerun()
 generate_questions.panel(current if current and current.get("corpus") else corpus_alone,
                          corpus_fmt, state.runs_root(), dataset_in_uploader=ds_file is not None)
@@ -140,12 +153,16 @@ if current is not None:
     ds_path = Path(current["dataset"])
     corpus_path = Path(current["corpus"]) if current.get("corpus") else None
     try:
-        choice = table_columns.ask(ds_path, ds_fmt)  # a workbook's sheet, a column mapping
+        choice = table_columns.ask(  # a workbook's sheet, a column mapping (as chosen before)
+            ds_path, ds_fmt, (current.get("sheet"), current.get("columns")))
         if choice is None:  # asked above: nothing to load until the user answers
             st.session_state.pop("data_upload", None)
             asking = True
         else:
             sheet, columns = choice
+            if (sheet, columns) != (current.get("sheet"), current.get("columns")):
+                current.update(sheet=sheet, columns=columns)
+                saved.remember_choice(ds_path, sheet, columns)  # back after a reload
             sig = (str(ds_path), str(corpus_path), ds_fmt, corpus_fmt, int(limit))
             if sheet or columns:  # (other uploads keep the signature of their saved review)
                 sig += (sheet, describe_columns(columns) if columns else None)

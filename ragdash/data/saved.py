@@ -94,6 +94,13 @@ class Upload:
     corpus: Path | None
     corpus_name: str | None
     time: float
+    sheet: str | None = None  # the workbook's sheet chosen on the Data page
+    columns: dict[str, str] | None = None  # the column mapping chosen there
+
+    @property
+    def key(self) -> str:
+        """The upload's folder name (its content's sha256): what the Data page's URL holds."""
+        return self.dataset.parent.name
 
 
 def remember_upload(dataset: str | Path, name: str, corpus: str | Path | None,
@@ -102,8 +109,30 @@ def remember_upload(dataset: str | Path, name: str, corpus: str | Path | None,
     dataset = Path(dataset)
     data = {"file": dataset.name, "name": name, "corpus": None if corpus is None else str(corpus),
             "corpus_name": corpus_name, "time": time.time()}
+    _write_note(dataset, data)
+
+
+def _write_note(dataset: Path, data: dict) -> None:
     with atomic_path(dataset.parent / UPLOAD_NOTE) as tmp:
         tmp.write_text(json.dumps(data), encoding="utf-8")
+
+
+def remember_choice(dataset: str | Path, sheet: str | None,
+                    columns: dict[str, str] | None) -> None:
+    """Note, beside an uploaded dataset already remembered, the sheet and column mapping chosen
+    for it, so a reload or another day brings them back (nothing without a note)."""
+    dataset = Path(dataset)
+    try:
+        data = json.loads((dataset.parent / UPLOAD_NOTE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if (data.get("sheet"), data.get("columns")) != (sheet, columns):
+        _write_note(dataset, {**data, "sheet": sheet, "columns": columns})
+
+
+def find_upload(folder: str | Path, key: str) -> Upload | None:
+    """The remembered upload whose folder is `key` (None when gone or never noted)."""
+    return next((u for u in recent_uploads(folder, limit=10_000) if u.key == key), None)
 
 
 def recent_uploads(folder: str | Path, limit: int = 20) -> list[Upload]:
@@ -122,9 +151,13 @@ def recent_uploads(folder: str | Path, limit: int = 20) -> list[Upload]:
             files = [dataset] if corpus is None else [dataset, corpus]
             if not all(f.is_file() and f.resolve().is_relative_to(root) for f in files):
                 continue
+            columns = data.get("columns")
             out.append(Upload(dataset, str(data["name"]), corpus,
                               str(data["corpus_name"]) if data.get("corpus_name") else None,
-                              float(data["time"])))
+                              float(data["time"]),
+                              str(data["sheet"]) if data.get("sheet") else None,
+                              {str(k): str(v) for k, v in columns.items()}
+                              if isinstance(columns, dict) else None))
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return sorted(out, key=lambda u: u.time, reverse=True)[:limit]

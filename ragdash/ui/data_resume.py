@@ -38,6 +38,34 @@ def note(current: dict[str, Any]) -> None:
         st.session_state[NOTED] = key
 
 
+URL_KEY = "upload"
+"""The Data page's URL parameter naming the current upload (its folder), so a reload or a
+bookmark brings the upload back with its sheet, column mapping and review."""
+
+
+def current_of(u: saved.Upload) -> dict[str, Any]:
+    """The session's current-upload record of a remembered upload."""
+    return {"dataset": str(u.dataset), "name": u.name,
+            "corpus": None if u.corpus is None else str(u.corpus),
+            "corpus_name": u.corpus_name, "sheet": u.sheet, "columns": u.columns}
+
+
+def restore(uploads: Path) -> dict[str, Any] | None:
+    """The upload the URL names, made current again (None when the URL names none or it is
+    gone)."""
+    key = st.query_params.get(URL_KEY)
+    if not key:
+        return None
+    found = saved.find_upload(uploads, str(key))
+    if found is None:
+        del st.query_params[URL_KEY]
+        return None
+    st.session_state[CURRENT] = current_of(found)
+    st.session_state[NOTED] = (str(found.dataset), None if found.corpus is None
+                               else str(found.corpus))
+    return st.session_state[CURRENT]
+
+
 def _choose(value: dict[str, Any]) -> None:
     st.session_state[CURRENT] = value
     for k in ("data_upload", "data_loaded"):
@@ -73,10 +101,7 @@ def panel(uploads: Path, datasets: Path, expanded: bool) -> None:
                                 format_func=lambda i: _upload_label(recent[i]))
             u = recent[pick]
             c2.button("Continue with it", key="data_recent_go", width="stretch",
-                      on_click=_choose, args=({
-                          "dataset": str(u.dataset), "name": u.name,
-                          "corpus": None if u.corpus is None else str(u.corpus),
-                          "corpus_name": u.corpus_name},))
+                      on_click=_choose, args=(current_of(u),))
         if kept:
             c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
             pick = c1.selectbox("Saved datasets", range(len(kept)), key="data_saved",

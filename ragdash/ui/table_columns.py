@@ -34,9 +34,9 @@ def _key(path: Path, *more: object) -> str:
     return hashlib.sha256(repr((str(path), *more)).encode()).hexdigest()[:10]
 
 
-def sheet(path: Path, fmt: str) -> tuple[bool, str | None]:
+def sheet(path: Path, fmt: str, remembered: str | None = None) -> tuple[bool, str | None]:
     """(ready, the sheet): asks which sheet when a workbook has several; not ready until one
-    is chosen (the only sheet with data is chosen at first)."""
+    is chosen (the one chosen before, else the only sheet with data, is chosen at first)."""
     if fmt != "xlsx":
         return True, None
     cache = st.session_state.setdefault(_CACHE, {})
@@ -48,8 +48,10 @@ def sheet(path: Path, fmt: str) -> tuple[bool, str | None]:
     names = [n for n, _ in sheets]
     empty = {n for n, data in sheets if not data}
     full = [n for n in names if n not in empty]
+    first = (names.index(remembered) if remembered in names else
+             names.index(full[0]) if len(full) == 1 else None)
     choice = st.selectbox(
-        "Sheet", names, index=names.index(full[0]) if len(full) == 1 else None,
+        "Sheet", names, index=first,
         key=f"data_sheet_{_key(path)}", placeholder="Choose the sheet with the questions",
         format_func=lambda n: f"{n} (empty)" if n in empty else n,
         help=f"This workbook has {len(names)} sheets; ragdash reads one of them (on the command "
@@ -74,14 +76,18 @@ def _named(columns: list[str]) -> bool:
     return all(any(a in columns for a in EXAMPLE_COLUMNS[r]) for r in ("question", "answer"))
 
 
-def mapping(path: Path, fmt: str, name: str | None) -> tuple[bool, dict[str, str] | None]:
+def mapping(path: Path, fmt: str, name: str | None, remembered: dict[str, str] | None = None
+            ) -> tuple[bool, dict[str, str] | None]:
     """(ready, {role: column}): None when the file names its columns question and answer;
-    else asks, guessing from the headers, and is ready once the question and the answer
-    columns are chosen."""
+    else asks, starting from the mapping chosen before (else guesses from the headers), and
+    is ready once the question and the answer columns are chosen."""
     columns, head = _head(path, fmt, name)
     if _named(columns):
         return True, None
     guessed = guess(columns)
+    if remembered and all(c in columns for c in remembered.values()):
+        guessed = {"id": None, **{r: remembered.get(r) for r in ("question", "answer")},
+                   **{r: c for r, c in remembered.items() if r == "id"}}
     key = _key(path, name)
     with st.container(border=True, key="data_mapping"):
         st.markdown("**Which column holds what?**")
@@ -123,14 +129,16 @@ def mapping(path: Path, fmt: str, name: str | None) -> tuple[bool, dict[str, str
     return True, chosen
 
 
-def ask(path: Path, fmt: str) -> tuple[str | None, dict[str, str] | None] | None:
-    """(sheet, column mapping) of an upload, asking what the file leaves open; None until the
-    user has answered (then nothing is loaded yet)."""
+def ask(path: Path, fmt: str, remembered: tuple[str | None, dict[str, str] | None] = (None, None)
+        ) -> tuple[str | None, dict[str, str] | None] | None:
+    """(sheet, column mapping) of an upload, asking what the file leaves open, starting from
+    the `remembered` choices; None until the user has answered (then nothing is loaded yet)."""
     table = table_format(path, fmt)
     if table is None:
         return None, None
-    ready, name = sheet(path, table)
+    ready, name = sheet(path, table, remembered[0])
     if not ready:
         return None
-    ready, columns = mapping(path, table, name)
+    ready, columns = mapping(path, table, name,
+                             remembered[1] if name == remembered[0] else None)
     return (name, columns) if ready else None

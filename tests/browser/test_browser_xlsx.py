@@ -2,7 +2,8 @@
 corpus, pick the sheet, map the columns (one is guessed from its name, one chosen), find
 evidence, and build a run from the workbook on the Build page (ingest finds the evidence
 again). On the shared server (tests/browser/conftest.py); screenshots go to
-test-artifacts/screenshots/ (40-*)."""
+test-artifacts/screenshots/ (40-*). A reload mid-review brings back the upload, its sheet,
+its column mapping and the review, with nothing chosen again."""
 
 from __future__ import annotations
 
@@ -117,3 +118,35 @@ def test_workbook_sheet_mapping_evidence_and_build(server, page, tmp_path):
     assert examples["question"].tolist() == [q for _, q, _, _ in QUESTIONS]
     assert [list(p) for p in examples["parts"]][0] == QUESTIONS[0][3]  # found at ingest
     assert run.read("ir_scores")["score"].max() > 0
+
+
+def test_a_reload_mid_review_keeps_upload_sheet_mapping_and_review(server, page, tmp_path):
+    qa, corpus = _files(tmp_path)
+    page.set_viewport_size({"width": 1400, "height": 2200})
+    goto(page, server, "data")
+    upload(page, qa, corpus)
+    expect(page.get_by_text("choose the one with the questions")).to_have_count(1)
+    _choose(page, "Sheet", "Fragen")
+    _choose(page, "Question column", HOSTILE)
+    expect(page.get_by_text("Questions loaded")).to_have_count(1)
+    page.get_by_role("button", name="Find evidence").click()
+    page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
+    settle(page)
+    assert "upload=" in page.url  # the URL names the current upload
+    page.reload()
+    page.get_by_text("Questions with evidence").wait_for(timeout=120_000)
+    settle(page)
+    no_exception(page, "reloaded mid-review")
+    # nothing asked again: the sheet, the mapping and the review are back
+    expect(page.get_by_text("choose the one with the questions")).to_have_count(0)
+    expect(page.get_by_text("Choose the question and the answer columns")).to_have_count(0)
+    expect_chosen(page.locator('[data-testid="stSelectbox"]').filter(has_text="Sheet"),
+                  "Fragen")
+    expect_chosen(page.locator('[data-testid="stSelectbox"]').filter(
+        has_text="Question column"), HOSTILE)
+    loaded = page.locator('[data-testid="stMetric"]').filter(has_text="Questions loaded")
+    expect(loaded).to_contain_text("4")
+    found = page.locator('[data-testid="stMetric"]').filter(has_text="Questions with evidence")
+    assert "4" in found.inner_text(), found.inner_text()
+    expect(page.get_by_text("Current upload: support.xlsx", exact=False)).to_have_count(1)
+    shot(page, "45-xlsx-reloaded")
