@@ -10,8 +10,10 @@ sheet loads exactly as the same table saved as CSV would.
 
 Refused with a located `DataError`: a file that is not a zip (an encrypted workbook or an old
 .xls is an OLE file), a corrupt one, one that inflates like a decompression bomb
-(`reading.check_inflation`), a sheet over MAX_ROWS rows or MAX_CELLS cells, merged or empty
-header cells and duplicate column names. Kept with a located error on its row: a formula
+(`reading.check_inflation`), one with a part (each checked alone, so that an incompressible part
+cannot hide a bomb in another) over MAX_PART_BYTES unpacked or holding more than
+MAX_SHARED_STRINGS shared strings, a sheet over MAX_ROWS rows or MAX_CELLS cells, merged or
+empty header cells and duplicate column names. Kept with a located error on its row: a formula
 without a stored value and an error value (`#DIV/0!`).
 """
 
@@ -21,17 +23,24 @@ import datetime as dt
 import io
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
 from ragdash.data.common import BadValue
 from ragdash.data.reading import RawFile, check_inflation, fatal
+from ragdash.data.schema import DataError
 
 MAX_ROWS = 1_048_576  # Excel's own limit; a sheet claiming more is not a real workbook
 MAX_CELLS = 10_000_000  # cells read (empty ones inside the used area included)
+MAX_PART_BYTES = 256 * 1024**2  # one part (a sheet's XML, the shared strings) unpacked
+MAX_SHARED_STRINGS = 1_000_000  # <si> elements of a part: openpyxl keeps each in memory
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted .xlsx and old .xls files
 _MERGE = re.compile(rb'<(?:\w+:)?mergeCell\s+ref="([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?"')
 _FORMULA = re.compile(rb"<(?:\w+:)?f[\s>/]")
+_STRING = re.compile(rb"<(?:[A-Za-z_][\w.-]{0,40}:)?si[\s/>]")  # a shared string starts
+_TAG_ROOM = 64  # the longest _STRING match, with room to spare
+_BLOCK = 1024**2  # parts are streamed in blocks of this size
 _ERROR = re.compile(r"#(?:DIV/0!|N/A|NAME\?|NULL!|NUM!|REF!|VALUE!|SPILL!|CALC!|GETTING_DATA)")
 
 
@@ -58,12 +67,58 @@ def _open(raw: RawFile, data_only: bool = True) -> Any:
     if "xl/workbook.xml" not in archive.namelist():
         raise fatal(raw.path, "is a zip file but not an .xlsx workbook (it has no "
                               "xl/workbook.xml)")
+    _check_parts(raw, archive, infos)
     try:
         return openpyxl.load_workbook(io.BytesIO(raw.data), read_only=True, data_only=data_only,
                                       keep_links=False)
     except Exception as exc:  # openpyxl raises many kinds on a damaged file  # noqa: BLE001
         raise fatal(raw.path, f"is a damaged .xlsx workbook that cannot be read "
                               f"({type(exc).__name__}: {exc})") from None
+
+
+def _part_too_large(raw: RawFile, name: str) -> DataError:
+    return fatal(raw.path, f"has a part, {name}, that unpacks to more than {MAX_PART_BYTES:,} "
+                           "bytes, the limit of one part of a workbook: save the sheet as CSV "
+                           "or split the workbook")
+
+
+def _strings(raw: RawFile, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+    """Stream one XML part, counting its bytes (the directory's size may understate them) and
+    its shared strings; DataError past MAX_PART_BYTES or MAX_SHARED_STRINGS."""
+    size, count, tail = 0, 0, b""
+    with archive.open(info) as f:
+        while block := f.read(_BLOCK):
+            size += len(block)
+            if size > MAX_PART_BYTES:
+                raise _part_too_large(raw, info.filename)
+            data = tail + block
+            cut = data.rfind(b"<", max(len(data) - _TAG_ROOM, 0))  # a tag that may go on
+            cut = len(data) if cut < 0 else cut
+            count += len(_STRING.findall(data, 0, cut))
+            tail = data[cut:]
+            if count > MAX_SHARED_STRINGS:
+                raise fatal(raw.path, f"has a part, {info.filename}, holding more than "
+                                      f"{MAX_SHARED_STRINGS:,} shared strings (<si> elements), "
+                                      "the limit of a workbook: save the sheet as CSV or split "
+                                      "the workbook")
+
+
+def _check_parts(raw: RawFile, archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -> None:
+    """Bound each part before openpyxl reads any (the whole file's ratio does not: a stored,
+    incompressible part can hide a bomb in another): sizes from the directory first, then each
+    XML part streamed (`_strings`)."""
+    for info in infos:
+        if info.file_size > MAX_PART_BYTES:
+            raise _part_too_large(raw, info.filename)
+    for info in infos:
+        if not info.filename.lower().endswith((".xml", ".rels")):
+            continue  # media and other binary parts: never parsed
+        try:
+            _strings(raw, archive, info)
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError,
+                RuntimeError) as exc:
+            raise fatal(raw.path, f"is a damaged .xlsx workbook that cannot be read (part "
+                                  f"{info.filename}: {exc})") from None
 
 
 def _has_data(ws: Any) -> bool:

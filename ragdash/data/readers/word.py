@@ -2,9 +2,11 @@
 them; paragraphs in Title and Heading 1-3 styles are noted as headings.
 
 Only the package's XML parts are unpacked, each through a bounded stream, and they are refused
-past MAX_DOCUMENT_BYTES in all (from the zip's directory first: before anything is unpacked);
-python-docx then parses a copy of the package that holds just them, so neither a zip bomb nor a
-zip directory that understates sizes can make it unpack more."""
+past MAX_DOCUMENT_BYTES in all (from the zip's directory first: before anything is unpacked) or
+past MAX_ELEMENTS XML elements in all (python-docx's memory and time grow with them: 8 MiB of
+empty paragraphs took 28 s and 350 MB); python-docx then parses a copy of the package that holds
+just them, so neither a zip bomb nor a zip directory that understates sizes can make it unpack
+more."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from ragdash.data.readers.magic import OLE
 
 XML_PARTS = (".xml", ".rels")  # the parts that hold text, styles and the package's structure
 BLOCK = 1024**2  # parts are unpacked in blocks of this size
+MAX_ELEMENTS = 1_000_000  # XML elements of all parts (hundreds of pages of formatted text)
 _HEADING = re.compile(r"heading (\d)$", re.IGNORECASE)
 
 
@@ -43,14 +46,20 @@ def _unpack(zf: zipfile.ZipFile, info: zipfile.ZipInfo, room: int) -> bytes:
     return bytes(out)
 
 
+def _elements(xml: bytes) -> int:
+    """The number of elements in `xml`: its start tags, empty-element tags included."""
+    return xml.count(b"<") - xml.count(b"</") - xml.count(b"<?") - xml.count(b"<!")
+
+
 def _text_parts(data: bytes) -> io.BytesIO:
     """The package with its XML parts alone (other parts, e.g. images, left empty), unpacked
-    under MAX_DOCUMENT_BYTES in all; Unreadable when it is an OLE file or too large."""
+    under MAX_DOCUMENT_BYTES and MAX_ELEMENTS in all; Unreadable when it is an OLE file or too
+    large."""
     if data.startswith(OLE):
         raise Unreadable("encrypted or old Word file",
                          "is a password-protected Word file or an old binary .doc renamed "
                          ".docx; skipped: save it as an unprotected .docx to include it")
-    limit, out = base.MAX_DOCUMENT_BYTES, io.BytesIO()
+    limit, elements, out = base.MAX_DOCUMENT_BYTES, 0, io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(data)) as zf:  # not a zip: read_document reports it
         if sum(i.file_size for i in zf.infolist() if _is_xml(i)) > limit:
             raise too_large("is a .docx file whose XML parts unpack to more than")
@@ -60,6 +69,12 @@ def _text_parts(data: bytes) -> io.BytesIO:
                 limit -= len(part)
                 if limit < 0:
                     raise too_large("is a .docx file whose XML parts unpack to more than")
+                elements += _elements(part)
+                if elements > MAX_ELEMENTS:
+                    raise Unreadable("file too large",
+                                     f"is a .docx file whose XML holds more than "
+                                     f"{MAX_ELEMENTS:,} elements, the limit of one Word "
+                                     "document; skipped: split it to include it")
                 copy.writestr(info.filename, part)
     return out
 
