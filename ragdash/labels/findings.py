@@ -20,6 +20,7 @@ from ragdash.calibration.agreement import (
 )
 from ragdash.calibration.ppi import LEVEL
 from ragdash.calibration.ppi_shares import features, retrieval_probability, share_table
+from ragdash.labels.judged import judge_scores
 from ragdash.labels.store import STAND_IN, current_labels, labelable, locked, read_sample
 from ragdash.rundir import Run
 
@@ -34,20 +35,6 @@ def fingerprint(run: Run) -> str:
     if not ref.exists():
         return labels
     return f"{labels}+{hashlib.sha1(ref.read_bytes()).hexdigest()[:8]}"
-
-
-def judge_scores(run: Run) -> pd.DataFrame | None:
-    """(qid, system, judge) of the answers with a valid judge score, or None."""
-    from ragdash.view import RunView
-
-    j = RunView(run).judgments()
-    if j is None:
-        return None
-    j = j[j["score"].isin([1, 2, 3, 4, 5])]
-    if j.empty:
-        return None
-    return (j.astype({"qid": str, "system": str}).drop_duplicates(["qid", "system"])
-            .assign(judge=lambda d: d["score"].astype(int))[["qid", "system", "judge"]])
 
 
 def _ir_scores(run: Run) -> pd.DataFrame | None:

@@ -259,7 +259,7 @@ def _with_verdict(run: Run, population: pd.DataFrame) -> pd.DataFrame:
     strata of the `judge` and `neyman` rules, and `reference` ("contains a gold answer", NaN
     without reference metrics), the spread the `neyman` rule allocates by."""
     from ragdash.analysis.frames import primary
-    from ragdash.labels.findings import judge_scores
+    from ragdash.labels.judged import judge_scores
     from ragdash.view import RunView
 
     judge = judge_scores(run)
