@@ -177,9 +177,10 @@ def answer_signals(reference: pd.DataFrame, *, ir: pd.DataFrame | None = None,
     retriever, score) as `score_ir`; `judgments`: the 1-5 judge as `judge` (JUDGE_QUALITY);
     `metrics`: metrics.parquet's metric columns; `labels`: human labels (a labeller named
     "stand-in..." is not human). The truth is the share of an answer's human labels that say
-    "correct" (correct when at least half do) where the run has human labels, else the reference metric `truth_metric` (then not also a signal; the
-    reference metrics are those of `constants.REFERENCE_METRICS` the table has). Returns the
-    frame, the truth's name, the signal columns and the truth's "correct" cut-off."""
+    "correct" (correct when at least half do) where the run has human labels, else the
+    reference metric `truth_metric` (then not also a signal; the reference metrics are those of
+    `constants.REFERENCE_METRICS` the table has). Returns the frame, the truth's name, the
+    signal columns and the truth's "correct" cut-off."""
     from ragdash.constants import REFERENCE_METRICS
 
     key = ["qid", "system"]

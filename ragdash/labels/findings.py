@@ -93,7 +93,7 @@ def share_section(frame: pd.DataFrame, labels: pd.DataFrame, estimand: str, orde
     y = keyed.merge(y_of, on=["qid", "system"], how="left")["y"].to_numpy(float)
     unsure = keyed.merge(labels[["qid", "system"]].drop_duplicates().assign(any=True),
                          on=["qid", "system"], how="left")["any"].fillna(False).to_numpy(bool)
-    unsure &= np.isnan(y)
+    unsure = unsure & np.isnan(y)
     systems = {}
     for system in order:
         at = (frame["system"] == system).to_numpy()
