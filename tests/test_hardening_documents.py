@@ -15,7 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fixtures.documents import HANDBOOK_PAGES, NOTES, PAGE, make_docx, make_pdf
+from fixtures.documents import (
+    HANDBOOK_PAGES,
+    NOTES,
+    PAGE,
+    file_issue,
+    make_docx,
+    make_pdf,
+    write_corpus,
+)
 
 from ragdash.data import DataError, load_corpus, textfiles
 from ragdash.data.readers import Unreadable, base, pdf, read_document, word
@@ -98,16 +106,11 @@ def peak_while(fn: Callable[[], object]) -> tuple[int, BaseException | None]:
     return peak, raised
 
 
-def issue(issues, name: str) -> str:
-    return next(i.message for i in issues if i.record == f"file {name}")
+issue = file_issue
 
 
 def folder(tmp_path: Path, files: dict[str, bytes]) -> Path:
-    root = tmp_path / "docs"
-    for name, data in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_bytes(data)
-    return root
+    return write_corpus(tmp_path / "docs", files)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from fixtures.documents import PAGE, make_docx
+from fixtures.documents import PAGE, file_issue, make_docx, write_corpus
 
 from ragdash.data import DataError, load_corpus, load_dataset
 from ragdash.data import spreadsheet as xl
@@ -23,16 +23,11 @@ from ragdash.data.reading import RawFile
 MIB = 1024**2
 
 
-def issue(issues, name: str) -> str:
-    return next(i.message for i in issues if i.record == f"file {name}")
+issue = file_issue
 
 
 def folder(tmp_path: Path, files: dict[str, bytes]) -> Path:
-    root = tmp_path / "docs"
-    for name, data in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_bytes(data)
-    return root
+    return write_corpus(tmp_path / "docs", files)
 
 
 def tiny_paragraphs(size: int) -> bytes:
