@@ -41,10 +41,10 @@ def test_layout_lines_and_list_items_are_units_of_their_own():
         "The garden closes at 22:00."]
 
 
-def test_a_sentence_wrapped_over_lines_is_one_unit_and_the_papers_splits_stay():
+def test_a_sentence_wrapped_over_lines_is_one_unit_and_an_initial_does_not_cut():
     text = "The Eiffel Tower was built by\nGustave Eiffel in 1889. He met J. Smith."
     assert _units(text) == ["The Eiffel Tower was built by\nGustave Eiffel in 1889.",
-                            "He met J.", "Smith."]  # the paper's splitter, unchanged
+                            "He met J. Smith."]  # English sentences (issue 33)
 
 
 def test_layout_line_kinds():

@@ -2,11 +2,14 @@
 sentences that support it, within the passages most similar to question + answer.
 
 For an answer that occurs verbatim in no document and holds at least MIN_WORDS words (a
-statement, not a name or a number), split into the paper's sentences a_1..a_n:
+statement, not a name or a number), split into English sentences a_1..a_n
+(`ragdash.evidence.sentences`):
 
 1. passages: the `settings.passages` passages most similar to question + answer
-   (`ragdash.evidence.quotes.Passages`: BM25 preselects POOL times as many, MiniLM reranks);
-2. each corpus sentence u of those passages gets, for each answer sentence a, three scores in
+   (`ragdash.evidence.quotes.Passages`: BM25 preselects POOL times as many, MiniLM reranks); a
+   passage whose sentences all came with a better one (a copy of a document) does not count;
+2. each corpus sentence u of those passages (titles and headings left out, `locate`; each text
+   once) gets, for each answer sentence a, three scores in
    [0, 1]: lexical = BM25(a, u) / BM25 of a sentence of average length holding every word of a
    once (the share of a's IDF weight that u holds, the BM25 way; Robertson & Zaragoza 2009),
    cos(a, u) and cos(q, u) (MiniLM). match(a, u) = mean(lexical, cos(a, u)) says how much of a
@@ -28,7 +31,8 @@ statement, not a name or a number), split into the paper's sentences a_1..a_n:
 
 An answer sentence without support is listed (`QuestionEvidence.unsupported`); the question is
 kept when at least half of its answer sentences are supported, otherwise left out with the
-reason. The confidence of a part is its support score.
+reason. At most `max_parts` parts are kept per question: the best part of each supported answer
+sentence first (by support), then the others. The confidence of a part is its support score.
 """
 
 from __future__ import annotations
@@ -46,8 +50,8 @@ from ragdash.evidence.normalize import fold, is_yes_no
 from ragdash.evidence.quotes import Passages, clean
 from ragdash.evidence.rank import Lexical, Vectors, order
 from ragdash.evidence.records import Candidate, QuestionEvidence
+from ragdash.evidence.sentences import split_sentences
 from ragdash.evidence.settings import EvidenceSettings
-from ragdash.text import split_sentences
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -83,7 +87,7 @@ def alignable(answer: str) -> bool:
 
 
 def answer_sentences(answer: str) -> list[str]:
-    """The answer's sentences (the paper's splitter), blank ones dropped."""
+    """The answer's sentences (`ragdash.evidence.sentences`), blank ones dropped."""
     return [s.strip() for s in split_sentences(answer) if s.strip()]
 
 
@@ -127,19 +131,31 @@ class Aligner:
         n = len(corpus.units)
         self.lexical = lexical or Lexical([corpus.unit_text(u) for u in range(n)])
         self.passages = Passages(corpus, vectors)
-        self.background = list(range(0, n, max(n // BACKGROUND, 1)))[:BACKGROUND]
+        sentences = [u for u in range(n) if u not in corpus.titles]
+        self.background = sentences[::max(len(sentences) // BACKGROUND, 1)][:BACKGROUND]
         self.vectors.add([corpus.unit_text(u) for u in self.background])
 
     def units(self, query: str) -> list[int]:
-        """The corpus sentences of the passages most similar to `query`."""
-        out: dict[int, None] = {}
-        n = self.settings.passages
-        for i in self.passages.best(query, n, POOL * n):
-            d, s, e = self.passages.spans[i]
-            span = self.corpus.covering(d, s, e)
-            if span is not None:
-                out.update(dict.fromkeys(range(span.first, span.last + 1)))
-        return list(out)
+        """The corpus sentences of the `settings.passages` passages most similar to `query`,
+        titles left out, each text once (module docstring, step 1)."""
+        out: list[int] = []
+        seen: set[str] = set()
+        n, used = self.settings.passages, 0
+        for i in self.passages.best(query, POOL * n, POOL * n):
+            if used == n:
+                break
+            span = self.corpus.covering(*self.passages.spans[i])
+            if span is None:
+                continue
+            new = []
+            for u in range(span.first, span.last + 1):
+                key = fold(self.corpus.unit_text(u))
+                if u not in self.corpus.titles and key not in seen:
+                    seen.add(key)
+                    new.append(u)
+            used += bool(new)
+            out += new
+        return out
 
     def _score(self, sentence: str, question: str, units: Sequence[int]) -> list[Scored]:
         texts = [self.corpus.unit_text(u) for u in units]
@@ -189,28 +205,31 @@ def _candidate(corpus: Corpus, s: Scored, sentence: str, method: str) -> Candida
 
 
 def conclude(qe: QuestionEvidence, alignments: Sequence[Alignment], corpus: Corpus,
-             confirmed: Sequence[list[int] | None] | None = None) -> None:
-    """Set the question's candidates, kept parts, unsupported sentences and reason from its
-    alignments; `confirmed[j]` (the LLM's choice for answer sentence j) replaces its bar."""
-    entries = []  # (chosen, scored, its answer sentence, method), the chosen ones first
+             confirmed: Sequence[list[int] | None] | None = None, max_parts: int = 3) -> None:
+    """Set the question's candidates, kept parts (at most `max_parts`, module docstring),
+    unsupported sentences and reason from its alignments; `confirmed[j]` (the LLM's choice for
+    answer sentence j) replaces its bar."""
+    entries = []  # (rank among its sentence's chosen or None, scored, answer sentence, method)
     unsupported = []
     for j, a in enumerate(alignments):
         choice = confirmed[j] if confirmed is not None else None
-        chosen = a.kept if choice is None else choice
+        chosen = sorted(a.kept if choice is None else choice, key=lambda i: -a.scored[i].support)
         method = ALIGNED if choice is None else ALIGNED_LLM
-        entries += [(i in chosen, s, a.sentence, method if i in chosen else ALIGNED)
-                    for i, s in enumerate(a.scored)]
+        entries += [(chosen.index(i) if i in chosen else None, s, a.sentence,
+                     method if i in chosen else ALIGNED) for i, s in enumerate(a.scored)]
         if not chosen:
             unsupported.append(a.sentence)
-    entries.sort(key=lambda e: (not e[0], -e[1].support))  # chosen first, best first
+    # chosen first: each answer sentence's best, then its next ones; within a rank best first
+    entries.sort(key=lambda e: (e[0] is None, e[0] or 0, -e[1].support))
     candidates: list[Candidate] = []
     kept: list[int] = []
-    seen: set[int] = set()
-    for chosen, s, sentence, method in entries:
-        if s.unit in seen:  # a sentence supporting two answer sentences is one part
+    seen: set[str] = set()
+    for rank, s, sentence, method in entries:
+        key = fold(corpus.unit_text(s.unit))
+        if key in seen:  # a sentence supporting two answer sentences is one part
             continue
-        seen.add(s.unit)
-        if chosen:
+        seen.add(key)
+        if rank is not None and len(kept) < max_parts:
             kept.append(len(candidates))
         candidates.append(_candidate(corpus, s, sentence, method))
     qe.candidates, qe.unsupported = candidates, unsupported
@@ -288,4 +307,4 @@ def align_evidence(questions: Sequence[QuestionEvidence], corpus: Corpus, vector
     confirmed = (_confirm(questions, alignments, corpus, llm, cache, backend, progress)
                  if llm is not None else [None] * len(questions))
     for q, aligned, choice in zip(questions, alignments, confirmed, strict=True):
-        conclude(q, aligned, corpus, choice)
+        conclude(q, aligned, corpus, choice, settings.max_parts)

@@ -1,15 +1,17 @@
 """Finding evidence: for each question, the corpus sentences that hold its answer, ranked by
-similarity to the question, the best one to three kept (relevant parts, the paper's §2.2).
+similarity to the question, the best one to `max_parts` (1-3) kept (relevant parts, the paper's
+§2.2).
 
     result = find_evidence(dataset.examples, dataset.documents)
     result.found, result.missing          # questions with / without evidence
 
-Steps: (1) the corpus is cut into units (`locate`); (2) candidates are the units holding the
-normalised answer (`normalize`); (3) they are ranked by BM25 and MiniLM similarity to the
-question and one to three are kept (`rank`); (4) answers of a sentence or more that occur
-verbatim nowhere are aligned with the corpus sentences that support them (`align`; with
-`settings.llm` the LLM confirms the candidates); (5) with `settings.llm`, shorter answers that
-occur verbatim nowhere ask the LLM for a quote (`quotes`). A question left without evidence
+Steps: (1) the corpus is cut into units, English sentences (`locate`, `sentences`); (2)
+candidates are the units holding the normalised answer (`normalize`), never a title alone, each
+text once (copies of one document); (3) they are ranked by BM25 and MiniLM similarity to the
+question and one to `settings.max_parts` are kept (`rank`); (4) answers of a sentence or more
+that occur verbatim nowhere are aligned with the corpus sentences that support them (`align`;
+with `settings.llm` the LLM confirms the candidates); (5) with `settings.llm`, shorter answers
+that occur verbatim nowhere ask the LLM for a quote (`quotes`). A question left without evidence
 keeps its reason; it is never dropped silently.
 """
 
@@ -22,7 +24,7 @@ import numpy as np
 
 from ragdash.data.schema import Document, Example
 from ragdash.evidence.locate import Corpus, Span
-from ragdash.evidence.normalize import answer_forms, is_yes_no
+from ragdash.evidence.normalize import answer_forms, fold, is_yes_no
 from ragdash.evidence.rank import PRESELECT, Embed, Lexical, Vectors, combine, keep, minilm, order
 from ragdash.evidence.records import Candidate, EvidenceResult, QuestionEvidence
 from ragdash.evidence.settings import EvidenceSettings
@@ -78,11 +80,19 @@ def _preselect(spans: list[Span], unit_scores: np.ndarray) -> tuple[list[Span], 
 
 def candidates(corpus: Corpus, spans: Sequence[Span], bm25: np.ndarray, cosine: np.ndarray,
                factor: float = 1.0, method: str = "answer") -> list[Candidate]:
-    """Candidates of one question, best first (at most SHOWN)."""
+    """Candidates of one question, best first (at most SHOWN); a text found in several
+    documents (two copies of one document) is listed once, where it ranks best."""
     scores = combine(bm25, cosine) * factor
-    out = []
-    for i in order(scores)[:SHOWN]:
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for i in order(scores):
         span = spans[i]
+        key = fold(corpus.span_text(span))
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(out) == SHOWN:
+            break
         start, end = corpus.span_offsets(span)
         out.append(Candidate(corpus.documents[span.doc].doc_id, start, end,
                              corpus.span_text(span), round(float(scores[i]), 4),

@@ -1,13 +1,19 @@
 """Where an answer occurs in a corpus: the sentences (units) that hold it.
 
-Units are the paper's sentences (a break after '.', '?' or '!' followed by whitespace), further
-cut at blank lines, and at line breaks beside a layout line (a heading or a table row,
-`ragdash.text.is_layout_line`) or before a list item, so that a heading, a table row or a list
-item without a full stop is a unit of its own and never rides along with the sentence after it
-(text extracted from PDF keeps a heading on the line above its paragraph). Other single line
-breaks (a sentence wrapped in a PDF column) do not cut.
+Units are English sentences (`ragdash.evidence.sentences`: initials, abbreviations and decimal
+numbers do not cut), further cut at blank lines, and at line breaks beside a layout line (a
+heading, a Markdown `#` line or a table row, `ragdash.text.is_layout_line`) or before a list
+item, so that a heading, a table row or a list item without a full stop is a unit of its own and
+never rides along with the sentence after it (text extracted from PDF keeps a heading on the
+line above its paragraph). Other single line breaks (a sentence wrapped in a PDF column) do not
+cut.
+A unit that is a whole line and a title or heading (`sentences.is_title_line`: a Markdown
+heading, a heading of the document's layout, any document's title or heading, a short line
+without sentence punctuation that reads as a heading, or a document's first line so) is a title
+unit: never a part on its own. An answer found only in titles gets the title with the sentence
+it heads; where it also occurs elsewhere, the titles are dropped.
 An answer occurrence gives the run of units it touches, so an answer cut by a sentence break
-("St. Louis") still yields one candidate.
+still yields one candidate.
 """
 
 from __future__ import annotations
@@ -19,12 +25,15 @@ from dataclasses import dataclass
 
 from ragdash.data.schema import Document
 from ragdash.evidence.normalize import FoldedText, fold, is_bounded
-from ragdash.text import is_layout_line, sentence_spans, starts_list_item
+from ragdash.evidence.sentences import MARKDOWN_HEADING, is_title_line, sentence_spans, title_keys
+from ragdash.text import is_layout_line, line_span, starts_list_item
 
 MAX_MATCHES = 1000
 """The most distinct candidate spans kept per answer form (an answer like '1' is everywhere)."""
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 _MARKER_ONLY = re.compile(r"\s*(?:\d+|[A-Za-z]|[IVXLC]+)[.)]\s*$")
+TITLE_MAX_WORDS = 15
+"""A document's first line without sentence punctuation is its title up to this many words."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,7 @@ def _layout_cuts(text: str, start: int, end: int) -> list[tuple[int, int]]:
         nl = text.find("\n", line_start, end)
         line_end = end if nl == -1 else nl
         line = text[line_start:line_end]
-        layout = is_layout_line(line)
+        layout = is_layout_line(line) or bool(MARKDOWN_HEADING.match(line.lstrip()))
         if line_start > start and line.strip() and (
                 layout or prev_layout or starts_list_item(line)):
             out.append((pos, line_start - 1))
@@ -59,8 +68,8 @@ def _layout_cuts(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 
 def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """The paper's sentences of text[start:end]; a list marker alone ('3.' from '3. Other
-    rules') stays with what follows it."""
+    """The sentences of text[start:end]; a list marker alone ('3.' from '3. Other rules')
+    stays with what follows it."""
     out: list[tuple[int, int]] = []
     for s, e in sentence_spans(text[start:end]):
         if out and _MARKER_ONLY.match(text, start + out[-1][0], start + out[-1][1]):
@@ -68,6 +77,26 @@ def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
         else:
             out.append((s, e))
     return [(start + s, start + e) for s, e in out]
+
+
+def title_units(text: str, spans: Sequence[tuple[int, int]], own: frozenset[str],
+                names: frozenset[str], heading_starts: Sequence[int] = ()) -> set[int]:
+    """Indices of the `spans` (units of `text`) that are title units (module docstring): whole
+    lines that start a layout heading or are titles by `sentences.is_title_line`, with `own`
+    the document's title and headings and `names` every document's (`sentences.title_keys`).
+    A document of one unit has only layout headings and Markdown headings as titles."""
+    out = set()
+    starts = set(heading_starts)
+    for i, (s, e) in enumerate(spans):
+        line_start, line_end = line_span(text, s)
+        if e > line_end or text[line_start:s].strip() or text[e:line_end].strip():
+            continue  # not a whole line
+        line = text[s:e]
+        first = i == 0 and len(line.split()) <= TITLE_MAX_WORDS
+        if s in starts or MARKDOWN_HEADING.match(line) or (
+                len(spans) > 1 and is_title_line(line, own, names, first)):
+            out.add(i)
+    return out
 
 
 def unit_spans(text: str) -> list[tuple[int, int]]:
@@ -87,12 +116,15 @@ class Corpus:
     """The documents, their units, and one case-folded text of the whole corpus to search.
 
     Documents are joined with '\\n', which no normalised answer holds, so no match crosses
-    two documents.
+    two documents. `titles`: the indices of the title units (module docstring).
     """
 
     def __init__(self, documents: Sequence[Document]):
         self.documents = list(documents)
         self.units: list[tuple[int, int, int]] = []  # (doc, start, end)
+        self.titles: set[int] = set()
+        names = title_keys([*(d.title for d in self.documents),
+                            *(h.text for d in self.documents for h in d.headings)])
         self._first_unit: list[int] = []  # index of each document's first unit
         self._unit_starts: list[list[int]] = []
         self._folded: dict[int, FoldedText] = {}  # built for documents with a match only
@@ -100,6 +132,9 @@ class Corpus:
         texts, pos = [], 0
         for d, doc in enumerate(self.documents):
             spans = unit_spans(doc.text)
+            own = title_keys([doc.title, *(h.text for h in doc.headings)])
+            self.titles.update(len(self.units) + i for i in title_units(
+                doc.text, spans, own, names, [h.start for h in doc.headings]))
             self._first_unit.append(len(self.units))
             self._unit_starts.append([s for s, _ in spans])
             self.units += [(d, s, e) for s, e in spans]
@@ -155,12 +190,32 @@ class Corpus:
             pos = joined.find(form, pos + 1)
         return list(out)
 
+    def is_title(self, span: Span) -> bool:
+        """Whether every unit of a span is a title unit."""
+        return all(u in self.titles for u in range(span.first, span.last + 1))
+
+    def headed(self, span: Span) -> Span | None:
+        """A span of title units with the sentence they head (the next unit of the document
+        that is not a title), or None when the document has no such unit."""
+        end = self._first_unit[span.doc] + len(self._unit_starts[span.doc])
+        after = next((u for u in range(span.last + 1, end) if u not in self.titles), None)
+        return None if after is None else Span(span.doc, span.first, after)
+
+    def untitled(self, spans: Sequence[Span]) -> list[Span]:
+        """`spans` without those that are titles alone; when all are, each with the sentence
+        it heads (module docstring)."""
+        kept = [s for s in spans if not self.is_title(s)]
+        if kept:
+            return kept
+        return list(dict.fromkeys(h for s in spans if (h := self.headed(s)) is not None))
+
     def locate(self, forms: Sequence[str]) -> tuple[list[Span], bool]:
         """The candidates of an answer: the spans holding its first form that occurs as whole
-        words, else as part of a word; and whether whole-word occurrences were found."""
+        words, else as part of a word (titles alone dropped or merged, `untitled`); and whether
+        whole-word occurrences were found."""
         for bounded in (True, False):
             for form in forms:
-                spans = self.find(form, bounded)
+                spans = self.untitled(self.find(form, bounded))
                 if spans:
                     return spans, bounded
         return [], False

@@ -53,13 +53,20 @@ class Searchable:
                          "every other character must match)")
 
     def suggest(self, query: str, n: int = SUGGESTED) -> list[Candidate]:
-        """The `n` corpus units most similar to `query` by BM25 (none that shares no word)."""
+        """The `n` corpus units most similar to `query` by BM25 (none that shares no word,
+        no title or heading, each text once)."""
         if self._lexical is None:
             self._lexical = Lexical([self.corpus.unit_text(u)
                                      for u in range(len(self.corpus.units))])
         scores = self._lexical.scores(query)
-        top = [int(u) for u in order(scores)[:n] if scores[u] > 0]
-        return [self._candidate(*self.corpus.units[u], bm25=float(scores[u])) for u in top]
+        top: dict[str, int] = {}
+        for u in order(scores):
+            if len(top) == n or scores[u] <= 0:
+                break
+            if u not in self.corpus.titles:
+                top.setdefault(fold(self.corpus.unit_text(u)), u)
+        return [self._candidate(*self.corpus.units[u], bm25=float(scores[u]))
+                for u in top.values()]
 
     def _candidate(self, d: int, start: int, end: int, bm25: float = 0.0) -> Candidate:
         doc = self.corpus.documents[d]

@@ -17,8 +17,8 @@ from typing import Any
 
 from ragdash.data.schema import PARTS_AUTO, PARTS_NONE, PARTS_REVIEWED, Dataset, Example, Issue
 from ragdash.evidence.records import EvidenceResult, QuestionEvidence
+from ragdash.evidence.sentences import split_sentences
 from ragdash.rundir.io import atomic_path
-from ragdash.text import split_sentences
 
 META_KEYS = ("parts_source", "parts_method", "parts_confidence", "parts_doc_ids", "parts_note")
 """The metadata the finder writes (an input's own values of these are replaced)."""

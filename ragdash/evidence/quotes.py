@@ -5,8 +5,9 @@ the quote only when it occurs verbatim in one of those passages' documents.
 Passages are the documents cut into pieces of at most PASSAGE_CHARS (whole sentences); they are
 ranked like candidates (`ragdash.evidence.rank`, query = question + answer), and the best
 `settings.passages` are shown. A quote is accepted when, after whitespace is collapsed (case and
-punctuation kept), it holds at least MIN_WORDS words and occurs in a shown document; the part is
-then the document's own text span. Replies go through the LLM reply cache, as generation does.
+punctuation kept), it holds at least MIN_WORDS words, occurs in a shown document and is not a
+title or heading alone (`ragdash.evidence.locate`); the part is then the document's own text
+span. Replies go through the LLM reply cache, as generation does.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ PASSAGE_CHARS = 1200
 MIN_WORDS = 3
 REJECTED = "the LLM's quote occurs verbatim in none of the shown documents"
 NO_SUPPORT = "the LLM found no supporting sentence"
+TITLE = "the LLM quoted a title or heading, not a sentence"
 _LABEL = re.compile(r"^\s*(?:\[\d+\]|passage\s*\d+\s*:|sentence\s*:)\s*", re.IGNORECASE)
 _QUOTES = "\"'“”‘’«»`"
 
@@ -103,6 +105,10 @@ def _accept(qe: QuestionEvidence, outcome: CallOutcome, corpus: Corpus, docs: li
         qe.reason = f"{qe.reason}; {REJECTED}"
         return
     d, start, end = hit
+    span = corpus.covering(d, start, end)
+    if span is not None and corpus.is_title(span):
+        qe.reason = f"{qe.reason}; {TITLE}"
+        return
     text = corpus.documents[d].text[start:end]
     bm25 = Lexical([text]).scores(qe.question)
     cos = vectors.cosine(qe.question, [text])

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-VERSION = 3
+VERSION = 4
 """Bumped when the finder's rules change, so runs that used it get a new ingest key."""
 
 METHODS = ("answer", "llm", "aligned", "aligned-llm")
@@ -22,8 +22,8 @@ METHODS = ("answer", "llm", "aligned", "aligned-llm")
 class EvidenceSettings:
     """How evidence is found and kept.
 
-    `max_parts`: the most parts kept per question, or per answer sentence of an aligned answer
-    (1 to 3); `margin`: other candidates are kept when their score is within this of the best
+    `max_parts`: the most parts kept per question (1 to 3), however they are found;
+    `margin`: other candidates are kept when their score is within this of the best
     one's; `llm`: ask the run's LLM to confirm the aligned candidates of an answer written in
     other words (`ragdash.evidence.align`), and to quote a supporting sentence for a shorter
     answer found verbatim nowhere; `passages`: how many top-ranked passages the alignment and
