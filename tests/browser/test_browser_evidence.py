@@ -202,8 +202,8 @@ def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_pat
 
 
 def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
-    """Reload the Data page mid-review: the upload is offered again and comes back with its
-    review; the same files uploaded again find the review too; a saved dataset is offered
+    """Reload the Data page mid-review: the upload comes back with its review by itself (the
+    URL names it) and is offered again; the same files uploaded again find the review too; a saved dataset is offered
     after a reload and becomes the current dataset."""
     qa, corpus = _files(tmp_path, moon=True, note="Uploaded for the reload test.")
     _upload_and_find(page, server, qa, corpus)
@@ -211,10 +211,13 @@ def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
     _decide(page, "Reject")
     expect_metric(page, "Reviewed", "1")
 
-    page.reload()
-    expect(page.get_by_text("Continue where you left off")).to_have_count(1)
+    page.reload()  # the URL names the upload: it comes back with its review by itself
+    expect(page.get_by_text("Review restored from this server: 1 decision")).to_have_count(1)
     settle(page)
     no_exception(page, "reloaded")
+    for name in ("Reviewed", "Rejected"):
+        expect_metric(page, name, "1")
+    page.get_by_text("Continue where you left off").click()  # and it is offered there too
     recent = page.locator('[data-testid="stSelectbox"]').filter(has_text="Recent uploads")
     assert "towers_qa.csv + towers_docs.jsonl" in recent.locator("input").input_value()
     shot(page, "36-data-continue")
@@ -222,8 +225,6 @@ def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
     expect(page.get_by_text("Review restored from this server: 1 decision")).to_have_count(1)
     settle(page)
     no_exception(page, "continued")
-    for name in ("Reviewed", "Rejected"):
-        expect_metric(page, name, "1")
 
     page.reload()  # the same files uploaded again find the review as well
     settle(page)
@@ -233,6 +234,7 @@ def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
     expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
 
     page.reload()
+    page.get_by_text("Continue where you left off").click()
     kept = page.locator('[data-testid="stSelectbox"]').filter(has_text="Saved datasets")
     expect_chosen(kept, "evidence reviewed for towers_qa.csv")
     settle(page)
