@@ -12,7 +12,7 @@ import streamlit as st
 
 from ragdash import chunking, retrieval
 from ragdash.budget import TOKENIZERS, parse_budgets
-from ragdash.config import SAMPLE_DATASET, ConfigError, load_spec
+from ragdash.config import SAMPLE_DATASET, ConfigError, expand, load_spec
 from ragdash.data.columns import describe as describe_columns
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
@@ -153,7 +153,7 @@ with st.expander("Preview the chunks before the run", expanded=False):
     k_max = max([int(p.get("k") or 0) for p in r_params.values()] + [1])
     if not ds.get("path"):
         st.info("Choose a dataset first.")
-    elif refused := paths.refused_inputs(ds):
+    elif refused := paths.refused_config({"dataset": ds, "chunker": {"params": ch_params}}):
         st.error(widgets.md(refused[0]))
     elif st.toggle("Show the preview (follows the settings above)", key="build_preview"):
         try:
@@ -286,6 +286,9 @@ if use_llm:
     overrides.update({"generation.enabled": True, "generation.prompt": prompt,
                       "judge.enabled": True, "judge.mode": judge_mode,
                       "calibration.enabled": True})
+# the dashboard reads only under its allowed roots: every path the settings name is checked
+# before anything reads it (the sweep's values in `sweep_grid.plan`)
+problems += paths.refused_config(expand(overrides))
 if not problems:  # checked as the settings change: the start button waits for valid ones
     try:
         load_spec(None, overrides)
@@ -304,9 +307,6 @@ if sweeping and not problems:
     if planned:
         st.markdown(f"**{len(planned)} runs** in {widgets.code(state.run_key(run_dir))}:")
         st.dataframe(sweep_grid.table(planned), hide_index=True, width="stretch")
-# the dashboard reads only under its allowed roots, for every run it would start
-problems += list(dict.fromkeys(m for d in [ds, *(p.cfg["dataset"] for p in planned)]
-                               for m in paths.refused_inputs(d)))
 for p in problems:
     st.warning(widgets.md(p))
 
@@ -322,8 +322,8 @@ if st.button(start_label, type="primary", disabled=bool(problems) or busy, key="
         try:
             job = sweep_grid.start(planned, run_dir) if planned else \
                 jobs.start(cfg, run_dir, configured_stages(cfg))
-        except RunLocked as exc:  # another user, or a `ragdash` command, runs it now
-            st.error(widgets.md(exc))
+        except (RunLocked, paths.OutsideRoots) as exc:  # RunLocked: another user, or a
+            st.error(widgets.md(exc))  # `ragdash` command, runs it now
         else:
             st.session_state["build_job"] = str(run_dir)
 

@@ -139,6 +139,8 @@ def launcher(expanded: bool) -> None:
         gen = {"backend": gen_backend, "model": gen_model or None, "base_url": url}
         jud = {"backend": judge_backend, "base_url": url,
                "model": judge_model_for(judge_backend, judge_model)}
+        if widgets.path_refused({"generation": {"llm": gen}, "judge": {"llm": jud}}):
+            return
         try:
             spec = load_spec(None, {
                 **base, "generation": {**base.get("generation", {}), "enabled": True,

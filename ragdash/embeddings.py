@@ -104,6 +104,11 @@ def active_settings() -> EmbeddingSettings:
     return s if s.cache_dir is None or cache_enabled() else EmbeddingSettings(s.precision)
 
 
+def bundled(name: object) -> bool:
+    """Whether `name` names the bundled MiniLM (any other name is a local directory)."""
+    return name in _ALIASES
+
+
 def model_path(name: str = DEFAULT_MODEL) -> Path:
     """Local directory of an embedding model: the bundled MiniLM or a sentence-transformers dir."""
     if name in _ALIASES:

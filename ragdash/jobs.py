@@ -27,9 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragdash.exit_watch import reported
 from ragdash.rundir import MANIFEST, Run, write_json
 from ragdash.rundir import lock as run_lock
 from ragdash.rundir.run import MANIFEST_LOCK, error_text, now
+from ragdash.terminal import safe
 
 KEY = "job"
 SWEEP = "sweep.json"
@@ -370,7 +372,8 @@ def _run(home: Path, api_key: str | None) -> int:
              + ": finished stages and LLM replies are kept, start again to resume")
         return 130
     except BaseException as exc:  # recorded for the dashboard, and said in job.log
-        print(f"ragdash: error: {error_text(exc)}", file=sys.stderr)
+        print(f"ragdash: error: {safe(error_text(exc))}", file=sys.stderr, flush=True)
+        reported()  # else the run's watcher says it, if Ray ends this process now
         _end(home, report, "failed", error_text(exc))
         return 1
     report.say("finished")

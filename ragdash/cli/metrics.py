@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragdash.stages.base import Progress, no_progress
+from ragdash.terminal import safe
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -65,15 +69,39 @@ def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
             print(f"{cached:,} more calls are answered by the reply cache: a run does not send "
                   "them again")
         return 0
+    from ragdash.metrics.evaluate import NO_ANSWER
     from ragdash.stages.runner import run_on
 
     run_dir, counts = run_on(args.run_dir, "metrics", progress, cfg=cfg)
-    print(f"{counts['answers']:,} answers measured with {counts['calls']:,} LLM calls; "
-          f"{counts['errors']:,} with a failed step (kept apart, NaN); written to "
-          f"{run_dir.file('metrics')}")
+    table = run_dir.read("metrics")
+    failed = table["error"].notna() & (table["error"] != NO_ANSWER)
+    measured = int((table["error"].isna()
+                    & table[[m for m in cfg["metrics"]["use"] if m in table]].notna().any(axis=1)
+                    ).sum())
+    why = reasons(table.loc[failed, "error"])
+    if failed.any() and not measured:
+        print(f"ragdash: error: metrics: no answer measured: the LLM steps of all "
+              f"{int(failed.sum()):,} answers to measure failed ({why}); written to "
+              f"{run_dir.file('metrics')} with the errors. Fix the cause (the server, model or "
+              "API key) and run again: finished calls come from the cache", file=sys.stderr)
+        return 2
+    print(f"{len(table):,} answers: {measured:,} measured with {counts['calls']:,} LLM calls"
+          + (f"; {int(failed.sum()):,} with a failed step, kept apart (NaN): {why}"
+             if failed.any() else "") + f"; written to {run_dir.file('metrics')}")
     for name, mean in counts["means"].items():
         print(f"  {name:>36}: {mean:.3f}")
-    if counts["errors"]:
+    if failed.any():
         print("warning: run it again to retry the failed steps (finished calls come from the "
               "cache)", file=sys.stderr)
     return 0
+
+
+def reasons(errors: pd.Series, most: int = 3) -> str:
+    """The commonest errors of `errors` (answers' failed steps), each with how many answers it
+    ended, then how many other errors there were; made safe for the terminal."""
+    counted = errors.astype(str).value_counts()
+    shown = [f"{safe(text, 300)} ({n:,} answer{'s' if n != 1 else ''})"
+             for text, n in counted.head(most).items()]
+    if len(counted) > most:
+        shown.append(f"and {len(counted) - most:,} other error(s)")
+    return "; ".join(shown)

@@ -14,6 +14,7 @@ from ragdash.cli.endpoints import print_endpoints
 from ragdash.cli.options import on_saved, overrides_from, stage_commands
 from ragdash.cli.progress import Bars
 from ragdash.cli.summary import print_summary
+from ragdash.terminal import safe
 
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
@@ -38,10 +39,10 @@ def run(args: argparse.Namespace) -> int:
 
         refresh(done)  # labels added since calibrate last ran
     for issue in done.manifest.get("issues", {}).get("first", [])[:10]:
-        print(f"warning: {issue}", file=sys.stderr)
+        print(f"warning: {safe(issue)}", file=sys.stderr)
     for name, stage in done.stages().items():
         for warning in stage.warnings:
-            print(f"warning: stage {name}: {warning['message']}", file=sys.stderr)
+            print(f"warning: stage {name}: {safe(warning['message'])}", file=sys.stderr)
     print_summary(done)
     return 0
 

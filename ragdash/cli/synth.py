@@ -10,6 +10,7 @@ from typing import Any
 
 from ragdash.synth.records import REASONS, SynthResult
 from ragdash.synth.settings import DEDUP_THRESHOLD
+from ragdash.terminal import safe
 
 HELP = "generate questions, answers and verbatim relevant parts from a corpus with an LLM"
 
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace, progress: Any = None) -> int:
     llm = LLMSettings.from_config(cfg["llm"])
     documents, issues = load_corpus(args.corpus, args.corpus_format)
     for issue in issues[:5]:
-        print(f"warning: {issue}", file=sys.stderr)
+        print(f"warning: {safe(issue)}", file=sys.stderr)
     if not documents:
         raise ValueError(f"{args.corpus}: the corpus holds no usable document")
     with configured(cfg):  # the embedding cache of the runs root, as a run uses it

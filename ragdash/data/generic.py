@@ -40,6 +40,8 @@ from ragdash.data.common import (
 )
 from ragdash.data.reading import SURROGATE, RawFile, decode, fatal
 from ragdash.data.schema import PARTS_NONE, Document, Example
+from ragdash.terminal import name as shown_name
+from ragdash.terminal import names as shown_names
 
 TABULAR = ("jsonl", "csv", "parquet", "xlsx")
 EXAMPLE_COLUMNS = {"id": ("id", "qid"), "question": ("question",), "answer": ("answer",),
@@ -178,9 +180,9 @@ def _columns(table: Table, wanted: dict[str, tuple[str, ...]], file: str,
     found = {}
     for name, column in (given or {}).items():
         if column not in table.columns:
-            raise fatal(file, f"column {column!r}, given for the {name} (--columns, "
+            raise fatal(file, f"column {shown_name(column)}, given for the {name} (--columns, "
                               f"dataset.columns), is not in the file; columns found: "
-                              f"{table.columns}", "header", name)
+                              f"{shown_names(table.columns)}", "header", name)
         found[name] = column
     for name, aliases in wanted.items():
         if name in found:
@@ -194,7 +196,7 @@ def _columns(table: Table, wanted: dict[str, tuple[str, ...]], file: str,
                     "answer=COLUMN (dataset.columns), or map them on the Data page"
                     if wanted is EXAMPLE_COLUMNS else "")
             raise fatal(file, f"required column {name!r}{also} is missing; columns found: "
-                              f"{table.columns}{hint}", "header", name)
+                              f"{shown_names(table.columns)}{hint}", "header", name)
         found[name] = hit
     return found
 

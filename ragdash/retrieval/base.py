@@ -10,8 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,15 +41,87 @@ def index_key(kind: str, fingerprint: str, params: dict) -> str:
     return f"{kind}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
 
+OWNER = ".owner"
+"""The file in a build's temp folder naming the process that builds there (host, pid and the
+pid's start time)."""
+STALE_AFTER_S = 120.0
+"""A build's temp folder untouched this long whose owner process is gone (killed outright, so
+it could not remove it) is removed by the next `cached_build` in its cache folder."""
+UNKNOWN_STALE_AFTER_S = 24 * 3600.0
+"""The same for a temp folder whose owner cannot be checked from here (built on another host
+sharing the folder, or without an owner file)."""
+_TEMP = re.compile(r"\.[a-z0-9-]+-[0-9a-f]{16}-[a-z0-9_]{8}")
+"""The name `cached_build` gives a temp folder: `.<kind>-<hash>-` and mkdtemp's 8 characters."""
+
+
+def _started(pid: int) -> str | None:
+    """When process `pid` started (clock ticks since boot, from /proc), None if unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rpartition(")")[2].split()[19]  # field 22; the name may hold spaces
+
+
+def _owner() -> dict:
+    pid = os.getpid()
+    return {"host": socket.gethostname(), "pid": pid, "started": _started(pid)}
+
+
+def _owner_gone(owner: dict) -> bool | None:
+    """Whether the process of `owner` (a temp folder's OWNER record) has ended: None when it
+    cannot be told from here (another host)."""
+    if owner.get("host") != socket.gethostname() or not isinstance(owner.get("pid"), int):
+        return None
+    try:
+        os.kill(owner["pid"], 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        pass
+    started = _started(owner["pid"])
+    return started is not None and owner.get("started") not in (None, started)  # pid reused
+
+
+def remove_stale_builds(cache_dir: Path, now: float | None = None) -> list[Path]:
+    """Remove the temp folders of builds in `cache_dir` that will never finish: untouched for
+    STALE_AFTER_S and their owner gone (UNKNOWN_STALE_AFTER_S when the owner cannot be
+    checked). Returns those removed."""
+    now = time.time() if now is None else now
+    removed = []
+    for tmp in Path(cache_dir).glob(".*-*"):
+        if not _TEMP.fullmatch(tmp.name) or not tmp.is_dir() or tmp.is_symlink():
+            continue
+        try:
+            age = now - tmp.stat().st_mtime
+        except OSError:  # removed meanwhile
+            continue
+        try:
+            owner = json.loads((tmp / OWNER).read_text())
+            gone = _owner_gone(owner) if isinstance(owner, dict) else None
+        except (OSError, ValueError):
+            gone = None
+        after = STALE_AFTER_S if gone else UNKNOWN_STALE_AFTER_S if gone is None else None
+        if after is not None and age > after:
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed.append(tmp)
+    return removed
+
+
 def cached_build(cache_dir: Path, key: str, build: Callable[[Path], None]) -> Path:
-    """Return `cache_dir/key`, building it first (into a temp dir, then renamed) if absent."""
+    """Return `cache_dir/key`, building it first (into a temp dir, then renamed) if absent.
+    The temp folders of builds killed before they finished are removed first
+    (`remove_stale_builds`)."""
     final = Path(cache_dir) / key
+    remove_stale_builds(final.parent)
     if (final / ".complete").exists():
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=final.parent))
     try:
+        (tmp / OWNER).write_text(json.dumps(_owner()))
         build(tmp)
+        (tmp / OWNER).unlink()
         (tmp / ".complete").write_text("ok")
         if final.exists():
             shutil.rmtree(final)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ragdash.children import die_with_parent
 from ragdash.retrieval.base import Retriever, cached_build, corpus_fingerprint, index_key
 
 _LIBC = ctypes.CDLL(None)
@@ -110,7 +111,9 @@ def _in_child(path: Path, texts: Path | None, settings: dict) -> None:
     PISA's native code prints progress bars to the process's stdout/stderr in a way that
     cannot be silenced from Python, so the noisy work runs in a child writing to build.log. The
     child is a fresh interpreter running this module (not a multiprocessing spawn, which
-    re-imports the parent's __main__ and fails under Streamlit, pytest-xdist or a notebook).
+    re-imports the parent's __main__ and fails under Streamlit, pytest-xdist or a notebook),
+    killed when this process dies (`children.die_with_parent`: a job killed with -9 leaves no
+    indexer running; its temp folder is removed by the next `cached_build`).
     """
     import json
     import subprocess
@@ -119,7 +122,8 @@ def _in_child(path: Path, texts: Path | None, settings: dict) -> None:
                       "settings": settings})
     with open(path / "build.log", "ab") as log:
         code = subprocess.run([sys.executable, "-m", __name__, job], stdin=subprocess.DEVNULL,
-                              stdout=log, stderr=log, check=False).returncode
+                              stdout=log, stderr=log, check=False,
+                              preexec_fn=die_with_parent()).returncode  # killed with us
     if code != 0:
         tail = (path / "build.log").read_text(errors="replace")[-1500:]
         raise RuntimeError(f"bm25: building the PISA index failed (exit {code}): {tail}")

@@ -93,6 +93,8 @@ def chooser(run: Run, expanded: bool = False) -> None:
             st.error(f"The run's config is not valid: {widgets.md(exc)}")
             return
         llm = _llm_override(metrics_llm(full))
+        if llm is not None and widgets.path_refused({"metrics": {"llm": llm}}):
+            return
         cols = st.columns(len(FRAMEWORKS))
         chosen: list[str] = []
         for col, fw in zip(cols, FRAMEWORKS, strict=True):

@@ -11,7 +11,9 @@ can read; only the dashboard goes through here.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ragdash.constants import BUNDLED_RUNS, PROJECT_ROOT
 
@@ -60,11 +62,63 @@ def readable(path: Path | str) -> Path:
 def refused_inputs(dataset: dict) -> list[str]:
     """Why a run's dataset section may not be read from the dashboard: one message per path
     (`path`, `corpus`) outside the allowed roots."""
-    out = []
+    return refused_config({"dataset": dataset})
+
+
+LLM_SECTIONS = ("llm", "generation.llm", "judge.llm", "metrics.llm")
+"""The LLM settings of a run config, whose local model may be a GGUF path."""
+
+
+def _section(cfg: Mapping[str, Any], dotted: str) -> Mapping[str, Any]:
+    for part in dotted.split("."):
+        cfg = cfg.get(part) if isinstance(cfg, Mapping) else None  # type: ignore[assignment]
+    return cfg if isinstance(cfg, Mapping) else {}
+
+
+def named_paths(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(setting, path) of every setting of a run config (nested, as `config.expand` gives the
+    Build page's dotted settings, or a part of one) that names a file or folder of this
+    server: the dataset and its corpus, a tokenizer.json (`tokenizer`, the tokens chunker's),
+    an embedding model directory (the semantic chunker's and each dense retriever's `model`)
+    and a local LLM's GGUF file. Names of bundled tokenizers and models are no paths."""
+    from ragdash.budget import TOKENIZERS
+    from ragdash.embeddings import bundled
+    from ragdash.llm.local.models import named_model
+
+    out: list[tuple[str, str]] = []
+
+    def add(key: str, value: object, named: Callable[[object], bool] = lambda v: False) -> None:
+        if isinstance(value, str | os.PathLike) and str(value).strip() and not named(value):
+            out.append((key, str(value)))
+
+    def tokenizer(value: object) -> bool:
+        return value in TOKENIZERS
+
+    dataset = _section(cfg, "dataset")
     for field in ("path", "corpus"):
-        if dataset.get(field):
-            try:
-                readable(dataset[field])
-            except OutsideRoots as exc:
-                out.append(f"dataset.{field}: {exc}")
+        add(f"dataset.{field}", dataset.get(field))
+    add("tokenizer", cfg.get("tokenizer"), tokenizer)
+    chunker = _section(cfg, "chunker.params")
+    add("chunker.params.tokenizer", chunker.get("tokenizer"), tokenizer)
+    add("chunker.params.model", chunker.get("model"), bundled)
+    for part in ("params", "resolved"):
+        for name, params in _section(cfg, f"retrievers.{part}").items():
+            if isinstance(params, Mapping):
+                add(f"retrievers.{part}.{name}.model", params.get("model"), bundled)
+    for key in LLM_SECTIONS:
+        llm = _section(cfg, key)
+        if (llm.get("backend") or "local") == "local":
+            add(f"{key}.model", llm.get("model"), named_model)
     return out
+
+
+def refused_config(cfg: Mapping[str, Any]) -> list[str]:
+    """Why a run config may not be run from the dashboard: one message per path it names
+    (`named_paths`) outside the allowed roots, `<first setting naming it>: <why>`."""
+    out: dict[str, str] = {}
+    for key, path in named_paths(cfg):
+        try:
+            readable(path)
+        except OutsideRoots as exc:
+            out.setdefault(path, f"{key}: {exc}")
+    return list(out.values())

@@ -9,8 +9,10 @@ from pathlib import Path
 import pandas as pd
 
 from ragdash import jobs
+from ragdash.config import expand
 from ragdash.sweep import Planned, parse_vary, pending
 from ragdash.sweep import plan as plan_sweep
+from ragdash.ui import paths
 
 
 def _without(overrides: dict, key: str) -> dict:
@@ -21,14 +23,26 @@ def _without(overrides: dict, key: str) -> dict:
 
 def plan(overrides: dict, vary_texts: Sequence[str], root: Path) -> list[Planned]:
     """The combinations of the varied settings (`KEY=V1,V2` texts) over the form's settings,
-    as runs under `root`; ConfigError names a bad key or value."""
+    as runs under `root`; ConfigError names a bad key or value, `paths.OutsideRoots` a value
+    or a run that names a path outside the dashboard's allowed roots (checked before any
+    value is read)."""
     varies = [parse_vary(t) for t in vary_texts]
+    _check_paths([expand({v.key: value}) for v in varies for value in v.values])
     base = {k: v for k, v in overrides.items() if k not in ("name", "runs_root")}
     for v in varies:
         base = _without(base, v.key)
         if v.key == "chunker.method":  # the form's parameters belong to its own method
             base = _without(base, "chunker.params")
-    return plan_sweep(None, base, varies, runs_root=root)
+    planned = plan_sweep(None, base, varies, runs_root=root)
+    _check_paths([p.cfg for p in planned])
+    return planned
+
+
+def _check_paths(configs: Sequence[dict]) -> None:
+    """`paths.OutsideRoots` with every refusal of `configs` (`paths.refused_config`)."""
+    refused = list(dict.fromkeys(m for c in configs for m in paths.refused_config(c)))
+    if refused:
+        raise paths.OutsideRoots("; ".join(refused))
 
 
 def table(planned: Sequence[Planned]) -> pd.DataFrame:
@@ -40,5 +54,7 @@ def table(planned: Sequence[Planned]) -> pd.DataFrame:
 
 def start(planned: Sequence[Planned], root: Path) -> jobs.Status:
     """Run the sweep as a job process that reports in `root/sweep.json` (`RunLocked` when
-    `root` is already being swept)."""
+    `root` is already being swept; `paths.OutsideRoots` when one names a path outside the
+    allowed roots)."""
+    _check_paths([p.cfg for p in planned])
     return jobs.spawn(root, "sweep", planned=planned)

@@ -4,7 +4,7 @@ missing-file notices."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -27,14 +27,21 @@ GLOBAL_CSS = """
 
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=^\"'])")
+_AUTOLINK = re.compile(r"(?i)([a-z][a-z0-9+.\-]*:(?=/)|www(?=\.)|@)")
+"""Where GitHub-flavoured Markdown starts a link on its own, escapes or not: a scheme before
+`/` (`http://`), `www.`, and an e-mail's `@`."""
+WORD_JOINER = "\u2060"
+"""An invisible character that `md` puts after each `_AUTOLINK` start, so no link forms."""
 
 
 def md(text: object) -> str:
     """`text` shown literally where Streamlit reads Markdown (st.markdown, captions, alerts,
     widget labels and help): every Markdown, HTML and Streamlit directive character
-    (`:red[…]`, `:material/…:`, `$…$`) backslash-escaped, line breaks made spaces, so a run
+    (`:red[…]`, `:material/…:`, `$…$`) backslash-escaped, line breaks made spaces, and a
+    word joiner after `http:`, `www` and `@` (Markdown's autolinks ignore escapes), so a run
     name, path, URL parameter or document string can make no link, image, tag or heading."""
-    return _MARKDOWN.sub(r"\\\1", re.sub(r"[\r\n\t\v\f]+", " ", str(text)))
+    flat = re.sub(r"[\r\n\t\v\f]+", " ", str(text))
+    return _MARKDOWN.sub(r"\\\1", _AUTOLINK.sub(rf"\1{WORD_JOINER}", flat))
 
 
 def code(text: object) -> str:
@@ -246,6 +253,20 @@ def llm_inputs(prefix: str, cols: Sequence) -> dict[str, str]:
     model = cols[1].text_input("Model (empty: the backend's default)", key=f"{prefix}_model",
                                placeholder="local: qwen (0.5B) or qwen-1.5b")
     url = cols[2].text_input("Base URL (empty: default)", key=f"{prefix}_url")
-    return {k: v for k, v in {"backend": backend, "model": model or None,
-                              "base_url": url or None}.items() if v is not None}
+    section = {k: v for k, v in {"backend": backend, "model": model or None,
+                                 "base_url": url or None}.items() if v is not None}
+    if path_refused({"llm": section}):  # a GGUF path outside the allowed roots
+        st.stop()
+    return section
+
+
+def path_refused(cfg: Mapping) -> bool:
+    """Show, as errors, why `cfg` (a run config or a part of one) names a path outside the
+    dashboard's allowed roots (`paths.refused_config`); True when it does."""
+    from ragdash.ui import paths
+
+    refused = paths.refused_config(cfg)
+    for message in refused:
+        st.error(md(message))
+    return bool(refused)
 

@@ -203,8 +203,8 @@ def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_pat
 
 def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
     """Reload the Data page mid-review: the upload comes back with its review by itself (the
-    URL names it) and is offered again; the same files uploaded again find the review too; a saved dataset is offered
-    after a reload and becomes the current dataset."""
+    URL names it) and is offered again; the same files uploaded again find the review too; a
+    saved dataset is offered after a reload and becomes the current dataset."""
     qa, corpus = _files(tmp_path, moon=True, note="Uploaded for the reload test.")
     _upload_and_find(page, server, qa, corpus)
     _pick_question(page, "t1")

@@ -184,6 +184,13 @@ def _spec(model: str | Path | None) -> str | Path | None:
     return model if model else os.environ.get("RAGDASH_LOCAL_MODEL") or None
 
 
+def named_model(model: str | Path | None) -> bool:
+    """Whether `model` names a model by name (a packaged one, SmolLM2, or none: the default)
+    rather than by a GGUF path."""
+    return not model or packaged_model(model) is not None or \
+        str(model).lower() in ("smollm2", SMOLLM2_ALIAS)
+
+
 def model_alias(model: str | Path | None = None) -> str:
     """The name the server announces for a model spec (no file is touched)."""
     spec = _spec(model)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ragdash.children import die_with_parent
 from ragdash.llm.clients import sampling_params
 from ragdash.llm.clients.openai import OpenAIBackend
 from ragdash.llm.local.models import ModelError, model_alias, resolve_model
@@ -63,14 +64,6 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
         return s.getsockname()[1]
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """Linux: the server gets SIGTERM if the process that started it dies."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
 
 
 def server_command(model_path: Path, alias: str, *, host: str = "127.0.0.1", port: int = 8011,
@@ -125,7 +118,7 @@ class LocalServer:
             self.proc = subprocess.Popen(
                 cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+                preexec_fn=die_with_parent(signal.SIGTERM))  # Linux: ends with us
         try:
             self._wait_ready()
         except BaseException:
