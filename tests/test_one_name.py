@@ -163,3 +163,10 @@ def test_piped_cli_progress_is_plain_lines_not_bars(capsys):
     lines = err.splitlines()
     assert lines[0] == "scoring: budgets: 0 of 100" and lines[-1] == "scoring: budgets: 100 of 100"
     assert len(lines) == 11  # each tenth once
+
+
+def test_a_stage_count_without_a_value_is_left_out_not_none():
+    from ragdash.rundir.records import _counts_text
+
+    assert _counts_text({"examples": 60, "scores": None, "parts": {"a": 1}, "mae": 0.12345}) \
+        == "examples: 60, mae: 0.123"

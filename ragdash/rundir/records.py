@@ -48,8 +48,10 @@ class StageRecord:
 
 
 def _counts_text(counts: dict) -> str:
+    """"examples: 60, skipped: 0": counts without a value (None) or with parts (a dict) left
+    out, never shown as "None"."""
     return ", ".join(f"{a}: {round(b, 3) if isinstance(b, float) else b}"
-                     for a, b in counts.items() if not isinstance(b, dict))
+                     for a, b in counts.items() if b is not None and not isinstance(b, dict))
 
 
 def stage_table(records: Iterable[StageRecord]) -> pd.DataFrame:
