@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ragdash.analysis.reference import normalize
+from ragdash.analysis.sentences import plural
 
 SPREAD_MAX = 0.9
 CONSISTENCY_MIN = 0.8
@@ -152,7 +153,8 @@ def reference_match(judgments: pd.DataFrame, answers: pd.DataFrame,
 def _share(hit: np.ndarray, among: np.ndarray) -> str:
     """'42% of the 19 answers', or 'there are no answers' when there are none."""
     n = int(among.sum())
-    return f"{hit[among].mean():.0%} of the {n} answers" if n else "there are no answers"
+    return (f"{hit[among].mean():.0%} of the {plural(n, 'answer')}" if n
+            else "there are no answers")
 
 
 def audit(judgments: pd.DataFrame, answers: pd.DataFrame | None = None,

@@ -64,7 +64,7 @@ def test_no_pooled_interval_says_why_and_gives_no_figure():
     share = _share(ci=None)
     share["pooled"]["reason"] = "the labels cover 1 of 6 systems: no interval over all of them"
     lines = headline.sentences(share, LABELS)
-    assert lines[0] == ("60 label(s) of the sample so far: the labels cover 1 of 6 systems: no "
+    assert lines[0] == ("60 labels of the sample so far: the labels cover 1 of 6 systems: no "
                         "interval over all of them.")
     assert not any("%" in line for line in lines)
 
@@ -80,3 +80,11 @@ def test_status_json_gives_fractions_and_null_intervals():
     assert got["estimand"] == "these answers"
     assert got["pooled"] == {"estimate": 0.40, "ci": [0.30, 0.50], "labels": 60, "method": "m"}
     assert got["systems"]["bm25"]["ci"] is None and got["systems"]["bm25"]["labels"] == 9
+
+
+def test_one_label_is_one_label():
+    share = _share(ci=None)
+    share["pooled"].update(labels=1, reason="too few labels for an interval (1; from 10 on)")
+    assert headline.sentences(share, LABELS)[0].startswith("1 label of the sample so far")
+    assert headline.tile({"labels": 1, "ci": None}) == ("—", "1 label · too few for an "
+                                                              "interval")

@@ -18,8 +18,12 @@ _ESTIMATED = {"1": "lacking information", "2-4": "at risk (2–4)", "5": "correc
 _JUDGED = {"1": "1", "2-4": "2–4", "5": "5"}
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
+    """'1 answer', '2 answers', '1,200 answers'."""
     return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+_plural = plural
 
 
 def judged_basis(n_answers: int, n_questions: int, total_questions: int | None = None) -> str:

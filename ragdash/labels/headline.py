@@ -4,6 +4,7 @@ CLI's words for the same numbers."""
 
 from __future__ import annotations
 
+from ragdash.analysis.sentences import plural
 from ragdash.calibration.survey import TARGET_HALF
 
 RULE_WORDS = {"judge": "stratified by system and the judge's verdict",
@@ -25,7 +26,7 @@ def subject(share: dict, n_answers: int) -> str:
     these"."""
     if share["estimand"] == "new questions":
         return "answers to new questions like these"
-    return f"these {n_answers:,} answers"
+    return "this answer" if n_answers == 1 else f"these {n_answers:,} answers"
 
 
 def planner(entry: dict, scope: str = "the pooled interval") -> str:
@@ -50,10 +51,10 @@ def sentences(share: dict, labels: dict, rule: str | None = None) -> list[str]:
     out = []
     if pooled.get("ci"):
         out.append(f"**About {_pct(pooled['estimate'])} of {subject(share, pooled['answers'])} "
-                   f"are correct** ({level:.0%} interval {_ci(pooled['ci'])}; {n} labels"
+                   f"are correct** ({level:.0%} interval {_ci(pooled['ci'])}; {plural(n, 'label')}"
                    f"{drawn}).")
     else:
-        out.append(f"{n} label(s) of the sample so far: "
+        out.append(f"{plural(n, 'label')} of the sample so far: "
                    f"{pooled.get('reason') or 'no interval yet'}.")
     judge = (share.get("judge") or {}).get("pooled")
     if judge is not None and pooled.get("ci"):
@@ -85,8 +86,8 @@ def tile(entry: dict) -> tuple[str, str]:
     """(value, caption) of one system's tile: the estimate with its interval and label count,
     or the count and why there is no interval."""
     if entry.get("ci"):
-        return _pct(entry["estimate"]), f"{_ci(entry['ci'])} · {entry['labels']} labels"
-    return "—", f"{entry['labels']} labels · too few for an interval"
+        return _pct(entry["estimate"]), f"{_ci(entry['ci'])} · {plural(entry['labels'], 'label')}"
+    return "—", f"{plural(entry['labels'], 'label')} · too few for an interval"
 
 
 def status_json(share: dict) -> dict:

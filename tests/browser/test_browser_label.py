@@ -80,7 +80,7 @@ def test_label_five_answers_with_the_keyboard_reload_and_resume(server, page):
     no_exception(page, "overview with labels")
     shot(page, "95-overview-with-labels")
     # the undo took back "cannot tell": five labels, each counted, too few for an interval
-    assert page.get_by_text(re.compile(r"5 label\(s\) of the sample so far: (too few labels "
+    assert page.get_by_text(re.compile(r"5 labels of the sample so far: (too few labels "
                                        r"for an interval|the labels cover \d of \d systems)")
                             ).count() == 1
     assert page.get_by_text("too few for an interval").count() >= 2  # each system's tile
