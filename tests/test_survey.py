@@ -147,3 +147,13 @@ def test_the_neyman_rule_puts_labels_where_the_reference_varies():
     assert 43 <= first[0.0] <= 49
     plain = ordering(frame.drop(columns="reference"), "neyman", seed=0)
     assert abs(plain.iloc[:60]["judged5"].sum() - 30) <= 1
+
+
+def test_a_system_is_planned_for_ten_points_the_pool_for_five():
+    frame = system_frame()
+    y = np.full(60, np.nan)
+    y[:12] = [1, 0, 1, 1] * 3
+    one = survey.share(frame, y)
+    assert one.target == survey.SYSTEM_TARGET_HALF and 12 < one.to_target < 60
+    pooled = survey.share(frame, y, min_labels=10, target=survey.TARGET_HALF)
+    assert pooled.target == 5.0 and pooled.to_target > one.to_target

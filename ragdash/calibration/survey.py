@@ -42,7 +42,9 @@ MIN_SYSTEM_LABELS = 20
 and "too few labels for an interval" (their coverage, checked by simulation, falls short)."""
 MIN_POOLED_LABELS = 10
 TARGET_HALF = 5.0
-"""The half-width, in points, the planner counts labels for."""
+"""The half-width, in points, the planner counts labels for (pooled)."""
+SYSTEM_TARGET_HALF = 10.0
+"""The same for one system's interval (±5 would need nearly every answer of a system)."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ class Share:
     """One scope's share correct: `estimate` and `ci` as fractions (ci None, with `reason`,
     where no interval is shown); `labels` the sample's labelled answers it rests on; `answers`
     the scope's answers; `se` the standard error; `bounds` the estimate with every "cannot
-    tell" wrong and correct; `to_target` labels needed in all for ±TARGET_HALF points."""
+    tell" wrong and correct; `to_target` labels needed in all for ±`target` points."""
 
     estimate: float | None
     ci: tuple[float, float] | None
@@ -61,6 +63,7 @@ class Share:
     reason: str = ""
     bounds: tuple[float, float] | None = None
     to_target: int | None = None
+    target: float = TARGET_HALF
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -72,7 +75,8 @@ class Share:
                 "labels": self.labels, "answers": self.answers, "method": self.method,
                 "se": r(self.se), "reason": self.reason,
                 "bounds": None if self.bounds is None else [r(b) for b in self.bounds],
-                "to_target": self.to_target, "notes": list(self.notes)}
+                "to_target": self.to_target, "target": self.target,
+                "notes": list(self.notes)}
 
 
 def strata(frame: pd.DataFrame) -> pd.Series:
@@ -207,20 +211,21 @@ METHOD = ("stratified estimate on the judge's verdict (system × judged 5), "
 
 def share(frame: pd.DataFrame, y: np.ndarray, estimand: str = DEFAULT_ESTIMAND,
           level: float = LEVEL, min_labels: int = MIN_SYSTEM_LABELS,
-          cannot_tell: np.ndarray | None = None) -> Share:
+          cannot_tell: np.ndarray | None = None, target: float = SYSTEM_TARGET_HALF) -> Share:
     """One scope's share correct with its interval (None below `min_labels` labels, with the
-    reason). `cannot_tell` marks sampled answers labelled only "cannot tell": left out of the
-    estimate, they bound it (all wrong, all correct), and the interval spans both."""
+    reason) and the labels it needs for ±`target` points. `cannot_tell` marks sampled answers
+    labelled only "cannot tell": left out of the estimate, they bound it (all wrong, all
+    correct), and the interval spans both."""
     y = np.asarray(y, float)
     n, big_n = int((~np.isnan(y)).sum()), len(frame)
     method = METHOD + (" with the finite-population correction" if estimand == "these answers"
                        else ", variance clustered by question")
     if n == 0:
-        return Share(None, None, 0, big_n, method, reason="no label yet")
+        return Share(None, None, 0, big_n, method, reason="no label yet", target=target)
     f = fit(frame, y, estimand)
-    to_target = labels_for(f, level=level, estimand=estimand) if n >= 2 else None
+    to_target = labels_for(f, target / 100, level, estimand) if n >= 2 else None
     if n < min_labels:
-        return Share(f.estimate, None, n, big_n, method, to_target=to_target,
+        return Share(f.estimate, None, n, big_n, method, to_target=to_target, target=target,
                      reason=f"too few labels for an interval ({n}; from {min_labels} on)")
     lo, hi = interval(f, level)
     bounds = None
@@ -231,4 +236,4 @@ def share(frame: pd.DataFrame, y: np.ndarray, estimand: str = DEFAULT_ESTIMAND,
         if best.estimate - worst.estimate > 0.01:
             lo, hi = min(lo, interval(worst, level)[0]), max(hi, interval(best, level)[1])
     return Share(f.estimate, (lo, hi), n, big_n, method, se=float(np.sqrt(f.var)),
-                 bounds=bounds, to_target=to_target)
+                 bounds=bounds, to_target=to_target, target=target)

@@ -101,7 +101,7 @@ def share_section(frame: pd.DataFrame, labels: pd.DataFrame, estimand: str, orde
                                        cannot_tell=unsure[at]).to_dict()
     covered = [s for s in order if systems[s]["labels"]]
     pooled = survey.share(frame, y, estimand, level, min_labels=survey.MIN_POOLED_LABELS,
-                          cannot_tell=unsure)
+                          cannot_tell=unsure, target=survey.TARGET_HALF)
     out = pooled.to_dict()
     if pooled.labels and len(covered) < len(order):
         out.update(ci=None, reason=f"the labels cover {len(covered)} of {len(order)} systems: "

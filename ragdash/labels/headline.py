@@ -30,15 +30,16 @@ def subject(share: dict, n_answers: int) -> str:
 
 
 def planner(entry: dict, scope: str = "the pooled interval") -> str:
-    """How many labels in all give ±TARGET_HALF points (from the estimator's own variance)."""
+    """How many labels in all give ±target points (from the estimator's own variance)."""
     need, have = entry.get("to_target"), entry.get("labels", 0)
+    half = entry.get("target", TARGET_HALF)
     if need is None:
-        return (f"No number of labels brings {scope} within ±{TARGET_HALF:g} points"
+        return (f"No number of labels brings {scope} within ±{half:g} points"
                 if have >= 2 else "")
     if need <= have and entry.get("ci"):
-        return f"{scope.capitalize()} is within ±{TARGET_HALF:g} points"
+        return f"{scope[0].upper()}{scope[1:]} is within ±{half:g} points"
     return (f"About {need:,} labels in all ({max(need - have, 1):,} more) bring {scope} to "
-            f"±{TARGET_HALF:g} points")
+            f"±{half:g} points")
 
 
 def sentences(share: dict, labels: dict, rule: str | None = None) -> list[str]:
