@@ -87,3 +87,28 @@ def test_a_fully_labelled_sample_gives_the_share_itself_everywhere(tmp_path, cap
     assert "The pooled interval is within ±5 points." in said
     assert "more) bring" not in said and "too few" not in said
     assert f"{pct} correct" in build_report(run)
+
+
+def test_every_label_wrong_gives_a_real_interval_and_says_the_judge_is_lenient(tmp_path,
+                                                                              monkeypatch):
+    from ragdash.labels.store import label_row, labelable, save_labels
+    from ragdash.rundir import Run
+
+    src = PROJECT_ROOT / "data" / "demo_squad"
+    if not (src / "answers.parquet").exists():
+        pytest.skip("the SQuAD demo run is absent")
+    run = Run(shutil.copytree(src, tmp_path / "demo"))
+    run.file("labels").unlink()  # the stand-in labels: the sample stays, labelled again below
+    shas = labelable(run).set_index(["qid", "system"])["answer_sha"]
+    save_labels(run, [label_row(q, s, "wrong", "ana", "", shas[(q, s)])
+                      for q, s in zip(labels.read_sample(run)["qid"],
+                                      labels.read_sample(run)["system"], strict=True)])
+    labels.refresh(run)
+    share = labels.current(run)["share"]
+    lo, hi = share["pooled"]["ci"]
+    assert share["pooled"]["estimate"] == 0 and lo == 0 and hi > 0.01  # never zero-width
+    assert all(e["ci"][0] == 0 and e["ci"][1] > 0.05 for e in share["systems"].values())
+    shown(monkeypatch, run.path)
+    said = _texts(open_app(run=str(run.path)))
+    assert "**About 0 % of these 360 answers are correct**" in said
+    assert "outside the interval: the judge is too lenient here" in said
