@@ -344,3 +344,16 @@ def test_metrics_says_that_every_call_failed_and_why(generic, tmp_path, monkeypa
     assert "(8 answers)" in lines[0] and "run again" in lines[0]
     table = Run(run_dir).read("metrics")
     assert table["faithfulness"].isna().all() and table["error"].notna().sum() == 8
+
+
+def test_a_model_name_is_no_path_but_a_gguf_outside_the_roots_is():
+    """The local backend's model named 'gpt-4o' reads no file: not refused; a .gguf or a
+    folder path is checked against the allowed roots."""
+    from ragdash.ui.paths import named_paths
+
+    names = named_paths({"judge": {"llm": {"backend": "local", "model": "gpt-4o"}},
+                         "generation": {"llm": {"backend": "local", "model": "qwen-1.5b"}}})
+    assert names == []
+    paths = named_paths({"judge": {"llm": {"model": "/etc/model.gguf"}},
+                         "generation": {"llm": {"model": "../m/x"}}})
+    assert sorted(k for k, _ in paths) == ["generation.llm.model", "judge.llm.model"]

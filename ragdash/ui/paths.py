@@ -105,10 +105,18 @@ def named_paths(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
         for name, params in _section(cfg, f"retrievers.{part}").items():
             if isinstance(params, Mapping):
                 add(f"retrievers.{part}.{name}.model", params.get("model"), bundled)
+    def model_name(value: object) -> bool:
+        """A packaged model's name, or a name that is no path (no folder, no .gguf, no file
+        of that name): the local backend says it knows no such model, nothing is read."""
+        text = str(value).strip()
+        return named_model(text) or not (
+            "/" in text or "\\" in text or text.lower().endswith(".gguf")
+            or text.startswith(("~", ".")) or Path(text).exists())
+
     for key in LLM_SECTIONS:
         llm = _section(cfg, key)
         if (llm.get("backend") or "local") == "local":
-            add(f"{key}.model", llm.get("model"), named_model)
+            add(f"{key}.model", llm.get("model"), model_name)
     return out
 
 
