@@ -4,6 +4,7 @@ follows its progress from the run directory, and stays usable. Earlier runs are 
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -13,10 +14,12 @@ import streamlit as st
 from ragdash import chunking, retrieval
 from ragdash.budget import TOKENIZERS, parse_budgets
 from ragdash.config import SAMPLE_DATASET, ConfigError, expand, load_spec
+from ragdash.data import DataError
 from ragdash.data.columns import describe as describe_columns
 from ragdash.llm.prompts import GENERATION_PROMPTS
-from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
+from ragdash.llm.settings import BACKENDS, JUDGE_MODES, LOCAL_GENERATOR, judge_model_for
 from ragdash.params import Param
+from ragdash.planning import stage_plan
 from ragdash.rundir import Run, list_runs, stage_table
 from ragdash.rundir.lock import RunLocked
 from ragdash.rundir.manage import RUN_NAME, delete_run, rename_run
@@ -201,7 +204,13 @@ with st.container(border=True):
     if use_llm:
         c = st.columns(3)
         backend = c[0].selectbox("Backend", BACKENDS, key="build_llm_backend")
-        model = c[1].text_input("Model (empty: the backend's default)", key="build_llm_model")
+        model = c[1].text_input(
+            "Model (empty: the backend's default)", key="build_llm_model",
+            placeholder=f"local: {LOCAL_GENERATOR} answers, qwen writes MLQ sub-questions",
+            help="Empty: for the local backend Qwen2.5-Coder 1.5B generates the answers (the "
+                 "0.5B refuses most questions even with the evidence in its context; "
+                 "docs/llm.md) and Qwen2.5 0.5B writes MLQ's sub-questions; a model named "
+                 "here does both.")
         base_url = c[2].text_input("Base URL (empty: default)", key="build_llm_url")
         llm_cfg = {"backend": backend, "model": model or None, "base_url": base_url or None}
         c = st.columns(3)
@@ -218,9 +227,10 @@ with st.container(border=True):
         prompt = st.radio(
             "Generation prompt", GENERATION_PROMPTS, index=GENERATION_PROMPTS.index("abstain"),
             horizontal=True, key="build_prompt",
-            help="abstain: the paper's prompt plus one instruction to reply 'I cannot find "
-                 "enough information in the documents.' when they lack the answer, so the "
-                 "'lacks information' class (judge 1) occurs; paper: the paper's text unchanged")
+            help="abstain: answer from the documents in one or two sentences, and reply 'I "
+                 "cannot find enough information in the documents.' only when they say nothing "
+                 "about the question, so the 'lacks information' class (judge 1) occurs; "
+                 "paper: the paper's text unchanged")
         judge_cfg = {"backend": judge_backend, "base_url": base_url or None,
                      "model": judge_model_for(judge_backend, judge_model)}
         st.caption("API keys come from the environment (OPENAI_API_KEY); they are never "
@@ -310,6 +320,21 @@ if sweeping and not problems:
 for p in problems:
     st.warning(widgets.md(p))
 
+plan: dict = {}  # the LLM stages' time, for the job's ETA
+if use_llm and not problems and not planned:
+    with st.container(border=True):
+        st.markdown("**What the LLM stages would cost** (estimated before any call)")
+        try:
+            est = server.llm_estimate(json.dumps(overrides, sort_keys=True, default=str))
+        except (ConfigError, DataError, ValueError, OSError) as exc:
+            st.warning(f"No estimate: {widgets.md(exc)}")
+        else:
+            for part, value in est.items():
+                st.markdown(f"**{widgets.md(part)}**: {widgets.md(value)}")
+            st.caption("The judge is priced for every answer; answers the refusal rule scores "
+                       "are never sent to it, so it takes less when the generator abstains.")
+            plan = stage_plan(est)
+
 job = jobs.current(run_dir)
 busy = job is not None and job.active
 start_label = f"▶ Start the {len(planned)} runs" if planned else "▶ Start the run"
@@ -321,7 +346,7 @@ if st.button(start_label, type="primary", disabled=bool(problems) or busy, key="
     else:
         try:
             job = sweep_grid.start(planned, run_dir) if planned else \
-                jobs.start(cfg, run_dir, configured_stages(cfg))
+                jobs.start(cfg, run_dir, configured_stages(cfg), plan=plan)
         except (RunLocked, paths.OutsideRoots) as exc:  # RunLocked: another user, or a
             st.error(widgets.md(exc))  # `ragdash` command, runs it now
         else:

@@ -12,8 +12,14 @@ from ragdash.config import ConfigError, load_spec
 from ragdash.constants import LLM_ONLY, REFERENCE_METRICS, SCORES
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
-from ragdash.llm.settings import BACKENDS, JUDGE_MODES, judge_model_for
-from ragdash.planning import dry_run
+from ragdash.llm.settings import (
+    BACKENDS,
+    JUDGE_MODES,
+    LOCAL_GENERATOR,
+    generator_model_for,
+    judge_model_for,
+)
+from ragdash.planning import dry_run, stage_plan
 from ragdash.rundir.lock import RunLocked
 from ragdash.stages.runner import llm_stages
 from ragdash.ui import jobs, metrics_choice, signal_scatter, state, trust, widgets
@@ -100,7 +106,8 @@ def launcher(expanded: bool) -> None:
         c1, c2, c3 = st.columns(3)
         gen_backend = c1.selectbox("Generator backend", BACKENDS, key="llm_gen_backend")
         gen_model = c1.text_input("Generator model", key="llm_gen_model",
-                                  placeholder="default of the backend (local: Qwen2.5 0.5B)")
+                                  placeholder=f"empty: {LOCAL_GENERATOR} (local), else the "
+                                              "backend's default")
         judge_backend = c2.selectbox("Judge backend", BACKENDS, key="llm_judge_backend")
         judge_model = c2.text_input("Judge model", key="llm_judge_model",
                                     placeholder="empty: qwen-1.5b (local); gpt-4o is the paper's")
@@ -117,9 +124,9 @@ def launcher(expanded: bool) -> None:
         prompt = st.radio("Generation prompt", GENERATION_PROMPTS,
                           index=GENERATION_PROMPTS.index(prompt0), horizontal=True,
                           key="llm_prompt",
-                          help="abstain: the paper's prompt plus an instruction to reply with "
-                               "a fixed sentence when the documents lack the answer (judge 1); "
-                               "paper: the paper's text unchanged")
+                          help="abstain: answer from the documents, and reply with a fixed "
+                               "sentence only when they say nothing about the question (judge "
+                               "1); paper: the paper's text unchanged")
         c4, c5 = st.columns(2)
         budget = c4.number_input("Token budget N of the contexts", 1, 100_000, 1000, 100,
                                  key="llm_budget")
@@ -136,7 +143,9 @@ def launcher(expanded: bool) -> None:
         rule = refusal_rule()
         if rule is None:
             return
-        gen = {"backend": gen_backend, "model": gen_model or None, "base_url": url}
+        gen = {"backend": gen_backend, "base_url": url,
+               "model": generator_model_for(gen_backend, gen_model) if not url else
+               gen_model or None}  # a server named serves its own model
         jud = {"backend": judge_backend, "base_url": url,
                "model": judge_model_for(judge_backend, judge_model)}
         if widgets.path_refused({"generation": {"llm": gen}, "judge": {"llm": jud}}):
@@ -156,7 +165,9 @@ def launcher(expanded: bool) -> None:
         if st.button("Estimate calls, tokens, cost and time", key="llm_estimate"):
             try:
                 est = dry_run(run, spec)
-                st.session_state["llm_estimate_text"] = [f"**{k}**: {v}" for k, v in est.items()]
+                st.session_state["llm_estimate_text"] = [
+                    f"**{widgets.md(k)}**: {widgets.md(v)}" for k, v in est.items()]
+                st.session_state["llm_estimate_plan"] = stage_plan(est)
             except (ValueError, FileNotFoundError) as exc:
                 st.error(f"No estimate: {widgets.md(exc)}")
         shown = st.session_state.get("llm_estimate_text")
@@ -168,7 +179,7 @@ def launcher(expanded: bool) -> None:
                      disabled=not shown or busy, help="estimate first"):
             try:  # the key reaches the job process in its environment only
                 jobs.start(spec.to_config(), run.path, llm_stages(), api_key=key or None,
-                           kind="llm")
+                           kind="llm", plan=st.session_state.get("llm_estimate_plan"))
             except RunLocked as exc:  # another user, or a `ragdash` command, runs it now
                 st.error(widgets.md(exc))
             st.session_state.pop("llm_estimate_text", None)

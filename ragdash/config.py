@@ -39,7 +39,12 @@ from ragdash.executors.base import DEFAULTS as EXECUTOR_DEFAULTS
 from ragdash.executors.base import check as check_executor
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
-from ragdash.llm.settings import JUDGE_MODES
+from ragdash.llm.settings import (
+    JUDGE_MODES,
+    LOCAL_GENERATOR,
+    LOCAL_JUDGE,
+    default_generator_llm,
+)
 from ragdash.metrics import resolve as resolve_metrics
 
 SAMPLE_DATASET = PROJECT_ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"
@@ -239,8 +244,8 @@ class GenerationSpec(Section):
     sweep: dict[str, Any] | None = None
     """{retriever, budgets}: answers of one retriever at several N instead."""
     prompt: str = "paper"
-    """paper, or abstain (the paper's prompt plus an instruction to say when the documents
-    lack the answer)."""
+    """paper, or abstain (answer from the documents; a fixed refusal sentence only when they
+    mention nothing related; `ragdash.llm.prompts`)."""
     reference_prompts: bool = False
     llm: dict[str, Any] | None = None
     """The generator's LLM settings (default: the run's `llm`)."""
@@ -455,6 +460,7 @@ class RunSpec(BaseModel):
         """The specification of a config dict (a saved run's, or `to_config()`'s); ConfigError
         names the first invalid key."""
         check_shape(dict(cfg))
+        cfg = with_default_generator(cfg)
         try:  # missing keys at their defaults (a mapping section merged key by key)
             return cls.model_validate(deep_merge(DEFAULTS, dict(cfg)))
         except ValidationError as exc:
@@ -654,6 +660,20 @@ def inherit_url(cfg: dict) -> None:
         if (llm and not llm.get("base_url") and base.get("base_url")
                 and llm.get("backend", base.get("backend")) == base.get("backend")):
             cfg[section] = {**cfg[section], "llm": {**llm, "base_url": base["base_url"]}}
+
+
+def with_default_generator(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """`cfg` with the local default models when its `llm` is the local default: the generator
+    (`ragdash.llm.settings.LOCAL_GENERATOR`) as `generation.llm` and the judge (`LOCAL_JUDGE`)
+    as `judge.llm` where the section names none. A saved run's config always names both (None:
+    the run's `llm`), so its answers and judgments keep their models."""
+    out = dict(cfg)
+    for section, model in (("generation", LOCAL_GENERATOR), ("judge", LOCAL_JUDGE)):
+        part = out.get(section)
+        if (part is None or isinstance(part, Mapping) and "llm" not in part) and \
+                (llm := default_generator_llm(out.get("llm"), model)) is not None:
+            out[section] = {**(part or {}), "llm": llm}
+    return out
 
 
 def resolve_path(path: str | None) -> str | None:

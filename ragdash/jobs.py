@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,8 +42,9 @@ which `ps` shows to every user, never a file)."""
 KINDS = ("build", "llm", "sweep")
 ACTIVE = ("starting", "running")
 NICE = 10
-"""How much lower than the dashboard's the job process's CPU priority is: a long job yields the
-CPU to the pages of every user."""
+"""The job process's CPU niceness (absolute, never added to what it inherited): a long job
+yields the CPU to the pages of every user, and one started from a server that is itself
+niced stays at this level instead of sinking to 19."""
 INTERRUPTED_SHOWN = 24 * 3600
 """How long (seconds since its last report) the dashboard lists an interrupted job, waiting to
 be resumed."""
@@ -95,6 +96,8 @@ class Status:
     done: int = 0
     total: int = 0
     eta: float | None = None
+    eta_includes: tuple[str, ...] = ()
+    """The planned stages after the current one that `eta` counts."""
     log: tuple[str, ...] = ()
     error: str | None = None
     pid: int | None = None
@@ -128,6 +131,7 @@ def status(home: Path | str) -> Status | None:
             runs=tuple(Path(p["run_dir"]) for p in rec.get("planned") or ()),
             message=str(rec.get("message", "")), done=int(rec.get("done") or 0),
             total=int(rec.get("total") or 0), eta=_number(rec.get("eta")),
+            eta_includes=tuple(map(str, rec.get("eta_includes") or ())),
             log=tuple(map(str, rec.get("log") or ())), error=_text(rec.get("error")),
             pid=int(rec["pid"]) if rec.get("pid") else None,
             started=_number(rec.get("started_ts")) or 0.0, ended=_number(ended))
@@ -161,7 +165,8 @@ def jobs_under(root: Path | str, seconds: float = 600) -> list[Status]:
 
 def spawn(home: Path | str, kind: str, cfg: dict | None = None,
           stages: Sequence[str] = (), planned: Sequence = (),
-          api_key: str | None = None) -> Status:
+          api_key: str | None = None,
+          plan: Mapping[str, Mapping[str, float]] | None = None) -> Status:
     """Start the job of `home` as a `ragdash job` process: `cfg` and `stages` for a run,
     `planned` (`sweep.Planned`) for a sweep whose root is `home`. The run's lock is taken here
     and handed to the process; `RunLocked` if another process holds it. `api_key` goes to the
@@ -169,7 +174,7 @@ def spawn(home: Path | str, kind: str, cfg: dict | None = None,
     home = Path(home)
     fd = run_lock.acquire(home)
     try:
-        queue(home, kind, cfg, stages, planned)
+        queue(home, kind, cfg, stages, planned, plan)
         env = {k: v for k, v in os.environ.items() if k != API_KEY_ENV}
         if api_key:
             env[API_KEY_ENV] = api_key
@@ -187,9 +192,12 @@ def spawn(home: Path | str, kind: str, cfg: dict | None = None,
 
 
 def queue(home: Path, kind: str, cfg: dict | None = None, stages: Sequence[str] = (),
-          planned: Sequence = ()) -> None:
+          planned: Sequence = (), plan: Mapping[str, Mapping[str, float]] | None = None
+          ) -> None:
     """Write the job record that `ragdash job` then runs (the caller holds the run's lock):
-    a run's config goes into its manifest, a sweep's runs into `<root>/sweep.json`."""
+    a run's config goes into its manifest, a sweep's runs into `<root>/sweep.json`. `plan`:
+    {stage: {calls, seconds}} estimated before the start (`ragdash.planning.stage_plan`), which
+    the ETA counts for the stages the job has not reached."""
     if kind not in KINDS:
         raise ValueError(f"unknown job kind '{kind}' (kinds: {', '.join(KINDS)})")
     if kind == "sweep":
@@ -202,7 +210,7 @@ def queue(home: Path, kind: str, cfg: dict | None = None, stages: Sequence[str] 
           planned=[{"name": p.name, "run_dir": str(p.run_dir), "values": p.values,
                     "cfg": p.cfg} for p in planned],
           message="starting", done=0, total=0, eta=None, log=[], started=now(),
-          started_ts=time.time(), ended_ts=None)
+          started_ts=time.time(), ended_ts=None, plan=dict(plan or {}), eta_includes=[])
 
 
 def cancellable(s: Status) -> bool:
@@ -270,12 +278,24 @@ ETA_WINDOW = 120.0
 """Seconds of recent progress the ETA's rate is measured over, once a step has run that long:
 a step whose first items were fast (replies from the cache, short questions) would otherwise
 promise minutes for what takes a quarter of an hour."""
+ETA_PRIOR_CALLS = 10
+"""How many items' worth of weight the estimated time per call (the job's `plan`) has against
+the measured rate of a planned stage: the first call of a local model also starts its server,
+and alone it would promise hours."""
+STAGE_WORDS = {"retrieve": "MLQ's sub-questions", "generate": "generation", "judge": "judging",
+               "metrics": "the answer metrics"}
+"""How the ETA names the planned stages it counts ahead of the current one."""
+PLANNED_STEPS = {"retrieve": "mlq: sub-questions", "generate": "generating answers",
+                 "judge": "judging answers", "metrics": "measuring answers"}
+"""The progress step of each stage whose items are the calls its plan prices."""
 
 
 class Reporter:
     """The job process's progress callback: writes the current step to the job record, at most
-    every `interval` seconds (and at each new step), with the ETA at the rate of the last
-    ETA_WINDOW seconds (since the step began, before that) and a log of the steps."""
+    every `interval` seconds (and at each new step), with a log of the steps and the time left:
+    the current step's at the rate of the last ETA_WINDOW seconds (since the step began, before
+    that), weighed with the estimated time per call when the job's `plan` prices the stage,
+    plus the estimated time of the planned stages it has not reached (`eta_includes`)."""
 
     def __init__(self, home: Path, interval: float = 1.0):
         self.home, self.interval = home, interval
@@ -284,6 +304,13 @@ class Reporter:
         self.since, self.done0, self.written = self.started, 0, 0.0
         self.samples: list[tuple[float, int]] = []  # (time, done) of the step, a second apart
         self.log: list[str] = []
+        plan = record(home).get("plan")
+        self.plan: dict[str, tuple[int, float]] = {
+            str(k): (int(v.get("calls") or 0), float(v.get("seconds") or 0.0))
+            for k, v in (plan.items() if isinstance(plan, dict) else ())
+            if isinstance(v, dict) and _number(v.get("seconds")) is not None}
+        self.stage: str | None = None  # the stage running now, when the plan prices one
+        self.reached: set[str] = set()
         self._lock = threading.Lock()
 
     def __call__(self, message: str, done: int, total: int) -> None:
@@ -293,6 +320,7 @@ class Reporter:
             if new:
                 self.say(message, t)
                 self.since, self.done0, self.samples = t, done, []
+                self._locate(message)
             elif not self.samples or t - self.samples[-1][0] >= 1.0:
                 self.samples.append((t, done))
                 self.samples = [x for x in self.samples if t - x[0] <= 2 * ETA_WINDOW]
@@ -300,41 +328,69 @@ class Reporter:
             if new or t - self.written >= self.interval:
                 self.flush(t)
 
+    def _locate(self, message: str) -> None:
+        """Which planned stage runs now (the manifest's running stage), and which it passed
+        (ran, or said to be up to date)."""
+        if not self.plan:
+            return
+        self.reached |= {s for s in self.plan if message.startswith(f"{s}: up to date")}
+        stages = Run(self.home).manifest.get("stages", {}) if (self.home / MANIFEST).exists() \
+            else {}
+        running = [n for n, r in stages.items()
+                   if isinstance(r, dict) and r.get("status") == "running"]
+        self.stage = running[0] if running else None
+        if self.stage:
+            self.reached.add(self.stage)
+
     def say(self, line: str, t: float | None = None) -> None:
         """Add a line to the job's log (sweeps report each run this way)."""
         t = time.time() if t is None else t
         self.log.append(f"{t - self.started:6.1f}s  {line}")
         del self.log[:-40]
 
+    def ahead(self) -> list[str]:
+        """The planned stages the job has not reached yet."""
+        return [s for s in self.plan if s not in self.reached]
+
     def eta(self, t: float | None = None) -> float | None:
-        """Seconds left in the current step at its recent rate (class docstring; None before
-        two points)."""
+        """Seconds left: the current step's (class docstring; None before two points unless the
+        plan prices its stage) plus the planned stages ahead."""
         t = time.time() if t is None else t
         base = (self.since, self.done0)
         for sample in self.samples:  # the newest one at least ETA_WINDOW old
             if t - sample[0] >= ETA_WINDOW:
                 base = sample
         made, spent = self.done - base[1], t - base[0]
-        if not self.total or made <= 0 or spent <= 0:
+        left = self.total - self.done
+        priced = self.stage is not None and PLANNED_STEPS.get(self.stage) == self.message
+        calls, seconds = self.plan[self.stage] if priced else (0, 0.0)  # type: ignore[index]
+        if not self.total:
             return None
-        return (self.total - self.done) * spent / made
+        if calls and seconds:  # the estimate as a prior worth ETA_PRIOR_CALLS items
+            n = self.done - self.done0
+            measured = spent / made if made > 0 and spent > 0 else 0.0
+            per_item = (ETA_PRIOR_CALLS * seconds / calls + n * measured) / (ETA_PRIOR_CALLS + n)
+        elif made > 0 and spent > 0:
+            per_item = spent / made
+        else:
+            return None
+        return left * per_item + sum(self.plan[s][1] for s in self.ahead())
 
     def flush(self, t: float | None = None) -> None:
         t = time.time() if t is None else t
         self.written = t
         write(self.home, message=self.message, done=self.done, total=self.total,
-              eta=self.eta(t), log=list(self.log), heartbeat_ts=t)
+              eta=self.eta(t), eta_includes=self.ahead(), log=list(self.log), heartbeat_ts=t)
 
 
 def run_job(home: Path | str, lock_fd: int | None = None, nice: int = 0) -> int:
     """The body of `ragdash job`: run what the job record of `home` asks for, reporting
     progress there; the exit status (0 finished, 1 failed, 130 cancelled). `lock_fd`: the run's
     lock handed over by the dashboard (else it is taken here: `RunLocked` if held). `nice`:
-    lower this process's CPU priority by as much first (the command uses `NICE`)."""
+    the niceness this process runs at (`lower_priority`; the command uses `NICE`)."""
     home = Path(home)
     if nice:
-        with contextlib.suppress(OSError):
-            os.nice(nice)
+        lower_priority(nice)
     if lock_fd is None:
         run_lock.acquire(home)
     else:
@@ -343,6 +399,17 @@ def run_job(home: Path | str, lock_fd: int | None = None, nice: int = 0) -> int:
         return _run(home, os.environ.pop(API_KEY_ENV, None) or None)
     finally:
         run_lock.release(home)
+
+
+def lower_priority(level: int) -> int:
+    """Set this process's niceness to `level` once, as an absolute value: never raised back
+    (a process already nicer keeps its level) and never stacked on an inherited one, as
+    `os.nice` would. Returns the niceness it runs at."""
+    current = os.getpriority(os.PRIO_PROCESS, 0)
+    if level > current:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, 0, min(level, 19))
+    return os.getpriority(os.PRIO_PROCESS, 0)
 
 
 def _run(home: Path, api_key: str | None) -> int:

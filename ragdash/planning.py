@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ragdash.llm.settings import LLMSettings
-from ragdash.llm.speed import Speed, bundled_speed, measured_speed
+from ragdash.llm.speed import MIN_CALLS_TO_FIT, Speed, bundled_speed, measured_speed
 from ragdash.llm.types import Backend
 from ragdash.llm.wrappers import CacheOnly
 from ragdash.rundir import Run
@@ -28,11 +28,11 @@ if TYPE_CHECKING:
 
 def call_speed(root: RunsRoot, model: str, backend: str | None = None) -> Speed | None:
     """How long a call of `model` takes: measured in the LLM cache of the runs root `root`, else,
-    for the local backend, assumed from the bundled demos' calls of that model
-    (`ragdash.llm.speed`)."""
+    for the local backend until it holds `MIN_CALLS_TO_FIT` calls, assumed from the bundled
+    demos' calls of that model (`ragdash.llm.speed`)."""
     measured = measured_speed(root.llm_cache, model)
-    if measured is None and backend == "local":
-        return bundled_speed(model)
+    if backend == "local" and (measured is None or measured.calls < MIN_CALLS_TO_FIT):
+        return bundled_speed(model) or measured  # a few calls (a test, a timeout) prove little
     return measured
 
 
@@ -187,6 +187,41 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     if notes:
         out["note"] = "; ".join(notes)
     return out
+
+
+ESTIMATED_STAGES = {"mlq": "retrieve", "generation": "generate", "judge": "judge",
+                    "metrics": "metrics"}
+"""The stage whose LLM calls each part of a dry run's estimate prices."""
+
+
+def before_run(spec: RunSpec) -> dict:
+    """`dry_run` of a run not made yet: its questions read from the dataset alone (no corpus
+    read, no stage run), generation priced at contexts of the full budget (an upper bound), the
+    judge on stand-in answers (answers the refusal rule will score are not known yet, so it is
+    an upper bound too)."""
+    import tempfile
+
+    from ragdash.data import load_questions
+    from ragdash.stages.ingest import examples_frame
+
+    ds = spec.dataset
+    examples = load_questions(ds.path, ds.format, include_unanswerable=ds.include_unanswerable,
+                              limit=ds.limit, sample=ds.sample, sheet=ds.sheet,
+                              columns=ds.columns)
+    if not examples:
+        raise ValueError(f"{ds.path}: no valid question to price")
+    with tempfile.TemporaryDirectory(prefix="ragdash-estimate-") as tmp:
+        run = Run(tmp)
+        run.write("examples", examples_frame(examples))
+        return dry_run(run, spec, retrieved=False)
+
+
+def stage_plan(est: dict) -> dict[str, dict[str, float]]:
+    """{stage: {calls, seconds}} of a dry run's estimate, for the stages whose time it knows:
+    a job's ETA counts the stages it has not reached (`ragdash.jobs.Reporter`)."""
+    return {ESTIMATED_STAGES[k]: {"calls": e.calls, "seconds": float(e.seconds)}
+            for k, e in est.items()
+            if k in ESTIMATED_STAGES and getattr(e, "seconds", None) is not None}
 
 
 STAND_IN_ANSWER = "A one-sentence answer of about twenty tokens written by the generator model."

@@ -47,6 +47,11 @@ def texts(at: AppTest) -> str:
     return "\n".join(str(p) for p in parts)
 
 
+def plain(at: AppTest) -> str:
+    """`texts` as read: markdown's escapes and bold marks taken out."""
+    return re.sub(r"\\(.)", r"\1", texts(at)).replace("**", "")
+
+
 def metric(at: AppTest, label_start: str) -> str:
     return next(m.value for m in at.metric if m.label.startswith(label_start))
 
@@ -434,16 +439,16 @@ def test_llm_page_estimates_cost_before_it_can_start(runs):
     at.text_input(key="llm_judge_model").set_value("gpt-4o")
     at.button(key="llm_estimate").click().run()
     assert not at.exception, at.exception
-    shown = texts(at)
+    shown = plain(at)
     # stepwise by default (a small local judge scores the paper's rubric by position):
     # one call per answer, 12 questions x (5 retrievers + LLM only)
     assert at.selectbox(key="llm_judge_mode").value == "stepwise"
     assert at.radio(key="llm_prompt").value == "abstain"
-    assert "**judge**: gpt-4o: 72 calls" in shown, shown[-600:]
-    assert "**generation**:" in shown and "$" in shown
+    assert "judge: gpt-4o: 72 calls" in shown, shown[-600:]
+    assert "generation:" in shown and "$" in shown
     # a local model gets a time before its first call (measured, or assumed from the demos)
-    assert re.search(r"\*\*generation\*\*: [^*]* calls/min \((assumed from|measured on)", shown)
-    assert re.search(r"\*\*judge\*\*: gpt-4o: [^*]*time unknown", shown)
+    assert re.search(r"generation: [^\n]* calls/min \((assumed from|measured on)", shown)
+    assert re.search(r"judge: gpt-4o: [^\n]*time unknown", shown)
     assert not at.button(key="llm_start").disabled
     # a question limit: the first 5 questions only, 5 x 6 answers to judge; its step fits the
     # 12 questions (a step of 10 left the +/- buttons disabled)
@@ -451,8 +456,8 @@ def test_llm_page_estimates_cost_before_it_can_start(runs):
     at.number_input(key="llm_limit").set_value(5)
     at.button(key="llm_estimate").click().run()
     assert not at.exception, at.exception
-    assert "**judge**: gpt-4o: 30 calls" in texts(at)
-    assert "generation: qwen2.5-0.5b-instruct: 30 calls" in texts(at).replace("**", "")
+    assert "judge: gpt-4o: 30 calls" in plain(at)
+    assert "generation: qwen2.5-coder-1.5b-instruct: 30 calls" in plain(at)
 
 
 def test_llm_page_lists_and_edits_the_refusal_rule(runs):
@@ -485,6 +490,24 @@ def test_build_page_judges_stepwise_with_the_1_5b_by_default(runs):
     assert at.selectbox(key="build_judge_mode").value == "stepwise"
     assert at.radio(key="build_prompt").value == "abstain"
     assert "qwen-1.5b" in at.text_input(key="build_judge_model").placeholder
+
+
+def test_build_page_prices_the_llm_stages_before_start(runs):
+    """Issue 33: the Build page gave no estimate before Start (only the LLM page, behind a
+    button, once a run exists)."""
+    at = open_page("build")
+    at.number_input(key="build_limit").set_value(10).run()
+    at.toggle(key="build_llm").set_value(True).run()
+    assert not at.exception, at.exception
+    shown = plain(at)
+    assert "What the LLM stages would cost" in shown
+    # 10 questions x (BM25 + LLM only): the default generator and judge, with their time
+    assert "generation: qwen2.5-coder-1.5b-instruct: 20 calls" in shown, shown[-800:]
+    assert "judge: qwen2.5-coder-1.5b-instruct: 20 calls" in shown
+    assert "calls/min (" in shown and "upper bound" in shown
+    assert not at.button(key="build_start").disabled
+    at.text_input(key="build_llm_model").set_value("qwen").run()  # a model named: it answers
+    assert "generation: qwen2.5-0.5b-instruct: 20 calls" in plain(at)
 
 
 def test_thresholds_page_compares_the_estimators(runs):

@@ -66,9 +66,13 @@ def test_call_speed_prefers_the_measurement_and_gives_remote_models_no_prior(tmp
     local = model_alias(None)
     assert call_speed(root, local, "local").source == "bundled"
     assert call_speed(root, local, "openai") is None  # the same name elsewhere: no prior
-    _cache(tmp_path / "_llm_cache.sqlite", local, [0.25] * 3)
+    # a few calls (a test, a timeout) prove little: the prior holds until MIN_CALLS_TO_FIT
+    _cache(tmp_path / "_llm_cache.sqlite", local, [0.25] * (MIN_CALLS_TO_FIT - 1))
+    assert call_speed(root, local, "local").source == "bundled"
+    _cache(tmp_path / "_llm_cache.sqlite", local, [0.25] * MIN_CALLS_TO_FIT)
     measured = call_speed(root, local, "local")
-    assert measured.source == "measured" and measured.seconds(900, 40) == pytest.approx(0.25)
+    assert measured.source == "measured" and measured.seconds(150, 20) == pytest.approx(0.25)
+    assert "measured on 8 calls" in measured.describe()
 
 
 def test_the_estimate_says_where_its_time_comes_from():

@@ -8,12 +8,19 @@ from fakes.llm_server import FakeLLMServer, fast_settings, prompt_of
 from ragdash.config import ConfigError, load_config
 from ragdash.llm import Candidate, JudgeItem
 from ragdash.llm.judge import judge
-from ragdash.llm.prompts import generation_prompt, generation_prompt_version
-from ragdash.llm.refusal import ABSTAIN_SENTENCE, DEFAULT_PATTERNS, REASON, RefusalRule
+from ragdash.llm.prompts import ABSTAIN_ANSWER, generation_prompt, generation_prompt_version
+from ragdash.llm.refusal import (
+    ABSTAIN_SENTENCE,
+    DEFAULT_PATTERNS,
+    LLM_ONLY_ABSTAIN_SENTENCE,
+    REASON,
+    RefusalRule,
+)
 from ragdash.stages.runner import stage_keys
 
 REFUSALS = [
     ABSTAIN_SENTENCE,
+    LLM_ONLY_ABSTAIN_SENTENCE,
     "The documents do not say who designed the bridge.",
     "The context does not mention his birthplace.",
     "There is not enough information to answer the question.",
@@ -79,14 +86,15 @@ def test_without_the_rule_every_answer_goes_to_the_judge():
     assert out["score"].tolist() == [4]
 
 
-def test_abstain_prompt_adds_one_instruction():
-    paper = generation_prompt("Q?", "Some documents.")
+def test_abstain_prompt_answers_from_the_documents_and_keeps_the_refusal_sentence():
     abstain = generation_prompt("Q?", "Some documents.", prompt="abstain")
-    assert abstain.replace(
-        f' If the documents do not contain the answer, reply exactly: "{ABSTAIN_SENTENCE}"',
-        "") == paper
-    assert ABSTAIN_SENTENCE in generation_prompt("Q?", None, prompt="abstain")
-    assert ABSTAIN_SENTENCE not in generation_prompt("Q?", None)
+    assert f'reply exactly: "{ABSTAIN_SENTENCE}"' in abstain
+    # the documents first, then the query, the answer instruction last (issue 33)
+    assert abstain.index("Some documents.") < abstain.index("Q?")
+    assert abstain.endswith(ABSTAIN_ANSWER)
+    only = generation_prompt("Q?", None, prompt="abstain")
+    assert f'reply exactly: "{LLM_ONLY_ABSTAIN_SENTENCE}"' in only
+    assert ABSTAIN_SENTENCE not in only and ABSTAIN_SENTENCE not in generation_prompt("Q?", None)
     with pytest.raises(ValueError, match="one of paper, abstain"):
         generation_prompt("Q?", "d", prompt="polite")
 

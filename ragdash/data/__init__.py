@@ -143,6 +143,24 @@ def _examples(raw, fmt: str, path: str | Path, corpus, limit: int | None,
     return loaded, log, fmt
 
 
+def load_questions(path: str | Path, fmt: str = "auto", *, include_unanswerable: bool = False,
+                   limit: int | None = None, sample: dict | None = None,
+                   sheet: str | None = None, columns: Mapping[str, str] | None = None
+                   ) -> list[Example]:
+    """The examples `load_dataset` would keep, without reading or building any corpus: what a
+    run's questions are before it starts (the Build page's LLM estimate)."""
+    raw = read_file(path)
+    rule = sampling.check_rule(sample)
+    # a corpus named (here the dataset itself, never read): no corpus is built from the file
+    loaded, _, _ = _examples(raw, fmt, path, path, None if rule else limit,
+                             include_unanswerable, sheet, columns)
+    if rule:
+        loaded.examples, _ = sampling.sample(
+            loaded.examples, loaded.labels,
+            {**rule, "n": min(filter(None, (rule["n"], limit)), default=None)})
+    return list(loaded.examples)
+
+
 def load_dataset(path: str | Path, fmt: str = "auto", *, corpus: str | Path | None = None,
                  corpus_fmt: str = "auto", include_unanswerable: bool = False,
                  limit: int | None = None, sample: dict | None = None,

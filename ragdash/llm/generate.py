@@ -72,11 +72,15 @@ def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str,
     reqs = [as_request(r) for r in requests]
     messages = [generation_messages(r.question, r.context, reference=reference_prompts,
                                     prompt=prompt) for r in reqs]
-    # identical prompts (e.g. two retrievers giving the same context) are sent once
+    # identical prompts (e.g. two retrievers giving the same context) are sent once, question
+    # by question (every system of the first questions first): the rate the ETA measures is
+    # the whole stage's mix, not the fast LLM-only calls first, and a stopped run holds whole
+    # questions
     keys = [json.dumps(m, sort_keys=True) for m in messages]
+    rank = {q: n for n, q in enumerate(dict.fromkeys(str(r.qid) for r in reqs))}
     first: dict[str, int] = {}
-    for i, k in enumerate(keys):
-        first.setdefault(k, i)
+    for i in sorted(range(len(reqs)), key=lambda i: (rank[str(reqs[i].qid)], i)):
+        first.setdefault(keys[i], i)
     slot = {k: j for j, k in enumerate(first)}
     calls = [generation_call(messages[i]) for i in first.values()]
     with calls_session(settings, cache, backend) as (be, store):

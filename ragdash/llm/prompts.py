@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Sequence
 
 from ragdash.constants import MLQ_MODES
-from ragdash.llm.refusal import ABSTAIN_SENTENCE
+from ragdash.llm.refusal import ABSTAIN_SENTENCE, LLM_ONLY_ABSTAIN_SENTENCE
 
 RAG_INSTRUCTION = ("Given the documents below, your role is to answer the query using only "
                    "these documents. Respond with a precise, one-sentence explanation.")
@@ -29,12 +29,19 @@ LLM_ONLY_INSTRUCTION_REFERENCE = "Responde with a one sentence precise explanati
 REFERENCE_INDENT = " " * 8
 
 GENERATION_PROMPTS = ("paper", "abstain")
-"""`paper`: the paper's text; `abstain`: plus one instruction to reply with a fixed sentence
-when the documents (LLM only: the model) cannot answer, so the rubric's class 1 occurs."""
-ABSTAIN_INSTRUCTION = ("If the documents do not contain the answer, reply exactly: "
+"""`paper`: the paper's text; `abstain`: answer from the documents in one or two sentences, and
+reply with a fixed sentence only when they say nothing about the query, so the rubric's class 1
+occurs (LLM only: the paper's instruction plus a fixed reply when the model does not know)."""
+ABSTAIN_INSTRUCTION = ("Use the documents below to answer the query. If the documents do not "
+                       "mention anything related to the query, reply exactly: "
                        f'"{ABSTAIN_SENTENCE}"')
+ABSTAIN_ANSWER = "Answer the query in one or two sentences using the documents."
+"""The `abstain` prompt's last line, after the documents and the query: a small model follows
+the instruction it read last (issue 33: the 0.5B refused 12 of 20 answers whose context held
+the evidence when the prompt ended with the documents)."""
 ABSTAIN_INSTRUCTION_LLM_ONLY = ("If you do not know the answer, reply exactly: "
-                                f'"{ABSTAIN_SENTENCE}"')
+                                f'"{LLM_ONLY_ABSTAIN_SENTENCE}"')
+"""No word of documents or a context: the LLM-only prompt has none."""
 
 RUBRIC: dict[int, str] = {
     1: "The candidate says it cannot find enough information in the documents to answer.",
@@ -70,10 +77,11 @@ def generation_prompt(question: str, context: str | None = None, *,
         if prompt == "abstain":
             instruction = f"{instruction} {ABSTAIN_INSTRUCTION_LLM_ONLY}"
         template = f"{instruction}\nQuery: {{question}}"
+    elif prompt == "abstain":  # the documents first, the query and the answer instruction last
+        template = (f"{ABSTAIN_INSTRUCTION}\n\nDocuments:\n{{context}}\n\nQuery: {{question}}"
+                    f"\n\n{ABSTAIN_ANSWER}")
     else:
         instruction = RAG_INSTRUCTION_REFERENCE if reference else RAG_INSTRUCTION
-        if prompt == "abstain":
-            instruction = f"{instruction} {ABSTAIN_INSTRUCTION}"
         template = f"{instruction}\n\nQuery:\n{{question}}\n\nDocuments:\n{{context}}\n\nAnswer:"
     if reference:  # only the template's own lines are indented, not the inserted text
         template = _indent_after_first(template)
@@ -191,11 +199,12 @@ def _digest(*texts: str) -> str:
     return hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:12]
 
 
-def generation_prompt_version() -> str:
-    """A hash of every generation prompt's rendered text (both prompts, both modes)."""
-    return _digest(*(generation_prompt("{q}", ctx, reference=ref, prompt=p)
-                     for p in GENERATION_PROMPTS for ref in (False, True)
-                     for ctx in (None, "{c}")))
+def generation_prompt_version(prompt: str = "paper") -> str:
+    """A hash of the rendered text of the generation prompt `prompt` (with and without
+    documents, both spellings): a change of one prompt's text re-runs only the runs that use
+    it."""
+    return _digest(*(generation_prompt("{q}", ctx, reference=ref, prompt=prompt)
+                     for ref in (False, True) for ctx in (None, "{c}")))
 
 
 def judge_prompt_version() -> str:

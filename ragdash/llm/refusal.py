@@ -15,7 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 ABSTAIN_SENTENCE = "I cannot find enough information in the documents."
-"""The fixed reply the `abstain` generation prompt asks for."""
+"""The fixed reply the `abstain` generation prompt asks for when the documents lack the answer."""
+LLM_ONLY_ABSTAIN_SENTENCE = "I do not know the answer."
+"""The fixed reply of the `abstain` LLM-only prompt (it was given no documents to speak of)."""
 
 REASON = "refusal (rule)"
 
@@ -32,7 +34,7 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     r"no (?:information|mention) (?:about|on|of|regarding|in the)",
     r"\bi (?:do not|don't) know\b",
 )
-"""The abstain sentence and common variants ("the documents do not …", "not enough
+"""The abstain sentences and common variants ("the documents do not …", "not enough
 information", "cannot be determined from", "I don't know")."""
 
 

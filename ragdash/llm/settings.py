@@ -21,6 +21,31 @@ LOCAL_JUDGE = "qwen-1.5b"
 """The packaged model the local backend judges with by default (the 0.5B scores by position)."""
 
 
+LOCAL_GENERATOR = "qwen-1.5b"
+"""The packaged model the local backend answers with by default: with the evidence in its context
+the 0.5B refuses most ClapNQ questions under the abstain prompt (docs/llm.md, "The default
+generator"; `benchmarks/default_generator.py`). MLQ sub-questions stay on the run's `llm`."""
+
+
+def default_generator_llm(llm: Mapping[str, Any] | None,
+                          model: str = LOCAL_GENERATOR) -> dict[str, Any] | None:
+    """The `generation.llm` (or, with `model=LOCAL_JUDGE`, `judge.llm`) of a config that names
+    none: for a run whose `llm` is the local backend with no model, no running server
+    (`base_url`) and no `RAGDASH_LOCAL_MODEL`, a copy of it with that model; else None (the
+    run's `llm` does the work)."""
+    source = dict(llm or {})
+    if (source.get("backend", "local") != "local" or source.get("model")
+            or source.get("base_url") or os.environ.get("RAGDASH_LOCAL_MODEL")):
+        return None
+    return {**source, "backend": "local", "model": model}
+
+
+def generator_model_for(backend: str, model: str | None) -> str | None:
+    """The generator model to use: the one given, else LOCAL_GENERATOR for `local`, else the
+    backend's default (None)."""
+    return model or (LOCAL_GENERATOR if backend == "local" else None)
+
+
 def judge_model_for(backend: str, model: str | None) -> str | None:
     """The judge model to use: the one given, else LOCAL_JUDGE for `local`, else the backend's
     default (None)."""

@@ -3,7 +3,8 @@
 Measured: fitted on the latencies the LLM reply cache recorded for the model. Before the first
 call of a local model there is nothing to measure, so the time is assumed from the calls of the
 same model in the bundled demo runs (recorded on a 2-core CPU, as their manifests say): a prior
-that the estimate names as such, replaced by the measurement once the cache holds calls.
+that the estimate names as such, replaced by the measurement once the cache holds
+`MIN_CALLS_TO_FIT` calls of a local model (a handful, from a test or a timeout, prove little).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class Speed:
         if self.source == "measured":
             return f"measured on {self.calls:,} calls of this model"
         return (f"assumed from {self.calls:,} calls of this model in the bundled demo runs on a "
-                "2-core CPU; measured after the first call")
+                f"2-core CPU; measured once {MIN_CALLS_TO_FIT} calls are recorded")
 
 
 def fit(latency: np.ndarray, tokens_in: np.ndarray, tokens_out: np.ndarray, *,

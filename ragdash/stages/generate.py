@@ -65,7 +65,7 @@ def settings(cfg: dict) -> tuple:
     gen = {k: v for k, v in cfg["generation"].items()
            if not (k in ADDED_LATER and v == ADDED_LATER[k])}
     return (cfg["tokenizer"], cfg["scoring"]["mode"], cfg["llm"], gen,
-            generation_prompt_version())
+            generation_prompt_version(cfg["generation"].get("prompt", "paper")))
 
 
 def run(ctx: StageContext) -> dict:

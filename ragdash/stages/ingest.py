@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ragdash.stages.base import Stage, StageContext
+
+if TYPE_CHECKING:
+    from ragdash.data.schema import Example
 
 
 def _stream(h, path: Path) -> None:
@@ -66,6 +71,19 @@ def settings(cfg: dict) -> tuple:
     return (*key, "documents-v1") if holds_layout_files(ds.get("corpus")) else key
 
 
+def examples_frame(examples: Sequence[Example]) -> pd.DataFrame:
+    """A run's examples.parquet: qid, question, answer, answers, parts and each metadata key."""
+    meta_keys = sorted({k for e in examples for k in e.meta})
+    return pd.DataFrame({
+        "qid": [e.qid for e in examples],
+        "question": [e.question for e in examples],
+        "answer": [e.answer for e in examples],
+        "answers": [list(e.answers) for e in examples],
+        "parts": [list(e.parts) for e in examples],
+        **{k: [e.meta.get(k) for e in examples] for k in meta_keys},
+    })
+
+
 def run(ctx: StageContext) -> dict:
     from ragdash.data import layout, load_dataset
     from ragdash.stages.evidence import find_if_missing
@@ -83,15 +101,7 @@ def run(ctx: StageContext) -> dict:
         raise ValueError(f"{ds.path}: no valid example could be loaded "
                          f"({dataset.skipped} record(s) skipped; all listed in "
                          f"{out.file('issues')}). First: {first}")
-    meta_keys = sorted({k for e in dataset.examples for k in e.meta})
-    examples = pd.DataFrame({
-        "qid": [e.qid for e in dataset.examples],
-        "question": [e.question for e in dataset.examples],
-        "answer": [e.answer for e in dataset.examples],
-        "answers": [list(e.answers) for e in dataset.examples],
-        "parts": [list(e.parts) for e in dataset.examples],
-        **{k: [e.meta.get(k) for e in dataset.examples] for k in meta_keys},
-    })
+    examples = examples_frame(dataset.examples)
     docs = dataset.documents
     documents = pd.DataFrame({"doc_id": [d.doc_id for d in docs], "title": [d.title for d in docs],
                               "text": [d.text for d in docs],

@@ -54,14 +54,21 @@ class Job:
         return (self.total - self.done) * spent / made
 
 
-def eta_text(seconds: float | None) -> str:
-    """'about 3 min left' (empty when unknown)."""
+def eta_text(seconds: float | None, includes: tuple[str, ...] = ()) -> str:
+    """'about 3 min left' (empty when unknown), and the later stages it counts ('about 20 min
+    left, judging included')."""
     if seconds is None:
         return ""
     if seconds < 60:
-        return "under a minute left"
-    minutes = round(seconds / 60)
-    return f"about {minutes} min left" if minutes < 90 else f"about {minutes / 60:.1f} h left"
+        text = "under a minute left"
+    else:
+        minutes = round(seconds / 60)
+        text = f"about {minutes} min left" if minutes < 90 else \
+            f"about {minutes / 60:.1f} h left"
+    words = [core.STAGE_WORDS.get(s, s) for s in includes]
+    if words:
+        text += f", {' and '.join(words)} included"
+    return text
 
 
 def background(job: Job, work: Callable[[], object], name: str) -> Job:
@@ -79,10 +86,11 @@ def background(job: Job, work: Callable[[], object], name: str) -> Job:
 
 
 def start(cfg: dict, run_dir: Path, stages: tuple[str, ...], api_key: str | None = None,
-          kind: str = "build") -> core.Status:
+          kind: str = "build", plan: dict | None = None) -> core.Status:
     """Start `stages` of `cfg` in run_dir as a job process (`ragdash.jobs.spawn`; `RunLocked`
-    when another process runs it). `api_key` reaches the process in its environment only."""
-    return core.spawn(run_dir, kind, cfg=cfg, stages=stages, api_key=api_key)
+    when another process runs it). `api_key` reaches the process in its environment only;
+    `plan`: the LLM stages' estimated time (`ragdash.planning.stage_plan`), for the ETA."""
+    return core.spawn(run_dir, kind, cfg=cfg, stages=stages, api_key=api_key, plan=plan)
 
 
 def current(home: Path | str) -> core.Status | None:
@@ -133,7 +141,7 @@ def show(job: core.Status, on_open: Callable | None = None, key: str = "job") ->
             table = table[["stage", "status", "seconds"]] if len(table) else table
         st.dataframe(table, hide_index=True, width="stretch")
         frac = job.done / job.total if job.total else 0.0
-        left = eta_text(job.eta) if job.active else ""
+        left = eta_text(job.eta, job.eta_includes) if job.active else ""
         st.progress(min(max(frac, 0.0), 1.0), text=widgets.md(
             f"{job.message} ({job.done:,}/{job.total:,}" + (f", {left})" if left else ")")
             if job.total else job.message))

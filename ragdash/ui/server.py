@@ -1,5 +1,6 @@
 """What the dashboard server loads or works out once for every user: the upload limit, the
-tokenizers, chunk previews and semantic matches (Streamlit caches)."""
+tokenizers, chunk previews, semantic matches and the Build page's LLM estimate (Streamlit
+caches)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,16 @@ def semantic_matches(parts: tuple[str, ...], context: str, cut: int
                      ) -> list[matching.SemanticMatch]:
     """Each part's closest sentence window in context[:cut] (loads MiniLM once per server)."""
     return matching.semantic_matches(parts, context, cut)
+
+
+@st.cache_data(show_spinner="Pricing the LLM calls (reading the questions, no call made)…",
+               max_entries=32, ttl=600)
+def llm_estimate(overrides_json: str) -> dict:
+    """`ragdash.planning.before_run` of the run that the Build page's settings (dotted
+    overrides, as JSON) would start: calls, tokens, price and time of its LLM stages."""
+    import json
+
+    from ragdash.config import load_spec
+    from ragdash.planning import before_run
+
+    return before_run(load_spec(None, json.loads(overrides_json)))
