@@ -126,7 +126,7 @@ if cal is not None:
                      "no estimate" if flat else f"{share['estimated_pct']:.1f}%",
                      help=flat or f"Share of answers with Score_IR > k = {cal.k:.3f}.")
     if flat:
-        st.caption(f"The h/k rule gives no estimate here: {flat}.")
+        st.caption(f"The h/k rule gives no estimate here: {flat.rstrip('.')}.")
     elif pairs is not None:
         head, _, rest = sentences.rule_bias(thresholds.rule_bias(
             pairs, cal.k, cal.budget), n_q).partition(": ")

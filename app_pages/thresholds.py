@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ragdash.analysis import frames, judging, sentences, thresholds
+from ragdash.analysis.system_means import order_text
 from ragdash.constants import PAPER_H, PAPER_K
 from ragdash.ui import state, widgets
 from ragdash.ui.threshold_drag import threshold_chart
@@ -149,11 +150,11 @@ def panel() -> None:
                                     **{c: "{:+.1f}" for c in show.columns
                                        if c.startswith("error")}, "MAE (pp)": "{:.1f}"}),
                  width="stretch")
-    est_rank = list(cmp.sort_values("est_5", ascending=False)["retriever"].map(label))
-    act_rank = list(cmp.sort_values("act_5", ascending=False)["retriever"].map(label))
+    by = cmp.set_index("retriever")  # equal shares tie ("="): a tie is never an order
+    est_rank, act_rank = order_text(by["est_5"]), order_text(by["act_5"])
     same = "the same" if est_rank == act_rank else "a different"
     st.caption(f"Errors in percentage points, estimated − judged. Ranked by estimated correct "
-               f"answers: {' > '.join(est_rank)}; by the judge: {' > '.join(act_rank)} "
+               f"answers: {est_rank}; by the judge: {act_rank} "
                f"({same} order — the paper's claim is that the ranking is preserved).")
     left, right = st.columns(2)
     with left:

@@ -104,7 +104,7 @@ def main() -> None:
                     f, t = (frame, truth) if estimand == "these answers" else \
                         resampled(frame, truth, rng)
                     got = one_draw(f, t, n, rule, estimand, seed=rep)
-                    for s, (ci, to_target) in got.items():
+                    for s, (ci, _to_target) in got.items():
                         if ci is not None:
                             hits[s].append(ci[0] <= true[s] <= ci[1])
                             widths[s].append(ci[1] - ci[0])

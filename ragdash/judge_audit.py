@@ -13,7 +13,9 @@ these). Each check returns a value, a limit and a plain-language finding:
 - `reference_match`: whether answers that contain the true answer (normalised as SQuAD does:
   lower case, no punctuation or articles; yes/no answers left out), or match it with ROUGE-L
   >= 0.5 where true answers are long (over 8 words: people's own words are never contained),
-  are judged 5 more often than answers that do not (Cohen's kappa; fails below 0.2).
+  are judged 5 more often than answers that do not (Cohen's kappa; fails below 0.2; not
+  applicable where kappa is undefined, as when every answer is a refusal judged 1, or where no
+  long answer matches: a long answer in other words is no evidence against the judge).
 
 A check without enough data is reported as not applicable, never as passed.
 """
@@ -116,6 +118,13 @@ def position(judgments: pd.DataFrame) -> Check:
     return Check("position", title, "ok" if ok else "warn", v, limit, finding)
 
 
+def long_answers(golds: pd.Series) -> bool:
+    """Whether true answers are long (median over `LONG_ANSWER_WORDS` words): people's own
+    words, which an answer never contains word for word."""
+    words = golds.dropna().astype(str).map(normalize).str.split().str.len()
+    return bool(len(words)) and float(words.median()) > LONG_ANSWER_WORDS
+
+
 def reference_match(judgments: pd.DataFrame, answers: pd.DataFrame,
                     examples: pd.DataFrame) -> Check:
     title = "Agrees with the true answer"
@@ -126,7 +135,7 @@ def reference_match(judgments: pd.DataFrame, answers: pd.DataFrame,
     if len(j) < MIN_PAIRS:
         return Check("reference_match", title, "n/a", None, f"kappa >= {KAPPA_MIN}",
                      f"only {len(j)} judged answers with a short, non yes/no true answer")
-    long = float(j["gold"].str.split().str.len().median()) > LONG_ANSWER_WORDS
+    long = long_answers(j["gold"])
     if long:  # long true answers in people's words are never contained: ROUGE-L fits them
         from ragdash.analysis.reference import rouge_l
 
@@ -139,12 +148,18 @@ def reference_match(judgments: pd.DataFrame, answers: pd.DataFrame,
                              for g, t in zip(j["gold"], j["answer"], strict=True)])
         what = "that contain the true answer"
     five = (j["score"] == 5).to_numpy()
+    said = f"judged 5: {_share(five, contains)} {what}, {_share(five, ~contains)} that do not"
+    if (contains.all() and five.all()) or not (contains.any() or five.any()) or (
+            long and not contains.any()):
+        # kappa is undefined (one class on both sides: every answer a refusal judged 1), or
+        # long answers in other words that no answer matches: nothing to hold the judge to
+        return Check("reference_match", title, "n/a", None, f"kappa >= {KAPPA_MIN}",
+                     f"{said}: nothing to measure agreement on")
     observed = float((contains == five).mean())
     expected = float(contains.mean() * five.mean() + (1 - contains.mean()) * (1 - five.mean()))
     kappa = 0.0 if expected >= 1 else (observed - expected) / (1 - expected)
     ok = kappa >= KAPPA_MIN
-    finding = (f"judged 5: {_share(five, contains)} {what}, "
-               f"{_share(five, ~contains)} that do not (kappa {kappa:.2f})"
+    finding = (f"{said} (kappa {kappa:.2f})"
                + ("" if ok else ": the scores ignore the true answer"))
     return Check("reference_match", title, "ok" if ok else "warn", kappa,
                  f"kappa >= {KAPPA_MIN}", finding)

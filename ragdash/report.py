@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 from ragdash.analysis import area, curves, frames, judging, sentences, signals, thresholds
 from ragdash.constants import PAPER_H, PAPER_K, REFERENCE_METRICS
 from ragdash.rundir import Run
+from ragdash.rundir.calibration import Calibration
 from ragdash.view import RunView
 from ragdash.viz import calibration, llm, retrieval
 from ragdash.viz.colors import label
@@ -113,6 +114,13 @@ def _threshold_budget(run: Run, ir: pd.DataFrame) -> int:
     return frames.default_budget(ir["budget"].unique())
 
 
+def _degenerate(cal: Calibration | None) -> str | None:
+    """Why the run's calibration gives no h/k estimate (as the Overview says), or None."""
+    from ragdash.calibration.predictive import degenerate
+
+    return degenerate(cal) if cal is not None else None
+
+
 def _threshold_sentences(view: RunView, ir: pd.DataFrame, n_questions: int | None
                          ) -> dict[str, list[str]]:
     """What the threshold figures show, in words from their numbers (plain text): `basis`
@@ -124,8 +132,11 @@ def _threshold_sentences(view: RunView, ir: pd.DataFrame, n_questions: int | Non
     h = data.fit_h if data.fit_h is not None else PAPER_H
     k = data.fit_k if data.fit_k is not None else PAPER_K
     p = data.pairs
+    flat = _degenerate(view.run.calibration())
+    bias = (f"The h/k rule gives no estimate here: {flat.rstrip('.')}." if flat else
+            sentences.rule_bias(thresholds.rule_bias(p, k, data.budget), n_questions))
     return {"basis": [sentences.judged_basis(len(p), p["qid"].nunique(), n_questions)],
-            "bias": [sentences.rule_bias(thresholds.rule_bias(p, k, data.budget), n_questions)],
+            "bias": [bias],
             "confusion": sentences.confusion_reading(thresholds.panel(data, h, k)["confusion"],
                                                      h, k, data.budget)}
 
@@ -273,13 +284,11 @@ def build_report(run: Run | str | Path) -> str:
     cal = run.calibration()
     said = _threshold_sentences(view, ir, len(examples) if examples is not None else None) \
         if ir is not None and len(ir) else {}
+    flat = _degenerate(cal)
     if cal is not None:
-        from ragdash.calibration.predictive import degenerate
-
         s = thresholds.correct_share_summary(cal)
-        flat = degenerate(cal)
-        cards.append(_card("no estimate" if flat else
-                           f"{s['estimated_pct']:.1f}% vs {s['actual_pct']:.1f}%",
+        est = "no estimate" if flat else f"{s['estimated_pct']:.1f}%"
+        cards.append(_card(f"{est} vs {s['actual_pct']:.1f}%",
                            "estimated (h/k rule) vs judged 5 (RAG answers)"
                            + "".join(f", on {b}" for b in said.get("basis", []))))
         cards.append(_card(f"h = {cal.h:.3f} · k = {cal.k:.3f}",
@@ -351,9 +360,6 @@ def build_report(run: Run | str | Path) -> str:
                          f"{html.escape(ev.get('refusal_verdict', ''))}</p>")
         shares = cal.shares if cal is not None else None
         if shares:
-            from ragdash.calibration.predictive import degenerate
-
-            flat = degenerate(cal)
             rows = [("judged 5", shares["actual"]), *shares["estimates"].items()]
             none = {n for n, _ in rows if flat and n == "h/k rule"}  # the Overview's rule
             parts.append(_table(pd.DataFrame({
@@ -385,9 +391,14 @@ def build_report(run: Run | str | Path) -> str:
             t = cal.per_retriever
             cols = ["retriever", "n", "est_5", "act_5", "est_2_4", "act_2_4", "est_1", "act_1",
                     "mae"]
+            if flat:  # no h/k estimate of the share correct, as on the Overview
+                t = t.assign(est_5=float("nan"))
             parts.append("<h3>Estimated vs judged shares (%, calibration.json)</h3>")
             parts.append(_table(t[[c for c in cols if c in t]].assign(
                 retriever=lambda d: d["retriever"].map(label)), fmt="{:.1f}", index=False))
+            if flat:
+                parts.append('<p class="note">' + html.escape(
+                    f"est_5: no estimate, {flat.rstrip('.')}.") + "</p>")
     iss = run.table("issues")
     if iss is not None:
         parts.append("<h2>Input issues</h2>")

@@ -1,13 +1,24 @@
 """Pages that never contradict themselves, on fixture runs that provoke the hard cases: an exact
 tie between the retrievers (no "best", no "significant", no largest difference to open, on the
-Overview, Compare retrievers and the report) and a fully labelled sample (the share correct is
-the share itself, said the same on the Overview, the CLI and the report)."""
+Overview, Compare retrievers and the report), a fully labelled sample (the share correct is
+the share itself, said the same on the Overview, the CLI and the report), every label wrong,
+every answer a refusal (no h/k estimate, no "best" on answer quality, no judge check failed by
+a judge that is right), long answers in other words (no judge check failed by construction)
+and k at either end of its range (no estimate on the Overview or in the report; the Thresholds
+page says the rule's direction once, as its numbers show it). Across the pages of each run the
+share judged 5 has one value and one name, "actual" names nothing, and "significant" only
+stands beside a p-value at or under 0.05."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
+from collections.abc import Callable
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from fixtures.apptest import open_app
@@ -112,3 +123,277 @@ def test_every_label_wrong_gives_a_real_interval_and_says_the_judge_is_lenient(t
     said = _texts(open_app(run=str(run.path)))
     assert "**About 0 % of these 360 answers are correct**" in said
     assert "outside the interval: the judge is too lenient here" in said
+
+
+# --- every answer a refusal, long answers, k at the ends of its range ---------------------------
+
+REFUSAL = "I cannot find enough information in the documents."
+SIGNIFICANT = re.compile(r"(?<![Nn]o )(?<![Nn]ot )\bsignificant(?:ly)?\b")
+P_VALUE = re.compile(r"\bp\s*(?:\\?=|<|≤)\s*([0-9.]+(?:e-?[0-9]+)?)")
+
+
+def _all_text(at) -> str:
+    """What a page says: its texts, metric labels, values and deltas, and table headers."""
+    metrics = [f"{m.label} {m.value} {m.delta or ''}" for m in at.metric]
+    heads = [" ".join(map(str, d.value.columns)) for d in at.dataframe]
+    return "\n".join([_texts(at), *metrics, *heads]).replace("\\", "")
+
+
+def _report_text(html_: str) -> str:
+    """The report's visible text (no scripts, no tags)."""
+    body = re.sub(r"<(script|style)\b.*?</\1>", " ", html_, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", " ", body))
+
+
+def _one_name_checks(said: str) -> None:
+    """'Actual' labels nothing (the judge's share is "judged 5"); every "significant(ly)" sits
+    in a sentence with the p-value of a test that ran, at or under 0.05."""
+    assert not re.search(r"\bactual\b", said, re.I), re.findall(r".{60}\bactual\b.{60}", said,
+                                                                re.I)
+    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z*])|\n", said):
+        if SIGNIFICANT.search(sentence):
+            ps = [float(p.rstrip(".")) for p in P_VALUE.findall(sentence)]
+            assert ps and max(ps) <= 0.05, sentence
+
+
+def _judged5_overview(at) -> float:
+    value = next(m.value for m in at.metric if m.label == "Judged 5 (RAG answers)")
+    return float(value.removesuffix("%").strip())
+
+
+def _judged5_llm(at) -> float:
+    """The RAG answers' share judged 5 (%) from the LLM page's Table 3.3, pooled by count."""
+    t = next(d.value for d in at.dataframe if {"judged", "errors"} <= set(d.value.columns))
+    rag = t[t.index != "LLM only"]
+    return float((rag["5"] * rag["judged"]).sum() / rag["judged"].sum() * 100)
+
+
+def _judged5_report(html_: str) -> tuple[str, float, float]:
+    """The report's h/k card value and its judged 5 (%), and the judged 5 row of the table
+    of shares judged correct."""
+    card = re.search(r'<div class="v">([^<]*) vs ([0-9.]+)%</div><div class="l">estimated '
+                     r"\(h/k rule\) vs judged 5", html_)
+    row = re.search(r"<td>judged 5</td>\s*<td>([0-9.]+)</td>", html_)
+    assert card and row, "the report shows no share judged 5"
+    return card.group(1), float(card.group(2)), float(row.group(1))
+
+
+def _rejudge(run: Path, score: Callable[[pd.DataFrame], np.ndarray], answer: Callable[
+        [pd.DataFrame, np.ndarray], list[str]]) -> Path:
+    """Every answer of `run` judged again — `score(judgments)` — with its text from
+    `answer(answers, scores)` (no failed call left), and the calibration fitted again."""
+    from ragdash.calibration import calibrate
+    from ragdash.rundir import Run
+
+    r = Run(run)
+    a, j = r.read("answers"), r.read("judgments")
+    s = np.asarray(score(j), int)
+    by = dict(zip(zip(j["qid"], j["system"], strict=True), s, strict=True))
+    a_scores = np.array([by[(q, sys_)] for q, sys_ in zip(a["qid"], a["system"], strict=True)])
+    a = a.assign(answer=answer(a, a_scores), error=None,
+                 tokens_in=a["tokens_in"].fillna(40), tokens_out=a["tokens_out"].fillna(12))
+    refused = s == 1
+    j = j.assign(score=s, error=None, raw=np.where(refused, "refusal (rule)", s.astype(str)),
+                 rule=np.where(refused, "cannot find enough information", None))
+    r.write("answers", a.astype({"budget": "Int64", "tokens_in": "Int64", "tokens_out": "Int64"}))
+    r.write("judgments", j.astype({"budget": "Int64", "score": "Int64", "position": "Int64"}))
+    cal = calibrate(r.read("ir_scores"), r.read("judgments"), budget=1000, n_boot=50)
+    r.write_json("calibration", cal.to_dict())
+    return run
+
+
+@pytest.fixture(scope="module")
+def refusal_run(tmp_path_factory):
+    """Every answer of every system (LLM only too) the refusal sentence, scored 1 by the rule."""
+    run = make_run(tmp_path_factory.mktemp("refuse") / "refuse", n_questions=30, seed=4,
+                   retrievers=("bm25", "sim"))
+    return _rejudge(run, lambda j: np.ones(len(j), int), lambda a, s: [REFUSAL] * len(a))
+
+
+def test_all_refusals_give_no_estimate_no_best_and_no_false_alarm(refusal_run, monkeypatch,
+                                                                   capsys):
+    from ragdash.cli.summary import print_summary
+    from ragdash.rundir import Run
+
+    shown(monkeypatch, refusal_run)
+    at = {p: open_app(None if p == "overview" else p, run=str(refusal_run))
+          for p in ("overview", "thresholds", "llm", "compare")}
+    ov = at["overview"]
+    card = next(m for m in ov.metric if m.label == "Estimated by the h/k rule")
+    assert (card.value, card.delta) == ("no estimate", "degenerate fit")
+    said = _texts(ov)
+    assert "The h/k rule gives no estimate here: Not measurable: no answer was judged correct " \
+           "(5), so nothing separates correct from wrong answers here." in said
+    assert ".." not in said and "estimates correct answers by" not in said
+    # nothing is "best" on answer quality: every system's answers are the same refusal
+    thr = _texts(at["thresholds"])
+    assert "Ranked by estimated correct answers: BM25 = SIM; by the judge: BM25 = SIM" in thr
+    assert "is arbitrary: with a single judge class there is nothing for k to separate" in thr
+    board = next(d.value for d in at["compare"].dataframe if "order" in d.value.columns)
+    assert board.set_index("signal").loc["LLM judge", "order"] == "LLM only = BM25 = SIM"
+    # a judge that scores every refusal 1 is not said to ignore the true answer
+    for page in ("thresholds", "llm"):
+        assert not [w.value for w in at[page].warning if "agrees with the true answer" in
+                    w.value], page
+    assert ":gray-badge[not applicable] **Agrees with the true answer**" in _texts(at["llm"])
+    # the share judged 5: 0 % on the Overview, the LLM page and the report alike
+    html_ = build_report(refusal_run)
+    estimate, card5, row5 = _judged5_report(html_)
+    assert _judged5_overview(ov) == _judged5_llm(at["llm"]) == card5 == row5 == 0.0
+    assert estimate == "no estimate"
+    assert re.search(r"<td>h/k rule</td>\s*<td>no estimate</td>", html_)
+    text = _report_text(html_)
+    assert "% estimated vs" not in text and "0.0 (0.0–0.0)" not in text
+    assert "The h/k rule gives no estimate here" in text and "est_5: no estimate" in text
+    assert "best retriever" not in text.replace("best retriever over all budgets (area under "
+                                                "the Score_IR curve)", "")
+    assert "the scores ignore the true answer" not in text
+    print_summary(Run(refusal_run))  # what `ragdash run` prints at its end
+    cli = capsys.readouterr().out
+    assert "Judged 5 (RAG answers): 0.0 %" in cli and "h/k rule no estimate (" in cli
+    for said in (*(_all_text(a) for a in at.values()), text, cli):
+        _one_name_checks(said)
+
+
+LONG_GOLD = ("The harbour of Entity {i} was rebuilt after the storm of {y}, when the old wooden "
+             "piers were replaced by stone quays that let larger ships unload grain and timber; "
+             "the town council paid for the work with a tax on every cargo, and the new port "
+             "made the town the main trading centre of the valley for the next fifty years.")
+OTHER_WORDS = ("Following a great tempest in {y}, Entity {i} got a new port: masonry docks took "
+               "over from decaying timber jetties, so bigger vessels could discharge wheat and "
+               "lumber. Councillors funded this through a levy on each shipment, and for half a "
+               "century afterwards it was the chief market town of its region.")
+CLOSE_WORDS = ("After the storm of {y} the harbour of Entity {i} was rebuilt: stone quays "
+               "replaced the old wooden piers so that larger ships could unload grain and "
+               "timber. A tax on every cargo paid the town council for the work, and for fifty "
+               "years the new port made the town the main trading centre of the valley.")
+LONG_WRONG = ("The museum of the province holds a large collection of paintings by a composer "
+              "who lived in the capital during the nineteenth century and later moved to a "
+              "small village near the mountains where he wrote several operas and a symphony.")
+
+
+def _long_texts(template: str, a: pd.DataFrame, s: np.ndarray) -> list[str]:
+    """The answers of a long-answer run: `template` when judged 5, the refusal when judged 1,
+    a long wrong answer otherwise."""
+    i = a["qid"].str[1:].astype(int)
+    return [template.format(i=n, y=1850 + n) if v == 5 else REFUSAL if v == 1 else LONG_WRONG
+            for n, v in zip(i, s, strict=True)]
+
+
+@pytest.fixture(scope="module")
+def long_run(tmp_path_factory):
+    """Gold answers of 60+ words; the answers judged 5 say them again in other words."""
+    from ragdash.rundir import Run
+
+    run = make_run(tmp_path_factory.mktemp("long") / "long", n_questions=30, seed=5,
+                   retrievers=("bm25", "sim"))
+    r = Run(run)
+    ex = r.read("examples")
+    gold = [LONG_GOLD.format(i=i, y=1850 + i) for i in range(len(ex))]
+    r.write("examples", ex.assign(answer=gold, answers=[[g] for g in gold]))
+    rng = np.random.default_rng(5)
+    judged = r.read("judgments")["score"]
+    return _rejudge(run, lambda j: judged.fillna(pd.Series(rng.integers(1, 6, len(j)))),
+                    lambda a, s: _long_texts(OTHER_WORDS, a, s))
+
+
+def test_long_answers_in_other_words_do_not_fail_the_judge_by_construction(long_run,
+                                                                          monkeypatch):
+    from ragdash import judge_audit as ja
+    from ragdash.analysis.reference import rouge_l
+    from ragdash.rundir import Run
+
+    r = Run(long_run)
+    ex, answers, judgments = r.read("examples"), r.read("answers"), r.read("judgments")
+    assert ex["answer"].str.split().str.len().min() >= 40
+    said5 = answers.loc[answers["answer"].str.startswith("Following"), "answer"]
+    assert len(said5) > 20 and said5.str.split().str.len().min() >= 40
+    assert rouge_l(said5.iloc[0], ex["answer"].iloc[0]) < 0.5  # other words: nothing matches
+    check = ja.reference_match(judgments, answers, ex)
+    assert check.status == "n/a" and "ROUGE-L" in check.finding
+    # the same judge on answers close to the gold's words passes: the check still checks
+    s = judgments.set_index(["qid", "system"])["score"]
+    close = answers.assign(answer=_long_texts(CLOSE_WORDS, answers, np.array(
+        [s[(q, x)] for q, x in zip(answers["qid"], answers["system"], strict=True)])))
+    assert ja.reference_match(judgments, close, ex).status == "ok"
+    shown(monkeypatch, long_run)
+    at = {p: open_app(None if p == "overview" else p, run=str(long_run))
+          for p in ("overview", "thresholds", "llm", "compare")}
+    for page, app in at.items():
+        assert not [w.value for w in app.warning if "unreliable" in w.value], page
+    assert ":orange-badge" not in _texts(at["llm"])  # no judge check fails
+    html_ = build_report(long_run)
+    text = _report_text(html_)
+    assert "the scores ignore the true answer" not in text and "too lenient" not in text
+    assert "cannot check the judge here" in text
+    _, card5, row5 = _judged5_report(html_)
+    assert _judged5_overview(at["overview"]) == round(_judged5_llm(at["llm"]), 1) == card5 \
+        == row5
+    for said in (*(_all_text(a) for a in at.values()), text):
+        _one_name_checks(said)
+
+
+def _judged_at_random(share5: float) -> Callable[[pd.DataFrame], np.ndarray]:
+    """A judge that gives 5 with probability `share5` and 3 otherwise, whatever the retrieval:
+    no threshold on Score_IR beats calling every answer correct (or none)."""
+    return lambda j: np.where(np.random.default_rng(7).random(len(j)) < share5, 5, 3)
+
+
+@pytest.fixture(scope="module", params=["k0", "k0 by hand", "k1"])
+def end_k_run(request, tmp_path_factory):
+    """A calibration whose k sits at an end: fitted below every Score_IR (every judged answer
+    above it, as k = 0), written by hand as k = 0, and fitted at k = 1."""
+    from ragdash.rundir import Run
+
+    run = make_run(tmp_path_factory.mktemp("endk") / "endk", n_questions=30, seed=4,
+                   retrievers=("bm25", "sim"))
+    gold = Run(run).read("examples").set_index("qid")["answer"]
+
+    def texts(a: pd.DataFrame, s: np.ndarray) -> list[str]:  # the gold when judged 5
+        return [f"{gold[q]}." if v == 5 else "Probably a river, 1900."
+                for q, v in zip(a["qid"], s, strict=True)]
+
+    if request.param == "k0 by hand":
+        d = json.loads((run / "calibration.json").read_text())
+        d["k"] = 0.0
+        (run / "calibration.json").write_text(json.dumps(d))
+        return request.param, run
+    return request.param, _rejudge(run, _judged_at_random(0.85 if request.param == "k0"
+                                                          else 0.1), texts)
+
+
+def test_k_at_an_end_of_its_range_gives_no_estimate_and_one_direction(end_k_run, monkeypatch):
+    case, run = end_k_run
+    from ragdash.rundir import Run
+
+    k = Run(run).calibration().k
+    assert (k == 1.0) if case == "k1" else k < Run(run).read("ir_scores")["score"].min()
+    shown(monkeypatch, run)
+    ov = open_app(run=str(run))
+    card = next(m for m in ov.metric if m.label == "Estimated by the h/k rule")
+    assert card.value == "no estimate"
+    assert "The h/k rule gives no estimate here" in _texts(ov)
+    thr = open_app("thresholds", run=str(run))
+    assert thr.slider(key="thr_k").value == pytest.approx(round(k, 3))
+    thr.button(key="thr_cv").click().run()  # "Beyond the paper" with its verdict
+    assert not thr.exception
+    said = _all_text(thr)
+    assert "**Verdict.**" in said
+    bias = [t for t in said.split("\n") if re.search(r"estimates correct answers by|matches "
+                                                     r"the judge|within noise", t)]
+    assert len(bias) == 1, bias  # said once, at the sliders' k, in the panel
+    est, act = map(float, re.search(r"([0-9.]+) % estimated vs ([0-9.]+) % judged correct",
+                                    bias[0]).groups())
+    assert f"Score_IR > k = {k:.3f}" in bias[0]
+    word = "overestimates" if est > act else "underestimates"
+    assert word in bias[0] and len(re.findall(r"(?:over|under)-?estimat", said)) == 1
+    assert act == _judged5_overview(ov)
+    if case != "k0 by hand":  # the page says why the fitted k carries no information
+        assert "No k beats predicting that" in said
+    html_ = build_report(run)
+    estimate, card5, row5 = _judged5_report(html_)
+    assert estimate == "no estimate" and card5 == row5 == act
+    text = _report_text(html_)
+    assert "% estimated vs" not in text and "The h/k rule gives no estimate here" in text
+    for s in (_all_text(ov), said, text):
+        _one_name_checks(s)

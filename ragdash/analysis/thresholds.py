@@ -79,23 +79,27 @@ def threshold_data(ir: pd.DataFrame, judgments: pd.DataFrame | None, budget: int
 
 def fit_diagnosis(data: ThresholdData) -> list[str]:
     """Plain-language notes on fits that carry no information: no answer in the class, or a
-    threshold that only reproduces "never" (Score_IR does not separate the class)."""
+    threshold that only reproduces "never" or "always" (Score_IR does not separate the class;
+    the Overview then gives no h/k estimate)."""
     if not data.has_judgments or data.fit_h is None or data.fit_k is None:
         return []
     x, judge = data.pairs["ir"].to_numpy(float), data.pairs["judge"].to_numpy()
     notes = []
-    for name, cls, thr, never in (("k", 5, data.fit_k, data.fit_k >= x.max()),
-                                  ("h", 1, data.fit_h, data.fit_h <= x.min())):
+    for name, cls, thr, never, always in (
+            ("k", 5, data.fit_k, data.fit_k >= x.max(), data.fit_k < x.min()),
+            ("h", 1, data.fit_h, data.fit_h <= x.min(), data.fit_h > x.max())):
         hit = judge == cls
         what = "fully correct (5)" if cls == 5 else "lacking information (1)"
         if not hit.any() or hit.all():
             notes.append(f"{'No' if not hit.any() else 'Every'} answer was judged {what}, so "
-                         f"{name} = {thr:.3f} is arbitrary: any {name} that puts every answer "
-                         f"{'outside' if not hit.any() else 'inside'} the class fits.")
-        elif never:
+                         f"{name} = {thr:.3f} is arbitrary: with a single judge class there is "
+                         f"nothing for {name} to separate.")
+        elif never or always:
+            share = 1 - hit.mean() if never else hit.mean()
+            whose = "the share of the other answers" if never else f"the share judged {cls}"
             notes.append(
-                f"No {name} beats predicting that no answer is {what} (agreement "
-                f"{1 - hit.mean():.1%}, the share of the other answers): Score_IR does not "
+                f"No {name} beats predicting that {'no' if never else 'every'} answer is "
+                f"{what} (agreement {share:.1%}, {whose}): Score_IR does not "
                 f"separate these answers here (mean Score_IR {x[hit].mean():.2f} for the "
                 f"{int(hit.sum())} judged {cls}, {x[~hit].mean():.2f} for the others). The LLM "
                 "may answer without the retrieved facts, or fail despite them: compare with "

@@ -171,9 +171,11 @@ def _lean(d: dict, lenient: str, strict: str) -> str:
             f"{st} {strict.removeprefix('answers ')})")
 
 
-def verdict(agreement: dict, stand_in: str | None = None) -> str:
+def verdict(agreement: dict, stand_in: str | None = None, long_answers: bool = False) -> str:
     """One line from the numbers: against the labels when there are any (`stand_in` names the
-    reference metric they stand in for), else against "contains a gold answer"."""
+    reference metric they stand in for), else against "contains a gold answer" — unless the
+    gold answers are long (`long_answers`): an answer in other words never contains one, so
+    the judge would look lenient by construction."""
     lab = agreement.get("labels") or {}
     if lab.get("n"):
         who = (f"the stand-in labels ({stand_in}; not human)" if stand_in else "your labels")
@@ -182,6 +184,10 @@ def verdict(agreement: dict, stand_in: str | None = None) -> str:
         return (f"The judge agrees with {who} on {_pct(lab['accuracy'])} of {lab['n']} labels "
                 f"({_kappa_text(lab['kappa'])}); {lean}.")
     ref = (agreement.get("reference") or {}).get("contains")
+    if ref and ref["n"] and long_answers:
+        return ("No labels yet. The gold answers are long, and an answer in other words never "
+                "contains one, so \"contains a gold answer\" cannot check the judge here; label "
+                "a sample of answers (ragdash label export).")
     if ref and ref["n"]:
         return ("No labels yet. Against \"contains a gold answer\" (no LLM) the judge agrees on "
                 f"{_pct(ref['accuracy'])} of {ref['n']} answers ({_kappa_text(ref['kappa'])}); "

@@ -206,15 +206,20 @@ def share_estimates(pairs_df: pd.DataFrame, ir_scores: pd.DataFrame, judgments: 
 
 
 def degenerate(calibration: Calibration) -> str | None:
-    """Why a calibration's k carries no estimate (k at 0 or 1, or an empty class), or None."""
+    """Why a calibration's k carries no estimate (k at 0 or 1, every judged answer on one side
+    of k, or an empty class), or None."""
     ev = calibration.evidence or {}
     side = ev.get("correct") or {}
     if side and (side.get("n_positive") == 0 or side.get("n_negative") == 0):
         return ev.get("verdict") or "every answer has the same judge class"
     k = float(calibration.k)
+    same = "no threshold on Score_IR beats predicting the same class for every answer"
     if k <= 0.0 or k >= 1.0:
-        return (f"the fitted k = {k:.3f} sits at the end of its range: no threshold on "
-                "Score_IR beats predicting the same class for every answer")
+        return f"the fitted k = {k:.3f} sits at the end of its range: {same}"
+    est = calibration.per_retriever.get("est_5")  # % above k per retriever, at the fitted k
+    if est is not None and len(est) and (np.allclose(est, 0) or np.allclose(est, 100)):
+        where = "above" if np.allclose(est, 100) else "at or below"
+        return f"the fitted k = {k:.3f} puts every judged answer {where} it: {same}"
     return None
 
 

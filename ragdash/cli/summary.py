@@ -54,8 +54,12 @@ def print_summary(run: Run) -> None:
                 ci = d.get("ci")
                 return f"{d['pct']:.1f} %" + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
 
-            print(f"Share judged correct: actual {pct(shares['actual'])}; estimated "
-                  + "; ".join(f"{name} {pct(v)}" for name, v in shares["estimates"].items()))
+            from ragdash.calibration.predictive import degenerate
+
+            flat = degenerate(c)  # no h/k estimate, as on the Overview and in the report
+            print(f"Judged 5 (RAG answers): {pct(shares['actual'])}; estimated: " + "; ".join(
+                f"{name} " + (f"no estimate ({flat})" if flat and name == "h/k rule"
+                              else pct(v)) for name, v in shares["estimates"].items()))
         print(c.estimator_verdict)
     from ragdash.cli.labels import print_trust
 

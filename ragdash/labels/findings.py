@@ -20,6 +20,7 @@ from ragdash.calibration.agreement import (
 )
 from ragdash.calibration.ppi import LEVEL
 from ragdash.calibration.ppi_shares import features, retrieval_probability, share_table
+from ragdash.judge_audit import long_answers
 from ragdash.labels.judged import judge_scores
 from ragdash.labels.store import STAND_IN, current_labels, labelable, locked, read_sample
 from ragdash.rundir import Run
@@ -161,8 +162,10 @@ def _agreement(run: Run, labels: pd.DataFrame, judge: pd.DataFrame | None, n_boo
         out["reference"] = {}
     names = sorted(set(scored["labeller"]))
     only_stand_in = bool(names) and set(names) <= set(stand_in)
+    examples = run.table("examples")
+    long = examples is not None and "answer" in examples and long_answers(examples["answer"])
     out["verdict"] = verdict(out, stand_in[0].removeprefix(STAND_IN) if only_stand_in
-                             else None)
+                             else None, long_answers=long)
     return out
 
 
