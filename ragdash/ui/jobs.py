@@ -168,9 +168,15 @@ def _sweep_row(run_dir: Path) -> dict:
         if stages else {"run": run_dir.name, "ingest": "waiting"}
 
 
+REFRESH_S = 4.0
+"""Seconds between redraws of a followed job's panel: each costs the server about 0.13 s of
+CPU (Streamlit's fragment rerun; the panel's own code takes 8 ms), so once a second took 13 % of
+a core; every 4 s, about 3 % (`benchmarks/bench_progress_refresh.py`)."""
+
+
 def follow_run(home: Path | str, on_open: Callable | None = None, key: str = "job") -> None:
     """Show the job of `home` from disk; while it is active, a fragment re-reads and redraws it
-    every second (and reruns the page once it has ended)."""
+    every REFRESH_S seconds (and reruns the page once it has ended)."""
     job = core.status(home)
     if job is None:
         return
@@ -178,7 +184,7 @@ def follow_run(home: Path | str, on_open: Callable | None = None, key: str = "jo
         show(job, on_open, key)
         return
 
-    @st.fragment(run_every=1.0)
+    @st.fragment(run_every=REFRESH_S)
     def poll() -> None:
         now = core.status(home)
         if now is None or not now.active:  # the whole page shows how it ended (its buttons
