@@ -17,6 +17,7 @@ these). Each check returns a value, a limit and a plain-language finding:
   applicable where kappa is undefined, as when every answer is a refusal judged 1, or where no
   long answer matches: a long answer in other words is no evidence against the judge).
 
+Answers the refusal rule scored are left out of every check: they never reached the judge.
 A check without enough data is reported as not applicable, never as passed.
 """
 
@@ -51,7 +52,11 @@ class Check:
 
 
 def _valid(judgments: pd.DataFrame) -> pd.DataFrame:
+    """The scores the judge gave: answers the refusal rule scored (`rule` set) never reached
+    it, so they say nothing about it (a run of refusals alone has nothing to audit)."""
     j = judgments[judgments["score"].notna()]
+    if "rule" in j.columns:
+        j = j[j["rule"].isna()]
     return j.assign(qid=j["qid"].astype(str), score=j["score"].astype(int))
 
 
@@ -68,7 +73,8 @@ def spread(judgments: pd.DataFrame) -> Check:
     title = "Scores vary"
     if len(j) < MIN_PAIRS:
         return Check("spread", title, "n/a", None, f"< {SPREAD_MAX:.0%}",
-                     f"only {len(j)} scored answers")
+                     f"only {len(j)} answers scored by the judge (the refusal rule's are "
+                     "left out)")
     counts = j["score"].value_counts()
     share = float(counts.iloc[0] / len(j))
     ok = share < SPREAD_MAX

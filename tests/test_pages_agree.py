@@ -231,11 +231,12 @@ def test_all_refusals_give_no_estimate_no_best_and_no_false_alarm(refusal_run, m
     assert "is arbitrary: with a single judge class there is nothing for k to separate" in thr
     board = next(d.value for d in at["compare"].dataframe if "order" in d.value.columns)
     assert board.set_index("signal").loc["LLM judge", "order"] == "LLM only = BM25 = SIM"
-    # a judge that scores every refusal 1 is not said to ignore the true answer
+    # refusals the rule scored never reached the judge: nothing to audit, no alarm
     for page in ("thresholds", "llm"):
-        assert not [w.value for w in at[page].warning if "agrees with the true answer" in
-                    w.value], page
+        assert not [w.value for w in at[page].warning if "unreliable" in w.value or
+                    "agrees with the true answer" in w.value], page
     assert ":gray-badge[not applicable] **Agrees with the true answer**" in _texts(at["llm"])
+    assert ":gray-badge[not applicable] **Scores vary**" in _texts(at["llm"])
     # the share judged 5: 0 % on the Overview, the LLM page and the report alike
     html_ = build_report(refusal_run)
     estimate, card5, row5 = _judged5_report(html_)
