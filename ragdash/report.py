@@ -363,7 +363,7 @@ def build_report(run: Run | str | Path) -> str:
             rows = [("judged 5", shares["actual"]), *shares["estimates"].items()]
             none = {n for n, _ in rows if flat and n == "h/k rule"}  # the Overview's rule
             parts.append(_table(pd.DataFrame({
-                "share judged correct": [n for n, _ in rows],
+                "share judged 5": [n for n, _ in rows],
                 "%": ["no estimate" if n in none else f"{v['pct']:.1f}" for n, v in rows],
                 "95 % CI": [flat if n in none else "—" if not v.get("ci") else
                             f"{v['ci'][0]:.1f}–{v['ci'][1]:.1f}" for n, v in rows]}),

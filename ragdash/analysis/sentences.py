@@ -55,7 +55,7 @@ def rule_bias(bias: dict, total_questions: int | None = None) -> str:
     else:
         interval = "no interval: fewer than 2 questions"
         matches = abs(d) < 0.05
-    figures = (f"{est:.1f} % estimated vs {act:.1f} % judged correct ({interval}; {basis}; "
+    figures = (f"{est:.1f} % estimated vs {act:.1f} % judged 5 ({interval}; {basis}; "
                f"estimated correct: Score_IR > k = {bias['k']:.3f} at N = {bias['budget']}).")
     if matches and ci is not None and ci[1] - ci[0] > WIDE_CI_PP:
         return (f"The h/k rule is within noise of the judge, but the interval is too wide to "

@@ -68,15 +68,15 @@ def rag_gain_bars(gain: pd.DataFrame) -> go.Figure:
         name="with retrieval (the retriever's colour)",
         marker_color=[color_of(s) for s in gain["system"]],
         text=[f"{v:.0%}" for v in gain["rag_correct"]], textposition="outside",
-        hovertemplate="%{x}: %{y:.1f}% correct with retrieval<extra></extra>"))
+        hovertemplate="%{x}: %{y:.1f}% judged 5 with retrieval<extra></extra>"))
     fig.add_trace(go.Bar(
         x=[label(s) for s in gain["system"]], y=gain["llm_only_correct"] * 100,
         name="LLM only, same questions", marker_color=color_of(LLM_ONLY),
         text=[f"{v:.0%}" for v in gain["llm_only_correct"]], textposition="outside",
-        hovertemplate="%{x}: LLM only %{y:.1f}% correct<extra></extra>"))
+        hovertemplate="%{x}: LLM only %{y:.1f}% judged 5<extra></extra>"))
     style(fig, subtitle("Share of answers judged fully correct (5): RAG vs LLM only",
                         "on the questions both answers were judged"),
-          "Retriever", "% judged correct", legend="")
+          "Retriever", "% judged 5", legend="")
     fig.update_layout(barmode="group", bargap=0.25, height=460,
                       legend={"orientation": "h", "y": -0.22, "yanchor": "top", "x": 0})
     fig.update_traces(textfont_size=12, cliponaxis=False)
