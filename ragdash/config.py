@@ -30,6 +30,7 @@ from ragdash.constants import (
     PAPER_RETRIEVERS,
     PROJECT_ROOT,
 )
+from ragdash.data import CORPUS_FORMATS, FORMATS
 from ragdash.data.columns import parse_columns
 from ragdash.data.sample import check_rule
 from ragdash.embeddings import DEFAULT_PRECISION, check_precision
@@ -45,6 +46,7 @@ from ragdash.llm.settings import (
     LOCAL_JUDGE,
     default_generator_llm,
 )
+from ragdash.llm.settings import check_section as check_llm
 from ragdash.metrics import resolve as resolve_metrics
 
 SAMPLE_DATASET = PROJECT_ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"
@@ -108,6 +110,10 @@ class DatasetSpec(Section):
                 d[key] = resolve_path(d[key])
         if d.get("sheet") is not None:
             d["sheet"] = str(d["sheet"])
+        for key, allowed in (("format", FORMATS), ("corpus_format", CORPUS_FORMATS)):
+            if d.get(key) is not None and d[key] not in ("auto", *allowed):
+                raise ConfigError(f"dataset.{key} must be one of auto, {', '.join(allowed)}, "
+                                  f"not {d[key]!r}")
         try:
             d["columns"] = parse_columns(d.get("columns"))
         except ValueError as exc:
@@ -436,6 +442,10 @@ class RunSpec(BaseModel):
                 raise ConfigError(f"{section}: API keys must come from the environment "
                                   "(OPENAI_API_KEY) or the dashboard's password field, never a "
                                   "file")
+            try:  # every LLM section as `LLMSettings` takes it, its keys named in full
+                check_llm(llm, "llm" if section == "llm" else f"{section}.llm")
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
         try:  # where stages run (never in a stage key: the results are the same)
             d["executor"] = check_executor(d.get("executor"))
         except ValueError as exc:

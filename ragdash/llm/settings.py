@@ -138,3 +138,46 @@ class LLMSettings:
     def backoff(self, attempt: int) -> float:
         """Seconds to wait before retry number `attempt` (0-based)."""
         return min(self.backoff_base_s * (2 ** attempt), self.backoff_max_s)
+
+
+_NUMBERS: dict[str, tuple[type, float]] = {
+    "temperature": (float, 0.0), "max_tokens": (int, 1), "concurrency": (int, 1),
+    "timeout_s": (float, 1e-9), "retries": (int, 0), "backoff_base_s": (float, 0.0),
+    "backoff_max_s": (float, 0.0), "seed": (int, -(2 ** 63))}
+"""Numeric settings (None: the default): (kind, least value)."""
+
+
+def check_section(data: Mapping[str, Any] | None, where: str = "llm") -> None:
+    """Refuse an LLM settings section that `LLMSettings` would not take, naming the dotted key
+    (`where`.key): an unknown key (with the closest known one), a backend or structured mode
+    not in its list, a number of the wrong kind or below its least value. Run at load, so a bad
+    value stops the run before any stage."""
+    import difflib
+
+    if not data:
+        return
+    known = sorted(f.name for f in dataclasses.fields(LLMSettings)
+                   if f.name not in _SECRET_FIELDS)
+    for key, value in data.items():
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f" (did you mean {where}.{close[0]}?)" if close else ""
+            raise ValueError(f"{where}.{key} is not an LLM setting{hint}; the settings are "
+                             f"{', '.join(known)}")
+        if key in _NUMBERS and value is not None:
+            kind, least = _NUMBERS[key]
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and (
+                kind is float or float(value).is_integer())
+            if not ok or value < least:
+                what = "a whole number" if kind is int else "a number"
+                raise ValueError(f"{where}.{key} must be {what} of at least {least:g}, not "
+                                 f"{value!r}")
+    for key, allowed in (("backend", BACKENDS), ("structured", STRUCTURED)):
+        if key in data and data[key] not in allowed:
+            raise ValueError(f"{where}.{key} must be one of {', '.join(allowed)}, not "
+                             f"{data[key]!r}")
+    for key in ("model", "base_url", "api_key_env"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise ValueError(f"{where}.{key} must be text, not {data[key]!r}")
+    if data.get("options") is not None and not isinstance(data["options"], Mapping):
+        raise ValueError(f"{where}.options must be a mapping of the backend's own options")
