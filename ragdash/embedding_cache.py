@@ -250,13 +250,29 @@ class CachedEmbeddings(Embeddings):
     """A LangChain `Embeddings` computing with `backend` at the precision `settings()` names,
     reading and filling the store in its cache_dir (None: no cache). Vectors come back exactly
     as the model computed them. `settings` is called on every embed, so one shared instance
-    follows whatever settings are in effect (see `ragdash.embeddings.embedding_settings`)."""
+    follows whatever settings are in effect (see `ragdash.embeddings.embedding_settings`).
 
-    def __init__(self, backend: Embeddings, model: str, settings: Callable[[], Settings]):
-        self.backend = backend
+    `backend` may be a function that builds the model: it is called on the first text the
+    cache lacks, so a process whose texts are all cached never imports or loads the model
+    (sentence-transformers' import and MiniLM's load take about 20 s on a 2-core CPU)."""
+
+    def __init__(self, backend: Embeddings | Callable[[], Embeddings], model: str,
+                 settings: Callable[[], Settings]):
+        self._backend = backend
         self.model = model
         self.settings = settings
         self._lock = threading.Lock()  # one model call at a time (the tokenizer is not shared-safe)
+
+    @property
+    def backend(self) -> Embeddings:
+        """The model, built on first use when given as a function."""
+        if not hasattr(self._backend, "embed_documents"):
+            self._backend = self._backend()
+        return self._backend  # type: ignore[return-value]
+
+    @backend.setter
+    def backend(self, model: Embeddings) -> None:
+        self._backend = model
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         texts = list(texts)

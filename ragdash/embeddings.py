@@ -140,10 +140,13 @@ def model_id(name: str = DEFAULT_MODEL) -> str:
 @lru_cache(maxsize=4)
 def get_embedder(name: str = DEFAULT_MODEL, batch_size: int = 64):
     """A LangChain `Embeddings` that returns L2-normalised vectors, cached per process; its
-    precision and disk cache are those in effect at each call (see `embedding_settings`)."""
+    precision and disk cache are those in effect at each call (see `embedding_settings`). The
+    model is loaded on the first text the disk cache lacks."""
     from ragdash.embedding_cache import CachedEmbeddings
 
-    return CachedEmbeddings(_huggingface(name, batch_size), model_id(name), active_settings)
+    model_path(name)  # an unknown model is refused now, not at its first miss
+    return CachedEmbeddings(lambda: _huggingface(name, batch_size), model_id(name),
+                            active_settings)
 
 
 def _huggingface(name: str, batch_size: int):

@@ -396,3 +396,26 @@ def test_the_retrieve_stage_records_index_recall(tmp_path, generic):
         "use": ["sim"], "params": {"sim": {"index": "exact"}}}}), tmp_path / "runs" / "r",
         ["retrieve"])
     assert exact.manifest["index_recall"] == {}  # no approximate index: no stale figure
+
+
+def test_the_model_is_loaded_only_on_the_first_text_the_cache_lacks(tmp_path):
+    """Issue 34 §4: every child process imported sentence-transformers and loaded MiniLM (about
+    20 s) even when the cache held every vector."""
+    built = []
+
+    def build():
+        built.append(1)
+        return SpyModel()
+
+    emb = CachedEmbeddings(build, "m-lazy", embeddings.active_settings)
+    with embeddings.embedding_settings(tmp_path):
+        assert emb.embed_documents([]) == [] and built == []
+        emb.embed_documents(TEXTS[:2])
+        assert built == [1]  # the first miss builds it
+    forget_stores()
+    again = CachedEmbeddings(build, "m-lazy", embeddings.active_settings)
+    with embeddings.embedding_settings(tmp_path):
+        again.embed_documents(TEXTS[:2])  # all cached: no model
+        assert built == [1]
+        again.embed_documents(TEXTS[:3])
+        assert built == [1, 1]
