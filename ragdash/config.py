@@ -368,7 +368,7 @@ class CalibrationSpec(Section):
 
 
 class EmbeddingsSpec(Section):
-    """Sentence embeddings (README "Speed")."""
+    """Sentence embeddings (docs/speed-and-scale.md "Speed on one machine")."""
 
     precision: str = DEFAULT_PRECISION
     """fp32 or bf16."""
@@ -419,7 +419,8 @@ class RunSpec(BaseModel):
     calibration: CalibrationSpec = Field(default_factory=CalibrationSpec)
     embeddings: EmbeddingsSpec = Field(default_factory=EmbeddingsSpec)
     executor: dict[str, Any] = Field(default_factory=lambda: dict(EXECUTOR_DEFAULTS))
-    """Where stages run: local, or ray (README "On a Ray cluster"); never in a stage key."""
+    """Where stages run: local, or ray (docs/speed-and-scale.md "On a Ray cluster"); never in a
+    stage key."""
     runs_root: str = "runs"
     """Where runs go; its shared caches (indexes, LLM replies, embeddings) live there."""
     file: str | None = Field(None, alias="_file")

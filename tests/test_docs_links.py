@@ -110,3 +110,41 @@ def test_checker_finds_broken_links(tmp_path):
         "page.md: ../../x.md leaves the repository",
         "page.md: img/gone.png: no such file",
     ]
+
+
+NAMED = re.compile(r"(README|docs/[a-z0-9-]+\.md)(?:'s)?,? (?:section )?\"([^\"\n]{3,80})\"")
+"""A section named in words: README "Two commands", docs/llm.md "The default generator"."""
+
+
+def named_sections(text: str) -> list[tuple[str, str]]:
+    """(file, title) of every section a text names in words."""
+    return NAMED.findall(text)
+
+
+def test_sections_named_in_words_exist():
+    """A heading renamed or moved leaves no sentence pointing at it (README "Speed" had gone to
+    docs/speed-and-scale.md)."""
+    texts = [*DOCS, *sorted((ROOT / "ragdash").rglob("*.py")),
+             *sorted((ROOT / "app_pages").glob("*.py"))]
+    assert named_sections('see README "Two commands"') == [("README", "Two commands")]
+    missing = []
+    for path in texts:
+        for file, title in named_sections(path.read_text(encoding="utf-8")):
+            target = ROOT / ("README.md" if file == "README" else file)
+            titles = {re.sub(r"`", "", h).strip() for h in
+                      HEADING.findall(FENCE.sub("", target.read_text(encoding="utf-8")))}
+            if not any(t == title or t.startswith(f"{title} (") for t in titles):
+                missing.append(f"{path.relative_to(ROOT)}: {file} \"{title}\"")
+    assert missing == []
+
+
+def test_concepts_names_every_stage_and_every_run_file():
+    from ragdash.rundir.files import FILES
+    from ragdash.stages.runner import REGISTRY
+
+    text = (ROOT / "docs" / "concepts.md").read_text(encoding="utf-8")
+    pipeline = text.split("## The pipeline", 1)[1].split("\n## ", 1)[0]
+    assert all(f"`{s.name}`" in pipeline for s in REGISTRY), "a stage missing in concepts.md"
+    assert "nine stages" in pipeline and len(REGISTRY) == 9
+    assert all(f"`{f.filename}`" in text for f in FILES.values()), \
+        [f.filename for f in FILES.values() if f"`{f.filename}`" not in text]
