@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ragdash.llm.settings import LLMSettings
-from ragdash.llm.speed import MIN_CALLS_TO_FIT, Speed, bundled_speed, measured_speed
+from ragdash.llm.speed import Speed, call_speed, model_name
 from ragdash.llm.types import Backend
 from ragdash.llm.wrappers import CacheOnly
 from ragdash.rundir import Run
@@ -24,25 +24,6 @@ from ragdash.stages.judge import judge_options, judge_settings
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
     from ragdash.llm.cost import Estimate
-
-
-def call_speed(root: RunsRoot, model: str, backend: str | None = None) -> Speed | None:
-    """How long a call of `model` takes: measured in the LLM cache of the runs root `root`, else,
-    for the local backend until it holds `MIN_CALLS_TO_FIT` calls, assumed from the bundled
-    demos' calls of that model (`ragdash.llm.speed`)."""
-    measured = measured_speed(root.llm_cache, model)
-    if backend == "local" and (measured is None or measured.calls < MIN_CALLS_TO_FIT):
-        return bundled_speed(model) or measured  # a few calls (a test, a timeout) prove little
-    return measured
-
-
-def model_name(settings) -> str:
-    """The model name calls are recorded under (the alias of a local GGUF)."""
-    if settings.backend == "local":
-        from ragdash.llm.local import model_alias
-
-        return model_alias(settings.model)
-    return settings.model
 
 
 SUBQUESTION_TOKENS = 15

@@ -31,10 +31,11 @@ def _type_checking_lines(tree: ast.Module) -> set[int]:
 
 
 def import_graph() -> nx.DiGraph:
-    """ragdash module -> ragdash module it imports, at module level or inside a function, or
-    names in its lazy exports (`ragdash.lazy`: the keys of its `_SOURCES`). Imports under
-    `if TYPE_CHECKING` are left out: they never run."""
-    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    """ragdash module (and the dashboard's app.py and app_pages/) -> ragdash module it imports,
+    at module level or inside a function, or names in its lazy exports (`ragdash.lazy`: the keys
+    of its `_SOURCES`). Imports under `if TYPE_CHECKING` are left out: they never run."""
+    files = {_module_name(p): p for p in [*PACKAGE.rglob("*.py"), ROOT / "app.py",
+                                          *(ROOT / "app_pages").glob("*.py")]}
     graph = nx.DiGraph()
     graph.add_nodes_from(files)
     for name, path in files.items():
@@ -89,14 +90,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                     "ragdash.calibration")),
     ("llm", ("ragdash.llm",)),
     ("evidence and analysis", ("ragdash.evidence", "ragdash.analysis", "ragdash.judge_audit",
-                               "ragdash.view", "ragdash.labels", "ragdash.metrics")),
+                               "ragdash.view", "ragdash.labels", "ragdash.metrics",
+                               "ragdash.synth")),
     # the run specification: checked against the components' own declarations and read by the
     # stages (a typed spec that stages take, #21 part 1), so it sits between the two
     ("config", ("ragdash.config",)),
     ("stages", ("ragdash.stages", "ragdash.planning")),
     ("viz", ("ragdash.viz",)),
-    ("workflows", ("ragdash.sweep", "ragdash.synth", "ragdash.report", "ragdash.jobs")),
+    ("workflows", ("ragdash.sweep", "ragdash.report", "ragdash.jobs")),
     ("ui", ("ragdash.ui",)),
+    # the dashboard's entry and its pages (Streamlit scripts): they render, nothing imports them
+    ("pages", ("app", "app_pages")),
     # the `ragdash` command: every sub-command lives in the package ragdash.cli
     ("cli", ("ragdash.cli", "ragdash.config_doc")),
 )
@@ -142,6 +146,9 @@ PUT_BACK = {
     "a stage reads the CLI": [("ragdash.stages.runner", "ragdash.cli")],
     "a workflow reads a sub-command": [("ragdash.jobs", "ragdash.cli.job")],
     "the dashboard reads the CLI's options": [("ragdash.ui.jobs", "ragdash.cli.options")],
+    "a domain module reads the dry run": [("ragdash.synth.estimate", "ragdash.planning")],
+    "a page reads the CLI": [("app_pages.build", "ragdash.cli.options")],
+    "the library imports a page": [("ragdash.ui.navigation", "app_pages.overview")],
 }
 
 

@@ -10,9 +10,8 @@ import pytest
 from ragdash.llm.cache import LLMCache
 from ragdash.llm.cost import estimate
 from ragdash.llm.local import model_alias
-from ragdash.llm.speed import MIN_CALLS_TO_FIT, bundled_speed, fit, measured_speed
+from ragdash.llm.speed import MIN_CALLS_TO_FIT, bundled_speed, call_speed, fit, measured_speed
 from ragdash.llm.types import LLMResult
-from ragdash.planning import call_speed
 from ragdash.rundir.root import RunsRoot
 
 

@@ -13,11 +13,16 @@ import sqlite3
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ragdash.constants import BUNDLED_RUNS, PROJECT_ROOT
+from ragdash.rundir.root import RunsRoot
+
+if TYPE_CHECKING:
+    from ragdash.llm.settings import LLMSettings
 
 MIN_CALLS_TO_FIT = 8
 """Below this many calls the per-token terms are not fitted: the mean latency is used."""
@@ -94,3 +99,22 @@ def bundled_speed(model: str, runs: tuple[Path, ...] | None = None) -> Speed | N
         return None
     arr = pd.concat(calls).to_numpy(dtype=float)
     return fit(arr[:, 0], arr[:, 1], arr[:, 2], source="bundled") if len(arr) else None
+
+
+def call_speed(root: RunsRoot, model: str, backend: str | None = None) -> Speed | None:
+    """How long a call of `model` takes: measured in the LLM cache of the runs root `root`, else,
+    for the local backend until it holds `MIN_CALLS_TO_FIT` calls, assumed from the bundled
+    demos' calls of that model."""
+    measured = measured_speed(root.llm_cache, model)
+    if backend == "local" and (measured is None or measured.calls < MIN_CALLS_TO_FIT):
+        return bundled_speed(model) or measured  # a few calls (a test, a timeout) prove little
+    return measured
+
+
+def model_name(settings: LLMSettings) -> str:
+    """The model name calls are recorded under (the alias of a local GGUF)."""
+    if settings.backend == "local":
+        from ragdash.llm.local import model_alias
+
+        return model_alias(settings.model)
+    return settings.model

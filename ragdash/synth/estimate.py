@@ -4,7 +4,7 @@ Input tokens are counted on the actual prompts of the sampled items. Output toke
 REPLY_TOKENS per question reply plus SPAN_TOKENS per span, and ANSWER_TOKENS per leakage reply
 (at most one per item: only kept pairs are asked). Time comes from the latencies measured in
 the LLM reply cache for the same model, or for a local model never called yet, from the bundled
-demos' calls (`ragdash.planning.call_speed`).
+demos' calls (`ragdash.llm.speed.call_speed`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ TYPICAL_QUESTION = "In which year did the company named in the annual report ope
 def estimate(items: Sequence[Item], settings: SynthSettings, llm: LLMSettings,
              cfg: dict) -> dict[str, Estimate]:
     """{'questions': ..., and with the leakage check 'leakage check (at most)': ...}."""
-    from ragdash.planning import call_speed, model_name
+    from ragdash.llm.speed import call_speed, model_name
 
     model = model_name(llm)
     speed = call_speed(RunsRoot.of(cfg), model, llm.backend)
