@@ -1,11 +1,54 @@
 """Shared fixtures: a tiny generic dataset and corpus in JSONL; the `requires` marker (a missing
 Chromium, llama.cpp or Ray fails the test when CI=true, skips it otherwise)."""
 
+import json
+from collections import defaultdict
+from pathlib import Path
+
 import pytest
 from fixtures.corpus import DOCS, QUESTIONS, write_jsonl
 from fixtures.requires import require
 
 pytest_plugins = ["pytester"]  # tests/test_suite_layout.py runs child pytest sessions
+
+
+DURATIONS = Path(__file__).with_name("durations.json")
+"""Seconds each test file took in a whole run (`bash scripts/test.sh --record-durations`)."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--record-durations", action="store_true",
+                     help="write each test file's seconds to tests/durations.json")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The heaviest test files first (tests/durations.json), each file's tests in their order:
+    two workers take files in turn (`--dist loadfile`), so a heavy file started last would run
+    alone at the end."""
+    try:
+        seconds = json.loads(DURATIONS.read_text())
+    except (OSError, ValueError):
+        return
+    first: dict[str, int] = {}
+    for i, item in enumerate(items):
+        first.setdefault(item.nodeid.split("::")[0], i)
+    order = {id(item): i for i, item in enumerate(items)}
+    items.sort(key=lambda it: (-float(seconds.get(it.nodeid.split("::")[0], 0.0)),
+                               first[it.nodeid.split("::")[0]], order[id(it)]))
+
+
+_SPENT: dict[str, float] = defaultdict(float)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _SPENT[report.nodeid.split("::")[0]] += report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if config.getoption("--record-durations") and not hasattr(config, "workerinput"):
+        DURATIONS.write_text(json.dumps({f: round(s, 1) for f, s in sorted(
+            _SPENT.items(), key=lambda x: -x[1])}, indent=1) + "\n")
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
