@@ -346,7 +346,8 @@ def test_calibration_json_of_a_run_with_labels_has_agreement_and_ppi(run, capsys
     assert run.calibration().agreement["labels"]["n"] == 81
     # the rest of calibration.json is kept
     def rest(c):
-        return {k: v for k, v in c.to_dict().items() if k not in ("labels", "agreement", "ppi")}
+        return {k: v for k, v in c.to_dict().items()
+                if k not in ("labels", "agreement", "ppi", "share")}
 
     assert rest(run.calibration()) == rest(cal)
     from ragdash.cli.labels import print_trust
