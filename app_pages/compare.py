@@ -75,7 +75,7 @@ m[2].metric(f"{label(b)} higher", f"{w['loss']:,}")
 m[3].metric("Mean difference", f"{t['mean_diff']:+.3f}",
             help=f"Mean of {label(a)} − {label(b)} over {t['n']} questions")
 p = t["pvalue"]
-m[4].metric("Wilcoxon p-value", "—" if p is None else f"{p:.2g}",
+m[4].metric("Wilcoxon p (unadjusted)", "—" if p is None else f"{p:.2g}",
             help="Two-sided Wilcoxon signed-rank test on the non-zero differences "
                  f"({t['n_nonzero']} of {t['n']}), before the Holm adjustment over the run's "
                  "budgets that the verdict below uses (as the Overview does).")

@@ -293,7 +293,7 @@ k[3].metric("Mean difference", f"{pair['mean_diff']:+.3f}",
             delta=f"95 % CI {pair['lo']:+.3f} to {pair['hi']:+.3f}", delta_color="off",
             delta_arrow="off", help=f"Mean of first − second over {pair['n']} questions.")
 pv = pair["pvalue"]
-k[4].metric("Wilcoxon p-value", "—" if pv is None else f"{pv:.2g}",
+k[4].metric("Wilcoxon p (unadjusted)", "—" if pv is None else f"{pv:.2g}",
             help="Two-sided Wilcoxon signed-rank test on the non-zero differences "
                  f"({pair['n_nonzero']} of {pair['n']}).")
 left, right = st.columns(2)

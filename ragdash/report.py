@@ -273,14 +273,20 @@ def build_report(run: Run | str | Path) -> str:
         from ragdash import labels
         from ragdash.labels import headline
 
-        share = (labels.current(run) or {}).get("share")
+        found = labels.current(run) or {}
+        share = found.get("share")
         if share and share["pooled"].get("ci"):
             e = share["pooled"]
+            who = found.get("labels") or {}
+            stand_in = bool(who.get("stand_in")) and set(who.get("labellers") or {}) <= set(
+                who["stand_in"])  # as the Overview, never passed off as people's labels
             cards.append(_card(f"{e['estimate'] * 100:.0f} % correct",
                                f"{headline.subject(share, e['answers'])}, labelled: "
                                f"{share['level']:.0%} interval "
                                f"{e['ci'][0] * 100:.0f}–{e['ci'][1] * 100:.0f} % from "
-                               f"{e['labels']} labels"))
+                               f"{e['labels']} "
+                               + ("stand-in labels (a reference metric, not people's)"
+                                  if stand_in else "labels")))
     cal = run.calibration()
     said = _threshold_sentences(view, ir, len(examples) if examples is not None else None) \
         if ir is not None and len(ir) else {}

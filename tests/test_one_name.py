@@ -139,7 +139,8 @@ def test_the_report_leads_with_the_labelled_share_and_shows_no_server_path(demo)
     html = build_report(demo)
     start = html.index('<div class="cards">')
     cards = html[start:html.index("<h2>", start)]
-    assert "% correct" in cards and "labelled" in cards and "150 labels" in cards
+    assert "% correct" in cards and "labelled" in cards and "150 stand-in labels" in cards
+    assert "not people" in cards  # the demo's labels are a reference metric's, said so
     manifest = html[html.index("<h2>Run manifest</h2>"):]
     assert str(PROJECT_ROOT) not in manifest and "/tmp/" not in manifest
 
