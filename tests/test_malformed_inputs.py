@@ -260,7 +260,7 @@ def _(d):
     return ingest(d, d / "folder.jsonl")
 
 
-@case("unknown-format-name", 2, "unknown dataset format 'xml'")
+@case("unknown-format-name", 2, "dataset.format must be one of auto, hotpotqa, squad")
 def _(d):
     return [*ingest(d, write(d, "qa.jsonl", jl(GOOD))), "--format", "xml"]
 
