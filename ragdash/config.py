@@ -215,6 +215,8 @@ class ScoringSpec(Section):
     """How a relevant part is matched in C_N: substring (the paper's), subsequence,
     normalized, token, contains or semantic."""
     mode: Literal["corrected", "reference"] = DEFAULT_SCORING_MODE
+    """corrected (Score_IR as the paper defines it) or reference (as the paper's code computes
+    it, its bugs included: docs/reproducing-the-paper.md)."""
     relevance_share: float = 1.0
     """The share of a relevant part that counts as found, in (0, 1]."""
     also: list[str] = Field(default_factory=list)
@@ -406,7 +408,8 @@ class RunSpec(BaseModel):
     chunker: ChunkerSpec = Field(default_factory=ChunkerSpec)
     retrievers: RetrieversSpec = Field(default_factory=RetrieversSpec)
     tokenizer: str = DEFAULT_TOKENIZER
-    """Counts the N tokens of C_N: a known name or a tokenizer.json path."""
+    """Counts the N tokens of C_N: llama3 (the paper's), cl100k, minilm, whitespace, or a
+    tokenizer.json path."""
     budgets: list[int] = Field(default_factory=lambda: list(DEFAULT_BUDGETS))
     """The token budgets N scored: START:STOP:STEP or a list."""
     scoring: ScoringSpec = Field(default_factory=ScoringSpec)
@@ -685,6 +688,21 @@ def with_default_generator(cfg: Mapping[str, Any]) -> dict[str, Any]:
                 (llm := default_generator_llm(out.get("llm"), model)) is not None:
             out[section] = {**(part or {}), "llm": llm}
     return out
+
+
+def describe(key: str) -> str | None:
+    """The documentation of a dotted key of the run specification (what docs/config.md shows
+    for it), one line; None for a key inside a free-form section (LLM settings, executor,
+    parameters) or no key at all."""
+    model: Any = RunSpec
+    field = None
+    for part in key.split("."):
+        fields = getattr(model, "model_fields", None)
+        if not fields or part not in fields:
+            return None
+        field = fields[part]
+        model = field.annotation
+    return " ".join((field.description or "").split()) or None if field else None
 
 
 def resolve_path(path: str | None) -> str | None:

@@ -113,3 +113,26 @@ def test_the_configuration_reference_is_up_to_date():
     for key in ("`retrievers.params.bm25.k1`", "`chunker.params.percentile`",
                 "`generation.budget`", "`dataset.limit`", "`scoring.relevance_share`"):
         assert key in text
+
+
+def test_the_options_help_is_the_keys_documentation():
+    """Issue 34 §1: an option's help is its key's documentation (docs/config.md's), so they
+    cannot drift (`--format`'s help once left out xlsx); every option names its key."""
+    from ragdash.budget import TOKENIZERS
+    from ragdash.cli.options import LLM_OPTIONS, OPTIONS
+    from ragdash.cli.parser import build_parser
+    from ragdash.config import describe
+    from ragdash.data import FORMATS
+
+    run = build_parser()._subparsers._group_actions[0].choices["run"]
+    helps = {a.dest: " ".join((a.help or "").split()) for a in run._actions}
+    for opt, key in OPTIONS.items():
+        assert helps[opt].endswith(f"[{key}]"), opt
+        text = describe(key)
+        assert text is not None or opt in LLM_OPTIONS or key.startswith("executor."), opt
+        if text is not None:
+            assert helps[opt].startswith(text), opt
+    assert all(f in helps["format"] for f in FORMATS)
+    assert all(t in helps["tokenizer"] for t in TOKENIZERS)
+    config_md = (PROJECT_ROOT / "docs" / "config.md").read_text()
+    assert "auto, hotpotqa, squad, jsonl, csv, parquet or xlsx." in config_md

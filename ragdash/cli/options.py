@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ragdash.budget import TOKENIZERS
-
 
 def stage_commands() -> dict[str, tuple[tuple[str, ...] | None, str]]:
     """{subcommand: (the stages it runs, help)}: one per stage of the registry (with what it
@@ -23,45 +21,31 @@ def stage_commands() -> dict[str, tuple[tuple[str, ...] | None, str]]:
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
-    """The options every stage command (and `sweep`) takes; `OPTIONS` maps them to keys."""
+    """The options every stage command (and `sweep`) takes; `OPTIONS` maps them to keys. An
+    option that sets a key of the typed specification takes its help from that key's
+    documentation (`ragdash.config.describe`: what docs/config.md says), so the two never
+    drift; the others' help is in `LLM_OPTIONS`."""
+    from ragdash.config import describe
+
     p.add_argument("--config", help="YAML config (e.g. configs/paper.yaml)")
     p.add_argument("--run-dir", help="run directory (default: <runs_root>/<config name>)")
-    p.add_argument("--dataset", help="dataset file (HotpotQA/SQuAD JSON, JSONL, CSV, Parquet)")
-    p.add_argument("--corpus", help="corpus file, folder or .zip (for generic datasets)")
-    p.add_argument("--format", help="dataset format: auto, hotpotqa, squad, jsonl, csv, parquet")
-    p.add_argument("--limit", type=int, help="keep only the first N questions")
-    p.add_argument("--sheet", help="the sheet of an .xlsx dataset (default: its only sheet with "
-                                   "data)")
-    p.add_argument("--columns", help="which column holds what, when not named id/question/"
-                                     "answer: question=Q,answer=A[,id=I] (id made from the row "
-                                     "when none)")
-    p.add_argument("--chunker", help="chunking method: semantic, recursive, tokens, none")
-    p.add_argument("--retrievers", help="comma-separated: bm25,sim,mmr,reo,mlq")
-    p.add_argument("--preset", help="retriever preset: paper or equal-k")
-    p.add_argument("--tokenizer", help=f"{', '.join(TOKENIZERS)} or a tokenizer.json path")
-    p.add_argument("--budgets", help="token budgets, e.g. 100:1000:100 or 100,500,1000")
-    p.add_argument("--scoring", help="Score_IR matching method: substring (default), "
-                   "subsequence, normalized, token, contains or semantic")
-    p.add_argument("--also", help="more matching methods scored beside --scoring, comma-"
-                   "separated (e.g. semantic): curves and calibration can use either")
-    p.add_argument("--calibrate-on", help="the matching method h and k are fit on "
-                   "(default: --scoring)")
-    p.add_argument("--mode", choices=["corrected", "reference"], help="scoring mode")
-    p.add_argument("--llm-backend", help="generator (and mlq) LLM: local, ollama or openai")
-    p.add_argument("--llm-model", help="generator model name (or GGUF path / smollm2 for local)")
-    p.add_argument("--llm-url", help="base URL of an OpenAI-compatible server or Ollama host")
-    p.add_argument("--judge-backend", help="judge LLM backend (default: the generator's)")
-    p.add_argument("--judge-model", help="judge model name")
-    p.add_argument("--judge-url", help="judge server URL (default: --llm-url when the judge "
-                                       "uses the generator's backend)")
-    p.add_argument("--gen-budget", type=int, help="token budget N of the generation contexts")
+    for opt, key in OPTIONS.items():
+        if opt in ("executor", "ray_address", "workers"):
+            continue  # below, with their choices and what they imply
+        flag = "--" + opt.replace("_", "-")
+        kind = int if key in ("dataset.limit", "generation.budget") else None
+        choices = ["corrected", "reference"] if key == "scoring.mode" else None
+        text = describe(key) or LLM_OPTIONS[opt]
+        p.add_argument(flag, type=kind, choices=choices, help=f"{text} [{key}]")
     p.add_argument("--executor", choices=["local", "ray"],
                    help="where stages run their batches: local (default) or ray (the optional "
-                        "ray extra; same results)")
+                        "ray extra; same results) [executor.kind]")
     p.add_argument("--ray-address", help="Ray cluster: auto, ray://host:10001 (default: start "
-                                         "Ray on this machine); implies --executor ray")
+                                         "Ray on this machine); implies --executor ray "
+                                         "[executor.address]")
     p.add_argument("--workers", type=int, help="Ray: batches run at once (default: the "
-                                               "cluster's CPUs); implies --executor ray")
+                                               "cluster's CPUs); implies --executor ray "
+                                               "[executor.workers]")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="any config key, dotted, its value read as YAML (repeatable), e.g. "
                         "--set retrievers.params.bm25.k=10 (docs/config.md lists them)")
@@ -104,6 +88,17 @@ OPTIONS: dict[str, str] = {
     "ray_address": "executor.address", "workers": "executor.workers",
 }
 """Each option of the stage commands and the dotted config key it sets."""
+
+LLM_OPTIONS: dict[str, str] = {
+    "llm_backend": "the generator's (and mlq's) LLM: local, ollama or openai",
+    "llm_model": "the generator's model (local: a GGUF path, qwen-1.5b, qwen or smollm2)",
+    "llm_url": "base URL of an OpenAI-compatible server or Ollama host",
+    "judge_backend": "the judge's LLM backend (default: the generator's)",
+    "judge_model": "the judge's model",
+    "judge_url": "the judge's server URL (default: --llm-url when the judge uses the "
+                 "generator's backend)",
+}
+"""Help of the options whose keys are LLM settings (checked by `ragdash.llm.settings`)."""
 
 
 def overrides_from(args: argparse.Namespace) -> dict[str, object]:
