@@ -67,8 +67,12 @@ def current_settings() -> EmbeddingSettings:
 @contextlib.contextmanager
 def embedding_settings(cache_dir: str | Path | None = None,
                        precision: str = DEFAULT_PRECISION) -> Iterator[EmbeddingSettings]:
-    """Every embedding computed inside uses `precision` and the cache in `cache_dir`."""
-    settings = EmbeddingSettings(precision, Path(cache_dir) if cache_dir is not None else None)
+    """Every embedding computed inside uses `precision` and the cache of the runs root
+    `cache_dir` (in `RAGDASH_EMBED_CACHE_DIR` when set: `rundir.root.embedding_cache_dir`)."""
+    from ragdash.rundir.root import embedding_cache_dir
+
+    settings = EmbeddingSettings(precision, embedding_cache_dir(cache_dir)
+                                 if cache_dir is not None else None)
     token = _CURRENT.set(settings)
     try:
         yield settings

@@ -2,6 +2,9 @@
 Chromium, llama.cpp or Ray fails the test when CI=true, skips it otherwise)."""
 
 import json
+import os
+import shutil
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -14,6 +17,36 @@ pytest_plugins = ["pytester"]  # tests/test_suite_layout.py runs child pytest se
 
 DURATIONS = Path(__file__).with_name("durations.json")
 """Seconds each test file took in a whole run (`bash scripts/test.sh --record-durations`)."""
+
+
+OWN_EMBEDDING_CACHE = {"tests/test_embedding_cache.py", "tests/test_cache_command.py",
+                       "tests/test_evidence.py", "tests/test_run_reading.py"}
+"""Test files about where the embedding cache lives and what it holds: their runs roots keep
+their own (every other test shares the session's, `pytest_configure`)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One embedding cache for the whole session (`RAGDASH_EMBED_CACHE_DIR`, inherited by the
+    xdist workers and every process a test starts): a text embedded by one test is read back by
+    the next, and a process whose texts are all cached never loads MiniLM. Vectors depend on
+    the text, model and precision alone, so sharing changes no result."""
+    from ragdash.rundir.root import EMBED_CACHE_DIR_ENV
+
+    if hasattr(config, "workerinput") or os.environ.get(EMBED_CACHE_DIR_ENV):
+        return
+    shared = tempfile.mkdtemp(prefix="ragdash-test-embeddings-")
+    os.environ[EMBED_CACHE_DIR_ENV] = shared
+    config.add_cleanup(lambda: shutil.rmtree(shared, ignore_errors=True))
+
+
+@pytest.fixture(autouse=True)
+def _own_embedding_cache(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """The files of OWN_EMBEDDING_CACHE keep the cache in their runs roots."""
+    if request.node.nodeid.split("::")[0] in OWN_EMBEDDING_CACHE:
+        from ragdash.rundir.root import EMBED_CACHE_DIR_ENV
+
+        monkeypatch.delenv(EMBED_CACHE_DIR_ENV, raising=False)
+    yield
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -419,3 +419,22 @@ def test_the_model_is_loaded_only_on_the_first_text_the_cache_lacks(tmp_path):
         assert built == [1]
         again.embed_documents(TEXTS[:3])
         assert built == [1, 1]
+
+
+def test_one_folder_can_hold_the_cache_of_every_runs_root(tmp_path, monkeypatch):
+    """RAGDASH_EMBED_CACHE_DIR: vectors depend on text, model and precision alone, so runs roots
+    (and a test session) can share them; `ragdash cache` then looks there too."""
+    from ragdash.rundir.root import EMBED_CACHE_DIR_ENV, RunsRoot
+
+    shared = tmp_path / "shared"
+    monkeypatch.setenv(EMBED_CACHE_DIR_ENV, str(shared))
+    model = SpyModel()
+    emb = CachedEmbeddings(model, "m-shared", embeddings.active_settings)
+    for root in ("a", "b"):
+        with embeddings.embedding_settings(tmp_path / root):
+            emb.embed_documents(TEXTS[:2])
+    assert len(model.calls) == 1  # the second runs root read the first one's vectors
+    assert RunsRoot(tmp_path / "a").embedding_cache == shared / FILENAME
+    assert (shared / FILENAME).exists() and not (tmp_path / "a" / FILENAME).exists()
+    monkeypatch.delenv(EMBED_CACHE_DIR_ENV)
+    assert RunsRoot(tmp_path / "a").embedding_cache == tmp_path / "a" / FILENAME

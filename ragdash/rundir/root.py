@@ -3,6 +3,7 @@ share, named here once. Folders and files starting with "_" are never runs."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -47,8 +48,9 @@ class RunsRoot:
 
     @property
     def embedding_cache(self) -> Path:
-        """The embedding cache (SQLite), a speed-up only (`ragdash cache` trims it)."""
-        return self.path / EMBEDDING_CACHE
+        """The embedding cache (SQLite), a speed-up only (`ragdash cache` trims it): in the runs
+        root, or in the folder `RAGDASH_EMBED_CACHE_DIR` names (`embedding_cache_dir`)."""
+        return embedding_cache_dir(self.path) / EMBEDDING_CACHE
 
     @property
     def uploads(self) -> Path:
@@ -76,3 +78,15 @@ class RunsRoot:
         root = self.path.resolve()
         return [Run(r.path, reader) for r in runs
                 if (r.path / MANIFEST).resolve().is_relative_to(root)]
+
+
+EMBED_CACHE_DIR_ENV = "RAGDASH_EMBED_CACHE_DIR"
+"""Names one folder for the embedding cache of every runs root: vectors depend on the text, the
+model and the precision alone, so runs roots (and test sessions) can share them."""
+
+
+def embedding_cache_dir(runs_root: str | Path) -> Path:
+    """Where the embedding cache of `runs_root` lives: the folder `RAGDASH_EMBED_CACHE_DIR`
+    names, else the runs root itself."""
+    shared = os.environ.get(EMBED_CACHE_DIR_ENV, "").strip()
+    return Path(shared) if shared else Path(runs_root)
