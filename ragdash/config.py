@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.fields import FieldInfo
 
 from ragdash.budget import DEFAULT_BUDGETS, parse_budgets
 from ragdash.constants import (
@@ -44,7 +45,7 @@ from ragdash.llm.settings import (
     JUDGE_MODES,
     LOCAL_GENERATOR,
     LOCAL_JUDGE,
-    default_generator_llm,
+    local_default_llm,
 )
 from ragdash.llm.settings import check_section as check_llm
 from ragdash.metrics import resolve as resolve_metrics
@@ -474,7 +475,7 @@ class RunSpec(BaseModel):
         """The specification of a config dict (a saved run's, or `to_config()`'s); ConfigError
         names the first invalid key."""
         check_shape(dict(cfg))
-        cfg = with_default_generator(cfg)
+        cfg = with_local_defaults(cfg)
         try:  # missing keys at their defaults (a mapping section merged key by key)
             return cls.model_validate(deep_merge(DEFAULTS, dict(cfg)))
         except ValidationError as exc:
@@ -676,7 +677,7 @@ def inherit_url(cfg: dict) -> None:
             cfg[section] = {**cfg[section], "llm": {**llm, "base_url": base["base_url"]}}
 
 
-def with_default_generator(cfg: Mapping[str, Any]) -> dict[str, Any]:
+def with_local_defaults(cfg: Mapping[str, Any]) -> dict[str, Any]:
     """`cfg` with the local default models when its `llm` is the local default: the generator
     (`ragdash.llm.settings.LOCAL_GENERATOR`) as `generation.llm` and the judge (`LOCAL_JUDGE`)
     as `judge.llm` where the section names none. A saved run's config always names both (None:
@@ -685,15 +686,14 @@ def with_default_generator(cfg: Mapping[str, Any]) -> dict[str, Any]:
     for section, model in (("generation", LOCAL_GENERATOR), ("judge", LOCAL_JUDGE)):
         part = out.get(section)
         if (part is None or isinstance(part, Mapping) and "llm" not in part) and \
-                (llm := default_generator_llm(out.get("llm"), model)) is not None:
+                (llm := local_default_llm(out.get("llm"), model)) is not None:
             out[section] = {**(part or {}), "llm": llm}
     return out
 
 
-def describe(key: str) -> str | None:
-    """The documentation of a dotted key of the run specification (what docs/config.md shows
-    for it), one line; None for a key inside a free-form section (LLM settings, executor,
-    parameters) or no key at all."""
+def spec_field(key: str) -> FieldInfo | None:
+    """The declaration of a dotted key of the run specification; None for a key inside a
+    free-form section (LLM settings, executor, parameters) or no key at all."""
     model: Any = RunSpec
     field = None
     for part in key.split("."):
@@ -702,6 +702,13 @@ def describe(key: str) -> str | None:
             return None
         field = fields[part]
         model = field.annotation
+    return field
+
+
+def describe(key: str) -> str | None:
+    """The documentation of a dotted key (what docs/config.md shows for it), one line; None
+    where `spec_field` has no declaration."""
+    field = spec_field(key)
     return " ".join((field.description or "").split()) or None if field else None
 
 

@@ -20,9 +20,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ragdash.analysis import area, curves, frames, judging, sentences, signals, thresholds
+from ragdash.calibration.predictive import degenerate
 from ragdash.constants import PAPER_H, PAPER_K, REFERENCE_METRICS
 from ragdash.rundir import Run
-from ragdash.rundir.calibration import Calibration
 from ragdash.view import RunView
 from ragdash.viz import calibration, llm, retrieval
 from ragdash.viz.colors import label
@@ -114,25 +114,18 @@ def _threshold_budget(run: Run, ir: pd.DataFrame) -> int:
     return frames.default_budget(ir["budget"].unique())
 
 
-def _degenerate(cal: Calibration | None) -> str | None:
-    """Why the run's calibration gives no h/k estimate (as the Overview says), or None."""
-    from ragdash.calibration.predictive import degenerate
-
-    return degenerate(cal) if cal is not None else None
-
-
-def _threshold_sentences(view: RunView, ir: pd.DataFrame, n_questions: int | None
-                         ) -> dict[str, list[str]]:
+def _threshold_sentences(view: RunView, ir: pd.DataFrame, n_questions: int | None,
+                         flat: str | None) -> dict[str, list[str]]:
     """What the threshold figures show, in words from their numbers (plain text): `basis`
     (how many judged answers they count), `bias` (the h/k rule against the judge) and
-    `confusion` (how to read the matrix, the verdict first); empty without judged answers."""
+    `confusion` (how to read the matrix, the verdict first); empty without judged answers.
+    `flat`: why the run's fit gives no h/k estimate (`calibration.predictive.degenerate`)."""
     data = thresholds.judged_only(view.thresholds(_threshold_budget(view.run, ir)))
     if not data.has_judgments:
         return {}
     h = data.fit_h if data.fit_h is not None else PAPER_H
     k = data.fit_k if data.fit_k is not None else PAPER_K
     p = data.pairs
-    flat = _degenerate(view.run.calibration())
     bias = (f"The h/k rule gives no estimate here: {flat.rstrip('.')}." if flat else
             sentences.rule_bias(thresholds.rule_bias(p, k, data.budget), n_questions))
     return {"basis": [sentences.judged_basis(len(p), p["qid"].nunique(), n_questions)],
@@ -288,9 +281,9 @@ def build_report(run: Run | str | Path) -> str:
                                + ("stand-in labels (a reference metric, not people's)"
                                   if stand_in else "labels")))
     cal = run.calibration()
-    said = _threshold_sentences(view, ir, len(examples) if examples is not None else None) \
-        if ir is not None and len(ir) else {}
-    flat = _degenerate(cal)
+    flat = degenerate(cal) if cal is not None else None  # no h/k estimate, as on the Overview
+    said = _threshold_sentences(view, ir, len(examples) if examples is not None else None,
+                                flat) if ir is not None and len(ir) else {}
     if cal is not None:
         s = thresholds.correct_share_summary(cal)
         est = "no estimate" if flat else f"{s['estimated_pct']:.1f}%"

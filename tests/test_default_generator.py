@@ -12,7 +12,7 @@ from ragdash.config import load_config, load_spec
 from ragdash.llm.local.models import QWEN_1_5B, model_alias
 from ragdash.llm.prompts import GENERATION_PROMPTS, generation_prompt, generation_prompt_version
 from ragdash.llm.refusal import ABSTAIN_SENTENCE, LLM_ONLY_ABSTAIN_SENTENCE, RefusalRule
-from ragdash.llm.settings import LOCAL_GENERATOR, default_generator_llm, generator_model_for
+from ragdash.llm.settings import LOCAL_GENERATOR, generator_model_for, local_default_llm
 from ragdash.stages.generate import generator_settings
 from ragdash.stages.runner import stage_keys
 
@@ -98,7 +98,7 @@ def test_a_chosen_generator_is_kept(monkeypatch, overrides):
 
 def test_the_local_model_variable_is_kept(monkeypatch):
     monkeypatch.setenv("RAGDASH_LOCAL_MODEL", "smollm2")
-    assert default_generator_llm({"backend": "local", "model": None}) is None
+    assert local_default_llm({"backend": "local", "model": None}) is None
     assert load_config()["generation"]["llm"] is None
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 
 def stage_commands() -> dict[str, tuple[tuple[str, ...] | None, str]]:
@@ -25,18 +27,19 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     option that sets a key of the typed specification takes its help from that key's
     documentation (`ragdash.config.describe`: what docs/config.md says), so the two never
     drift; the others' help is in `LLM_OPTIONS`."""
-    from ragdash.config import describe
+    from ragdash.config import describe, spec_field
 
     p.add_argument("--config", help="YAML config (e.g. configs/paper.yaml)")
     p.add_argument("--run-dir", help="run directory (default: <runs_root>/<config name>)")
     for opt, key in OPTIONS.items():
         if opt in ("executor", "ray_address", "workers"):
             continue  # below, with their choices and what they imply
-        flag = "--" + opt.replace("_", "-")
-        kind = int if key in ("dataset.limit", "generation.budget") else None
-        choices = ["corrected", "reference"] if key == "scoring.mode" else None
+        field = spec_field(key)
+        kind = _required(field.annotation) if field else str
+        takes = {"type": int} if kind is int else \
+            {"choices": list(get_args(kind))} if get_origin(kind) is Literal else {}
         text = describe(key) or LLM_OPTIONS[opt]
-        p.add_argument(flag, type=kind, choices=choices, help=f"{text} [{key}]")
+        p.add_argument("--" + opt.replace("_", "-"), **takes, help=f"{text} [{key}]")
     p.add_argument("--executor", choices=["local", "ray"],
                    help="where stages run their batches: local (default) or ray (the optional "
                         "ray extra; same results) [executor.kind]")
@@ -55,6 +58,14 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "for sub-questions), then only estimate the LLM calls, tokens, cost "
                         "and time (no LLM call)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
+
+def _required(annotation: Any) -> Any:
+    """`annotation` without its `| None`: `int | None` is int, `list[int]` stays itself."""
+    if get_origin(annotation) in (Union, UnionType):
+        kinds = [a for a in get_args(annotation) if a is not type(None)]
+        return kinds[0] if len(kinds) == 1 else annotation
+    return annotation
 
 
 def glossary() -> str:

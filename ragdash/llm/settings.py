@@ -27,7 +27,7 @@ the 0.5B refuses most ClapNQ questions under the abstain prompt (docs/llm.md, "T
 generator"; `benchmarks/default_generator.py`). MLQ sub-questions stay on the run's `llm`."""
 
 
-def default_generator_llm(llm: Mapping[str, Any] | None,
+def local_default_llm(llm: Mapping[str, Any] | None,
                           model: str = LOCAL_GENERATOR) -> dict[str, Any] | None:
     """The `generation.llm` (or, with `model=LOCAL_JUDGE`, `judge.llm`) of a config that names
     none: for a run whose `llm` is the local backend with no model, no running server
