@@ -154,11 +154,18 @@ def load_questions(path: str | Path, fmt: str = "auto", *, include_unanswerable:
     # a corpus named (here the dataset itself, never read): no corpus is built from the file
     loaded, _, _ = _examples(raw, fmt, path, path, None if rule else limit,
                              include_unanswerable, sheet, columns)
+    _apply_sample(loaded, rule, limit)
+    return list(loaded.examples)
+
+
+def _apply_sample(loaded: Loaded, rule: dict | None, limit: int | None) -> None:
+    """Keep the examples (and their labels) the sampling rule picks, the first `limit` of them;
+    nothing without a rule (the loader then applied `limit` itself)."""
     if rule:
-        loaded.examples, _ = sampling.sample(
+        loaded.examples, loaded.labels = sampling.sample(
             loaded.examples, loaded.labels,
             {**rule, "n": min(filter(None, (rule["n"], limit)), default=None)})
-    return list(loaded.examples)
+        loaded.extra["sample"] = {**rule, "limit": limit, "rule": sampling.describe(rule)}
 
 
 def load_dataset(path: str | Path, fmt: str = "auto", *, corpus: str | Path | None = None,
@@ -193,11 +200,7 @@ def load_dataset(path: str | Path, fmt: str = "auto", *, corpus: str | Path | No
                               "the format was given, e.g. by the config's dataset.format; "
                               "use --format auto or dataset.format: auto to detect it from "
                               "the file)", i.severity)) from None
-    if rule:
-        loaded.examples, loaded.labels = sampling.sample(
-            loaded.examples, loaded.labels, {**rule, "n": min(filter(None, (rule["n"], limit)),
-                                                              default=None)})
-        loaded.extra["sample"] = {**rule, "limit": limit, "rule": sampling.describe(rule)}
+    _apply_sample(loaded, rule, limit)
     documents, issues, corpus_sha = loaded.documents, list(log.issues), None
     if corpus is not None:
         documents, corpus_issues, corpus_sha = _corpus(corpus, corpus_fmt)
