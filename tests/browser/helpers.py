@@ -91,6 +91,12 @@ def stop_jobs(runs_root: Path) -> None:
                 os.killpg(job.pid, signal.SIGKILL)
 
 
+def new_files(folder: Path, pattern: str, before: set[Path]) -> list[Path]:
+    """Files matching `pattern` in `folder` that were not in `before`: what this attempt wrote
+    on the shared server, where a failed first attempt (a rerun) leaves its own files."""
+    return sorted(set(folder.glob(pattern)) - before)
+
+
 def expect_chosen(box: Locator, text: str) -> None:
     """Wait until selectbox `box` shows an option containing `text` as its choice."""
     expect(box.locator("input")).to_have_value(re.compile(re.escape(text)))

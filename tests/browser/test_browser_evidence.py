@@ -10,7 +10,16 @@ import json
 
 import pytest
 from fakes.llm_server import FakeLLMServer
-from helpers import expect_chosen, expect_metric, goto, no_exception, settle, shot, upload
+from helpers import (
+    expect_chosen,
+    expect_metric,
+    goto,
+    new_files,
+    no_exception,
+    settle,
+    shot,
+    upload,
+)
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -63,6 +72,8 @@ def _decide(pg, text: str) -> None:
 
 def test_find_review_and_save_evidence(server, page, tmp_path):
     qa, corpus = _files(tmp_path)
+    datasets = server["root"] / "runs" / "_datasets"
+    before = set(datasets.glob("towers_qa-evidence-*.jsonl"))
     page.set_viewport_size({"width": 1400, "height": 2600})
     goto(page, server, "data")
     upload(page, qa, corpus)
@@ -110,7 +121,7 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
     expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
     settle(page)
     no_exception(page, "save")
-    saved = sorted((server["root"] / "runs" / "_datasets").glob("towers_qa-evidence-*.jsonl"))
+    saved = new_files(datasets, "towers_qa-evidence-*.jsonl", before)
     assert len(saved) == 1
     rows = {r["id"]: r for r in map(json.loads, saved[0].read_text().splitlines())}
     assert rows["t0"]["parts_source"] == "reviewed"
@@ -127,10 +138,9 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
     page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
     expect(changed).to_have_count(0)
     expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
-    newest = set((server["root"] / "runs" / "_datasets").glob("towers_qa-evidence-*.jsonl")
-                 ) - set(saved)
+    newest = new_files(datasets, "towers_qa-evidence-*.jsonl", before | set(saved))
     assert len(newest) == 1
-    rows = {r["id"]: r for r in map(json.loads, newest.pop().read_text().splitlines())}
+    rows = {r["id"]: r for r in map(json.loads, newest[0].read_text().splitlines())}
     assert rows["t3"]["parts_source"] == "reviewed" and rows["t2"]["parts_source"] == "auto"
 
     page.get_by_text("Build a run from this dataset").click()

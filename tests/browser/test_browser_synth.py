@@ -11,7 +11,7 @@ import json
 import pytest
 from fakes.llm_server import FakeLLMServer
 from fixtures.synth import TEXTS, reply_json, scripted
-from helpers import expect_chosen, goto, no_exception, settle, shot
+from helpers import expect_chosen, goto, new_files, no_exception, settle, shot
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -34,6 +34,8 @@ def test_generate_questions_from_a_corpus(server, page, tmp_path):
     corpus = tmp_path / "landmarks.jsonl"
     corpus.write_text("".join(json.dumps({"doc_id": k, "title": k, "text": v}) + "\n"
                               for k, v in TEXTS.items()))
+    datasets = server["root"] / "runs" / "_datasets"
+    before = set(datasets.glob("landmarks-synth-*.jsonl"))
     page.set_viewport_size({"width": 1400, "height": 2600})
     goto(page, server, "data")
     page.locator('[data-testid="stFileUploader"] input[type="file"]').nth(1).set_input_files(
@@ -79,7 +81,7 @@ def test_generate_questions_from_a_corpus(server, page, tmp_path):
     expect(rejects).not_to_have_count(0)  # the grid draws its header after the page settles
     page.get_by_text("Why pairs were rejected").scroll_into_view_if_needed()
     shot(page, "41-synth-results")
-    saved = sorted((server["root"] / "runs" / "_datasets").glob("landmarks-synth-*.jsonl"))
+    saved = new_files(datasets, "landmarks-synth-*.jsonl", before)
     assert [p.name.endswith(".rejects.jsonl") for p in saved] == [False, True]
     assert len(saved[0].read_text().splitlines()) == 3
     assert len(saved[1].read_text().splitlines()) == 2
