@@ -8,7 +8,7 @@ import streamlit as st
 
 from ragdash.analysis import frames, judging, signals
 from ragdash.calibration.predictive import abstention_by_evidence
-from ragdash.config import ConfigError, load_spec
+from ragdash.config import ConfigError, load_spec, saved_config
 from ragdash.constants import LLM_ONLY, REFERENCE_METRICS, SCORES
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
@@ -98,7 +98,7 @@ def refusals() -> None:
 
 def launcher(expanded: bool) -> None:
     """Generate and judge this run's answers: the cost estimate first, then a background job."""
-    base = {k: v for k, v in run.config.to_dict().items() if not k.startswith("_")}
+    base = saved_config(run.manifest)
     with st.expander("Generate and judge answers for this run", expanded=expanded):
         st.caption("Answers come from each retriever's C_N and once without context (LLM "
                    "only); a judge scores them 1–5. The estimate below is computed first, "

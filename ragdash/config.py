@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -33,21 +33,20 @@ from ragdash.constants import (
 )
 from ragdash.data import CORPUS_FORMATS, FORMATS
 from ragdash.data.columns import parse_columns
-from ragdash.data.sample import check_rule
+from ragdash.data.sample import SampleRule
 from ragdash.embeddings import DEFAULT_PRECISION, check_precision
-from ragdash.evidence.settings import DEFAULTS as EVIDENCE_DEFAULTS
-from ragdash.evidence.settings import check as check_evidence
-from ragdash.executors.base import DEFAULTS as EXECUTOR_DEFAULTS
-from ragdash.executors.base import check as check_executor
+from ragdash.evidence.settings import EvidenceSettings
+from ragdash.executors.base import ExecutorSpec
 from ragdash.llm.prompts import GENERATION_PROMPTS
-from ragdash.llm.refusal import RefusalPatternError, RefusalRule
+from ragdash.llm.refusal import RefusalSpec
 from ragdash.llm.settings import (
+    API_KEY_IN_FILE,
     JUDGE_MODES,
     LOCAL_GENERATOR,
     LOCAL_JUDGE,
+    LLMSpec,
     local_default_llm,
 )
-from ragdash.llm.settings import check_section as check_llm
 from ragdash.metrics import resolve as resolve_metrics
 
 SAMPLE_DATASET = PROJECT_ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"
@@ -93,9 +92,9 @@ class DatasetSpec(Section):
     """Only the first N questions."""
     include_unanswerable: bool = False
     """Keep questions without relevant parts (scored 0)."""
-    sample: dict[str, int | None] | None = None
+    sample: SampleRule | None = None
     """A fixed sampling rule {per_context, every, n}."""
-    evidence: dict[str, Any] = Field(default_factory=lambda: dict(EVIDENCE_DEFAULTS))
+    evidence: EvidenceSettings = Field(default_factory=EvidenceSettings)
     """How relevant parts are found for a dataset without them (`ragdash evidence`)."""
 
     @model_validator(mode="before")
@@ -119,14 +118,8 @@ class DatasetSpec(Section):
             d["columns"] = parse_columns(d.get("columns"))
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
-        try:
-            d["sample"] = check_rule(d.get("sample"))
-        except ValueError as exc:
-            raise ConfigError(f"dataset.{exc}") from exc
-        try:  # found relevant parts (a dataset without them): resolved, missing keys at defaults
-            d["evidence"] = check_evidence(d.get("evidence")).to_dict()
-        except ValueError as exc:
-            raise ConfigError(f"dataset.{exc}") from exc
+        if not d.get("sample"):
+            d["sample"] = None
         return d
 
 
@@ -204,8 +197,11 @@ class RetrieversSpec(Section):
             d["resolved"] = {name: resolve_params(name, d.get("preset", "paper"),
                                                   params.get(name))
                              for name in d["use"]}
-        except ValueError as exc:
-            raise ConfigError(f"retrievers: {exc}") from exc
+        except ValueError as exc:  # "bm25.k must be ...": named by its dotted key
+            text = str(exc)
+            where = "retrievers.params." if text.split(".")[0].split(":")[0] in d["use"] \
+                else "retrievers: "
+            raise ConfigError(f"{where}{text}") from exc
         return d
 
 
@@ -242,6 +238,25 @@ class ScoringSpec(Section):
         return d
 
 
+class SweepSpec(Section):
+    """Answers of one retriever at several budgets N (`generation.sweep`)."""
+
+    retriever: str
+    """The retriever swept (one of retrievers.use)."""
+    budgets: list[int] = Field(default_factory=lambda: parse_budgets("100:1000:100"))
+    """The budgets N: START:STOP:STEP or a list."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        d = dict(data or {})
+        try:
+            d["budgets"] = parse_budgets(d.get("budgets", "100:1000:100"))
+        except ValueError as exc:
+            raise ConfigError(f"generation.sweep.budgets: {exc}") from exc
+        return d
+
+
 class GenerationSpec(Section):
     """Answers of the LLM alone and with each retriever's C_N (the paper's §3.2)."""
 
@@ -250,13 +265,13 @@ class GenerationSpec(Section):
     """N: the tokens of retrieved context the answers are written from."""
     llm_only: bool = True
     """Also answer without retrieved context (the paper's LLM only)."""
-    sweep: dict[str, Any] | None = None
+    sweep: SweepSpec | None = None
     """{retriever, budgets}: answers of one retriever at several N instead."""
     prompt: str = "paper"
     """paper, or abstain (answer from the documents; a fixed refusal sentence only when they
     mention nothing related; `ragdash.llm.prompts`)."""
     reference_prompts: bool = False
-    llm: dict[str, Any] | None = None
+    llm: LLMSpec | None = None
     """The generator's LLM settings (default: the run's `llm`)."""
     limit: int | None = None
     """Answer only the first N questions."""
@@ -272,13 +287,8 @@ class GenerationSpec(Section):
                 raise ConfigError("generation.limit must be a positive number of questions")
         if d["budget"] <= 0:
             raise ConfigError("generation.budget must be a positive number of tokens")
-        if d.get("sweep"):
-            sweep = dict(d["sweep"])
-            try:
-                sweep["budgets"] = parse_budgets(sweep.get("budgets", "100:1000:100"))
-            except ValueError as exc:
-                raise ConfigError(f"generation.sweep.budgets: {exc}") from exc
-            d["sweep"] = sweep
+        if not d.get("sweep"):
+            d["sweep"] = None
         if d.get("prompt", "paper") not in GENERATION_PROMPTS:
             raise ConfigError(f"generation.prompt must be one of "
                               f"{', '.join(GENERATION_PROMPTS)}, not {d.get('prompt')!r}")
@@ -289,30 +299,22 @@ class JudgeSpec(Section):
     """The LLM judge of the answers (the paper's §2.3) and its refusal rule."""
 
     enabled: bool = False
-    llm: dict[str, Any] | None = None
+    llm: LLMSpec | None = None
     """The judge's LLM settings (default: the run's `llm`)."""
     mode: str = "grouped"
     """grouped (the paper's one call per question) or stepwise (small local judges)."""
     shuffle: bool = True
     seed: int = 0
     reference_prompts: bool = False
-    refusal: dict[str, Any] = Field(default_factory=lambda: {"enabled": True, "patterns": None})
+    refusal: RefusalSpec = Field(default_factory=RefusalSpec)
     """Answers matching these patterns are scored 1 without asking the judge."""
 
     @model_validator(mode="before")
     @classmethod
     def _check(cls, data: Any) -> Any:
         d = dict(data or {})
-        refusal = d.get("refusal") or {}
-        if not isinstance(refusal, dict):
-            raise ConfigError("judge.refusal must be a mapping {enabled, patterns}")
-        patterns = refusal.get("patterns")
-        if patterns is not None and (isinstance(patterns, str) or not isinstance(patterns, list)):
-            raise ConfigError("judge.refusal.patterns must be a list of regular expressions")
-        try:  # resolved, so a change of the default patterns changes the judge stage key
-            d["refusal"] = RefusalRule.from_config(refusal).to_config()
-        except RefusalPatternError as exc:
-            raise ConfigError(f"judge.refusal.patterns: {exc}") from exc
+        if d.get("refusal") is None:
+            d["refusal"] = {}
         if d.get("mode", "grouped") not in JUDGE_MODES:
             raise ConfigError(f"judge.mode must be one of {', '.join(JUDGE_MODES)}")
         return d
@@ -325,7 +327,7 @@ class MetricsSpec(Section):
     enabled: bool = False
     use: list[str] = Field(default_factory=lambda: resolve_metrics(None))
     """The metrics (names, or ragas, ragchecker, all); docs/metrics.md lists them."""
-    llm: dict[str, Any] | None = None
+    llm: LLMSpec | None = None
     """The metrics' LLM settings (default: the judge's, else the run's `llm`)."""
     limit: int | None = None
     """Measure only the answers to the first N questions."""
@@ -414,7 +416,7 @@ class RunSpec(BaseModel):
     budgets: list[int] = Field(default_factory=lambda: list(DEFAULT_BUDGETS))
     """The token budgets N scored: START:STOP:STEP or a list."""
     scoring: ScoringSpec = Field(default_factory=ScoringSpec)
-    llm: dict[str, Any] = Field(default_factory=lambda: {"backend": "local", "model": None})
+    llm: LLMSpec = Field(default_factory=lambda: LLMSpec(backend="local", model=None))
     """The run's LLM (MLQ sub-questions, and the generator and judge by default): backend
     (local, ollama or openai), model, base_url, temperature, max_tokens, …"""
     generation: GenerationSpec = Field(default_factory=GenerationSpec)
@@ -422,7 +424,7 @@ class RunSpec(BaseModel):
     metrics: MetricsSpec = Field(default_factory=MetricsSpec)
     calibration: CalibrationSpec = Field(default_factory=CalibrationSpec)
     embeddings: EmbeddingsSpec = Field(default_factory=EmbeddingsSpec)
-    executor: dict[str, Any] = Field(default_factory=lambda: dict(EXECUTOR_DEFAULTS))
+    executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     """Where stages run: local, or ray (docs/speed-and-scale.md "On a Ray cluster"); never in a
     stage key."""
     runs_root: str = "runs"
@@ -440,28 +442,15 @@ class RunSpec(BaseModel):
             raise ConfigError(f"budgets: {exc}") from exc
         _check_tokenizer(d.get("tokenizer", DEFAULT_TOKENIZER))
         inherit_url(d)
-        for section in ("llm", "generation", "judge", "metrics"):
-            llm = d.get(section) or {}
-            llm = llm if section == "llm" else (llm.get("llm") or {})
-            if any("key" in k.lower() and k != "api_key_env" for k in llm):
-                raise ConfigError(f"{section}: API keys must come from the environment "
-                                  "(OPENAI_API_KEY) or the dashboard's password field, never a "
-                                  "file")
-            try:  # every LLM section as `LLMSettings` takes it, its keys named in full
-                check_llm(llm, "llm" if section == "llm" else f"{section}.llm")
-            except ValueError as exc:
-                raise ConfigError(str(exc)) from None
-        try:  # where stages run (never in a stage key: the results are the same)
-            d["executor"] = check_executor(d.get("executor"))
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+        if d.get("executor") is None:
+            d["executor"] = {}
         return d
 
     @model_validator(mode="after")
     def _across(self) -> RunSpec:
         """Checks that read two sections."""
         sweep = self.generation.sweep
-        if sweep and sweep.get("retriever") not in self.retrievers.use:
+        if sweep and sweep.retriever not in self.retrievers.use:
             raise ConfigError("generation.sweep.retriever must be one of retrievers.use")
         scored = [self.scoring.method, *self.scoring.also]
         if self.calibration.scores not in (None, *scored):
@@ -489,15 +478,60 @@ class RunSpec(BaseModel):
         return out
 
 
+_KINDS = {"int_type": "a whole number", "int_parsing": "a whole number",
+          "int_from_float": "a whole number", "float_type": "a number",
+          "float_parsing": "a number", "string_type": "text", "bool_type": "true or false",
+          "bool_parsing": "true or false", "dict_type": "a mapping", "list_type": "a list"}
+_BOUNDS = {"greater_than_equal": ("ge", "at least"), "greater_than": ("gt", "more than"),
+           "less_than_equal": ("le", "at most"), "less_than": ("lt", "less than")}
+
+
+def _dotted(loc: tuple) -> str:
+    """The dotted key of an error location, without pydantic's union-member tags."""
+    model: Any = RunSpec
+    free = False  # inside a free mapping, every part is a key
+    parts: list[str] = []
+    for part in loc:
+        fields = getattr(model, "model_fields", None) or {}
+        by_alias = {(f.alias or n): n for n, f in fields.items()}
+        if isinstance(part, str) and part in by_alias:
+            parts.append(part)
+            annotation = fields[by_alias[part]].annotation
+            model, free = section_model(annotation), _is_mapping(annotation)
+        elif isinstance(part, int) or free:
+            parts.append(str(part))
+    return ".".join(parts)
+
+
 def _config_error(exc: ValidationError) -> ConfigError:
-    """The first error of a ValidationError, naming its dotted key."""
-    err = exc.errors(include_url=False)[0]
+    """The first error of a ValidationError as one sentence naming its dotted key and what the
+    key takes: `llm.backend must be one of local, ollama, openai, not 'nope'`."""
+    errors = exc.errors(include_url=False)
+    err = errors[0]
     cause = (err.get("ctx") or {}).get("error")
     if isinstance(cause, ConfigError):
         return cause
-    where = ".".join(str(part) for part in err["loc"])
-    message = str(cause) if cause is not None else err["msg"][:1].lower() + err["msg"][1:]
-    return ConfigError(f"{where}: {message}, not {err.get('input')!r}"[:300])
+    where = _dotted(err["loc"])
+    if cause is not None:  # a validator's own sentence
+        text = str(cause)
+        return ConfigError(text if text.startswith(where) else f"{where}: {text}")
+    same = [e for e in errors if _dotted(e["loc"]) == where]
+    kinds = {e["type"] for e in same}
+    ctx = err.get("ctx") or {}
+    if err["type"] == "literal_error":
+        allowed = str(ctx.get("expected", "")).replace(" or ", ", ").replace("'", "")
+        what = f"one of {allowed}"
+    elif err["type"] in _BOUNDS:
+        bound, words = _BOUNDS[err["type"]]
+        what = f"{words} {ctx.get(bound)}"
+    elif kinds & {"float_type", "float_parsing"}:
+        what = "a number"
+    elif err["type"] in _KINDS:
+        what = _KINDS[err["type"]]
+    else:
+        return ConfigError(f"{where}: {err['msg'][:1].lower()}{err['msg'][1:]}, not "
+                           f"{err.get('input')!r}"[:300])
+    return ConfigError(f"{where} must be {what}, not {err.get('input')!r}"[:300])
 
 
 def deep_merge(base: dict, override: dict) -> dict:
@@ -569,8 +603,7 @@ def load_spec(path: str | Path | None = None, overrides: Override = None) -> Run
     dotted key of the first problem."""
     cfg: dict = {}
     if path is not None:
-        cfg = read_yaml(path)
-        cfg["_file"] = str(path)
+        cfg = {**read_yaml(path), "_file": str(path)}
     over = expand(overrides)
     check_shape(over)
     chunker = over.get("chunker") or {}
@@ -581,46 +614,103 @@ def load_spec(path: str | Path | None = None, overrides: Override = None) -> Run
     return RunSpec.from_config(deep_merge(cfg, over))
 
 
+SPEC_VERSION = 1
+"""The shape of the config a run.json keeps, written beside it as `spec_version` (a run.json
+without one is version 0). A change that would read an earlier shape differently adds a
+migration to MIGRATIONS and bumps this."""
+
+
+def _v0_to_v1(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Version 0 (run.json before `spec_version`): a `generation` or `judge` section without an
+    `llm` key used the run's `llm`. Since version 1 the local backend's default generator and
+    judge fill such a section in, so the saved config says what it meant: `llm: None`."""
+    out = dict(cfg)
+    for section in ("generation", "judge"):
+        part = out.get(section)
+        if part is None or isinstance(part, Mapping) and "llm" not in part:
+            out[section] = {**(part or {}), "llm": None}
+    return out
+
+
+MIGRATIONS: dict[int, Any] = {0: _v0_to_v1}
+"""version -> the function taking a config of that shape to the next version's."""
+
+
+def migrate(cfg: Mapping[str, Any], version: int) -> dict[str, Any]:
+    """A saved config of `version`'s shape in today's (SPEC_VERSION), one migration at a time;
+    ConfigError for a version this ragdash does not know (a newer one wrote it)."""
+    if not 0 <= version <= SPEC_VERSION:
+        raise ConfigError(f"run.json spec_version {version}: this ragdash reads versions up to "
+                          f"{SPEC_VERSION}; the run was made by a newer ragdash")
+    out = dict(cfg)
+    for v in range(version, SPEC_VERSION):
+        out = MIGRATIONS[v](out)
+    return out
+
+
+def saved_config(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The config a run was made with (its run.json `config`), migrated to today's shape and
+    without the keys only the manifest keeps (`_file`): what a later stage on the run, or a
+    new run from it, starts from."""
+    cfg = {k: v for k, v in (manifest.get("config") or {}).items() if not k.startswith("_")}
+    return migrate(cfg, int(manifest.get("spec_version", 0)))
+
+
+def saved_spec(manifest: Mapping[str, Any]) -> RunSpec:
+    """`saved_config` as a specification; ConfigError when it is no longer valid here."""
+    return RunSpec.from_config(saved_config(manifest))
+
+
 def load_config(path: str | Path | None = None, overrides: Override = None) -> dict:
     """`load_spec(...).to_config()`: the plain dict (for the stage keys, the manifest and
     callers that index sections by name)."""
     return load_spec(path, overrides).to_config()
 
 
-FREE_FORM = {"chunker.params", "retrievers.params", "llm", "generation.llm", "judge.llm",
-             "metrics.llm",
-             "generation.sweep", "dataset.sample", "judge.refusal", "executor.runtime_env"}
-"""Sections whose keys are checked by their own validator (LLM settings, a chunker's or a
-retriever's parameters, the sampling rule, the refusal rule)."""
-
-
 DERIVED = {"retrievers.resolved", "_file"}
 """Keys the specification adds (a saved run config given back as overrides carries them)."""
 
 
-def check_shape(data: dict, where: str = "", schema: dict | None = None,
+def section_model(annotation: Any) -> type[BaseModel] | None:
+    """The model a field holds (`LLMSpec` of `LLMSpec | None`), or None for a plain value."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    models = [a for a in get_args(annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
+    return models[0] if models else None
+
+
+def _is_mapping(annotation: Any) -> bool:
+    """A field holding a free mapping (a method's parameters, Ray's runtime_env)."""
+    return get_origin(annotation) is dict or any(_is_mapping(a) for a in get_args(annotation))
+
+
+def check_shape(data: dict, where: str = "", model: type[BaseModel] | None = None,
                 prefix: str = "") -> None:
-    """Every key known at every depth (an unknown key names the closest valid one), and a
-    mapping wherever the defaults have one; ConfigError otherwise."""
-    schema = DEFAULTS if schema is None else schema
+    """Every key a field of its section, at every depth (an unknown key names the closest
+    valid one), and a mapping wherever a section is expected; ConfigError otherwise. The keys
+    inside free mappings (a chunker's or retriever's parameters, Ray's runtime_env, a
+    backend's options) are left to their own checks."""
+    model = RunSpec if model is None else model
+    fields = {(f.alias or name): f for name, f in model.model_fields.items()}
     for key, value in data.items():
         path = f"{prefix}{key}"
         if path in DERIVED:
             continue
-        if key not in schema:
-            close = difflib.get_close_matches(str(key), [str(k) for k in schema], n=1,
-                                              cutoff=0.5)
+        if model is LLMSpec and "key" in str(key).lower() and key not in fields:
+            raise ConfigError(f"{where}{path}: {API_KEY_IN_FILE}")
+        if key not in fields:
+            known = [k for k in fields if not k.startswith("_")]
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.5)
             hint = f"; did you mean '{prefix}{close[0]}'?" if close else \
-                f"; known: {', '.join(prefix + k for k in schema if not k.startswith('_'))}"
+                f"; known: {', '.join(prefix + k for k in known)}"
             raise ConfigError(f"{where}unknown key '{path}'{hint}")
-        if isinstance(schema[key], dict) or path in FREE_FORM:
-            if value is None:
-                continue
-            if not isinstance(value, dict):
-                raise ConfigError(f"{where}'{path}' must be a mapping (key: value lines), not "
-                                  f"{type(value).__name__} {value!r}"[:300])
-            if path not in FREE_FORM:
-                check_shape(value, where, schema[key], f"{path}.")
+        inner = section_model(fields[key].annotation)
+        if value is None or inner is None:  # a value: its field's own checks
+            continue
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}'{path}' must be a mapping (key: value lines), not "
+                              f"{type(value).__name__} {value!r}"[:300])
+        check_shape(value, where, inner, f"{path}.")
 
 
 def _number(value: object, key: str, kind: type) -> int | float:
@@ -692,8 +782,8 @@ def with_local_defaults(cfg: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def spec_field(key: str) -> FieldInfo | None:
-    """The declaration of a dotted key of the run specification; None for a key inside a
-    free-form section (LLM settings, executor, parameters) or no key at all."""
+    """The declaration of a dotted key of the run specification; None for a key inside a free
+    mapping (a method's parameters) or no key at all."""
     model: Any = RunSpec
     field = None
     for part in key.split("."):
@@ -701,7 +791,7 @@ def spec_field(key: str) -> FieldInfo | None:
         if not fields or part not in fields:
             return None
         field = fields[part]
-        model = field.annotation
+        model = section_model(field.annotation)
     return field
 
 

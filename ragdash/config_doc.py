@@ -9,12 +9,15 @@ A test fails when docs/config.md differs from what this prints.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from ragdash import chunking, retrieval
-from ragdash.config import DEFAULTS, RunSpec
+from ragdash.config import DEFAULTS, RunSpec, section_model
+from ragdash.llm.settings import LLMSpec
 from ragdash.params import Param
 
 
@@ -25,14 +28,57 @@ def _cell(text: Any) -> str:
 def _default(value: Any) -> str:
     if isinstance(value, str) and "/" in value:  # a path of this checkout: its file name
         value = value.rsplit("/", 1)[-1]
+    if isinstance(value, list) and len(str(value)) > 100:
+        return f"the {len(value)} built-in ones"
     if isinstance(value, dict) and len(str(value)) > 60:
         return "(see below)" if not value else "{" + ", ".join(value) + "}"
     return f"`{value!r}`" if value is not None else "none"
 
 
-def _type(annotation: Any) -> str:
-    text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
-    return _cell(text.replace("typing.", "").replace("NoneType", "None"))
+_BOUND_WORDS = {"ge": "≥", "gt": ">", "le": "≤", "lt": "<"}
+
+
+def _words(annotation: Any) -> str:
+    """A field's type in words: `whole number ≥ 1 or none`, `one of local, ray`."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        base, bounds = _words(args[0]), []
+        for meta in args[1:]:
+            for item in [meta, *getattr(meta, "metadata", [])]:
+                bounds += [f"{_BOUND_WORDS[k]} {getattr(item, k)}" for k in _BOUND_WORDS
+                           if getattr(item, k, None) is not None]
+        low = [b for b in bounds if b[0] in "≥>"]
+        high = [b for b in bounds if b[0] in "≤<"]
+        if len(low) == len(high) == 1 and low[0][0] == "≥" and high[0][0] == "≤":
+            return f"{base} from {low[0][2:]} to {high[0][2:]}"
+        return " ".join([base, *bounds])
+    if origin is Literal:
+        return "one of " + ", ".join(str(a) for a in args)
+    if origin in (Union, UnionType):
+        kinds = [_words(a) for a in args if a is not type(None)]
+        if set(kinds) == {"whole number", "number"}:
+            kinds = ["number"]
+        return " or ".join(kinds) + ((", or unset" if kinds[-1].startswith("one of") else
+                                      " or none") if type(None) in args else "")
+    if origin is list:
+        return f"list of {_words(args[0])}s" if args else "list"
+    if origin is dict or annotation is dict:
+        return "mapping"
+    if annotation is LLMSpec:
+        return "LLM settings (the keys of `llm`)"
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "section (below)"
+    return {bool: "true/false", int: "whole number", float: "number", str: "text"}.get(
+        annotation, getattr(annotation, "__name__", str(annotation)))
+
+
+def _type(field: FieldInfo) -> str:
+    """A field's type in words, its own bounds included (pydantic keeps those of a plain
+    `Annotated[int, Field(ge=1)]` in the field's metadata)."""
+    annotation = field.annotation
+    if field.metadata:
+        annotation = Annotated[(annotation, *field.metadata)]
+    return _cell(_words(annotation))
 
 
 def _fields(model: type[BaseModel], defaults: dict, prefix: str) -> list[str]:
@@ -41,7 +87,7 @@ def _fields(model: type[BaseModel], defaults: dict, prefix: str) -> list[str]:
         key = field.alias or name
         if key.startswith("_"):
             continue
-        rows.append(f"| `{prefix}{key}` | {_type(field.annotation)} | "
+        rows.append(f"| `{prefix}{key}` | {_type(field)} | "
                     f"{_cell(_default(defaults.get(key)))} | {_cell(field.description or '')} |")
     return rows
 
@@ -53,6 +99,22 @@ def _params(owner: str, params: tuple[Param, ...], prefix: str) -> list[str]:
     rows += [f"| `{prefix}{p.name}` | {_cell(p.expected())} | `{p.default!r}` | "
              f"{_cell(p.help)} |" for p in params]
     return [*rows, ""]
+
+
+def _section(key: str, model: type[BaseModel], defaults: dict, level: str) -> list[str]:
+    """A section's table, then a table of each section inside it (an LLM section inside
+    another is the `llm` section's keys, named once)."""
+    doc = " ".join((model.__doc__ or "").strip().split("\n\n")[0].split())
+    out = [f"{level} `{key}`", "", doc, "", "| key | type | default | meaning |",
+           "|---|---|---|---|", *_fields(model, defaults, f"{key}."), ""]
+    for name, field in model.model_fields.items():
+        inner = section_model(field.annotation)
+        if inner is None:
+            continue
+        if inner is LLMSpec:
+            continue  # `generation.llm`, `judge.llm`, `metrics.llm`: the `llm` section's keys
+        out += _section(f"{key}.{name}", inner, (defaults or {}).get(name) or {}, "###")
+    return out
 
 
 def render() -> str:
@@ -75,9 +137,7 @@ def render() -> str:
             top.append(_fields(RunSpec, DEFAULTS, "")[list(RunSpec.model_fields).index(name)])
     out += ["## Top-level keys", "", *top, ""]
     for name, model in sections:
-        doc = " ".join((model.__doc__ or "").strip().split("\n\n")[0].split())
-        out += [f"## `{name}`", "", doc, "", "| key | type | default | meaning |",
-                "|---|---|---|---|", *_fields(model, DEFAULTS[name], f"{name}."), ""]
+        out += _section(name, model, DEFAULTS[name], "##")
     out += ["## Retriever parameters", "",
             "Set under `retrievers.params.<retriever>`; unset ones take the preset's value, "
             "else the default. Presets: " + "; ".join(

@@ -21,12 +21,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 PRECISIONS = ("fp32", "bf16")
@@ -80,19 +79,16 @@ def embedding_settings(cache_dir: str | Path | None = None,
         _CURRENT.reset(token)
 
 
-def configured(cfg: Mapping[str, Any]) -> contextlib.AbstractContextManager[EmbeddingSettings]:
-    """`embedding_settings` of a run config: `embeddings.precision`, and the cache under
+def configured(runs_root: str | Path | None, precision: str = DEFAULT_PRECISION,
+               cache: bool = True) -> contextlib.AbstractContextManager[EmbeddingSettings]:
+    """`embedding_settings` of a run (`embeddings.precision`), with the cache under
     `runs_root` unless `embeddings.cache` is false."""
-    section = cfg.get("embeddings") or {}
-    cache = section.get("cache", True) and cfg.get("runs_root") is not None
-    return embedding_settings(cfg["runs_root"] if cache else None,
-                              section.get("precision", DEFAULT_PRECISION))
+    return embedding_settings(runs_root if cache else None, precision)
 
 
-def precision_key(cfg: Mapping[str, Any]) -> dict | None:
+def precision_key(precision: str) -> dict | None:
     """What a stage key built on embeddings adds for the run's precision: nothing for fp32 (the
     keys of runs made before the option stay as they were), else {"embeddings": precision}."""
-    precision = (cfg.get("embeddings") or {}).get("precision", DEFAULT_PRECISION)
     return None if precision == "fp32" else {"embeddings": precision}
 
 

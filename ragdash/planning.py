@@ -160,7 +160,7 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
         notes.append("stepwise judging: a lower bound, each partially correct answer asks twice")
     if spec.metrics.enabled:
         if run.has("retrieved"):
-            out["metrics"], cached = metrics_estimate(run, spec.to_config())
+            out["metrics"], cached = metrics_estimate(run, spec)
             if cached:
                 notes.append(answered_note("metrics", cached))
         else:
@@ -209,28 +209,27 @@ STAND_IN_ANSWER = "A one-sentence answer of about twenty tokens written by the g
 """The answer the metrics are priced with before answers exist."""
 
 
-def metrics_step_plan(run: Run, cfg: dict):
+def metrics_step_plan(run: Run, spec: RunSpec):
     """Every metric's LLM steps on the run's answers (of the first `metrics.limit` questions),
     else on stand-in answers for every generation request (`ragdash.metrics.plan.StepPlan`);
     the calls the runs root's reply cache already answers are counted apart."""
-    from ragdash.config import RunSpec
     from ragdash.metrics.evaluate import items_from_run
     from ragdash.metrics.plan import cached_replies, step_plan
-    from ragdash.stages.metrics import metrics_settings
+    from ragdash.stages.metrics import context_cut, metrics_settings
 
     answers = None
     if not run.has("answers"):
         answers = pd.DataFrame(
             [{"qid": q, "system": s, "budget": b, "answer": STAND_IN_ANSWER, "error": None}
-             for q, s, b, _, _ in requests(run, RunSpec.from_config(cfg))],
+             for q, s, b, _, _ in requests(run, spec)],
             columns=["qid", "system", "budget", "answer", "error"])
-    items = items_from_run(run, cfg, answers, limit=cfg["metrics"].get("limit"))
-    root = RunsRoot(cfg["runs_root"])
+    items = items_from_run(run, context_cut(spec), answers, limit=spec.metrics.limit)
+    root = RunsRoot(spec.runs_root)
     for f in (root.llm_cache, root.llm_cache.with_name(f"{root.llm_cache.name}-wal")):
         run.reader.stamp(f)  # a memo of this plan follows the cache
     if answers is not None:
         return step_plan(items)
-    llm = metrics_settings(cfg)
+    llm = metrics_settings(spec)
     with cache_only(llm, root) as replies:
         if replies is None:
             return step_plan(items)
@@ -238,21 +237,21 @@ def metrics_step_plan(run: Run, cfg: dict):
     return step_plan(items, claims=claims, answered=answered)
 
 
-def metrics_pricing(cfg: dict) -> tuple[str, Speed | None, str]:
+def metrics_pricing(spec: RunSpec) -> tuple[str, Speed | None, str]:
     """The metrics' model name, its call speed (`call_speed`) and its backend."""
     from ragdash.stages.metrics import metrics_settings
 
-    llm = metrics_settings(cfg)
-    return (model_name(llm), call_speed(RunsRoot(cfg["runs_root"]), model_name(llm),
+    llm = metrics_settings(spec)
+    return (model_name(llm), call_speed(RunsRoot(spec.runs_root), model_name(llm),
                                         llm.backend), llm.backend)
 
 
-def metrics_estimate(run: Run, cfg: dict) -> tuple[Estimate, int]:
+def metrics_estimate(run: Run, spec: RunSpec) -> tuple[Estimate, int]:
     """What `ragdash metrics` would cost on the run (no call): the run's answers, else stand-in
     answers for every generation request; a lower bound (no correction rounds). With the
     calls the reply cache answers, which the estimate leaves out."""
-    model, speed, backend = metrics_pricing(cfg)
-    plan, use = metrics_step_plan(run, cfg), cfg["metrics"]["use"]
+    model, speed, backend = metrics_pricing(spec)
+    plan, use = metrics_step_plan(run, spec), spec.metrics.use
     return plan.estimate(use, model, speed=speed, backend=backend), plan.answered(use)
 
 

@@ -277,7 +277,7 @@ def test_a_dataset_quoting_the_documents_finds_every_part(tmp_path, folder):
 
 
 def test_only_corpora_with_new_document_types_get_a_new_ingest_key(tmp_path, files):
-    from ragdash.config import load_config
+    from ragdash.config import load_spec
     from ragdash.stages import ingest
 
     plain = write_corpus(tmp_path / "plain", {"notes.md": files["notes.md"]})
@@ -287,8 +287,8 @@ def test_only_corpora_with_new_document_types_get_a_new_ingest_key(tmp_path, fil
     data = write_questions(tmp_path / "qa.jsonl")
     keys = {}
     for name, corpus in (("plain", plain), ("mixed", mixed), ("zip", zipped)):
-        cfg = load_config(None, {"dataset": {"path": str(data), "corpus": str(corpus)}})
-        keys[name] = ingest.settings(cfg)
+        keys[name] = ingest.settings(load_spec(None, {"dataset": {"path": str(data),
+                                                                  "corpus": str(corpus)}}))
     assert len(keys["plain"]) == 3  # as before: runs of .txt/.md corpora keep their key
     assert keys["mixed"][-1] == keys["zip"][-1] == "documents-v1"
     assert not textfiles.holds_layout_files(tmp_path / "missing.zip")

@@ -182,10 +182,9 @@ def test_disabled_by_the_environment_or_the_config(tmp_path, monkeypatch):
         emb.embed_documents(TEXTS[:2])
     assert len(spy.calls) == 2 and not (tmp_path / FILENAME).exists()
     monkeypatch.delenv(embeddings.CACHE_ENV)
-    with embeddings.configured({"runs_root": str(tmp_path), "embeddings": {"cache": False,
-                                                                          "precision": "fp32"}}):
+    with embeddings.configured(tmp_path, "fp32", cache=False):
         assert embeddings.active_settings().cache_dir is None
-    with embeddings.configured({"runs_root": str(tmp_path)}) as s:
+    with embeddings.configured(tmp_path) as s:
         assert s == embeddings.EmbeddingSettings("fp32", tmp_path)
 
 
@@ -286,11 +285,12 @@ def test_config_validates_the_embeddings_section():
 
 
 def test_defaults_leave_stage_keys_as_before_and_bf16_changes_only_what_it_shapes():
-    from ragdash.config import load_config
+    from ragdash.config import load_config, load_spec
     from ragdash.stages import chunk, retrieve
     from ragdash.stages.runner import stage_keys
 
-    cfg = load_config(overrides={"retrievers": {"use": ["bm25", "sim", "mmr"]}})
+    spec = load_spec(overrides={"retrievers": {"use": ["bm25", "sim", "mmr"]}})
+    cfg = spec.to_config()
     r = cfg["retrievers"]
     from ragdash.retrieval import ADDED_LATER
 
@@ -298,9 +298,9 @@ def test_defaults_leave_stage_keys_as_before_and_bf16_changes_only_what_it_shape
            for n, p in r["resolved"].items()}
     assert r["resolved"]["sim"]["index"] == "exact"
     assert r["resolved"]["sim"]["long_chunks"] == "truncate"
-    assert retrieve.settings(cfg) == (old, None)  # the formula before `index`, `long_chunks`
+    assert retrieve.settings(spec) == (old, None)  # the formula before `index`, `long_chunks`
     # and precision
-    assert chunk.settings(cfg) == (cfg["chunker"],)
+    assert chunk.settings(spec) == (cfg["chunker"],)
     base = stage_keys(cfg)
     bf16 = stage_keys(load_config(overrides={"retrievers": {"use": ["bm25", "sim", "mmr"]},
                                              "embeddings": {"precision": "bf16"}}))
@@ -313,10 +313,10 @@ def test_defaults_leave_stage_keys_as_before_and_bf16_changes_only_what_it_shape
     from ragdash.stages import score
 
     semantic = {**lexical, "scoring": {"also": ["semantic"]}}
-    assert score.settings(load_config(overrides=lexical)) == score.settings(
-        load_config(overrides={**lexical, "embeddings": {"precision": "bf16"}}))
-    assert score.settings(load_config(overrides=semantic)) != score.settings(
-        load_config(overrides={**semantic, "embeddings": {"precision": "bf16"}}))
+    assert score.settings(load_spec(overrides=lexical)) == score.settings(
+        load_spec(overrides={**lexical, "embeddings": {"precision": "bf16"}}))
+    assert score.settings(load_spec(overrides=semantic)) != score.settings(
+        load_spec(overrides={**semantic, "embeddings": {"precision": "bf16"}}))
     hnsw = stage_keys(load_config(overrides={"retrievers": {
         "use": ["bm25", "sim", "mmr"], "params": {"sim": {"index": "hnsw"}}}}))
     assert hnsw["retrieve"] != base["retrieve"] and hnsw["chunk"] == base["chunk"]

@@ -4,7 +4,6 @@ ingest's automatic path, the LLM-assisted variant (a scripted server) and the re
 
 from __future__ import annotations
 
-import copy
 import csv
 import json
 import logging
@@ -15,7 +14,7 @@ from fakes.llm_server import FakeLLMServer, Reply
 from fixtures.corpus import DOCS, QUESTIONS, write_jsonl
 
 from ragdash.cli import main
-from ragdash.config import ConfigError, load_config
+from ragdash.config import ConfigError, RunSpec, load_config, load_spec
 from ragdash.data import load_dataset
 from ragdash.data.schema import Document, Example
 from ragdash.evidence import output, review
@@ -208,7 +207,7 @@ def test_settings_are_validated():
     assert check({"margin": 0, "max_parts": 1}).max_parts == 1
     for bad, message in [({"max_parts": 4}, "max_parts"), ({"margin": 1.5}, "margin"),
                          ({"llm": "yes"}, "llm"), ({"passages": 0}, "passages"),
-                         ({"depth": 1}, "unknown")]:
+                         ({"depth": 1}, "depth")]:
         with pytest.raises(ValueError, match=message):
             check(bad)
     with pytest.raises(ConfigError, match="did you mean 'dataset.evidence.margin'"):
@@ -342,24 +341,24 @@ def test_ingest_finds_evidence_when_the_column_is_missing(qa_only, tmp_path, cap
 def test_ingest_key_holds_evidence_settings_only_when_used(qa_only, generic):
     qa, corpus = qa_only
     gold_ds, gold_corpus = generic
-    with_parts = load_config(None, {"dataset": {"path": str(gold_ds), "corpus": str(gold_corpus),
-                                                "format": "auto"}})
-    before = copy.deepcopy(with_parts)
+    with_parts = load_spec(None, {"dataset": {"path": str(gold_ds), "corpus": str(gold_corpus),
+                                              "format": "auto"}})
+    before = with_parts.to_config()
     del before["dataset"]["evidence"]  # a config from before the key existed
-    assert ingest.settings(with_parts) == ingest.settings(before)
+    assert ingest.settings(with_parts) == ingest.settings(RunSpec.from_config(before))
     assert "evidence" not in ingest.settings(with_parts)[0]
-    sample = load_config()  # the bundled HotpotQA sample
+    sample = load_spec()  # the bundled HotpotQA sample
     assert "evidence" not in ingest.settings(sample)[0]
 
-    without = load_config(None, {"dataset": {"path": str(qa), "corpus": str(corpus)}})
+    without = load_spec(None, {"dataset": {"path": str(qa), "corpus": str(corpus)}})
     key = ingest.settings(without)[0]["evidence"]
     assert (key["margin"], key["llm"], key["version"] >= 1) == (0.05, False, True)
     assert "model" not in key  # the LLM's settings enter only with evidence.llm
-    with_llm = load_config(None, {"dataset": {"path": str(qa), "corpus": str(corpus),
-                                              "evidence": {"llm": True}}})
-    assert ingest.settings(with_llm)[0]["evidence"]["model"] == with_llm["llm"]
-    wider = load_config(None, {"dataset": {"path": str(qa), "corpus": str(corpus),
-                                           "evidence": {"margin": 0.2}}})
+    with_llm = load_spec(None, {"dataset": {"path": str(qa), "corpus": str(corpus),
+                                            "evidence": {"llm": True}}})
+    assert ingest.settings(with_llm)[0]["evidence"]["model"] == with_llm.to_config()["llm"]
+    wider = load_spec(None, {"dataset": {"path": str(qa), "corpus": str(corpus),
+                                         "evidence": {"margin": 0.2}}})
     assert ingest.settings(wider) != ingest.settings(without)
 
 

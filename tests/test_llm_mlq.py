@@ -133,12 +133,12 @@ def test_mlq_runs_keep_their_retrieve_key_and_a_new_prompt_changes_it(config, be
                                                                        monkeypatch):
     """The retrieve stage hashes the same settings as before mlq moved onto the LLM layer (the
     value computed before the move), and hashes the sub-question prompt once it changes."""
-    from ragdash.config import fingerprint, load_config
+    from ragdash.config import fingerprint, load_spec
     from ragdash.constants import PROJECT_ROOT
     from ragdash.llm import prompts
     from ragdash.stages import retrieve
 
-    cfg = load_config(PROJECT_ROOT / "configs" / config)
+    cfg = load_spec(PROJECT_ROOT / "configs" / config)
     assert fingerprint(*retrieve.settings(cfg)) == before
     monkeypatch.setattr(prompts, "DECOMPOSE_PROMPT_REFERENCE", "Split: {question}")
     assert fingerprint(*retrieve.settings(cfg)) != before
@@ -146,7 +146,8 @@ def test_mlq_runs_keep_their_retrieve_key_and_a_new_prompt_changes_it(config, be
     monkeypatch.setattr(prompts, "DECOMPOSE_TURNS", [("user", t) if r == "system" else (r, t)
                                                      for r, t in prompts.DECOMPOSE_TURNS])
     assert fingerprint(*retrieve.settings(cfg)) != before  # the same text as another role
-    cfg["retrievers"]["use"].remove("mlq")
+    cfg = load_spec(PROJECT_ROOT / "configs" / config, {"retrievers.use": [
+        r for r in cfg.retrievers.use if r != "mlq"]})
     changed = fingerprint(*retrieve.settings(cfg))
     monkeypatch.undo()
     assert fingerprint(*retrieve.settings(cfg)) == changed  # without mlq, no prompt is hashed

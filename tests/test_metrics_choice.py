@@ -87,9 +87,10 @@ def test_the_stage_records_each_steps_calls_and_the_signals_cost():
 
 def test_the_job_config_switches_the_chosen_metrics_on_and_rejects_none():
     saved = {"_private": 1, "dataset": {"path": "d.jsonl"}}
-    cfg = job_config(saved, ["claim_f1", "faithfulness"], 5, None)
-    assert cfg["metrics"]["enabled"] and cfg["metrics"]["limit"] == 5
-    assert cfg["metrics"]["use"] == ["faithfulness", "claim_f1"] and "_private" not in cfg
+    spec = job_config(saved, ["claim_f1", "faithfulness"], 5, None)
+    assert spec.metrics.enabled and spec.metrics.limit == 5
+    assert spec.metrics.use == ["faithfulness", "claim_f1"]
+    assert "_private" not in spec.to_config()
     with pytest.raises(ConfigError, match="tick at least one"):
         job_config(saved, [], 5, None)
     with pytest.raises(ConfigError, match="unknown metric"):

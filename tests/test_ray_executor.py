@@ -56,12 +56,12 @@ def test_the_executor_enters_no_stage_key():
 
 @pytest.mark.parametrize(("section", "message"), [
     ({"kind": "spark"}, "executor.kind must be one of local, ray"),
-    ({"kind": "ray", "workers": 0}, "executor.workers must be a positive whole number"),
-    ({"kind": "ray", "workers": "2"}, "executor.workers must be a positive whole number"),
+    ({"kind": "ray", "workers": 0}, "executor.workers must be at least 1, not 0"),
+    ({"kind": "ray", "workers": "2"}, "executor.workers must be a whole number, not '2'"),
     ({"kind": "ray", "address": ""}, "executor.address must be"),
     ({"kind": "ray", "address": "headnode"}, "executor.address must be"),
     ({"kind": "ray", "address": "ray://head:port"}, "executor.address must be"),
-    ({"kind": "ray", "runtime_env": "pip"}, "'executor.runtime_env' must be a mapping"),
+    ({"kind": "ray", "runtime_env": "pip"}, "executor.runtime_env must be a mapping"),
     ({"kind": "ray", "actors": "yes"}, "executor.actors must be true or false"),
     ({"kind": "local", "address": "auto"}, "apply to the ray executor only"),
     ({"kind": "ray", "adress": "auto"}, "did you mean 'executor.address'"),

@@ -224,7 +224,7 @@ def test_the_runs_root_keeps_its_shared_places_where_they_were(tmp_path):
             root.datasets) == tuple(tmp_path / n for n in (
                 "_llm_cache.sqlite", "_index_cache", "_embedding_cache.sqlite", "_uploads",
                 "_datasets"))
-    assert RunsRoot.of({"runs_root": str(tmp_path)}) == root
+    assert RunsRoot(str(tmp_path)) == root
 
 
 def test_the_runs_root_lists_its_runs_and_its_sweeps_runs(made, tmp_path):

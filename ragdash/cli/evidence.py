@@ -87,39 +87,38 @@ def report(result: EvidenceResult, shown: int = 20) -> list[str]:
 
 
 def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
-    from ragdash.config import load_config
+    from ragdash.config import load_spec
     from ragdash.data import load_dataset
     from ragdash.embeddings import configured
     from ragdash.evidence import output
     from ragdash.evidence.finder import find_evidence
-    from ragdash.evidence.settings import check
     from ragdash.rundir.root import RunsRoot
 
-    cfg = load_config(args.config, _overrides(args))
-    ds = cfg["dataset"]
-    dataset = load_dataset(ds["path"], ds["format"], corpus=ds["corpus"],
-                           corpus_fmt=ds["corpus_format"], limit=ds["limit"],
-                           sheet=ds["sheet"], columns=ds["columns"])
+    spec = load_spec(args.config, _overrides(args))
+    ds = spec.dataset
+    dataset = load_dataset(ds.path, ds.format, corpus=ds.corpus, corpus_fmt=ds.corpus_format,
+                           limit=ds.limit, sheet=ds.sheet, columns=ds.columns)
     gold = {e.qid: e.parts for e in dataset.examples if e.parts}
     if gold:
         print(f"note: {len(gold)} question(s) already have relevant parts; evidence is found "
               "anyway (ignoring them) and compared with them below.")
-    settings = check(ds["evidence"])
+    settings = ds.evidence
     llm = None
     if settings.llm:
         from ragdash.llm import LLMSettings
 
-        llm = LLMSettings.from_config(cfg["llm"])
-    with configured(cfg):  # the embedding cache of the runs root, as a run uses it
+        llm = LLMSettings.from_config(spec.llm)
+    root = RunsRoot(spec.runs_root)
+    with configured(root.path, spec.embeddings.precision, spec.embeddings.cache):
         result = find_evidence(dataset.examples, dataset.documents, settings, llm=llm,
-                               cache=RunsRoot.of(cfg).llm_cache if llm else None, progress=progress)
+                               cache=root.llm_cache if llm else None, progress=progress)
     target = output.write_jsonl(output.dataset_rows(result), args.output)
-    corpus = ds["corpus"]
+    corpus = ds.corpus
     if corpus is None:  # HotpotQA/SQuAD carry their corpus: write it beside the dataset
         corpus = target.with_name(f"{target.stem}.corpus.jsonl")
         output.write_jsonl([{"doc_id": d.doc_id, "title": d.title, "text": d.text}
                             for d in dataset.documents], corpus)
-        print(f"The corpus of {Path(ds['path']).name} is written to {corpus}.")
+        print(f"The corpus of {Path(ds.path).name} is written to {corpus}.")
     print("\n".join(report(result)))
     if gold:
         a = output.agreement(output.found_parts(result), gold)

@@ -14,6 +14,8 @@ from ragdash.terminal import safe
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ragdash.config import RunSpec
+
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register `metrics` on the `ragdash` subparsers."""
@@ -36,33 +38,33 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def config(args: argparse.Namespace) -> dict:
+def config(args: argparse.Namespace) -> RunSpec:
     """The run's saved config with the metrics switched on and this command's options."""
-    from ragdash.config import RunSpec, deep_merge, expand, parse_set
+    from ragdash.config import RunSpec, deep_merge, expand, parse_set, saved_config
     from ragdash.rundir import Run
 
     run = Run(args.run_dir)
     if not run.exists():
         raise FileNotFoundError(f"{run.path} is not a run directory: give --run-dir a run made "
                                 "by `ragdash run`")
-    saved = {k: v for k, v in run.config.to_dict().items() if not k.startswith("_")}
+    saved = saved_config(run.manifest)
     over: dict[str, Any] = {"metrics.enabled": True}
     if args.use:
         over["metrics.use"] = args.use
     if args.limit is not None:
         over["metrics.limit"] = args.limit
     over.update(parse_set(t) for t in args.set or ())
-    return RunSpec.from_config(deep_merge(saved, expand(over))).to_config()
+    return RunSpec.from_config(deep_merge(saved, expand(over)))
 
 
 def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
     from ragdash.rundir import Run
 
-    cfg = config(args)
+    spec = config(args)
     if args.dry_run:
         from ragdash.planning import metrics_estimate
 
-        est, cached = metrics_estimate(Run(args.run_dir), cfg)
+        est, cached = metrics_estimate(Run(args.run_dir), spec)
         print(f"Dry run, no LLM call made. The metrics would cost:\n  {est}\n(a lower bound: "
               "correction rounds after unreadable replies are not counted)")
         if cached:
@@ -72,11 +74,11 @@ def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
     from ragdash.metrics.evaluate import NO_ANSWER
     from ragdash.stages.runner import run_on
 
-    run_dir, counts = run_on(args.run_dir, "metrics", progress, cfg=cfg)
+    run_dir, counts = run_on(args.run_dir, "metrics", progress, spec=spec)
     table = run_dir.read("metrics")
     failed = table["error"].notna() & (table["error"] != NO_ANSWER)
     measured = int((table["error"].isna()
-                    & table[[m for m in cfg["metrics"]["use"] if m in table]].notna().any(axis=1)
+                    & table[[m for m in spec.metrics.use if m in table]].notna().any(axis=1)
                     ).sum())
     why = reasons(table.loc[failed, "error"])
     if failed.any() and not measured:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 
 def stage_commands() -> dict[str, tuple[tuple[str, ...] | None, str]]:
@@ -23,32 +23,22 @@ def stage_commands() -> dict[str, tuple[tuple[str, ...] | None, str]]:
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
-    """The options every stage command (and `sweep`) takes; `OPTIONS` maps them to keys. An
-    option that sets a key of the typed specification takes its help from that key's
-    documentation (`ragdash.config.describe`: what docs/config.md says), so the two never
-    drift; the others' help is in `LLM_OPTIONS`."""
+    """The options every stage command (and `sweep`) takes; `OPTIONS` maps them to keys. Each
+    takes its type, its choices and its help from its key's declaration (`spec_field`,
+    `describe`: what docs/config.md says), so the three never drift; `CONTEXT` adds what the
+    key alone does not say (whose LLM, what an option implies)."""
     from ragdash.config import describe, spec_field
 
     p.add_argument("--config", help="YAML config (e.g. configs/paper.yaml)")
     p.add_argument("--run-dir", help="run directory (default: <runs_root>/<config name>)")
     for opt, key in OPTIONS.items():
-        if opt in ("executor", "ray_address", "workers"):
-            continue  # below, with their choices and what they imply
         field = spec_field(key)
         kind = _required(field.annotation) if field else str
         takes = {"type": int} if kind is int else \
-            {"choices": list(get_args(kind))} if get_origin(kind) is Literal else {}
-        text = describe(key) or LLM_OPTIONS[opt]
+            {"choices": [a for a in get_args(kind) if a is not None]} \
+            if get_origin(kind) is Literal else {}
+        text = "; ".join(t for t in (CONTEXT.get(opt), describe(key)) if t)
         p.add_argument("--" + opt.replace("_", "-"), **takes, help=f"{text} [{key}]")
-    p.add_argument("--executor", choices=["local", "ray"],
-                   help="where stages run their batches: local (default) or ray (the optional "
-                        "ray extra; same results) [executor.kind]")
-    p.add_argument("--ray-address", help="Ray cluster: auto, ray://host:10001 (default: start "
-                                         "Ray on this machine); implies --executor ray "
-                                         "[executor.address]")
-    p.add_argument("--workers", type=int, help="Ray: batches run at once (default: the "
-                                               "cluster's CPUs); implies --executor ray "
-                                               "[executor.workers]")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="any config key, dotted, its value read as YAML (repeatable), e.g. "
                         "--set retrievers.params.bm25.k=10 (docs/config.md lists them)")
@@ -61,10 +51,13 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def _required(annotation: Any) -> Any:
-    """`annotation` without its `| None`: `int | None` is int, `list[int]` stays itself."""
+    """`annotation` without its `| None` and its constraints: `int | None` and
+    `Annotated[int, Field(ge=1)] | None` are int, `list[int]` stays itself."""
     if get_origin(annotation) in (Union, UnionType):
         kinds = [a for a in get_args(annotation) if a is not type(None)]
-        return kinds[0] if len(kinds) == 1 else annotation
+        annotation = kinds[0] if len(kinds) == 1 else annotation
+    if get_origin(annotation) is Annotated:
+        return _required(get_args(annotation)[0])
     return annotation
 
 
@@ -100,16 +93,20 @@ OPTIONS: dict[str, str] = {
 }
 """Each option of the stage commands and the dotted config key it sets."""
 
-LLM_OPTIONS: dict[str, str] = {
-    "llm_backend": "the generator's (and mlq's) LLM: local, ollama or openai",
-    "llm_model": "the generator's model (local: a GGUF path, qwen-1.5b, qwen or smollm2)",
-    "llm_url": "base URL of an OpenAI-compatible server or Ollama host",
-    "judge_backend": "the judge's LLM backend (default: the generator's)",
+CONTEXT: dict[str, str] = {
+    "llm_backend": "the run's LLM (the generator's by default, and mlq's)",
+    "llm_model": "the run's model",
+    "llm_url": "the run's server",
+    "judge_backend": "the judge's LLM (default: the run's)",
     "judge_model": "the judge's model",
-    "judge_url": "the judge's server URL (default: --llm-url when the judge uses the "
-                 "generator's backend)",
+    "judge_url": "the judge's server (default: --llm-url when the judge uses the run's "
+                 "backend)",
+    "executor": "where stages run their batches (same results either way)",
+    "ray_address": "implies --executor ray",
+    "workers": "implies --executor ray",
 }
-"""Help of the options whose keys are LLM settings (checked by `ragdash.llm.settings`)."""
+"""What an option's help says before its key's documentation: the key of an LLM section is
+documented once for every section (whose LLM it is goes here), and what an option implies."""
 
 
 def overrides_from(args: argparse.Namespace) -> dict[str, object]:

@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
 
     spec = load_spec(args.config, on_saved(args, overrides_from(args)))
     run_dir = Path(args.run_dir) if args.run_dir else Path(spec.runs_root) / spec.name
-    stages = stage_commands()[args.command][0] or configured_stages(spec.to_config())
+    stages = stage_commands()[args.command][0] or configured_stages(spec)
     if args.dry_run:
         return dry_run(spec, run_dir, stages, args.force, args.quiet)
     with Bars(args.quiet) as bars:
@@ -54,7 +54,7 @@ def dry_run(spec: RunSpec, run_dir: Path, stages: Sequence[str], force: bool,
     from ragdash.planning import dry_run as estimate
     from ragdash.stages.runner import dry_run_stages, run_stages
 
-    todo = dry_run_stages(spec.to_config(), run_dir, stages, force)
+    todo = dry_run_stages(spec, run_dir, stages, force)
     with Bars(quiet) as bars:
         run = run_stages(spec, run_dir, todo, force=force, progress=bars)
     est = estimate(run, spec, retrieved="retrieve" in todo or "retrieve" not in stages)

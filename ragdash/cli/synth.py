@@ -79,7 +79,7 @@ def report(result: SynthResult, rejects_file: str = "", shown: int = 10) -> list
 
 
 def run(args: argparse.Namespace, progress: Any = None) -> int:
-    from ragdash.config import load_config
+    from ragdash.config import load_spec
     from ragdash.data import load_corpus
     from ragdash.embeddings import configured
     from ragdash.llm.settings import LLMSettings
@@ -91,17 +91,18 @@ def run(args: argparse.Namespace, progress: Any = None) -> int:
     from ragdash.synth.synthesize import synthesize
     from ragdash.synth.write import write
 
-    cfg = load_config(args.config, _overrides(args))
+    spec = load_spec(args.config, _overrides(args))
     settings = check(SynthSettings(n=args.n, seed=args.seed, multihop=args.multihop,
                                    check_leakage=args.check_leakage,
                                    dedup_threshold=args.dedup_threshold, chunker=args.chunker))
-    llm = LLMSettings.from_config(cfg["llm"])
+    llm, root = LLMSettings.from_config(spec.llm), RunsRoot(spec.runs_root)
     documents, issues = load_corpus(args.corpus, args.corpus_format)
     for issue in issues[:5]:
         print(f"warning: {safe(issue)}", file=sys.stderr)
     if not documents:
         raise ValueError(f"{args.corpus}: the corpus holds no usable document")
-    with configured(cfg):  # the embedding cache of the runs root, as a run uses it
+    # the embedding cache of the runs root, as a run uses it
+    with configured(root.path, spec.embeddings.precision, spec.embeddings.cache):
         items = sample(documents, settings)
         per_doc = Counter(i.chunks[0].doc_id for i in items)
         print(f"Sampled {len(items)} chunk{'s' if len(items) != 1 else ''} ({settings.chunker}) "
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace, progress: Any = None) -> int:
               f"{max(per_doc.values(), default=0)} per document"
               + (", each with a partner chunk of another document" if settings.multihop else "")
               + ".")
-        for what, e in estimate(items, settings, llm, cfg).items():
+        for what, e in estimate(items, settings, llm, root).items():
             print(f"Estimate, {what}: {describe(e)}")
         if args.dry_run:
             return 0
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace, progress: Any = None) -> int:
               + (f" at {llm.base_url}" if llm.base_url else ""), file=sys.stderr)
         try:
             result = synthesize(documents, settings, llm, items=items,
-                                cache=RunsRoot.of(cfg).llm_cache, progress=progress)
+                                cache=root.llm_cache, progress=progress)
         except LLMError as exc:
             raise RuntimeError(f"{exc}. Finished calls are kept in the LLM reply cache: run the "
                                "same command again to resume.") from exc

@@ -8,30 +8,39 @@ The corpus is left whole, so retrieval searches every document of the file.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from ragdash.data.schema import Example
 
 CONTEXT_KEY = "paragraph"
-_KEYS = ("per_context", "every", "n")
 
 
-def check_rule(rule: Mapping[str, Any] | None) -> dict[str, int | None] | None:
-    """The rule with its keys checked (positive integers or None), or None for no sampling."""
+class SampleRule(BaseModel):
+    """A fixed sampling rule (config `dataset.sample`): applied in the order of the fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True,
+                              use_attribute_docstrings=True)
+
+    per_context: Annotated[int, Field(ge=1)] | None = None
+    """Keep the first N questions of each context (SQuAD: paragraph), in file order."""
+    every: Annotated[int, Field(ge=1)] | None = None
+    """Then every k-th of those (the 1st, the k+1-th, ...)."""
+    n: Annotated[int, Field(ge=1)] | None = None
+    """Then the first n."""
+
+
+def check_rule(rule: SampleRule | Mapping[str, Any] | None) -> dict[str, int | None] | None:
+    """The rule with its keys checked (positive integers or None), or None for no sampling;
+    ValueError (a pydantic ValidationError) naming the key otherwise."""
+    if isinstance(rule, SampleRule):
+        return rule.model_dump()
     if not rule:
         return None
     if not isinstance(rule, Mapping):
         raise ValueError("sample must be a mapping {per_context, every, n}")
-    if unknown := sorted(set(rule) - set(_KEYS)):
-        raise ValueError(f"sample: unknown key(s) {unknown}; known: {', '.join(_KEYS)}")
-    out: dict[str, int | None] = {}
-    for key in _KEYS:
-        value = rule.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or value < 1):
-            raise ValueError(f"sample.{key} must be a positive integer, got {value!r}")
-        out[key] = value
-    return out
+    return SampleRule.model_validate(dict(rule)).model_dump()
 
 
 def describe(rule: Mapping[str, int | None]) -> str:

@@ -6,8 +6,17 @@ Kept free of heavy imports: `ragdash.config` validates the section with `check`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 
 VERSION = 4
 """Bumped when the finder's rules change, so runs that used it get a new ingest key."""
@@ -18,9 +27,9 @@ METHODS = ("answer", "llm", "aligned", "aligned-llm")
 (`ragdash.evidence.align`), `aligned-llm`: such sentences the LLM confirmed."""
 
 
-@dataclass(frozen=True)
-class EvidenceSettings:
-    """How evidence is found and kept.
+class EvidenceSettings(BaseModel):
+    """How evidence is found and kept (config `dataset.evidence`; a key set to None keeps its
+    default, an unknown key is refused).
 
     `max_parts`: the most parts kept per question (1 to 3), however they are found;
     `margin`: other candidates are kept when their score is within this of the best
@@ -30,39 +39,39 @@ class EvidenceSettings:
     the LLM's quotes draw on.
     """
 
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True,
+                              use_attribute_docstrings=True)
+
     llm: bool = False
-    max_parts: int = 3
-    margin: float = 0.05
-    passages: int = 3
+    """Ask the run's LLM to confirm aligned parts and to quote one for a short answer."""
+    max_parts: Annotated[int, Field(ge=1, le=3)] = 3
+    """The most parts kept per question."""
+    margin: Annotated[StrictInt | StrictFloat, Field(ge=0, le=1)] = 0.05
+    """Other candidates are kept within this of the best one's score."""
+    passages: Annotated[int, Field(ge=1, le=10)] = 3
+    """Top-ranked passages the alignment and the LLM's quotes draw on."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unset(cls, data: Any) -> Any:
+        return {k: v for k, v in data.items() if v is not None} if isinstance(data, Mapping) \
+            else data
+
+    @field_validator("margin")
+    @classmethod
+    def _float(cls, value: float) -> float:
+        return float(value)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self.model_dump()
 
 
 DEFAULTS: dict[str, Any] = EvidenceSettings().to_dict()
 
 
-def _integer(value: object, key: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"evidence.{key} must be a whole number from {low} to {high}, "
-                         f"not {value!r}")
-    return value
-
-
-def check(section: Mapping[str, Any] | None) -> EvidenceSettings:
+def check(section: Mapping[str, Any] | EvidenceSettings | None) -> EvidenceSettings:
     """The settings of a `dataset.evidence` mapping (missing keys at their defaults);
-    ValueError naming the key otherwise."""
-    data = dict(section or {})
-    unknown = sorted(set(data) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"evidence: unknown key(s) {unknown}; known: {', '.join(DEFAULTS)}")
-    merged = {**DEFAULTS, **{k: v for k, v in data.items() if v is not None}}
-    if not isinstance(merged["llm"], bool):
-        raise ValueError(f"evidence.llm must be true or false, not {merged['llm']!r}")
-    margin = merged["margin"]
-    if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin <= 1:
-        raise ValueError(f"evidence.margin must be a number from 0 to 1, not {margin!r}")
-    return EvidenceSettings(llm=merged["llm"],
-                            max_parts=_integer(merged["max_parts"], "max_parts", 1, 3),
-                            margin=float(margin),
-                            passages=_integer(merged["passages"], "passages", 1, 10))
+    ValueError (a pydantic ValidationError) naming the key otherwise."""
+    if isinstance(section, EvidenceSettings):
+        return section
+    return EvidenceSettings.model_validate(dict(section or {}))

@@ -16,23 +16,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Annotated, Any, Literal, Protocol, get_args
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Progress = Callable[[str, int, int], None]
 BatchFn = Callable[..., pd.DataFrame] | type
-
-KINDS = ("local", "ray")
-DEFAULTS: dict[str, Any] = {"kind": "local", "address": None, "workers": None,
-                            "runtime_env": None, "actors": False}
-"""The `executor` config section: `kind` (local or ray), and for Ray the cluster `address`
-(None: start a Ray instance on this machine; "auto"; "ray://host:10001"), `workers` (batches
-run at once; None: the cluster's CPUs), `runtime_env` (passed to `ray.init`, e.g.
-{working_dir: ., env_vars: {...}}) and `actors` (true: a Ray Data actor pool per stage builds
-each batch class; false: Ray tasks, each worker process builds it once and keeps it for later
-stages). Never part of a stage key: results do not depend on where they were computed."""
-
 
 class Executor(Protocol):
     """Runs a pure batch function over a frame and returns its output in input order."""
@@ -82,32 +72,46 @@ def batch_size(executor: Executor, rows: int, most: int, per_worker: int = 2) ->
     return max(1, min(most, math.ceil(rows / (per_worker * executor.workers()))))
 
 
-def check(section: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The `executor` section with defaults filled in; ValueError naming the bad key."""
-    out = {**DEFAULTS, **(section or {})}
-    unknown = set(out) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"executor: unknown key(s) {sorted(unknown)}; known: "
-                         f"{', '.join(DEFAULTS)}")
-    if out["kind"] not in KINDS:
-        raise ValueError(f"executor.kind must be one of {', '.join(KINDS)}, not {out['kind']!r}")
-    workers = out["workers"]
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                or workers < 1):
-        raise ValueError(f"executor.workers must be a positive whole number, not {workers!r}")
-    address = out["address"]
-    if address is not None and not (address == "auto" or (isinstance(address, str)
-                                                          and host_port(address))):
-        raise ValueError(f"executor.address must be 'auto', 'ray://host:port' or "
-                         f"'host:port', not {address!r}")
-    if out["runtime_env"] is not None and not isinstance(out["runtime_env"], dict):
-        raise ValueError("executor.runtime_env must be a mapping (Ray's runtime environment)")
-    if not isinstance(out["actors"], bool):
-        raise ValueError(f"executor.actors must be true or false, not {out['actors']!r}")
-    if out["kind"] == "local" and (address or workers or out["runtime_env"] or out["actors"]):
-        raise ValueError("executor.address, workers, runtime_env and actors apply to the ray "
-                         "executor only: set executor.kind: ray (or --executor ray)")
-    return out
+Kind = Literal["local", "ray"]
+KINDS: tuple[str, ...] = get_args(Kind)
+
+
+class ExecutorSpec(BaseModel):
+    """The `executor` section of the run specification: where stages run, local or on Ray;
+    unknown keys refused. Never part of a stage key: results do not depend on where they were
+    computed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True,
+                              use_attribute_docstrings=True)
+
+    kind: Kind = "local"
+    """local (this process) or ray (a Ray cluster, docs/speed-and-scale.md)."""
+    address: str | None = None
+    """Ray only: None (a Ray instance on this machine), auto, or ray://host:port."""
+    workers: Annotated[int, Field(ge=1)] | None = None
+    """Ray only: batches run at once (None: the cluster's CPUs)."""
+    runtime_env: dict[str, Any] | None = None
+    """Ray only: passed to ray.init, e.g. {working_dir: ., env_vars: {...}}."""
+    actors: bool = False
+    """Ray only: an actor pool per stage builds each batch class (false: Ray tasks)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> ExecutorSpec:
+        if self.address is not None and self.address != "auto" and not host_port(self.address):
+            raise ValueError(f"executor.address must be 'auto', 'ray://host:port' or "
+                             f"'host:port', not {self.address!r}")
+        if self.kind == "local" and (self.address or self.workers or self.runtime_env
+                                     or self.actors):
+            raise ValueError("executor.address, workers, runtime_env and actors apply to the "
+                             "ray executor only: set executor.kind: ray (or --executor ray)")
+        return self
+
+
+def check(section: ExecutorSpec | Mapping[str, Any] | None) -> ExecutorSpec:
+    """The `executor` section, typed with defaults filled in; ValueError naming the bad key."""
+    if isinstance(section, ExecutorSpec):
+        return section
+    return ExecutorSpec.model_validate({k: v for k, v in (section or {}).items()})
 
 
 def host_port(address: str) -> tuple[str, int] | None:

@@ -11,8 +11,11 @@ phrases of refusal, never single words, so an answer like "The capital is Paris.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 
 ABSTAIN_SENTENCE = "I cannot find enough information in the documents."
 """The fixed reply the `abstain` generation prompt asks for when the documents lack the answer."""
@@ -71,8 +74,10 @@ class RefusalRule:
         object.__setattr__(self, "_compiled", compile_patterns(self.patterns))
 
     @classmethod
-    def from_config(cls, cfg: dict | None) -> RefusalRule:
+    def from_config(cls, cfg: RefusalSpec | Mapping[str, Any] | None) -> RefusalRule:
         """From the `judge.refusal` config section ({enabled, patterns}); None = defaults."""
+        if isinstance(cfg, RefusalSpec):
+            return cfg.rule()
         cfg = cfg or {}
         patterns = cfg.get("patterns")
         return cls(DEFAULT_PATTERNS if patterns is None else tuple(patterns),
@@ -90,3 +95,33 @@ class RefusalRule:
 
     def to_config(self) -> dict:
         return {"enabled": self.enabled, "patterns": list(self.patterns)}
+
+
+class RefusalSpec(BaseModel):
+    """The `judge.refusal` section of the run specification: the patterns resolved (None: the
+    defaults, blank ones dropped, each compiled), so a change of the defaults changes the judge
+    stage key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    enabled: StrictBool = True
+    """Score answers matching a pattern 1 without asking the judge."""
+    patterns: list[StrictStr] = Field(default_factory=lambda: list(DEFAULT_PATTERNS))
+    """Case-insensitive regular expressions (None: the defaults)."""
+
+    @field_validator("patterns", mode="before")
+    @classmethod
+    def _resolve(cls, patterns: Any) -> Any:
+        if patterns is None:
+            return list(DEFAULT_PATTERNS)
+        if isinstance(patterns, str) or not isinstance(patterns, list):
+            raise ValueError("judge.refusal.patterns must be a list of regular expressions")
+        kept = [str(p) for p in patterns if str(p).strip()]
+        try:
+            compile_patterns(kept)
+        except RefusalPatternError as exc:
+            raise ValueError(f"judge.refusal.patterns: {exc}") from None
+        return kept
+
+    def rule(self) -> RefusalRule:
+        return RefusalRule(tuple(self.patterns), self.enabled)

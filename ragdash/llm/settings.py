@@ -11,9 +11,19 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
-BACKENDS = ("local", "ollama", "openai")
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    model_serializer,
+)
+
+Backend = Literal["local", "ollama", "openai"]
+BACKENDS: tuple[str, ...] = get_args(Backend)
 JUDGE_MODES = ("grouped", "single", "stepwise")
 """grouped: the paper (all answers of a question in one call); single: one call per answer;
 stepwise: the rubric as one or two short questions per answer (for small local judges)."""
@@ -52,7 +62,8 @@ def judge_model_for(backend: str, model: str | None) -> str | None:
     return model or (LOCAL_JUDGE if backend == "local" else None)
 
 
-STRUCTURED = ("auto", "json_schema", "json_object", "none")
+Structured = Literal["auto", "json_schema", "json_object", "none"]
+STRUCTURED: tuple[str, ...] = get_args(Structured)
 DEFAULT_MODELS = {"local": None, "ollama": "llama3", "openai": "gpt-4o"}
 _SECRET_FIELDS = ("api_key",)
 
@@ -105,7 +116,7 @@ class LLMSettings:
             self.model = DEFAULT_MODELS[self.backend]
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | LLMSettings | None = None, *,
+    def from_config(cls, cfg: Mapping[str, Any] | LLMSpec | LLMSettings | None = None, *,
                     api_key: str | None = None, **overrides: Any) -> LLMSettings:
         """Settings from a config mapping (the run config's `llm` section) plus overrides.
 
@@ -116,6 +127,8 @@ class LLMSettings:
             if api_key is not None:
                 base.api_key = api_key
             return base
+        if isinstance(cfg, LLMSpec):
+            cfg = cfg.model_dump()
         data = {**(cfg or {}), **overrides}
         if any(k in data for k in _SECRET_FIELDS):
             raise ValueError("llm.api_key must not be set in a config (it would be written to "
@@ -140,44 +153,57 @@ class LLMSettings:
         return min(self.backoff_base_s * (2 ** attempt), self.backoff_max_s)
 
 
-_NUMBERS: dict[str, tuple[type, float]] = {
-    "temperature": (float, 0.0), "max_tokens": (int, 1), "concurrency": (int, 1),
-    "timeout_s": (float, 1e-9), "retries": (int, 0), "backoff_base_s": (float, 0.0),
-    "backoff_max_s": (float, 0.0), "seed": (int, -(2 ** 63))}
-"""Numeric settings (None: the default): (kind, least value)."""
+API_KEY_IN_FILE = ("API keys must come from the environment (OPENAI_API_KEY) or the "
+                   "dashboard's password field, never a file")
+
+Number = StrictInt | StrictFloat
+"""A number as written (an int stays an int, so a section's hash is the one it had as a dict)."""
 
 
-def check_section(data: Mapping[str, Any] | None, where: str = "llm") -> None:
-    """Refuse an LLM settings section that `LLMSettings` would not take, naming the dotted key
-    (`where`.key): an unknown key (with the closest known one), a backend or structured mode
-    not in its list, a number of the wrong kind or below its least value. Run at load, so a bad
-    value stops the run before any stage."""
-    import difflib
+class LLMSpec(BaseModel):
+    """An LLM section of the run specification (`llm`, `generation.llm`, `judge.llm`,
+    `metrics.llm`): the settings `LLMSettings` takes, typed, unknown keys refused. A key left
+    out is `LLMSettings`' default; only the keys written are kept (`model_dump`), so a section
+    hashes into a stage key exactly as the mapping it was read from."""
 
-    if not data:
-        return
-    known = sorted(f.name for f in dataclasses.fields(LLMSettings)
-                   if f.name not in _SECRET_FIELDS)
-    for key, value in data.items():
-        if key not in known:
-            close = difflib.get_close_matches(str(key), known, n=1)
-            hint = f" (did you mean {where}.{close[0]}?)" if close else ""
-            raise ValueError(f"{where}.{key} is not an LLM setting{hint}; the settings are "
-                             f"{', '.join(known)}")
-        if key in _NUMBERS and value is not None:
-            kind, least = _NUMBERS[key]
-            ok = isinstance(value, int | float) and not isinstance(value, bool) and (
-                kind is float or float(value).is_integer())
-            if not ok or value < least:
-                what = "a whole number" if kind is int else "a number"
-                raise ValueError(f"{where}.{key} must be {what} of at least {least:g}, not "
-                                 f"{value!r}")
-    for key, allowed in (("backend", BACKENDS), ("structured", STRUCTURED)):
-        if key in data and data[key] not in allowed:
-            raise ValueError(f"{where}.{key} must be one of {', '.join(allowed)}, not "
-                             f"{data[key]!r}")
-    for key in ("model", "base_url", "api_key_env"):
-        if data.get(key) is not None and not isinstance(data[key], str):
-            raise ValueError(f"{where}.{key} must be text, not {data[key]!r}")
-    if data.get("options") is not None and not isinstance(data["options"], Mapping):
-        raise ValueError(f"{where}.options must be a mapping of the backend's own options")
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True,
+                              use_attribute_docstrings=True)
+
+    backend: Backend | None = None
+    """local (a packaged GGUF model, llama.cpp), ollama, or openai (any OpenAI-compatible
+    server)."""
+    model: str | None = None
+    """The model (local: a GGUF path, qwen-1.5b, qwen or smollm2; empty: the default)."""
+    base_url: str | None = None
+    """The OpenAI-compatible URL or the Ollama host (local: a running server to use)."""
+    temperature: Annotated[Number, Field(ge=0)] | None = None
+    """Sampling temperature (default 0: the same reply to the same prompt)."""
+    max_tokens: Annotated[StrictInt, Field(ge=1)] | None = None
+    """The most tokens of a reply (default 256)."""
+    concurrency: Annotated[StrictInt, Field(ge=1)] | None = None
+    """Calls at once (default: 1 for local, else 4)."""
+    timeout_s: Annotated[Number, Field(gt=0)] | None = None
+    """A deadline for each request, reply included (default: 600 s local, else 120 s)."""
+    retries: Annotated[StrictInt, Field(ge=0)] | None = None
+    """Retries after the first attempt."""
+    backoff_base_s: Annotated[Number, Field(ge=0)] | None = None
+    """The wait before retry i is min(backoff_base_s × 2^i, backoff_max_s) (default 1 s)."""
+    backoff_max_s: Annotated[Number, Field(ge=0)] | None = None
+    """The longest wait between retries (default 30 s)."""
+    seed: StrictInt | None = None
+    """The sampling seed where the backend takes one (default 0)."""
+    structured: Structured | None = None
+    """How replies are constrained to JSON where one is asked for."""
+    options: dict[str, Any] | None = None
+    """The backend's own options, passed as given."""
+    api_key_env: str | None = None
+    """The environment variable holding the API key (never the key itself)."""
+
+    @model_serializer(mode="wrap")
+    def _written(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        return {k: v for k, v in out.items() if k in self.model_fields_set}
+
+    def settings(self, api_key: str | None = None) -> LLMSettings:
+        """The call settings of this section (`api_key` held in memory only)."""
+        return LLMSettings.from_config(self, api_key=api_key)

@@ -32,6 +32,7 @@ from ragdash.metrics.calls import MetricItem, TaskOutcome, answer_task
 if TYPE_CHECKING:
     from ragdash.executors import Executor
     from ragdash.rundir import Run
+    from ragdash.scoring.contexts import ContextCut
 
 NO_ANSWER = "no answer"
 NO_CONTEXT = "no retrieved context (LLM only): context metrics not applicable"
@@ -59,11 +60,12 @@ def cut_chunks(texts: Sequence[str], length: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-def items_from_run(run: Run, cfg: dict, answers: pd.DataFrame | None = None,
+def items_from_run(run: Run, cut: ContextCut, answers: pd.DataFrame | None = None,
                    limit: int | None = None) -> list[MetricItem]:
     """One item per answer of the run (of its first `limit` questions): the chunks of the C_N
-    the answer was generated from (cut as generation cut them), each flagged when it holds a
-    gold relevant part (ragdash's relevance, `relevant_chunks` with scoring.relevance_share)."""
+    the answer was generated from (cut as generation cut them: `cut`), each flagged when it
+    holds a gold relevant part (ragdash's relevance, `relevant_chunks` with the run's
+    scoring.relevance_share)."""
     from ragdash.scoring.contexts import budget_contexts
     from ragdash.scoring.ir_metrics import relevant_chunks
 
@@ -80,13 +82,12 @@ def items_from_run(run: Run, cfg: dict, answers: pd.DataFrame | None = None,
                        retrieved["chunk_id"].astype(str), strict=True):
         ranked.setdefault((q, r), []).append(c)
     parts = {q: [str(p) for p in ex.loc[q, "parts"]] for q in qids}
-    share = float(cfg.get("scoring", {}).get("relevance_share", 1.0))
-    qrels = relevant_chunks(chunks, parts, share)
+    qrels = relevant_chunks(chunks, parts, cut.relevance_share)
     relevant = set(zip(qrels["query_id"].astype(str), qrels["doc_id"].astype(str), strict=True))
     budgets = sorted({int(b) for b in answers["budget"].dropna()})
     cut_at = {}
     for b in budgets:
-        ctx = budget_contexts(run, cfg["tokenizer"], cfg["scoring"]["mode"], b)
+        ctx = budget_contexts(run, cut.tokenizer, cut.mode, b)
         cut_at.update({(q, r, b): len(t) for q, r, t in ctx.itertuples(index=False)})
     items = []
     for a in answers.itertuples(index=False):

@@ -4,9 +4,7 @@ share, named here once. Folders and files starting with "_" are never runs."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ragdash.constants import DATASETS, EMBEDDING_CACHE, INDEX_CACHE, LLM_CACHE, UPLOADS
 from ragdash.rundir.files import MANIFEST
@@ -21,11 +19,6 @@ class RunsRoot:
 
     def __init__(self, path: Path | str):
         self.path = Path(path)
-
-    @classmethod
-    def of(cls, cfg: Mapping[str, Any]) -> RunsRoot:
-        """The runs root of a run config (its `runs_root`)."""
-        return cls(cfg["runs_root"])
 
     def __repr__(self) -> str:
         return f"RunsRoot({str(self.path)!r})"

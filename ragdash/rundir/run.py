@@ -125,13 +125,14 @@ class Run:
     def exists(self) -> bool:
         return self.reader.stamp(self.path / MANIFEST) is not None
 
-    def create(self, config: dict) -> Run:
+    def create(self, config: dict, spec_version: int | None = None) -> Run:
         """Write a fresh manifest (keeping stage records of an existing one), after removing
-        the temp files an interrupted atomic write left behind."""
+        the temp files an interrupted atomic write left behind. `spec_version`: the shape of
+        `config` (`ragdash.config.SPEC_VERSION`), kept beside it."""
         with MANIFEST_LOCK:
-            return self._create(config)
+            return self._create(config, spec_version)
 
-    def _create(self, config: dict) -> Run:
+    def _create(self, config: dict, spec_version: int | None) -> Run:
         self.path.mkdir(parents=True, exist_ok=True)
         for tmp in self.path.glob(".*.*"):
             if tmp.is_file() and (self.path / tmp.name[1:].rsplit(".", 1)[0]).suffix:
@@ -144,10 +145,12 @@ class Run:
             "created": old.get("created", now()),
             "updated": now(),
             "config": config,
+            **({"spec_version": spec_version} if spec_version is not None else {}),
             "versions": package_versions(),
             "stages": stages,
             **{k: v for k, v in old.items()
-               if k not in ("id", "created", "updated", "config", "versions", "stages")},
+               if k not in ("id", "created", "updated", "config", "spec_version", "versions",
+                            "stages")},
         })
         return self
 

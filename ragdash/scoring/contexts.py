@@ -6,6 +6,7 @@ A context is the retrieved chunks' texts joined in rank order; C_N is its first 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -56,6 +57,16 @@ def context_token_ends(ctx: pd.DataFrame, tokenizer: str) -> list[np.ndarray]:
     if "chunks" in ctx.columns:
         return tok.context_ends(ctx["chunks"].tolist())
     return tok.token_ends(ctx["context"].tolist())
+
+
+@dataclass(frozen=True)
+class ContextCut:
+    """How a run cuts and scores C_N: its tokenizer, its scoring mode (corrected or reference)
+    and the share of a relevant part a chunk must hold to count as relevant."""
+
+    tokenizer: str
+    mode: str
+    relevance_share: float = 1.0
 
 
 def budget_contexts(run: Run, tokenizer: str, mode: str, budget: int) -> pd.DataFrame:

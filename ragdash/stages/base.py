@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from ragdash.config import RunSpec
 from ragdash.executors.base import Executor, LocalExecutor
@@ -46,10 +46,12 @@ class Stage:
 
     `needs`: the stages whose outputs it reads (their keys enter its key); `after`: stages that
     must be up to date first without being inputs (generation follows scoring so that a run with
-    answers always has its scores). `settings(cfg)` returns the config values the key hashes.
-    `switch`: the config section whose `enabled` says whether `ragdash run` performs it.
+    answers always has its scores). `settings(spec)` returns the specification's values the
+    key hashes, as the plain JSON they had when the stage got them (a setting added later is
+    left out at its default, so the runs made before it keep their keys).
+    `switch`: the section whose `enabled` says whether `ragdash run` performs it.
     `llm`: whether it calls an LLM on the answers (a dry run estimates it instead).
-    `calls_llm(cfg)`: whether a stage that is not an LLM stage calls one under this config
+    `calls_llm(spec)`: whether a stage that is not an LLM stage calls one under this spec
     (retrieve, for mlq's sub-questions): a dry run stops before it unless it is up to date.
     `on_run_dir`: its `ragdash` sub-command works on an existing run (`--run-dir`, with the
     config saved there) instead of running its chain from a config (`runner.run_on`); it reads
@@ -60,7 +62,7 @@ class Stage:
     name: str
     about: str
     needs: tuple[str, ...]
-    settings: Callable[[dict[str, Any]], tuple]
+    settings: Callable[[RunSpec], tuple]
     run: Callable[[StageContext], dict]
     command: str = ""
     after: tuple[str, ...] = ()
@@ -68,11 +70,11 @@ class Stage:
     switch: str = ""  # the config section whose `enabled` turns it on (always on if none)
     failed_calls: Callable[[Run], int] | None = None
     llm: bool = False  # it calls an LLM on the answers (a dry run stops before it)
-    calls_llm: Callable[[dict[str, Any]], bool] | None = None  # it calls one under this config
+    calls_llm: Callable[[RunSpec], bool] | None = None  # it calls one under this spec
     on_run_dir: bool = False  # `ragdash <name> --run-dir R` redoes it on R alone
 
-    def enabled(self, cfg: dict[str, Any]) -> bool:
-        return not self.switch or bool(cfg[self.switch]["enabled"])
+    def enabled(self, spec: RunSpec) -> bool:
+        return not self.switch or bool(getattr(spec, self.switch).enabled)
 
     @property
     def cli(self) -> str:

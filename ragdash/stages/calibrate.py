@@ -5,8 +5,12 @@ picks the matching method whose Score_IR is used (default: scoring.method)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ragdash.stages.base import Stage, StageContext
+
+if TYPE_CHECKING:
+    from ragdash.config import RunSpec
 
 
 def run(ctx: StageContext) -> dict:
@@ -37,10 +41,10 @@ def run(ctx: StageContext) -> dict:
             "excluded": int(result.n_excluded), "scores": scores}
 
 
-def settings(cfg: dict) -> tuple:
+def settings(spec: RunSpec) -> tuple:
     """The calibration section; `scores` and `estimand` left out at their defaults, so runs
     made before them keep their key."""
-    return ({k: v for k, v in cfg["calibration"].items()
+    return ({k: v for k, v in spec.calibration.model_dump().items()
              if not (k == "scores" and v is None or k == "estimand" and v == "these answers")},)
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import asdict, fields
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ragdash.rundir.files import FILES
 from ragdash.stages.base import Progress, Stage, StageContext
+
+if TYPE_CHECKING:
+    from ragdash.config import RunSpec
 
 
 class ChunkBatch:
@@ -62,13 +66,15 @@ def run(ctx: StageContext) -> dict:
             "max_chars": int(lengths.max())}
 
 
-def settings(cfg: dict) -> tuple:
+def settings(spec: RunSpec) -> tuple:
     """The chunker; for the semantic one also the embedding precision (left out at fp32, so
     runs made before the option keep their key)."""
     from ragdash.embeddings import precision_key
 
-    precision = precision_key(cfg) if cfg["chunker"]["method"] == "semantic" else None
-    return (cfg["chunker"],) if precision is None else (cfg["chunker"], precision)
+    chunker = spec.chunker.model_dump()
+    precision = (precision_key(spec.embeddings.precision)
+                 if spec.chunker.method == "semantic" else None)
+    return (chunker,) if precision is None else (chunker, precision)
 
 
 STAGE = Stage("chunk", "chunk the corpus (indexes are built and cached on first use)",

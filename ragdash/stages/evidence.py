@@ -12,11 +12,14 @@ import logging
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragdash.data.schema import DataError, Dataset
-from ragdash.evidence.settings import VERSION, check
+from ragdash.evidence.settings import VERSION
 from ragdash.stages.base import StageContext
+
+if TYPE_CHECKING:
+    from ragdash.config import DatasetSpec, RunSpec
 
 log = logging.getLogger("ragdash")
 
@@ -32,30 +35,30 @@ def _absent(path: str, fmt: str, _stamp: tuple[int, int], sheet: str | None = No
     return fmt in TABULAR and parts_absent(read_file(path), fmt, sheet, dict(columns))
 
 
-def needed(dataset: dict[str, Any]) -> bool:
-    """Whether the config's dataset is a JSONL/CSV/Parquet/.xlsx file with no relevant_parts
+def needed(dataset: DatasetSpec) -> bool:
+    """Whether the run's dataset is a JSONL/CSV/Parquet/.xlsx file with no relevant_parts
     column (False when it cannot be read: ingest then reports why)."""
-    path = dataset.get("path")
+    path = dataset.path
     try:
         stat = os.stat(path) if path else None
-        return bool(stat) and _absent(str(Path(path)), dataset.get("format") or "auto",
-                                      (stat.st_mtime_ns, stat.st_size), dataset.get("sheet"),
-                                      tuple((dataset.get("columns") or {}).items()))
+        return bool(stat) and _absent(str(Path(path)), dataset.format or "auto",
+                                      (stat.st_mtime_ns, stat.st_size), dataset.sheet,
+                                      tuple((dataset.columns or {}).items()))
     except (DataError, OSError, ValueError):
         return False
 
 
-def key(cfg: dict[str, Any]) -> dict[str, Any] | None:
+def key(spec: RunSpec) -> dict[str, Any] | None:
     """The finder's settings for the ingest key, or None when ingest will not use it."""
-    if not needed(cfg["dataset"]):
+    if not needed(spec.dataset):
         return None
-    settings = check(cfg["dataset"].get("evidence"))
+    settings = spec.dataset.evidence
     out: dict[str, Any] = {**settings.to_dict(), "version": VERSION}
     if settings.llm:  # the model that quotes
-        out["model"] = cfg["llm"]
+        out["model"] = spec.llm.model_dump()
     from ragdash.embeddings import precision_key
 
-    if precision := precision_key(cfg):  # the ranking embeds (fp32 keeps the old keys)
+    if precision := precision_key(spec.embeddings.precision):  # fp32 keeps the old keys
         out.update(precision)
     return out
 
@@ -70,7 +73,7 @@ def find_if_missing(dataset: Dataset, ctx: StageContext) -> tuple[Dataset, dict 
     if dataset.source.get(PARTS) != PARTS_ABSENT:
         return dataset, None
     spec = ctx.spec
-    settings = check(spec.dataset.evidence)
+    settings = spec.dataset.evidence
     llm = None
     if settings.llm:
         from ragdash.llm import LLMSettings

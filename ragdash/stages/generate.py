@@ -40,7 +40,7 @@ def requests(run: Run, spec: RunSpec,
     questions = dict(zip(examples["qid"].astype(str), examples["question"], strict=True))
     qids = list(questions)[: g.limit or None]  # generation.limit: the first N only
     sweep = g.sweep
-    plan = ([(sweep["retriever"], b) for b in sweep["budgets"]] if sweep
+    plan = ([(sweep.retriever, b) for b in sweep.budgets] if sweep
             else [(r, g.budget) for r in spec.retrievers.use])
     out = [(q, LLM_ONLY, None, questions[q], None) for q in qids] if g.llm_only else []
     by_budget: dict[int, dict] = {}
@@ -61,11 +61,11 @@ ADDED_LATER = {"prompt": "paper", "limit": None}
 when it differs from its default, so those runs keep their key (and their answers)."""
 
 
-def settings(cfg: dict) -> tuple:
-    gen = {k: v for k, v in cfg["generation"].items()
+def settings(spec: RunSpec) -> tuple:
+    gen = {k: v for k, v in spec.generation.model_dump().items()
            if not (k in ADDED_LATER and v == ADDED_LATER[k])}
-    return (cfg["tokenizer"], cfg["scoring"]["mode"], cfg["llm"], gen,
-            generation_prompt_version(cfg["generation"].get("prompt", "paper")))
+    return (spec.tokenizer, spec.scoring.mode, spec.llm.model_dump(), gen,
+            generation_prompt_version(spec.generation.prompt))
 
 
 def run(ctx: StageContext) -> dict:

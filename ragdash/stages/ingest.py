@@ -13,6 +13,7 @@ import pandas as pd
 from ragdash.stages.base import Stage, StageContext
 
 if TYPE_CHECKING:
+    from ragdash.config import RunSpec
     from ragdash.data.schema import Example
 
 
@@ -56,14 +57,14 @@ def file_sha256(path: str | Path | None) -> str | None:
     return h.hexdigest()
 
 
-def settings(cfg: dict) -> tuple:
+def settings(spec: RunSpec) -> tuple:
     from ragdash.data.textfiles import holds_layout_files
     from ragdash.stages import evidence
 
-    ds = {k: v for k, v in cfg["dataset"].items()
+    ds = {k: v for k, v in spec.dataset.model_dump().items()
           if k != "evidence" and not (k in ("sample", "sheet", "columns") and v is None)}
     # (a later key left out at its default, so runs made before it keep their retrieval)
-    if (found_by := evidence.key(cfg)) is not None:  # a dataset without relevant parts
+    if (found_by := evidence.key(spec)) is not None:  # a dataset without relevant parts
         ds["evidence"] = found_by
     key = (ds, file_sha256(ds["path"]), file_sha256(ds.get("corpus")))
     # PDF, HTML and DOCX files of a folder or .zip corpus were ignored before they were read:

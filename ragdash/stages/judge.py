@@ -34,8 +34,8 @@ def judge_options(spec: RunSpec) -> dict:
             "refusal": RefusalRule.from_config(j.refusal)}
 
 
-def settings(cfg: dict) -> tuple:
-    return (cfg["judge"], None if cfg["judge"].get("llm") else cfg["llm"],
+def settings(spec: RunSpec) -> tuple:
+    return (spec.judge.model_dump(), None if spec.judge.llm else spec.llm.model_dump(),
             judge_prompt_version())
 
 

@@ -4,54 +4,65 @@ only what the cache lacks. `ragdash metrics --run-dir R` runs it on an existing 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot
 from ragdash.stages.base import Stage, StageContext
+
+if TYPE_CHECKING:
+    from ragdash.config import RunSpec
+    from ragdash.llm.settings import LLMSettings
+    from ragdash.scoring.contexts import ContextCut
 
 MAX_TOKENS = 384
 """Reply tokens when the metrics borrow the judge's LLM settings (a judge's few tokens would
 cut a list of claims)."""
 
 
-def metrics_llm(cfg: dict) -> dict:
-    """The metrics' LLM config: `metrics.llm` when set, else the judge's (`judge.llm`, else
+def metrics_llm(spec: RunSpec) -> dict:
+    """The metrics' LLM section: `metrics.llm` when set, else the judge's (`judge.llm`, else
     `llm`) with at least MAX_TOKENS reply tokens."""
-    own = (cfg.get("metrics") or {}).get("llm")
-    if own:
-        return dict(own)
-    borrowed = dict(cfg["judge"].get("llm") or cfg["llm"])
+    if spec.metrics.llm:
+        return spec.metrics.llm.model_dump()
+    borrowed = (spec.judge.llm or spec.llm).model_dump()
     return {**borrowed, "max_tokens": max(borrowed.get("max_tokens") or 0, MAX_TOKENS)}
 
 
-def metrics_settings(cfg: dict, api_key: str | None = None):
+def metrics_settings(spec: RunSpec, api_key: str | None = None) -> LLMSettings:
     """`LLMSettings` of `metrics_llm`."""
     from ragdash.llm import LLMSettings
 
-    return LLMSettings.from_config(metrics_llm(cfg), api_key=api_key)
+    return LLMSettings.from_config(metrics_llm(spec), api_key=api_key)
 
 
-def settings(cfg: dict) -> tuple:
+def context_cut(spec: RunSpec) -> ContextCut:
+    """How the run cut the C_N its answers were written from."""
+    from ragdash.scoring.contexts import ContextCut
+
+    return ContextCut(spec.tokenizer, spec.scoring.mode, spec.scoring.relevance_share)
+
+
+def settings(spec: RunSpec) -> tuple:
     from ragdash.metrics.prompts import prompt_version
 
-    m = cfg.get("metrics") or {}
-    llm = metrics_llm(cfg)
-    return (m.get("use"), m.get("limit"), llm, cfg["scoring"].get("relevance_share", 1.0),
-            prompt_version())
+    m = spec.metrics
+    return (m.use, m.limit, metrics_llm(spec), spec.scoring.relevance_share, prompt_version())
 
 
 def run(ctx: StageContext) -> dict:
     from ragdash.metrics.evaluate import evaluate, items_from_run
 
-    cfg, out = ctx.spec.to_config(), ctx.run
-    m = cfg["metrics"]
-    llm = metrics_settings(cfg, ctx.api_key)
-    items = items_from_run(out, cfg, limit=m.get("limit"))
-    table = evaluate(items, llm, use=m["use"], cache=RunsRoot(ctx.spec.runs_root).llm_cache,
+    spec, out = ctx.spec, ctx.run
+    m = spec.metrics
+    llm = metrics_settings(spec, ctx.api_key)
+    items = items_from_run(out, context_cut(spec), limit=m.limit)
+    table = evaluate(items, llm, use=m.use, cache=RunsRoot(spec.runs_root).llm_cache,
                      progress=lambda d, t: ctx.progress("measuring answers", d, t),
                      executor=ctx.executor)
     out.write("metrics", table)
     out.update(llm={**out.manifest.get("llm", {}), "metrics": llm.to_manifest()})
-    means = {n: round(float(table[n].mean()), 4) for n in m["use"] if table[n].notna().any()}
+    means = {n: round(float(table[n].mean()), 4) for n in m.use if table[n].notna().any()}
     return {"answers": len(table), "errors": int(failed_rows(table)),
             "calls": int(table["calls"].sum()), "means": means}
 

@@ -5,13 +5,18 @@ F1, contains a gold answer; ROUGE-L and MiniLM similarity for long answers;
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragdash.stages.base import Stage, StageContext
+
+if TYPE_CHECKING:
+    from ragdash.config import RunSpec
 
 VERSION = "reference-v2"
 """Changes when the metrics' definition does (the stage's key hashes it)."""
 
 
-def settings(cfg: dict) -> tuple:
+def settings(spec: RunSpec) -> tuple:
     return (VERSION,)
 
 

@@ -44,19 +44,19 @@ def mlq_ask(ctx: StageContext, params: dict) -> Ask:
     return ask
 
 
-def settings(cfg: dict) -> tuple:
+def settings(spec: RunSpec) -> tuple:
     from ragdash.embeddings import precision_key
     from ragdash.llm.prompts import DECOMPOSE_PROMPT_V1, decompose_prompt_version
     from ragdash.retrieval import RETRIEVERS, key_params
 
-    r = cfg["retrievers"]
-    key = ({name: key_params(p) for name, p in r["resolved"].items()},
-           cfg["llm"] if "mlq" in r["use"] else None)
-    if "mlq" in r["use"] and decompose_prompt_version() != DECOMPOSE_PROMPT_V1:
+    r, mlq = spec.retrievers, calls_llm(spec)
+    key = ({name: key_params(p) for name, p in r.resolved.items()},
+           spec.llm.model_dump() if mlq else None)
+    if mlq and decompose_prompt_version() != DECOMPOSE_PROMPT_V1:
         key = (*key, decompose_prompt_version())  # a new sub-question prompt: mlq again
     # the embedding precision only where it shapes results (left out at fp32, as before it)
-    dense = any(RETRIEVERS[name].embeds for name in r["use"])
-    precision = precision_key(cfg) if dense else None
+    dense = any(RETRIEVERS[name].embeds for name in r.use)
+    precision = precision_key(spec.embeddings.precision) if dense else None
     return key if precision is None else (*key, precision)
 
 
@@ -226,9 +226,9 @@ def run(ctx: StageContext) -> dict:
     return counts
 
 
-def calls_llm(cfg: dict) -> bool:
+def calls_llm(spec: RunSpec) -> bool:
     """Whether retrieval asks the LLM: mlq writes its sub-questions with it."""
-    return "mlq" in cfg["retrievers"]["use"]
+    return "mlq" in spec.retrievers.use
 
 
 STAGE = Stage("retrieve", "retrieve chunks for every question", needs=("chunk",),

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdash import embeddings
-from ragdash.config import ConfigError, RunSpec, fingerprint
+from ragdash.config import SPEC_VERSION, ConfigError, RunSpec, fingerprint, saved_spec
 from ragdash.executors import Executor, make_executor
 from ragdash.exit_watch import watched
 from ragdash.rundir import MANIFEST, Run
@@ -43,17 +43,19 @@ def chain(name: str) -> tuple[str, ...]:
     return (*requires(name), name)
 
 
-def stage_keys(cfg: dict) -> dict[str, str]:
+def stage_keys(spec: RunSpec | Mapping[str, Any]) -> dict[str, str]:
     """The key of every stage: the keys of the stages it reads, then its own settings."""
+    spec = typed(spec)[0]
     keys: dict[str, str] = {}
     for s in REGISTRY:
-        keys[s.name] = fingerprint(*(keys[n] for n in s.needs), *s.settings(cfg))
+        keys[s.name] = fingerprint(*(keys[n] for n in s.needs), *s.settings(spec))
     return keys
 
 
-def configured_stages(cfg: dict) -> tuple[str, ...]:
+def configured_stages(spec: RunSpec | Mapping[str, Any]) -> tuple[str, ...]:
     """The stages `ragdash run` performs: retrieval always, LLM stages when enabled."""
-    return tuple(s.name for s in REGISTRY if s.enabled(cfg))
+    spec = typed(spec)[0]
+    return tuple(s.name for s in REGISTRY if s.enabled(spec))
 
 
 def llm_stages() -> tuple[str, ...]:
@@ -63,16 +65,17 @@ def llm_stages() -> tuple[str, ...]:
                  if s.llm or any(STAGES[up].llm for up in requires(s.name)))
 
 
-def dry_run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str],
+def dry_run_stages(spec: RunSpec | Mapping[str, Any], run_dir: str | Path, stages: Iterable[str],
                    force: bool = False) -> tuple[str, ...]:
     """The stages a dry run performs, of `stages`: none that calls an LLM (`llm_stages`, and a
-    stage whose `calls_llm(cfg)` holds, as retrieve with mlq, unless it and what it requires
+    stage whose `calls_llm(spec)` holds, as retrieve with mlq, unless it and what it requires
     are up to date and not forced) and none after one."""
-    keys = stage_keys(cfg)
+    spec = typed(spec)[0]
+    keys = stage_keys(spec)
     run = Run(run_dir)
     stop = set(llm_stages())
     for s in REGISTRY:
-        if not (s.calls_llm and s.calls_llm(cfg)):
+        if not (s.calls_llm and s.calls_llm(spec)):
             continue
         if force or not all(run.stage_done(n, keys[n]) for n in chain(s.name)):
             stop |= {s.name, *(t.name for t in REGISTRY if s.name in requires(t.name))}
@@ -80,9 +83,8 @@ def dry_run_stages(cfg: dict, run_dir: str | Path, stages: Iterable[str],
 
 
 def typed(cfg: RunSpec | Mapping[str, Any]) -> tuple[RunSpec, dict]:
-    """The specification and the plain config of either: the stages read the specification;
-    the stage keys and the manifest the plain config, exactly as given (so a run keeps its
-    keys)."""
+    """The specification and the plain config of either: the stages and their keys read the
+    specification; the manifest keeps the plain config as given."""
     if isinstance(cfg, RunSpec):
         return cfg, cfg.to_config()
     return RunSpec.from_config(cfg), dict(cfg)
@@ -98,7 +100,7 @@ def run_stages(cfg: RunSpec | dict, run_dir: str | Path, stages: Iterable[str] |
     `executor` section, closed at the end). The run's lock is held throughout: `RunLocked` if
     another process is running stages there."""
     spec, cfg = typed(cfg)
-    wanted = set(configured_stages(cfg) if stages is None else stages)
+    wanted = set(configured_stages(spec) if stages is None else stages)
     unknown = wanted - set(STAGES)
     if unknown:
         raise ValueError(f"unknown stage(s) {', '.join(sorted(unknown))} "
@@ -110,14 +112,15 @@ def run_stages(cfg: RunSpec | dict, run_dir: str | Path, stages: Iterable[str] |
 def _locked_run(spec: RunSpec, cfg: dict, run: Run, wanted: set[str], force: bool,
                 progress: Progress, api_key: str | None, executor: Executor | None) -> Run:
     """`run_stages` once the run's lock is held."""
-    run.create(cfg)
-    keys = stage_keys(cfg)
+    run.create(cfg, SPEC_VERSION)
+    keys = stage_keys(spec)
     own = executor is None
     executor = make_executor(spec.executor) if executor is None else executor
     # a library that ends the process outright (Ray, when its node dies) is reported anyway
     watch = contextlib.nullcontext() if executor.in_process else watched(run.path)
     try:
-        with embeddings.configured(cfg), watch:  # embedding settings for every stage
+        with embeddings.configured(spec.runs_root, spec.embeddings.precision,
+                                   spec.embeddings.cache), watch:  # for every stage
             _run(spec, run, wanted, keys, force, progress, api_key, executor)
     except BaseException:
         if own:  # the stage's error is the one to report, not a failure to close after it
@@ -139,9 +142,9 @@ def _close_quietly(executor: Executor) -> None:
 
 
 def run_on(run_dir: str | Path, name: str, progress: Progress = no_progress,
-           cfg: dict | None = None) -> tuple[Run, dict]:
+           spec: RunSpec | None = None) -> tuple[Run, dict]:
     """Redo one stage (`Stage.on_run_dir`) on an existing run, with the config saved there (or
-    `cfg`, e.g. that config with the stage's own options), from the files the stages before it
+    `spec`, e.g. that config with the stage's own options), from the files the stages before it
     wrote, whatever their keys; it is recorded with the key that config gives it. Returns the
     run and the stage's counts."""
     run = Run(run_dir)
@@ -154,15 +157,11 @@ def run_on(run_dir: str | Path, name: str, progress: Progress = no_progress,
             if not run.has(f):
                 raise FileNotFoundError(f"run {run.path} has no {run.file(f).name}, which stage "
                                         f"{name} reads: run `ragdash {STAGES[up].cli}` first")
-    cfg = run.config.to_dict() if cfg is None else cfg
     try:
-        key = stage_keys(cfg)[name]
-    except (KeyError, TypeError):  # a config older than some stage's settings
-        key = ""  # recorded, but `ragdash run` redoes it
-    try:
-        spec = RunSpec.from_config(cfg)
+        spec = saved_spec(run.manifest) if spec is None else spec
+        key = stage_keys(spec)[name]
     except ConfigError:  # a config older than the specification: such a stage reads the run's
-        spec = RunSpec()  # files, not its settings
+        spec, key = RunSpec(), ""  # files, not its settings; recorded, `ragdash run` redoes it
     with locked(run.path), run.running(name, key) as counts:
         counts.update(stage.run(StageContext(run, spec, key, progress)))
     return run, counts

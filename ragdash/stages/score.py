@@ -4,10 +4,15 @@ Table 3.1) and chunk-level IR metrics; with `scoring.also`, Score_IR by more mat
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
 from ragdash.stages.base import Progress, Stage, StageContext
+
+if TYPE_CHECKING:
+    from ragdash.config import RunSpec
 
 
 def score_batch(batch: pd.DataFrame, budgets: list[int], tokenizer: str, method: str,
@@ -63,16 +68,17 @@ def run(ctx: StageContext) -> dict:
                                    if not np.isnan(v)}}
 
 
-def settings(cfg: dict) -> tuple:
+def settings(spec: RunSpec) -> tuple:
     """Tokenizer, budgets and the scoring section; `also` left out while empty, so runs made
     before it keep their key."""
     from ragdash.embeddings import precision_key
 
-    scoring = {k: v for k, v in cfg["scoring"].items() if not (k == "also" and not v)}
-    key = (cfg["tokenizer"], cfg["budgets"], scoring)
-    semantic = "semantic" in (scoring["method"], *scoring.get("also", ()))
+    s = spec.scoring
+    scoring = {k: v for k, v in s.model_dump().items() if not (k == "also" and not v)}
+    key = (spec.tokenizer, spec.budgets, scoring)
     # semantic matching embeds: a bf16 run scores apart from an fp32 one (fp32 keeps old keys)
-    return (*key, precision) if semantic and (precision := precision_key(cfg)) else key
+    precision = precision_key(spec.embeddings.precision)
+    return (*key, precision) if "semantic" in (s.method, *s.also) and precision else key
 
 
 STAGE = Stage("score", "score retrieval over token budgets", needs=("retrieve",),

@@ -28,12 +28,13 @@ TYPICAL_QUESTION = "In which year did the company named in the annual report ope
 
 
 def estimate(items: Sequence[Item], settings: SynthSettings, llm: LLMSettings,
-             cfg: dict) -> dict[str, Estimate]:
-    """{'questions': ..., and with the leakage check 'leakage check (at most)': ...}."""
+             root: RunsRoot) -> dict[str, Estimate]:
+    """{'questions': ..., and with the leakage check 'leakage check (at most)': ...}; the
+    speed of `llm` as the runs root's reply cache knows it."""
     from ragdash.llm.speed import call_speed, model_name
 
     model = model_name(llm)
-    speed = call_speed(RunsRoot.of(cfg), model, llm.backend)
+    speed = call_speed(root, model, llm.backend)
     out = {"questions": estimate_prompts(
         [item_messages(i) for i in items], model, tokens_out=REPLY_TOKENS + SPAN_TOKENS *
         settings.hops, speed=speed, backend=llm.backend)}

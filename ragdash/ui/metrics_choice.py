@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from ragdash.config import ConfigError, RunSpec, deep_merge
+from ragdash.config import ConfigError, RunSpec, deep_merge, saved_config
 from ragdash.llm.cost import Estimate
 from ragdash.llm.settings import BACKENDS
 from ragdash.metrics import CATALOGUE, FRAMEWORKS
@@ -27,7 +27,7 @@ KEY = "mc"
 
 
 def job_config(saved: dict[str, Any], use: Sequence[str], limit: int | None,
-               llm: dict[str, Any] | None) -> dict[str, Any]:
+               llm: dict[str, Any] | None) -> RunSpec:
     """The run's saved config with the metrics switched on: `use`, the first `limit` questions
     (None: all) and `llm` (None: the judge's, `stages.metrics.metrics_llm`); ConfigError for an
     invalid choice (no metric, a bad limit)."""
@@ -35,7 +35,7 @@ def job_config(saved: dict[str, Any], use: Sequence[str], limit: int | None,
         raise ConfigError("tick at least one metric")
     base = {k: v for k, v in saved.items() if not k.startswith("_")}
     return RunSpec.from_config(deep_merge(base, {"metrics": {
-        "enabled": True, "use": list(use), "limit": limit, "llm": llm}})).to_config()
+        "enabled": True, "use": list(use), "limit": limit, "llm": llm}}))
 
 
 def estimate_text(est: Estimate, chosen: int, cached: int = 0) -> str:
@@ -48,11 +48,11 @@ def estimate_text(est: Estimate, chosen: int, cached: int = 0) -> str:
             f"**{widgets.md(est.time_text())}**{done}")
 
 
-def _plan(run: Run, cfg: dict):
-    """Every metric's steps on the run's answers at cfg's limit, kept until a file changes."""
-    limit = cfg["metrics"].get("limit")
-    return state.MEMO.get(("metric steps", str(run.path), limit), lambda reader:
-                          metrics_step_plan(Run(run.path, reader), cfg),
+def _plan(run: Run, spec: RunSpec):
+    """Every metric's steps on the run's answers at the spec's limit, kept until a file
+    changes."""
+    return state.MEMO.get(("metric steps", str(run.path), spec.metrics.limit), lambda reader:
+                          metrics_step_plan(Run(run.path, reader), spec),
                           "Planning the metrics' calls…")
 
 
@@ -74,7 +74,7 @@ def _llm_override(borrowed: dict[str, Any]) -> dict[str, Any] | None:
 
 def chooser(run: Run, expanded: bool = False) -> None:
     """The metric chooser of the LLM page (needs answers; see the module's docstring)."""
-    saved = {k: v for k, v in run.config.to_dict().items() if not k.startswith("_")}
+    saved = saved_config(run.manifest)
     n_q = len(run.table("examples")) if run.has("examples") else 0
     with st.expander("Measure the answers with RAGAS and RAGChecker metrics",
                      expanded=expanded):
@@ -88,7 +88,7 @@ def chooser(run: Run, expanded: bool = False) -> None:
                                 help=f"Measure the answers to the first N of the run's "
                                      f"{n_q:,} questions")
         try:
-            full = RunSpec.from_config(saved).to_config()
+            full = RunSpec.from_config(saved)
         except ConfigError as exc:
             st.error(f"The run's config is not valid: {widgets.md(exc)}")
             return
@@ -106,7 +106,7 @@ def chooser(run: Run, expanded: bool = False) -> None:
                             help=m.about + ("" if m.steps else " (no LLM call)")):
                         chosen.append(m.name)
         try:
-            cfg = job_config(saved, chosen or ["faithfulness"], int(limit) or None, llm)
+            spec = job_config(saved, chosen or ["faithfulness"], int(limit) or None, llm)
         except ConfigError as exc:
             st.error(f"The settings are not valid: {widgets.md(exc)}")
             return
@@ -116,8 +116,8 @@ def chooser(run: Run, expanded: bool = False) -> None:
         if not chosen:
             st.info("Tick one or more metrics to see what they would cost.")
         else:
-            model, speed, backend = metrics_pricing(cfg)
-            plan = _plan(run, cfg)
+            model, speed, backend = metrics_pricing(spec)
+            plan = _plan(run, spec)
             est = plan.estimate(chosen, model, speed=speed, backend=backend)
             shown = ("the first question" if limit == 1 else
                      f"the first {int(limit):,} questions" if limit else f"all {n_q:,} questions")
@@ -133,7 +133,8 @@ def chooser(run: Run, expanded: bool = False) -> None:
                      disabled=not chosen or busy,
                      help="tick a metric first" if not chosen else None):
             try:
-                jobs.start(cfg, run.path, ("metrics",), api_key=key or None, kind="llm")
+                jobs.start(spec.to_config(), run.path, ("metrics",), api_key=key or None,
+                           kind="llm")
             except RunLocked as exc:
                 st.error(widgets.md(exc))
         job = jobs.current(run.path)
