@@ -1,9 +1,11 @@
-"""Jobs: a pipeline run (or a sweep) started by the dashboard, run as a `ragdash job` process.
+"""Jobs: a pipeline run, a sweep or a task (question generation) started by the dashboard, run
+as a `ragdash job` process.
 
 The dashboard does not run stages in its own process: `spawn` starts `python -m ragdash.cli job
 --run-dir R` in a session of its own (a restart of the dashboard does not end it; stdout and
 stderr go to `R/job.log`), and the process reports its progress in the run's manifest, under
-`job` (a sweep's, in `<sweep root>/sweep.json`): state, the current step with done/total and an
+`job` (a sweep's, in `<sweep root>/sweep.json`; a task's, in `<job folder>/task.json` beside
+the task itself): state, the current step with done/total and an
 ETA, a short log, its pid and times. Anyone can then follow it from disk (`status`), after a
 restart of the dashboard too, and `cancel` it (SIGTERM to its process group, SIGKILL after a
 grace period): the running stage is recorded as interrupted, finished stages and LLM replies
@@ -27,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragdash.config import SPEC_VERSION
 from ragdash.exit_watch import reported
 from ragdash.rundir import MANIFEST, Run, write_json
 from ragdash.rundir import lock as run_lock
@@ -35,11 +38,15 @@ from ragdash.terminal import safe
 
 KEY = "job"
 SWEEP = "sweep.json"
+TASK = "task.json"
+"""The record of a task job (`TASKS`): the task as queued under `task`, the job under `job`."""
 LOG = "job.log"
 API_KEY_ENV = "RAGDASH_JOB_API_KEY"
 """The environment variable that hands the dashboard's API key to the job process (never argv,
 which `ps` shows to every user, never a file)."""
-KINDS = ("build", "llm", "sweep")
+KINDS = ("build", "llm", "sweep", "synth")
+TASKS = ("synth",)
+"""The kinds whose work is a task of its own (`ragdash.synth.task`), not a run's stages."""
 ACTIVE = ("starting", "running")
 NICE = 10
 """The job process's CPU niceness (absolute, never added to what it inherited): a long job
@@ -51,9 +58,13 @@ be resumed."""
 
 
 def record_file(home: Path | str) -> Path:
-    """Where the job of `home` reports: a sweep root's sweep.json, else the run's manifest."""
+    """Where the job of `home` reports: a sweep root's sweep.json, a task's task.json, else the
+    run's manifest."""
     home = Path(home)
-    return home / SWEEP if (home / SWEEP).exists() else home / MANIFEST
+    for name in (SWEEP, TASK):
+        if (home / name).exists():
+            return home / name
+    return home / MANIFEST
 
 
 def _read_file(path: Path) -> dict:
@@ -103,6 +114,8 @@ class Status:
     pid: int | None = None
     started: float = 0.0
     ended: float | None = None
+    result: Mapping[str, object] | None = None
+    """What a finished task job left for the page (`ragdash.synth.task.run_task`)."""
 
     @property
     def active(self) -> bool:
@@ -134,7 +147,8 @@ def status(home: Path | str) -> Status | None:
             eta_includes=tuple(map(str, rec.get("eta_includes") or ())),
             log=tuple(map(str, rec.get("log") or ())), error=_text(rec.get("error")),
             pid=int(rec["pid"]) if rec.get("pid") else None,
-            started=_number(rec.get("started_ts")) or 0.0, ended=_number(ended))
+            started=_number(rec.get("started_ts")) or 0.0, ended=_number(ended),
+            result=rec["result"] if isinstance(rec.get("result"), dict) else None)
     except (TypeError, ValueError, KeyError):  # a record edited by hand, or by another tool
         return Status(home=home, state="failed", error=f"{record_file(home)}: the job record "
                       "is not one ragdash wrote (start the run again)")
@@ -166,15 +180,18 @@ def jobs_under(root: Path | str, seconds: float = 600) -> list[Status]:
 def spawn(home: Path | str, kind: str, cfg: dict | None = None,
           stages: Sequence[str] = (), planned: Sequence = (),
           api_key: str | None = None,
-          plan: Mapping[str, Mapping[str, float]] | None = None) -> Status:
+          plan: Mapping[str, Mapping[str, float]] | None = None,
+          task: Mapping[str, object] | None = None) -> Status:
     """Start the job of `home` as a `ragdash job` process: `cfg` and `stages` for a run,
-    `planned` (`sweep.Planned`) for a sweep whose root is `home`. The run's lock is taken here
-    and handed to the process; `RunLocked` if another process holds it. `api_key` goes to the
-    process in its environment only."""
+    `planned` (`sweep.Planned`) for a sweep whose root is `home`, `task` for a task kind
+    (`TASKS`) whose folder is `home`. The lock of `home` is taken here and handed to the
+    process; `RunLocked` if another process holds it. `api_key` goes to the process in its
+    environment only."""
     home = Path(home)
+    home.mkdir(parents=True, exist_ok=True)
     fd = run_lock.acquire(home)
     try:
-        queue(home, kind, cfg, stages, planned, plan)
+        queue(home, kind, cfg, stages, planned, plan, task)
         env = {k: v for k, v in os.environ.items() if k != API_KEY_ENV}
         if api_key:
             env[API_KEY_ENV] = api_key
@@ -192,25 +209,31 @@ def spawn(home: Path | str, kind: str, cfg: dict | None = None,
 
 
 def queue(home: Path, kind: str, cfg: dict | None = None, stages: Sequence[str] = (),
-          planned: Sequence = (), plan: Mapping[str, Mapping[str, float]] | None = None
-          ) -> None:
+          planned: Sequence = (), plan: Mapping[str, Mapping[str, float]] | None = None,
+          task: Mapping[str, object] | None = None) -> None:
     """Write the job record that `ragdash job` then runs (the caller holds the run's lock):
-    a run's config goes into its manifest, a sweep's runs into `<root>/sweep.json`. `plan`:
+    a run's config goes into its manifest, a sweep's runs into `<root>/sweep.json`, a task
+    into `<home>/task.json`. `plan`:
     {stage: {calls, seconds}} estimated before the start (`ragdash.planning.stage_plan`), which
     the ETA counts for the stages the job has not reached."""
     if kind not in KINDS:
         raise ValueError(f"unknown job kind '{kind}' (kinds: {', '.join(KINDS)})")
     if kind == "sweep":
         write_json(home / SWEEP, {KEY: {}})
+    elif kind in TASKS:
+        if task is None:
+            raise ValueError(f"a {kind} job needs its task")
+        write_json(home / TASK, {KEY: {}, "task": dict(task)})
     elif cfg is None:
         raise ValueError("a run's job needs its config")
     else:
-        Run(home).create(cfg)
+        Run(home).create(cfg, SPEC_VERSION)
     write(home, kind=kind, state="starting", stages=list(stages), pid=None, error=None,
           planned=[{"name": p.name, "run_dir": str(p.run_dir), "values": p.values,
                     "cfg": p.cfg} for p in planned],
           message="starting", done=0, total=0, eta=None, log=[], started=now(),
-          started_ts=time.time(), ended_ts=None, plan=dict(plan or {}), eta_includes=[])
+          started_ts=time.time(), ended_ts=None, plan=dict(plan or {}), eta_includes=[],
+          result=None)
 
 
 def cancellable(s: Status) -> bool:
@@ -426,6 +449,11 @@ def _run(home: Path, api_key: str | None) -> int:
             planned = [Planned(p["name"], Path(p["run_dir"]), p["values"], p["cfg"])
                        for p in rec.get("planned") or ()]
             run_sweep(planned, progress=report, say=report.say)
+        elif rec.get("kind") in TASKS:
+            from ragdash.synth.task import SynthTask, run_task
+
+            task = SynthTask.from_dict(_read_file(home / TASK).get("task") or {})
+            write(home, result=run_task(task, progress=report, api_key=api_key))
         else:
             cfg = Run(home).manifest.get("config")
             if not isinstance(cfg, dict):

@@ -1,8 +1,9 @@
 """The Data page's "Generate questions" panel: a synthetic test set from an uploaded corpus
 (`ragdash.synth`). Settings and the LLM first, then the sample and the cost estimate, then
-generation as a background job with its progress, then the acceptance rate, the rejected pairs
-with their reason and the kept ones; the dataset is saved under the runs root and can become
-the page's current dataset (and so the Build page's).
+generation as a job process (`ragdash.synth.task`: progress, Cancel, resumable) that the panel
+follows, then the acceptance rate, the rejected pairs with their reason and the kept ones; the
+dataset is saved under the runs root and can become the page's current dataset (and so the
+Build page's).
 
 Layout only: sampling, calls, checks and files live in `ragdash.synth`. The expander is lazy:
 nothing is loaded or estimated until it is opened.
@@ -10,41 +11,24 @@ nothing is loaded or estimated until it is opened.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from ragdash.data.saved import record as record_saved
 from ragdash.data.schema import Document
 from ragdash.llm.settings import LLMSettings
+from ragdash.rundir.lock import RunLocked
 from ragdash.rundir.root import RunsRoot
-from ragdash.synth import write
-from ragdash.synth.records import REASONS, SynthResult
+from ragdash.synth.records import REASONS
 from ragdash.synth.sample import Item
 from ragdash.synth.settings import DEDUP_THRESHOLD, SynthSettings
+from ragdash.synth.task import SynthTask, read_rows
 from ragdash.ui import jobs, widgets
 
-JOB = "synth_job"
 OPEN = "synth_open"
-
-
-@dataclass
-class SynthJob(jobs.Job):
-    """A generation in a background thread; `result` and the files `saved` once done."""
-
-    result: SynthResult | None = None
-    saved: tuple[Path, Path] | None = None
-
-
-@st.cache_resource
-def synth_jobs() -> dict[str, SynthJob]:
-    """Every generation started by this server process, by settings (shared across reruns)."""
-    return {}
 
 
 def _documents(corpus: str, fmt: str) -> list[Document]:
@@ -90,7 +74,7 @@ def _form() -> tuple[SynthSettings, dict[str, Any]]:
 
 
 def _estimate(items: list[Item], documents: list[Document], settings: SynthSettings,
-              llm: LLMSettings, cfg: dict) -> None:
+              llm: LLMSettings, root: RunsRoot) -> None:
     from ragdash.llm.cost import duration
     from ragdash.synth.estimate import describe, estimate
 
@@ -99,7 +83,7 @@ def _estimate(items: list[Item], documents: list[Document], settings: SynthSetti
                f"documents, at most {max(per_doc.values(), default=0)} per document"
                + (", each with a partner chunk of another document" if settings.multihop
                   else "") + ".")
-    est = estimate(items, settings, llm, cfg)
+    est = estimate(items, settings, llm, root)
     usd = [e.usd for e in est.values() if e.usd is not None]
     seconds = [e.seconds for e in est.values() if e.seconds is not None]
     known = len(usd) == len(est), len(seconds) == len(est)
@@ -118,43 +102,9 @@ def _estimate(items: list[Item], documents: list[Document], settings: SynthSetti
         st.caption(f"{what.capitalize()}: {describe(e)}.")
 
 
-def _start(key: str, documents: list[Document], items: list[Item], settings: SynthSettings,
-           llm: LLMSettings, cfg: dict, source: dict[str, Any], corpus_fmt: str,
-           root: Path) -> None:
-    from ragdash.embeddings import configured
-    from ragdash.synth.synthesize import synthesize
-
-    job = SynthJob(RunsRoot(root).datasets, ())
-
-    def work() -> None:
-        with configured(cfg):  # MiniLM vectors through the runs root's embedding cache
-            job.result = synthesize(documents, settings, llm, items=items,
-                                    cache=RunsRoot.of(cfg).llm_cache, progress=job.progress)
-        name = source["corpus_name"]
-        job.saved = write.save(job.result, root, name)
-        record_saved(job.saved[0], f"questions generated from {name}", source["corpus"],
-                     corpus_fmt, name, len(job.result.kept))
-
-    synth_jobs()[key] = jobs.background(job, work, "ragdash-synth")
-    st.session_state[JOB] = key
-
-
-def _progress(job: SynthJob) -> None:
-    elapsed = (job.finished or time.time()) - job.started
-    title = {"running": f"Generating questions… ({elapsed:.0f} s)",
-             "done": f"Generated in {elapsed:.0f} s",
-             "failed": f"Generation failed after {elapsed:.0f} s"}[job.status]
-    with st.status(title, state={"running": "running", "done": "complete",
-                                 "failed": "error"}[job.status], expanded=job.status != "done"):
-        left = jobs.eta_text(job.eta())
-        frac = job.done / job.total if job.total else 0.0
-        st.progress(min(max(frac, 0.0), 1.0), text=f"{job.message} ({job.done:,}/{job.total:,}"
-                    + (f", {left})" if left else ")") if job.total else job.message)
-        if job.log:
-            st.code("\n".join(job.log[-8:]), language=None)
-        if job.error:
-            st.error(job.error + " Finished calls are kept in the LLM reply cache: start again "
-                     "to resume.")
+def _home(root: Path, task: SynthTask) -> Path:
+    """The job folder of `task`: the same task (a reload, a second tab) finds the same job."""
+    return RunsRoot(root).datasets / ".jobs" / f"synth-{task.key()}"
 
 
 def _use(saved: Path, source: dict[str, Any]) -> None:
@@ -165,10 +115,15 @@ def _use(saved: Path, source: dict[str, Any]) -> None:
         st.session_state.pop(k, None)
 
 
-def _results(job: SynthJob, source: dict[str, Any], dataset_in_uploader: bool) -> None:
-    result, saved = job.result, job.saved
-    assert result is not None and saved is not None
-    s = result.summary()
+def _results(result: dict[str, Any], source: dict[str, Any], dataset_in_uploader: bool
+             ) -> None:
+    """What a finished job left (`ragdash.synth.task.run_task`): its counts, the rejected pairs
+    with their reason and the kept ones, read back from the files it saved."""
+    s, saved = result["summary"], (Path(result["dataset"]), Path(result["rejects"]))
+    if not saved[0].exists():
+        st.warning(f"The generated dataset {widgets.code(saved[0].name)} is gone; generate "
+                   "again (finished LLM calls come from the reply cache).")
+        return
     m = st.columns(4)
     m[0].metric("Generated pairs", f"{s['generated']:,}")
     m[1].metric("Kept", f"{s['kept']:,}")
@@ -179,16 +134,16 @@ def _results(job: SynthJob, source: dict[str, Any], dataset_in_uploader: bool) -
         st.markdown("**Why pairs were rejected**")
         st.dataframe(pd.DataFrame([{"reason": REASONS[r], "pairs": n}
                                    for r, n in s["reasons"].items()]), hide_index=True)
-        rejects = pd.DataFrame(write.reject_rows(result))
+        rejects = pd.DataFrame(read_rows(saved[1]))
         rejects["spans"] = rejects["spans"].map(lambda v: " ‖ ".join(v))
         st.dataframe(rejects[["id", "why", "question", "answer", "spans", "doc_ids"]],
                      hide_index=True, width="stretch", height=240, key="synth_rejects",
                      column_config={"why": st.column_config.TextColumn("reason", width="medium"),
                                     "spans": st.column_config.TextColumn("span(s) as written",
                                                                          width="large")})
-    if result.kept:
+    if s["kept"]:
         st.markdown("**Kept pairs** (the relevant parts are the document's own text)")
-        kept = pd.DataFrame(write.dataset_rows(result))
+        kept = pd.DataFrame(read_rows(saved[0]))
         kept["relevant_parts"] = kept["relevant_parts"].map(lambda v: " ‖ ".join(v))
         st.dataframe(kept[["id", "question", "answer", "relevant_parts", "parts_doc_ids"]],
                      hide_index=True, width="stretch", height=240, key="synth_kept",
@@ -201,7 +156,7 @@ def _results(job: SynthJob, source: dict[str, Any], dataset_in_uploader: bool) -
         c1.info("Remove the dataset from the uploader above to use these questions.")
     else:
         c1.button("Use these questions as the current dataset", type="primary",
-                  disabled=not result.kept, on_click=_use, args=(saved[0], source),
+                  disabled=not s["kept"], on_click=_use, args=(saved[0], source),
                   key="synth_use", width="stretch")
     c2.download_button("Download the dataset (JSONL)", saved[0].read_bytes(), saved[0].name,
                        "application/jsonl", key="synth_download", on_click="ignore",
@@ -228,25 +183,29 @@ def panel(source: dict[str, Any] | None, corpus_fmt: str, root: Path,
         from ragdash.llm.types import LLMError
 
         settings, llm_cfg = _form()
-        cfg = {"runs_root": str(root)}
-        key = repr((source["corpus"], corpus_fmt, settings, sorted(llm_cfg.items())))
         try:
             llm = LLMSettings.from_config(llm_cfg)
             documents = _documents(source["corpus"], corpus_fmt)
             items = _sample(documents, settings, (source["corpus"], corpus_fmt, settings.n,
                                                   settings.seed, settings.multihop))
-            _estimate(items, documents, settings, llm, cfg)
+            _estimate(items, documents, settings, llm, RunsRoot(root))
         except (ValueError, OSError, LLMError) as exc:  # DataError is a ValueError
             st.error(f"Cannot generate from {widgets.md(source['corpus_name'])}: "
                      f"{widgets.md(exc)}")
             return
-        job = synth_jobs().get(st.session_state.get(JOB, key))  # a reload finds its job
-        busy = job is not None and job.status == "running"
+        task = SynthTask(source["corpus"], corpus_fmt, source["corpus_name"], settings,
+                         llm_cfg, str(root))
+        home = _home(root, task)
+        job = jobs.current(home)  # a reload, or another tab, finds the job of these settings
+        busy = job is not None and job.active
         if st.button(f"Generate {len(items)} question{'s' if len(items) != 1 else ''}",
-                     type="primary", disabled=busy or not items, key="synth_start"):
-            _start(key, documents, items, settings, llm, cfg, source, corpus_fmt, root)
-            job = synth_jobs()[key]
+                     type="primary", disabled=busy or not items, key="synth_start",
+                     help="Runs as a job of its own: you can leave the page, and Cancel it"):
+            try:
+                job = jobs.start_task(home, "synth", task.to_dict())
+            except RunLocked as exc:
+                st.error(widgets.md(exc))
         if job is not None:
-            jobs.follow(job, render=lambda: _progress(job))
-            if job.status == "done":
-                _results(job, source, dataset_in_uploader)
+            jobs.follow_run(home, key="synth_job")
+            if job.state == "finished" and job.result:
+                _results(dict(job.result), source, dataset_in_uploader)

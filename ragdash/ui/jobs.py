@@ -1,13 +1,11 @@
-"""The progress panels of jobs: a pipeline run or sweep runs as a `ragdash job` process
-(`ragdash.jobs`) that the Build and LLM pages follow from disk, with Cancel; the synth panel's
-question generation still runs in a thread of this server (`Job`, `background`)."""
+"""The progress panels of jobs: a pipeline run, a sweep or a question generation runs as a
+`ragdash job` process (`ragdash.jobs`) that the Build, LLM and Data pages follow from disk,
+with Cancel; nothing long runs in this server's process."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -16,42 +14,7 @@ import streamlit as st
 from ragdash import jobs as core
 from ragdash.rundir import Run, StageRecord, stage_table
 from ragdash.rundir.lock import holder
-from ragdash.rundir.run import error_text
 from ragdash.ui import widgets
-
-
-@dataclass
-class Job:
-    """Work in a background thread of this server (the synth panel's); the page reads its
-    fields, the thread writes."""
-
-    run_dir: Path
-    stages: tuple[str, ...] = ()
-    started: float = field(default_factory=time.time)
-    status: str = "running"  # running | done | failed
-    message: str = "starting"
-    done: int = 0
-    total: int = 0
-    error: str | None = None
-    log: list[str] = field(default_factory=list)
-    finished: float | None = None
-    since: float = field(default_factory=time.time)  # when the current message began
-    done0: int = 0  # `done` when it began
-
-    def progress(self, message: str, done: int, total: int) -> None:
-        if message != self.message:
-            self.log.append(f"{time.time() - self.started:6.1f}s  {message}")
-            self.since, self.done0 = time.time(), done
-        self.message, self.done, self.total = message, done, total
-
-    def eta(self, now: float | None = None) -> float | None:
-        """Seconds left in the current step at the rate measured since it began (None before
-        two progress points or without a total)."""
-        now = time.time() if now is None else now
-        made, spent = self.done - self.done0, now - self.since
-        if self.status != "running" or not self.total or made <= 0 or spent <= 0:
-            return None
-        return (self.total - self.done) * spent / made
 
 
 def eta_text(seconds: float | None, includes: tuple[str, ...] = ()) -> str:
@@ -71,26 +34,18 @@ def eta_text(seconds: float | None, includes: tuple[str, ...] = ()) -> str:
     return text
 
 
-def background(job: Job, work: Callable[[], object], name: str) -> Job:
-    """Run `work()` in a daemon thread; the job's status, error and end time follow it."""
-    def target() -> None:
-        try:
-            work()
-            job.status = "done"
-        except BaseException as exc:  # shown on the page
-            job.status, job.error = "failed", error_text(exc)
-        job.finished = time.time()
-
-    threading.Thread(target=target, name=name, daemon=True).start()
-    return job
-
-
 def start(cfg: dict, run_dir: Path, stages: tuple[str, ...], api_key: str | None = None,
           kind: str = "build", plan: dict | None = None) -> core.Status:
     """Start `stages` of `cfg` in run_dir as a job process (`ragdash.jobs.spawn`; `RunLocked`
     when another process runs it). `api_key` reaches the process in its environment only;
     `plan`: the LLM stages' estimated time (`ragdash.planning.stage_plan`), for the ETA."""
     return core.spawn(run_dir, kind, cfg=cfg, stages=stages, api_key=api_key, plan=plan)
+
+
+def start_task(home: Path, kind: str, task: dict, api_key: str | None = None) -> core.Status:
+    """Start a task job (`ragdash.jobs.TASKS`, e.g. question generation) in its folder `home`
+    as a job process; `RunLocked` when one runs there already (a second tab, the same task)."""
+    return core.spawn(home, kind, task=task, api_key=api_key)
 
 
 def current(home: Path | str) -> core.Status | None:
@@ -131,15 +86,19 @@ def show(job: core.Status, on_open: Callable | None = None, key: str = "job") ->
     title = _TITLES[job.state].format(name=widgets.md(job.home.name), s=job.elapsed)
     if job.kind == "sweep":
         title = title.replace("Run ", "Sweep ").replace("Building", "Sweeping")
+    elif job.kind in core.TASKS:
+        title = _TITLES[job.state].replace("Building {name}…", "Generating questions…").replace(
+            "Run {name}", "Question generation").format(s=job.elapsed)
     with st.status(title, state=_STATES.get(job.state, "error"), expanded=True):
         if job.runs:
             table = pd.DataFrame([_sweep_row(d) for d in job.runs])
-        else:
+        elif job.kind not in core.TASKS:
             run = Run(job.home)
             records = run.stages(job.stages or None).values() if run.exists() else []
             table = stage_table(stage_status(job, r) for r in records)
             table = table[["stage", "status", "seconds"]] if len(table) else table
-        st.dataframe(table, hide_index=True, width="stretch")
+        if job.kind not in core.TASKS:
+            st.dataframe(table, hide_index=True, width="stretch")
         frac = job.done / job.total if job.total else 0.0
         left = eta_text(job.eta, job.eta_includes) if job.active else ""
         st.progress(min(max(frac, 0.0), 1.0), text=widgets.md(
@@ -150,12 +109,14 @@ def show(job: core.Status, on_open: Callable | None = None, key: str = "job") ->
         if job.error and job.state != "cancelled":
             st.error(widgets.md(job.error))
         if job.state in ("cancelled", "interrupted"):
-            st.info("The run is resumable: finished stages and LLM replies are kept, so "
+            st.info("Finished LLM calls are kept in the reply cache, so starting it again "
+                    "goes on where it stopped." if job.kind in core.TASKS else
+                    "The run is resumable: finished stages and LLM replies are kept, so "
                     "starting it again goes on where it stopped.")
         if core.cancellable(job):
-            st.button(f"Cancel {widgets.md(job.home.name)}", key=f"{key}_cancel",
-                      on_click=core.cancel, args=(job.home,),
-                      help="Stop the job (the run stays resumable)")
+            what = "the generation" if job.kind in core.TASKS else widgets.md(job.home.name)
+            st.button(f"Cancel {what}", key=f"{key}_cancel", on_click=core.cancel,
+                      args=(job.home,), help="Stop the job (it stays resumable)")
     if job.state == "finished" and on_open is not None and job.kind != "sweep":
         st.button(f"Open run {widgets.md(job.home.name)}", on_click=on_open,
                   key=f"{key}_open", type="primary")
@@ -190,24 +151,5 @@ def follow_run(home: Path | str, on_open: Callable | None = None, key: str = "jo
         if now is None or not now.active:  # the whole page shows how it ended (its buttons
             st.rerun()  # outside this fragment)
         show(now, on_open, key)
-
-    poll()
-
-
-def follow(job: Job | None, render: Callable[[], None]) -> None:
-    """Show an in-process job with `render`; while it runs, a fragment refreshes the panel
-    every second."""
-    if job is None:
-        return
-    draw = render
-    if job.status != "running":
-        draw()
-        return
-
-    @st.fragment(run_every=1.0)
-    def poll() -> None:
-        draw()
-        if job.status != "running":
-            st.rerun()
 
     poll()
