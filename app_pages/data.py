@@ -202,7 +202,10 @@ if loaded is not None:
         st.success("No problem found: every record is valid and every relevant part occurs "
                    "in the corpus.")
     if loaded.examples and evidence_review.needs_evidence(loaded):  # find and review parts
-        evidence_review.panel(loaded, current["name"], sig, state.runs_root())
+        evidence_review.panel(loaded, current["name"], sig, state.runs_root(), source={
+            "dataset": str(ds_path), "format": ds_fmt, "corpus": None if corpus_path is None
+            else str(corpus_path), "corpus_format": corpus_fmt, "limit": int(limit) or None,
+            "sheet": sheet, "columns": columns})
     if loaded.examples:
         st.page_link(navigation.page("build"), label="Build a run from this dataset →",
                      icon=":material/play_circle:")

@@ -1,5 +1,5 @@
-"""Jobs: a pipeline run, a sweep or a task (question generation) started by the dashboard, run
-as a `ragdash job` process.
+"""Jobs: a pipeline run, a sweep or a task (question generation, finding evidence) started by
+the dashboard, run as a `ragdash job` process.
 
 The dashboard does not run stages in its own process: `spawn` starts `python -m ragdash.cli job
 --run-dir R` in a session of its own (a restart of the dashboard does not end it; stdout and
@@ -44,9 +44,10 @@ LOG = "job.log"
 API_KEY_ENV = "RAGDASH_JOB_API_KEY"
 """The environment variable that hands the dashboard's API key to the job process (never argv,
 which `ps` shows to every user, never a file)."""
-KINDS = ("build", "llm", "sweep", "synth")
-TASKS = ("synth",)
-"""The kinds whose work is a task of its own (`ragdash.synth.task`), not a run's stages."""
+KINDS = ("build", "llm", "sweep", "synth", "evidence")
+TASKS = ("synth", "evidence")
+"""The kinds whose work is a task of its own (`ragdash.synth.task`, `ragdash.evidence.task`),
+not a run's stages."""
 ACTIVE = ("starting", "running")
 NICE = 10
 """The job process's CPU niceness (absolute, never added to what it inherited): a long job
@@ -450,10 +451,8 @@ def _run(home: Path, api_key: str | None) -> int:
                        for p in rec.get("planned") or ()]
             run_sweep(planned, progress=report, say=report.say)
         elif rec.get("kind") in TASKS:
-            from ragdash.synth.task import SynthTask, run_task
-
-            task = SynthTask.from_dict(_read_file(home / TASK).get("task") or {})
-            write(home, result=run_task(task, progress=report, api_key=api_key))
+            task = _read_file(home / TASK).get("task") or {}
+            write(home, result=_run_task(str(rec["kind"]), task, report, api_key))
         else:
             cfg = Run(home).manifest.get("config")
             if not isinstance(cfg, dict):
@@ -474,6 +473,19 @@ def _run(home: Path, api_key: str | None) -> int:
     report.say("finished")
     _end(home, report, "finished", None)
     return 0
+
+
+def _run_task(kind: str, task: dict, report: Reporter, api_key: str | None) -> dict:
+    """The work of a task job; what it leaves for the page."""
+    if kind == "synth":
+        from ragdash.synth.task import SynthTask
+        from ragdash.synth.task import run_task as synth
+
+        return synth(SynthTask.from_dict(task), progress=report, api_key=api_key)
+    from ragdash.evidence.task import EvidenceTask
+    from ragdash.evidence.task import run_task as evidence
+
+    return evidence(EvidenceTask.from_dict(task), progress=report, api_key=api_key)
 
 
 def _end(home: Path, report: Reporter, state: str, error: str | None) -> None:

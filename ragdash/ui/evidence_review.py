@@ -1,7 +1,8 @@
 """The Data page's evidence panel, for an uploaded dataset without relevant parts: find evidence
-(`ragdash.evidence`), review it question by question (accept, reject, pick another
-candidate, or give your own part: a candidate trimmed, a passage pasted, a sentence searched
-for), and save the result as a dataset file that the Build page then uses.
+(`ragdash.evidence`, in a job process: `ragdash.evidence.task`), review it question by
+question (accept, reject, pick another candidate, or give your own part: a candidate trimmed,
+a passage pasted, a sentence searched for), and save the result as a dataset file that the
+Build page then uses.
 
 Layout only: finding, deciding and saving live in `ragdash.evidence`. Document, question and
 answer text is HTML-escaped (`ragdash.ui.evidence.highlight`).
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import html
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +25,14 @@ from ragdash.data.saved import record as record_saved
 from ragdash.data.schema import Dataset
 from ragdash.evidence import manual, output, review
 from ragdash.evidence.align import ALIGNED_LLM
-from ragdash.evidence.finder import find_evidence
 from ragdash.evidence.locate import Corpus
 from ragdash.evidence.normalize import answer_spans
 from ragdash.evidence.records import USER, Candidate, EvidenceResult, QuestionEvidence
-from ragdash.evidence.settings import EvidenceSettings
+from ragdash.evidence.task import EvidenceTask
 from ragdash.llm.settings import LLMSettings
-from ragdash.llm.types import LLMError
-from ragdash.rundir.root import RunsRoot
+from ragdash.rundir.lock import RunLocked
 from ragdash.ui import evidence as marks
-from ragdash.ui import widgets
+from ragdash.ui import jobs, widgets
 
 FOUND, DECISIONS, SAVED = "data_evidence", "data_evidence_decisions", "data_evidence_saved"
 SAVED_WITH = "data_evidence_saved_decisions"
@@ -290,8 +290,44 @@ def _keep(sig: tuple) -> None:
     st.session_state[STORED] = now
 
 
-def panel(dataset: Dataset, name: str, sig: tuple, root: Path) -> None:
-    """The whole panel for an upload without relevant parts (see the module docstring)."""
+def _find(source: Mapping[str, Any], sig: tuple, root: Path) -> None:
+    """The "Find evidence" button: it starts a job process (`ragdash.evidence.task`) that
+    writes the review file `_restore` then takes up; the job's panel (progress, Cancel, an
+    error) follows it meanwhile."""
+    quote = st.checkbox(
+        "Also ask an LLM which sentences support an answer that occurs in no document",
+        key="ev_llm",
+        help="For answers written in other words: the LLM is shown each answer sentence with "
+             "its best candidate sentences and asks which support it (a short answer: it is "
+             "asked to copy the supporting sentence from the most similar passages); a part "
+             "counts only if it occurs verbatim in a document. Replies are cached on this "
+             "server.")
+    llm_cfg = widgets.llm_inputs("ev", st.columns(3)) if quote else None
+    review_file = _state_file(sig)
+    home = review_file.with_name(f"{review_file.stem}.job")
+    job = jobs.current(home)
+    if st.button("Find evidence", type="primary", key="ev_find",
+                 disabled=job is not None and job.active,
+                 help="Runs as a job of its own (MiniLM loads once, then a few questions a "
+                      "second, then the LLM's quotes if asked): you can leave the page, and "
+                      "Cancel it"):
+        task = EvidenceTask(**source, review_file=str(review_file), runs_root=str(root),
+                            llm=llm_cfg)
+        try:
+            if llm_cfg is not None:
+                LLMSettings.from_config(llm_cfg)  # a bad setting is said here, not in a job
+            jobs.start_task(home, "evidence", task.to_dict())
+        except (ValueError, RunLocked) as exc:
+            st.error(f"Evidence could not be found: {widgets.md(exc)}")
+            return
+    jobs.follow_run(home, key="ev_job")
+
+
+def panel(dataset: Dataset, name: str, sig: tuple, root: Path,
+          source: Mapping[str, Any]) -> None:
+    """The whole panel for an upload without relevant parts (see the module docstring).
+    `source`: how the upload was read (`EvidenceTask`'s dataset, format, corpus,
+    corpus_format, limit, sheet and columns)."""
     with st.container(border=True):
         st.subheader("Find evidence")
         st.caption("This dataset has no relevant parts, which Score_IR needs. ragdash can find "
@@ -304,31 +340,8 @@ def panel(dataset: Dataset, name: str, sig: tuple, root: Path) -> None:
                    "review finds them the same way, automatically.)")
         found = st.session_state.get(FOUND)
         if (found is None or found[0] != sig) and not _restore(sig):
-            quote = st.checkbox(
-                "Also ask an LLM which sentences support an answer that occurs in no document",
-                key="ev_llm",
-                help="For answers written in other words: the LLM is shown each answer "
-                     "sentence with its best candidate sentences and asks which support it "
-                     "(a short answer: it is asked to copy the supporting sentence from the "
-                     "most similar passages); a part counts only if it occurs verbatim in a "
-                     "document. Replies are cached on this server.")
-            llm_cfg = widgets.llm_inputs("ev", st.columns(3)) if quote else None
-            if not st.button("Find evidence", type="primary", key="ev_find"):
-                return
-            try:
-                llm = LLMSettings.from_config(llm_cfg) if llm_cfg is not None else None
-                with st.spinner("Finding evidence (MiniLM loads once, then a few questions a "
-                                "second" + (", then the LLM's quotes" if llm else "") + ")…"):
-                    result = find_evidence(
-                        dataset.examples, dataset.documents,
-                        EvidenceSettings(llm=llm is not None), llm=llm,
-                        cache=RunsRoot(root).llm_cache if llm is not None else None)
-            except (ValueError, LLMError) as exc:
-                st.error(f"Evidence could not be found: {widgets.md(exc)}")
-                return
-            st.session_state[FOUND], st.session_state[DECISIONS] = (sig, result), {}
-            for key in (SUGGESTIONS, OWN_ERROR):
-                st.session_state.pop(key, None)
+            _find(source, sig, root)
+            return
         result = st.session_state[FOUND][1]
         decisions = st.session_state[DECISIONS]
         rows = pd.DataFrame(review.table(result, decisions))

@@ -78,6 +78,9 @@ _TITLES = {"starting": "Building {name}… (starting)", "running": "Building {na
            "failed": "Run {name} failed after {s:.0f} s",
            "cancelled": "Run {name} cancelled after {s:.0f} s",
            "interrupted": "Run {name} was interrupted after {s:.0f} s"}
+TASK_WORDS = {"synth": ("Generating questions", "Question generation"),
+              "evidence": ("Finding evidence", "Finding evidence")}
+"""How a task job's panel names its work while it runs, and once it ended."""
 _STATES = {"starting": "running", "running": "running", "finished": "complete"}
 
 
@@ -87,8 +90,9 @@ def show(job: core.Status, on_open: Callable | None = None, key: str = "job") ->
     if job.kind == "sweep":
         title = title.replace("Run ", "Sweep ").replace("Building", "Sweeping")
     elif job.kind in core.TASKS:
-        title = _TITLES[job.state].replace("Building {name}…", "Generating questions…").replace(
-            "Run {name}", "Question generation").format(s=job.elapsed)
+        doing, done = TASK_WORDS[job.kind]
+        title = _TITLES[job.state].replace("Building {name}…", f"{doing}…").replace(
+            "Run {name}", done).format(s=job.elapsed)
     with st.status(title, state=_STATES.get(job.state, "error"), expanded=True):
         if job.runs:
             table = pd.DataFrame([_sweep_row(d) for d in job.runs])
@@ -114,7 +118,8 @@ def show(job: core.Status, on_open: Callable | None = None, key: str = "job") ->
                     "The run is resumable: finished stages and LLM replies are kept, so "
                     "starting it again goes on where it stopped.")
         if core.cancellable(job):
-            what = "the generation" if job.kind in core.TASKS else widgets.md(job.home.name)
+            what = TASK_WORDS[job.kind][1].lower() if job.kind in core.TASKS \
+                else widgets.md(job.home.name)
             st.button(f"Cancel {what}", key=f"{key}_cancel", on_click=core.cancel,
                       args=(job.home,), help="Stop the job (it stays resumable)")
     if job.state == "finished" and on_open is not None and job.kind != "sweep":

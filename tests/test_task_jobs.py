@@ -1,7 +1,7 @@
-"""Issue 34 §3: question generation is a job kind (`ragdash.jobs`, kind `synth`): it runs in a
-`ragdash job` process of its own (never in the dashboard's server), reports progress in its
-record, can be cancelled, and started again resumes from the LLM reply cache; the dataset it
-saves is recorded for the Data page."""
+"""Issue 34 §3: question generation and finding evidence are job kinds (`ragdash.jobs`, kinds
+`synth` and `evidence`): each runs in a `ragdash job` process of its own (never in the
+dashboard's server), reports progress in its record, can be cancelled, and started again
+resumes from the LLM reply cache; what it writes is what the Data page takes up."""
 
 from __future__ import annotations
 
@@ -102,3 +102,35 @@ def test_a_failing_synth_job_says_why(tmp_path):
     jobs.spawn(home, "synth", task=bad.to_dict())
     ended = wait_for(lambda: (s := jobs.status(home)) and not s.active and s, 120, "the job")
     assert ended.state == "failed" and "missing.jsonl" in ended.error
+
+
+def test_an_evidence_job_writes_the_review_the_page_takes_up(tmp_path):
+    """Finding evidence runs as a job kind too: the process loads the upload as the Data page
+    read it, finds the evidence and writes the review file (no decision yet)."""
+    import csv
+
+    from ragdash.evidence import review
+    from ragdash.evidence.task import EvidenceTask
+
+    qa = tmp_path / "qa.csv"
+    with open(qa, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "question", "answer"])
+        w.writerow(["e", "When was the Eiffel Tower completed?", "1889"])
+        w.writerow(["m", "Who first walked on the moon?", "Neil Armstrong"])
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("".join(json.dumps({"doc_id": k, "title": k, "text": v}) + "\n"
+                              for k, v in TEXTS.items()))
+    state = review.state_file(qa, ("docs", "csv"))
+    task = EvidenceTask(str(qa), "auto", str(corpus), "auto", None, str(state),
+                        str(tmp_path / "runs"))
+    assert EvidenceTask.from_dict(json.loads(json.dumps(task.to_dict()))) == task
+    home = state.with_name(f"{state.stem}.job")
+    jobs.spawn(home, "evidence", task=task.to_dict())
+    done = wait_for(lambda: (s := jobs.status(home)) and not s.active and s, 240, "the job")
+    assert done.state == "finished", (home / jobs.LOG).read_text()[-2000:]
+    assert (done.result["found"], done.result["missing"]) == (1, 1)
+    result, decisions, saved, _ = review.restore(state)
+    assert decisions == {} and saved is None
+    assert [q.qid for q in result.found] == ["e"]
+    assert "1889" in result.found[0].parts[0].text
