@@ -5,7 +5,6 @@ retrieval scores (the paper's §3.3 estimate)."""
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -92,14 +91,9 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     each stage leaves out the calls the reply cache answers (a note says how many), and the
     judge is priced on the run's answers when generation would send nothing new."""
     from ragdash.llm import estimate_prompts
-    from ragdash.llm.generate import generation_call
+    from ragdash.llm.decompose import decompose_calls
+    from ragdash.llm.generate import generation_plan
     from ragdash.llm.judge import items_from_frames, judge_calls
-    from ragdash.llm.prompts import (
-        decompose_messages,
-        generation_messages,
-        judge_messages,
-        verdict_prompt,
-    )
 
     out: dict = {}
     notes = []
@@ -107,10 +101,10 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     if not retrieved and "mlq" in spec.retrievers.use:
         llm = LLMSettings.from_config(spec.llm)
         mlq = spec.retrievers.resolved["mlq"]
-        questions = dict.fromkeys(run.read("examples")["question"].astype(str))
+        _, calls = decompose_calls(run.read("examples")["question"].astype(str).tolist(),
+                                   mode=mlq["mode"], max_queries=mlq["max_queries"])
         out["mlq"] = estimate_prompts(
-            [decompose_messages(q, mode=mlq["mode"], max_queries=mlq["max_queries"])
-             for q in questions], model_name(llm),
+            [c.messages for c in calls], model_name(llm),
             tokens_out=SUBQUESTION_TOKENS * mlq["max_queries"],
             speed=call_speed(root, model_name(llm), llm.backend), backend=llm.backend)
     if not retrieved:
@@ -120,39 +114,31 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     g = spec.generation
     gen = generator_settings(spec)
     reqs = requests(run, spec, None if retrieved else stand_in_contexts(run, spec))
-    ref, prompt = g.reference_prompts, g.prompt
-    asked = [generation_messages(q, c, reference=ref, prompt=prompt) for _, _, _, q, c in reqs]
+    plan = generation_plan(reqs, reference_prompts=g.reference_prompts, prompt=g.prompt)
     cached = 0
-    if retrieved:  # each distinct prompt is sent once (stand-in contexts are all the same)
-        distinct = list({json.dumps(m, sort_keys=True): m for m in asked}.values())
-        done = cache_answers(map(generation_call, distinct), gen, root)
-        asked, cached = [m for m, d in zip(distinct, done, strict=True) if not d], sum(done)
+    if retrieved:  # the calls generation sends, less those the reply cache answers
+        done = cache_answers(plan.calls, gen, root)
+        asked, cached = [c for c, d in zip(plan.calls, done, strict=True) if not d], sum(done)
+    else:  # stand-in contexts are all alike: one call per request, as real ones would be
+        asked = plan.per_request()
     out["generation"] = estimate_prompts(
-        asked, model_name(gen), tokens_out=40,
+        [c.messages for c in asked], model_name(gen), tokens_out=40,
         speed=call_speed(root, model_name(gen), gen.backend), backend=gen.backend)
     if cached:
         notes.append(answered_note("generation", cached))
     judge = judge_settings(spec)
-    examples = run.read("examples").head(g.limit or None)
-    systems = len(spec.retrievers.use) + (1 if g.llm_only else 0)
-    answer = "a one-sentence answer of about thirty tokens written by the generator model " * 2
     mode = spec.judge.mode
     if retrieved and not asked and run.has("answers"):  # the answers the judge will see
-        items = items_from_frames(run.read("answers"), run.read("examples"))
-        calls = judge_calls(items, judge, **judge_options(spec))[1]
-        done = cache_answers(calls, judge, root)
-        prompts = [c.messages for c, d in zip(calls, done, strict=True) if not d]
-        if any(done):
-            notes.append(answered_note("judge", sum(done)))
-    elif mode == "stepwise":  # the verdict question per answer; a partial answer asks one more
-        prompts = [[{"role": "user", "content": verdict_prompt(r.question, r.answer, answer)}]
-                   for r in examples.itertuples(index=False)] * systems
-    else:
-        per_call = 1 if mode == "single" else systems
-        prompts = [judge_messages(r.question, r.answer, list(r.parts), [answer] * per_call,
-                                  json_output=True)
-                   for r in examples.itertuples(index=False)] * (systems // per_call)
-    out["judge"] = estimate_prompts(prompts, model_name(judge),
+        answers = run.read("answers")
+    else:  # an answer of typical length for every request generation will answer
+        answers = stand_in_answers(reqs)
+    calls = judge_calls(items_from_frames(answers, run.read("examples")), judge,
+                        **judge_options(spec))[1]
+    done = cache_answers(calls, judge, root)
+    if any(done):
+        notes.append(answered_note("judge", sum(done)))
+    out["judge"] = estimate_prompts([c.messages for c, d in zip(calls, done, strict=True)
+                                     if not d], model_name(judge),
                                     tokens_out=25 if mode == "grouped" else 8,
                                     speed=call_speed(root, model_name(judge), judge.backend),
                                     backend=judge.backend)
@@ -206,7 +192,15 @@ def stage_plan(est: dict) -> dict[str, dict[str, float]]:
 
 
 STAND_IN_ANSWER = "A one-sentence answer of about twenty tokens written by the generator model."
-"""The answer the metrics are priced with before answers exist."""
+"""The answer the judge and the metrics are priced with before answers exist."""
+
+
+def stand_in_answers(reqs: Iterable[tuple]) -> pd.DataFrame:
+    """An answers table with STAND_IN_ANSWER for every generation request: the judge's and the
+    metrics' calls priced before answers exist, built by their own code."""
+    return pd.DataFrame([{"qid": q, "system": s, "budget": b, "answer": STAND_IN_ANSWER,
+                          "error": None} for q, s, b, _, _ in reqs],
+                        columns=["qid", "system", "budget", "answer", "error"])
 
 
 def metrics_step_plan(run: Run, spec: RunSpec):
@@ -217,12 +211,7 @@ def metrics_step_plan(run: Run, spec: RunSpec):
     from ragdash.metrics.plan import cached_replies, step_plan
     from ragdash.stages.metrics import context_cut, metrics_settings
 
-    answers = None
-    if not run.has("answers"):
-        answers = pd.DataFrame(
-            [{"qid": q, "system": s, "budget": b, "answer": STAND_IN_ANSWER, "error": None}
-             for q, s, b, _, _ in requests(run, spec)],
-            columns=["qid", "system", "budget", "answer", "error"])
+    answers = None if run.has("answers") else stand_in_answers(requests(run, spec))
     items = items_from_run(run, context_cut(spec), answers, limit=spec.metrics.limit)
     root = RunsRoot(spec.runs_root)
     for f in (root.llm_cache, root.llm_cache.with_name(f"{root.llm_cache.name}-wal")):

@@ -12,12 +12,21 @@ from typing import TYPE_CHECKING
 from ragdash.llm.cache import LLMCache
 from ragdash.llm.factory import calls_session
 from ragdash.llm.prompts import decompose_messages
-from ragdash.llm.runner import Progress, chat_call, dispatch_calls
+from ragdash.llm.runner import ChatCall, Progress, chat_call, dispatch_calls
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.types import Backend, LLMError
 
 if TYPE_CHECKING:
     from ragdash.executors import Executor
+
+
+def decompose_calls(questions: Sequence[str], *, mode: str = "default", max_queries: int = 5
+                    ) -> tuple[list[str], list[ChatCall]]:
+    """The distinct questions and the call that asks each one's sub-questions: what `decompose`
+    sends and what a dry run prices (`ragdash.planning`)."""
+    distinct = list(dict.fromkeys(questions))
+    return distinct, [chat_call(decompose_messages(q, mode=mode, max_queries=max_queries))
+                      for q in distinct]
 
 
 def decompose(questions: Sequence[str], settings: LLMSettings, *, mode: str = "default",
@@ -31,9 +40,7 @@ def decompose(questions: Sequence[str], settings: LLMSettings, *, mode: str = "d
     after the retries raises `LLMError` (naming how many failed) once the others are done; the
     finished ones are cached, and a re-run asks only the failed ones. `backend` replaces the
     one opened from `settings` (already wrapped with retries and cache)."""
-    distinct = list(dict.fromkeys(questions))
-    calls = [chat_call(decompose_messages(q, mode=mode, max_queries=max_queries))
-             for q in distinct]
+    distinct, calls = decompose_calls(questions, mode=mode, max_queries=max_queries)
     with calls_session(settings, cache, backend) as (be, store):
         outcomes = dispatch_calls(be, calls, settings, progress, cache=store,
                                   executor=None if backend is not None else executor)

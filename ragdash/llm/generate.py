@@ -8,7 +8,7 @@ an `LLMError` after the finished calls are cached.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -17,7 +17,7 @@ import pandas as pd
 from ragdash.llm.cache import LLMCache
 from ragdash.llm.factory import calls_session
 from ragdash.llm.prompts import generation_messages
-from ragdash.llm.runner import CallOutcome, Progress, chat_call, dispatch_calls
+from ragdash.llm.runner import ChatCall, Progress, chat_call, dispatch_calls
 from ragdash.llm.settings import LLMSettings
 from ragdash.llm.types import Backend, LLMError, LLMResult, Messages
 
@@ -49,9 +49,42 @@ def _not_empty(result: LLMResult) -> None:
         raise LLMError("empty answer", kind="invalid_reply", retryable=True)
 
 
-def generation_call(messages: Messages) -> Callable[[Backend], CallOutcome]:
+def generation_call(messages: Messages) -> ChatCall:
     """One generation call: an empty reply is an error, asked again and never cached."""
     return chat_call(messages, validate=_not_empty)
+
+
+class GenerationPlan(NamedTuple):
+    """The calls of a generation: one per distinct prompt, question by question (every system
+    of the first questions first: the rate the ETA measures is the whole stage's mix, not the
+    fast LLM-only calls first, and a stopped run holds whole questions), and per request the
+    index of the call that answers it. What `generate` sends and a dry run prices."""
+
+    requests: list[GenerationRequest]
+    calls: list[ChatCall]
+    slots: list[int]
+
+    def per_request(self) -> list[ChatCall]:
+        """One call per request (stand-in contexts, all alike, must not collapse into one)."""
+        return [self.calls[i] for i in self.slots]
+
+
+def generation_plan(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str, Any]],
+                    *, reference_prompts: bool = False, prompt: str = "paper"
+                    ) -> GenerationPlan:
+    """The calls of `requests` (`GenerationPlan`); identical prompts (e.g. two retrievers giving
+    the same context) are one call."""
+    reqs = [as_request(r) for r in requests]
+    messages = [generation_messages(r.question, r.context, reference=reference_prompts,
+                                    prompt=prompt) for r in reqs]
+    keys = [json.dumps(m, sort_keys=True) for m in messages]
+    rank = {q: n for n, q in enumerate(dict.fromkeys(str(r.qid) for r in reqs))}
+    first: dict[str, int] = {}
+    for i in sorted(range(len(reqs)), key=lambda i: (rank[str(reqs[i].qid)], i)):
+        first.setdefault(keys[i], i)
+    slot = {k: j for j, k in enumerate(first)}
+    return GenerationPlan(reqs, [generation_call(messages[i]) for i in first.values()],
+                          [slot[k] for k in keys])
 
 
 def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str, Any]],
@@ -69,27 +102,14 @@ def generate(requests: Iterable[GenerationRequest | Sequence[Any] | Mapping[str,
     `executor`: where the calls run (`dispatch_calls`; default here, also when `backend` is
     given).
     """
-    reqs = [as_request(r) for r in requests]
-    messages = [generation_messages(r.question, r.context, reference=reference_prompts,
-                                    prompt=prompt) for r in reqs]
-    # identical prompts (e.g. two retrievers giving the same context) are sent once, question
-    # by question (every system of the first questions first): the rate the ETA measures is
-    # the whole stage's mix, not the fast LLM-only calls first, and a stopped run holds whole
-    # questions
-    keys = [json.dumps(m, sort_keys=True) for m in messages]
-    rank = {q: n for n, q in enumerate(dict.fromkeys(str(r.qid) for r in reqs))}
-    first: dict[str, int] = {}
-    for i in sorted(range(len(reqs)), key=lambda i: (rank[str(reqs[i].qid)], i)):
-        first.setdefault(keys[i], i)
-    slot = {k: j for j, k in enumerate(first)}
-    calls = [generation_call(messages[i]) for i in first.values()]
+    plan = generation_plan(requests, reference_prompts=reference_prompts, prompt=prompt)
     with calls_session(settings, cache, backend) as (be, store):
-        done = dispatch_calls(be, calls, settings, progress, cache=store,
+        done = dispatch_calls(be, plan.calls, settings, progress, cache=store,
                               executor=None if backend is not None else executor)
-        outcomes = [done[slot[k]] for k in keys]
+        outcomes = [done[i] for i in plan.slots]
         model = be.model
     rows = []
-    for req, o in zip(reqs, outcomes, strict=True):
+    for req, o in zip(plan.requests, outcomes, strict=True):
         r = o.result
         rows.append({"qid": str(req.qid), "system": req.system, "budget": req.budget,
                      "model": r.model if r else model, "prompt": prompt,

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragdash.llm.types import Backend, LLMError, LLMResult, Messages
@@ -33,16 +33,25 @@ class CallOutcome:
     kind: str | None = None
 
 
-def chat_call(messages: Messages, **chat: Any) -> Callable[[Backend], CallOutcome]:
-    """A call for `run_calls`: `backend.chat(messages, **chat)` as an outcome; a failed request
-    becomes the outcome's error and kind instead of raising."""
-    def call(backend: Backend) -> CallOutcome:
+@dataclass(frozen=True)
+class ChatCall:
+    """One chat request as data: its `messages` (what a dry run prices: `ragdash.planning`) and
+    its chat options. Called with a backend (by `run_calls`), it sends them and gives the
+    outcome; a failed request becomes the outcome's error and kind instead of raising."""
+
+    messages: Messages
+    chat: Mapping[str, Any] = field(default_factory=dict)
+
+    def __call__(self, backend: Backend) -> CallOutcome:
         try:
-            return CallOutcome(backend.chat(messages, **chat), None)
+            return CallOutcome(backend.chat(self.messages, **self.chat), None)
         except LLMError as exc:
             return CallOutcome(None, str(exc), exc.kind)
 
-    return call
+
+def chat_call(messages: Messages, **chat: Any) -> ChatCall:
+    """A call for `run_calls`: `backend.chat(messages, **chat)` as an outcome."""
+    return ChatCall(messages, chat)
 
 
 def run_calls(backend: Backend, calls: Sequence[Callable[[Backend], Any]], concurrency: int,

@@ -1,0 +1,70 @@
+"""Issue 34 §2: one call plan. Each LLM stage builds its calls as data (`ChatCall` and the
+judge's calls, each with the `messages` it sends first) with one function that the stage and
+the dry run both use (`generation_plan`, `judge_calls`, `decompose_calls`; the metrics'
+`step_plan`), so what a dry run prices is what a run sends. Pinned here message by message
+against a scripted server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fakes.llm_server import FakeLLMServer
+from fixtures.pipeline import llm_args, responder
+
+from ragdash.cli import main
+from ragdash.config import saved_spec
+from ragdash.llm.generate import generation_plan
+from ragdash.llm.judge import items_from_frames, judge_calls
+from ragdash.planning import dry_run, stand_in_answers
+from ragdash.rundir import Run
+from ragdash.stages.generate import generator_settings, requests
+from ragdash.stages.judge import judge_options, judge_settings
+
+
+@pytest.fixture
+def env_key(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-plan")
+    monkeypatch.chdir(tmp_path)
+    return "sk-test-plan"
+
+
+def _key(messages) -> str:
+    return json.dumps(messages, sort_keys=True)
+
+
+def test_the_calls_priced_are_the_calls_sent(generic, tmp_path, env_key, capsys):
+    ds, corpus = generic
+    args = ["--dataset", str(ds), "--corpus", str(corpus),
+            *llm_args("http://127.0.0.1:9/v1", tmp_path / "r")]
+    with FakeLLMServer(default=responder) as srv:
+        args[args.index("--llm-url") + 1] = srv.openai_url
+        assert main(["score", *args]) == 0
+        run = Run(tmp_path / "r")
+        spec = saved_spec(run.manifest)
+        g = spec.generation
+        plan = generation_plan(requests(run, spec), reference_prompts=g.reference_prompts,
+                               prompt=g.prompt)
+        priced = dry_run(run, spec)
+        assert main(["generate", *args]) == 0
+        sent = [r["body"]["messages"] for r in srv.chat_requests()]
+        # the same calls (sent several at once, so in any order): what the dry run counted
+        assert sorted(_key(c.messages) for c in plan.calls) == sorted(_key(m) for m in sent)
+        assert priced["generation"].calls == len(sent) == len(plan.calls)
+        # the judge, priced before answers on stand-in answers by its own call builder, asks
+        # as many calls as it does on the real answers
+        judge = judge_settings(spec)
+        before = judge_calls(items_from_frames(stand_in_answers(requests(run, spec)),
+                                               run.read("examples")), judge,
+                             **judge_options(spec))[1]
+        assert priced["judge"].calls == len(before)
+        run = Run(run.path)
+        after = dry_run(run, spec)  # answers exist: the judge is priced on them
+        planned = judge_calls(items_from_frames(run.read("answers"), run.read("examples")),
+                              judge, **judge_options(spec))[1]
+        assert main(["judge", *args]) == 0
+        judged = [r["body"]["messages"] for r in srv.chat_requests()][len(sent):]
+        assert sorted(_key(c.messages) for c in planned) == sorted(_key(m) for m in judged)
+        assert after["judge"].calls == len(judged) == len(before)
+        assert after["generation"].calls == 0  # every generation call is in the reply cache
+    assert generator_settings(spec).model == "fake-model"
