@@ -65,14 +65,12 @@ def test_a_full_disk_does_not_hide_the_stage_error(tmp_path, monkeypatch):
         raise RuntimeError("the stage's own error")
 
 
-def test_job_eta_follows_the_measured_rate():
-    from ragdash.ui.jobs import Job, eta_text
+def test_the_eta_is_said_in_words():
+    """The panel's words for a job's time left (a process job's ETA itself: `Reporter`,
+    tests/test_job_plan.py)."""
+    from ragdash.ui.jobs import eta_text
 
-    job = Job(run_dir=None)
-    job.progress("generating answers", 0, 100)
-    job.since -= 10  # 10 s ago
-    job.progress("generating answers", 20, 100)
-    assert job.eta(now=job.since + 10) == pytest.approx(40)  # 80 left at 2 per second
+    assert eta_text(None) == ""
     assert eta_text(40) == "under a minute left" and eta_text(600) == "about 10 min left"
-    job.progress("judging answers", 0, 50)
-    assert job.eta() is None  # a new step has no rate yet
+    assert eta_text(6 * 3600) == "about 6.0 h left"
+    assert eta_text(600, ("judge",)) == "about 10 min left, judging included"
