@@ -5,7 +5,6 @@ retrieval scores (the paper's §3.3 estimate)."""
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -270,23 +269,3 @@ def estimate_run(run: Run, calibration: dict, budget: int | None = None,
     }
     run.write_json("estimate", data)
     return data
-
-
-def cost_avoided(answers: pd.DataFrame | None, judgments: pd.DataFrame | None,
-                 calls: dict, model: str = "gpt-4o") -> float | None:
-    """What the calls the thresholds avoid would cost with `model` (the paper's judge), priced
-    at the run's mean tokens per call; None without token counts."""
-    from ragdash.llm.cost import estimate
-
-    if answers is None or not {"tokens_in", "tokens_out"} <= set(answers.columns):
-        return None
-    usd = estimate(calls["generation_calls"], float(answers["tokens_in"].astype(float).mean()),
-                   float(answers["tokens_out"].astype(float).mean()), model).usd
-    jt = judgments if judgments is not None else pd.DataFrame()
-    if usd is not None and {"tokens_in", "tokens_out", "call_id"} <= set(jt.columns):
-        per_call = jt.dropna(subset=["call_id"]).drop_duplicates("call_id")
-        judge_usd = estimate(calls["judge_calls"],
-                             float(per_call["tokens_in"].astype(float).mean()),
-                             float(per_call["tokens_out"].astype(float).mean()), model).usd
-        usd = usd + judge_usd if judge_usd is not None else usd
-    return usd if usd is not None and math.isfinite(usd) else None

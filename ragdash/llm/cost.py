@@ -9,6 +9,7 @@ backends cost 0 unless the table says otherwise.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -193,3 +194,21 @@ def actual_cost(frame: pd.DataFrame, prices: Mapping[str, Price] | None = None, 
                      "latency_s": float(g["latency_s"].sum())})
     return pd.DataFrame(rows, columns=["model", "calls", "tokens_in", "tokens_out", "usd",
                                        "latency_s"])
+
+
+def cost_avoided(answers: pd.DataFrame | None, judgments: pd.DataFrame | None,
+                 calls: dict, model: str = "gpt-4o") -> float | None:
+    """What the calls the thresholds avoid would cost with `model` (the paper's judge), priced
+    at the run's mean tokens per call; None without token counts."""
+    if answers is None or not {"tokens_in", "tokens_out"} <= set(answers.columns):
+        return None
+    usd = estimate(calls["generation_calls"], float(answers["tokens_in"].astype(float).mean()),
+                   float(answers["tokens_out"].astype(float).mean()), model).usd
+    jt = judgments if judgments is not None else pd.DataFrame()
+    if usd is not None and {"tokens_in", "tokens_out", "call_id"} <= set(jt.columns):
+        per_call = jt.dropna(subset=["call_id"]).drop_duplicates("call_id")
+        judge_usd = estimate(calls["judge_calls"],
+                             float(per_call["tokens_in"].astype(float).mean()),
+                             float(per_call["tokens_out"].astype(float).mean()), model).usd
+        usd = usd + judge_usd if judge_usd is not None else usd
+    return usd if usd is not None and math.isfinite(usd) else None
