@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis import frames, judging, signals
+from ragdash.analysis import frames, judging, signals, truthfulness
 from ragdash.calibration.predictive import abstention_by_evidence
 from ragdash.config import ConfigError, load_spec, saved_config
 from ragdash.constants import LLM_ONLY, REFERENCE_METRICS, SCORES
@@ -257,6 +257,18 @@ elif judgments is not None:
                           key=f"llm_sweep_{sys_}")
 else:
     widgets.missing("No judgments yet", "answers exist but have not been judged.")
+
+# --- truthfulness (CRAG) ------------------------------------------------------------------------
+if (truth := state.view(run).truthfulness()) is not None:
+    table, classes, sources = truth
+    st.subheader("Truthfulness: a wrong answer counts against a system (CRAG score)")
+    st.caption("Each answer is correct (+1), missing (0: it declines, by the refusal rule above) "
+               "or incorrect (−1), as CRAG scores them (Yang et al., NeurIPS 2024): a system "
+               "that answers wrongly scores below one that abstains. The score is the mean over "
+               "its questions, with a 95 % bootstrap interval over questions. Correct by: "
+               f"{widgets.md(sources)}.")
+    st.dataframe(truthfulness.display(table, name=label), hide_index=True, width="stretch")
+    st.markdown(widgets.md(truthfulness.sentence(table, name=label)))
 
 # --- reference metrics (no LLM) -------------------------------------------------------------------
 ref = state.view(run).reference_summary()

@@ -19,7 +19,16 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from ragdash.analysis import area, curves, frames, judging, sentences, signals, thresholds
+from ragdash.analysis import (
+    area,
+    curves,
+    frames,
+    judging,
+    sentences,
+    signals,
+    thresholds,
+    truthfulness,
+)
 from ragdash.calibration.predictive import degenerate
 from ragdash.constants import PAPER_H, PAPER_K, REFERENCE_METRICS
 from ragdash.rundir import Run
@@ -190,6 +199,22 @@ def _labels_html(run: Run) -> list[str]:
     return out
 
 
+def _truthfulness_html(view: RunView) -> list[str]:
+    """CRAG's truthfulness score per system (`analysis.truthfulness`), with its sentence."""
+    found = view.truthfulness()
+    if found is None or found[0].empty:
+        return []
+    table, _, sources = found
+    return ["<h2>Truthfulness: a wrong answer counts against a system (CRAG score)</h2>",
+            '<p class="note">' + html.escape(
+                "Each answer correct (+1), missing (0: declined, by the refusal rule) or "
+                "incorrect (−1), as CRAG scores them (Yang et al., NeurIPS 2024); per system "
+                "the mean with a 95 % bootstrap interval over questions. Correct by: "
+                f"{sources}.") + "</p>",
+            f"<p>{html.escape(truthfulness.sentence(table, name=label))}</p>",
+            _table(truthfulness.display(table, name=label), fmt=None, index=False)]
+
+
 def _signals_html(view: RunView) -> list[str]:
     """"Which signal agrees with the truth here?": the one-line verdict and the table (AUC with
     its interval, Spearman, the LLM calls and tokens each signal cost)."""
@@ -349,6 +374,7 @@ def build_report(run: Run | str | Path) -> str:
             c: 100 * ref[c] for c in pct}).set_index("system").rename(columns=pct)
             .rename_axis(None),
             fmt="{:.1f}"))
+    parts.extend(_truthfulness_html(view))
     parts.extend(_signals_html(view))
     parts.extend(_labels_html(run))
     if "prediction_roc" in figs:

@@ -25,6 +25,7 @@ from ragdash.analysis import (
     reference,
     signals,
     system_means,
+    truthfulness,
 )
 from ragdash.analysis.thresholds import ThresholdData, threshold_data
 from ragdash.rundir import Memo, Reader, Run
@@ -114,6 +115,27 @@ class RunView:
         if saved.exists() and saved.stat().st_mtime_ns >= answers.stat().st_mtime_ns:
             return self.run.read("reference")
         return reference.score_answers(self.run.read("answers"), self.run.read("examples"))
+
+    @kept("Scoring truthfulness per system…")
+    def truthfulness(self) -> tuple[pd.DataFrame, pd.DataFrame, str] | None:
+        """CRAG's truthfulness score per system (`analysis.truthfulness`): the table, the class
+        of every answer and where the classes came from; None without answers."""
+        from ragdash.constants import REFERENCE_METRICS
+        from ragdash.llm.refusal import RefusalRule
+
+        answers = self.answers()
+        if answers is None or answers.empty:
+            return None
+        rule = RefusalRule.from_config(self.run.config.section("judge").get("refusal"))
+        refused = answers["answer"].map(lambda a: rule.match(a) is not None)
+        classes = truthfulness.classify(
+            answers, refused=refused, labels=self.run.table("labels"),
+            judgments=self.judgments(),
+            reference=frames.primary(self.reference(), self.generation_budget),
+            correct_at=REFERENCE_METRICS["contains"].correct_at)
+        order = frames.order_systems(classes["system"].unique(), self.order)
+        return (truthfulness.scores(classes, order), classes,
+                truthfulness.sources_text(classes))
 
     def answer_signals(self, budget: int | None = None
                        ) -> tuple[pd.DataFrame, str, list[str], float] | None:
