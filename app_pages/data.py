@@ -38,13 +38,14 @@ from ragdash.ui import (
 from ragdash.viz import questions
 
 MAX_MB = server.max_upload_mb()  # checked by app.py at start
-DATASET_TYPES = ["json", "gz", "jsonl", "ndjson", "csv", "parquet", "pq", "xlsx"]
+DATASET_TYPES = ["json", "gz", "bz2", "jsonl", "ndjson", "csv", "parquet", "pq", "xlsx"]
 DOCUMENT_TYPES = [s.lstrip(".") for s in readers.SUFFIXES]  # txt, md, pdf, html, htm, docx
 CORPUS_TYPES = ["jsonl", "ndjson", "csv", "parquet", "pq", "zip", "gz", *DOCUMENT_TYPES]
 
 st.title("Data")
 st.caption("A dataset holds questions, answers and their relevant parts; a corpus holds the "
-           "documents retrieved from. HotpotQA and SQuAD JSON carry their own corpus; JSONL, "
+           "documents retrieved from. HotpotQA and SQuAD JSON and CRAG's JSONL (its search "
+           "results' pages) carry their own corpus; other JSONL, "
            "CSV, Parquet and Excel (.xlsx) datasets need one (JSONL/CSV/Parquet with doc_id, "
            "title, text, or a .zip of .txt, .md, .pdf, .html or .docx files, or one such "
            f"file). Uploads up to {MAX_MB} MB each; nothing is unpickled.")
@@ -80,9 +81,10 @@ with st.container(border=True):
     c1, c2 = st.columns(2)
     ds_file = c1.file_uploader("Dataset", type=DATASET_TYPES, key="data_ds",
                                max_upload_size=MAX_MB,
-                               help="HotpotQA or SQuAD JSON (.json/.json.gz), or JSONL/CSV/Parquet "
-                                    "or an Excel workbook (.xlsx) with a question and an answer "
-                                    "column (named as you like: you map them below), and "
+                               help="HotpotQA or SQuAD JSON (.json/.json.gz), CRAG's JSONL "
+                                    "(.jsonl.bz2: its web pages are the corpus), or JSONL/CSV/"
+                                    "Parquet or an Excel workbook (.xlsx) with a question and an "
+                                    "answer column (named as you like: you map them below), and "
                                     "optionally id and relevant_parts")
     ds_fmt = c1.selectbox("Dataset format", ["auto", *FORMATS], key="data_fmt")
     corpus_file = c2.file_uploader("Corpus (optional for HotpotQA/SQuAD)", type=CORPUS_TYPES,
@@ -188,6 +190,8 @@ if loaded is not None:
     m[1].metric("Documents", f"{len(loaded.documents):,}")
     m[2].metric("Records skipped (errors)", f"{loaded.skipped:,}")
     m[3].metric("Warnings (kept)", f"{loaded.warnings:,}")
+    if licence := loaded.source.get("licence"):  # e.g. CRAG's: non-commercial
+        st.warning(widgets.md(licence), icon=":material/gavel:")
     st.subheader("Validation report")
     if loaded.issues:
         issues = pd.DataFrame([asdict(i) for i in loaded.issues])

@@ -76,10 +76,10 @@ class DatasetSpec(Section):
     """The questions and the corpus (`ragdash.data.load_dataset`)."""
 
     path: str | None = str(SAMPLE_DATASET)
-    """The dataset file: HotpotQA/SQuAD JSON, JSONL, CSV, Parquet or an Excel .xlsx workbook
-    (default: the bundled HotpotQA sample)."""
+    """The dataset file: HotpotQA/SQuAD JSON, CRAG JSONL, JSONL, CSV, Parquet or an Excel .xlsx
+    workbook (default: the bundled HotpotQA sample)."""
     format: str | None = "auto"
-    """auto, hotpotqa, squad, jsonl, csv, parquet or xlsx."""
+    """auto, hotpotqa, squad, crag, jsonl, csv, parquet or xlsx."""
     sheet: str | None = None
     """The sheet of an .xlsx dataset (default: its only sheet with data)."""
     columns: dict[str, str] | None = None

@@ -25,7 +25,7 @@ SQUAD = {"version": "1.1", "data": [{"title": "T", "paragraphs": [
 
 
 def test_formats_constant():
-    assert FORMATS == ("hotpotqa", "squad", "jsonl", "csv", "parquet", "xlsx")
+    assert FORMATS == ("hotpotqa", "squad", "crag", "jsonl", "csv", "parquet", "xlsx")
     assert set(CORPUS_FORMATS) >= {"jsonl", "csv", "parquet"}
 
 

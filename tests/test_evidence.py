@@ -323,7 +323,7 @@ def test_ingest_finds_evidence_when_the_column_is_missing(qa_only, tmp_path, cap
         assert main(["run", "--dataset", str(qa), "--corpus", str(corpus), "--retrievers",
                      "bm25", "--chunker", "none", "--budgets", "50,100", "--run-dir",
                      str(tmp_path / "r"), "-q"]) == 0
-    notice = [r.getMessage() for r in caplog.records if "no relevant_parts column" in
+    notice = [r.getMessage() for r in caplog.records if "no relevant parts, so evidence" in
               r.getMessage()]
     assert notice and "4 of 5 questions got relevant parts" in notice[0]
     run = Run(tmp_path / "r")

@@ -137,4 +137,4 @@ def test_the_options_help_is_the_keys_documentation():
     assert all(f in helps["format"] for f in FORMATS)
     assert all(t in helps["tokenizer"] for t in TOKENIZERS)
     config_md = (PROJECT_ROOT / "docs" / "config.md").read_text()
-    assert "auto, hotpotqa, squad, jsonl, csv, parquet or xlsx." in config_md
+    assert "auto, hotpotqa, squad, crag, jsonl, csv, parquet or xlsx." in config_md

@@ -7,22 +7,23 @@ nothing to load (missing file, malformed whole-file JSON, missing column) raise 
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import re
 from collections.abc import Mapping
 from pathlib import Path, PurePath
 
-from ragdash.data import generic, hotpotqa, readers, squad, textfiles
+from ragdash.data import crag, generic, hotpotqa, readers, squad, textfiles
 from ragdash.data import sample as sampling
 from ragdash.data.common import IssueLog, Loaded, within_limits
-from ragdash.data.reading import fatal, parse_json, read_file
+from ragdash.data.reading import decode, fatal, parse_json, read_file
 from ragdash.data.schema import DataError, Dataset, Document, Example, Issue
 from ragdash.data.validate import check_parts_found
 
 __all__ = ["CORPUS_FORMATS", "FORMATS", "DataError", "Dataset", "Document", "Example", "Issue",
            "detect_format", "load_corpus", "load_dataset"]
 
-FORMATS = ("hotpotqa", "squad", "jsonl", "csv", "parquet", "xlsx")
+FORMATS = ("hotpotqa", "squad", "crag", "jsonl", "csv", "parquet", "xlsx")
 CORPUS_FORMATS = ("jsonl", "csv", "parquet", "folder", "zip", "document")
 """'folder' and 'zip' hold document files; 'document' is one such file (.pdf, .html, ...)."""
 
@@ -31,16 +32,32 @@ _EXTENSIONS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "
 _PEEK_BYTES = 256 * 1024
 
 
+def _packed(name: str) -> str | None:
+    """'.gz' or '.bz2' when a file name says it is compressed."""
+    return next((s for s in (".gz", ".bz2") if name.lower().endswith(s)), None)
+
+
 def _by_extension(path: Path) -> str:
-    """'json', 'jsonl', 'csv', 'parquet' or 'xlsx' from the file name ('.gz' allowed on .json,
-    .jsonl and .csv)."""
+    """'json', 'jsonl', 'csv', 'parquet' or 'xlsx' from the file name ('.gz' or '.bz2' allowed
+    on .json, .jsonl and .csv)."""
     name = path.name.lower()
-    gz = name.endswith(".gz")
-    fmt = _EXTENSIONS.get(PurePath(name[:-3] if gz else name).suffix)
-    if fmt is None or (gz and fmt in ("parquet", "xlsx")):
-        raise fatal(path, "unknown file type; expected .json (HotpotQA or SQuAD), .jsonl, .csv, "
-                          ".parquet or .xlsx (.json, .jsonl and .csv may be gzipped)")
+    packed = _packed(name)
+    fmt = _EXTENSIONS.get(PurePath(name[: -len(packed)] if packed else name).suffix)
+    if fmt is None or (packed and fmt in ("parquet", "xlsx")):
+        raise fatal(path, "unknown file type; expected .json (HotpotQA or SQuAD), .jsonl (or "
+                          "CRAG's), .csv, .parquet or .xlsx (.json, .jsonl and .csv may be "
+                          "gzip- or bzip2-compressed)")
     return fmt
+
+
+def _head(p: Path) -> str:
+    """The first bytes of a file, decompressed, as text ('' when unreadable)."""
+    opener = {".gz": gzip.open, ".bz2": bz2.open}.get(_packed(p.name) or "", open)
+    try:
+        with opener(p, "rb") as f:
+            return f.read(_PEEK_BYTES).decode("utf-8", "replace")
+    except (OSError, EOFError, ValueError):
+        return ""  # read_file reports the problem
 
 
 def _json_format(obj: object, path: Path) -> str:
@@ -69,13 +86,11 @@ def detect_format(path: str | Path) -> str:
     if p.is_dir():
         raise fatal(p, "is a folder; a dataset is a file (a folder can be a corpus)")
     fmt = _by_extension(p)
+    if fmt == "jsonl":
+        return "crag" if crag.is_crag(_head(p)) else fmt
     if fmt != "json":
         return fmt
-    try:
-        with (gzip.open(p) if p.name.lower().endswith(".gz") else open(p, "rb")) as f:
-            found = _sniff(f.read(_PEEK_BYTES).decode("utf-8", "replace"))
-    except (OSError, EOFError):
-        found = None  # read_file below reports the problem
+    found = _sniff(_head(p))
     if found:
         return found
     obj, _ = parse_json(read_file(p))
@@ -121,6 +136,8 @@ def _examples(raw, fmt: str, path: str | Path, corpus, limit: int | None,
     """(examples, their issue log, the format read) of a dataset file."""
     if fmt == "auto":
         fmt = _by_extension(raw.path)
+        fmt = "crag" if fmt == "jsonl" and crag.is_crag(raw.data[:_PEEK_BYTES].decode(
+            "utf-8", "replace")) else fmt
     log = IssueLog(path)
     if fmt in ("json", "hotpotqa", "squad"):
         if sheet is not None or columns:
@@ -134,6 +151,11 @@ def _examples(raw, fmt: str, path: str | Path, corpus, limit: int | None,
         else:
             loaded = squad.load(obj, text, log, limit=limit, build_corpus=corpus is None,
                                 include_unanswerable=include_unanswerable)
+    elif fmt == "crag":
+        if sheet is not None or columns:
+            raise fatal(raw.path, "a sheet or a column mapping is given but the dataset is "
+                                  "CRAG JSONL, whose fields are fixed; leave them out")
+        loaded = crag.load(decode(raw.data), log, limit=limit, build_corpus=corpus is None)
     elif corpus is None:
         raise fatal(raw.path, f"a {fmt} dataset needs a corpus: pass corpus=<a JSONL/CSV/Parquet "
                               "file, a folder or .zip of document files, or one document file>")

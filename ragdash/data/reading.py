@@ -1,7 +1,9 @@
-"""Reading input files: size guards, gzip, UTF-8 decoding that locates bad bytes, JSON parsing."""
+"""Reading input files: size guards, gzip and bzip2, UTF-8 decoding that locates bad bytes,
+JSON parsing."""
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import gzip
 import hashlib
@@ -31,7 +33,8 @@ def fatal(file: str | Path, message: str, record: str = "-", field: str = "(file
 
 @dataclass
 class RawFile:
-    """A file's content (decompressed when it ends in .gz) and the sha256 of its bytes on disk."""
+    """A file's content (decompressed when it ends in .gz or .bz2) and the sha256 of its bytes
+    on disk."""
 
     path: Path
     data: bytes
@@ -51,7 +54,9 @@ def read_file(path: str | Path) -> RawFile:
         raise fatal(p, "file not found") from None
     except OSError as exc:
         raise fatal(p, f"cannot be read: {exc.strerror or exc}") from None
-    data = _gunzip(p, raw) if p.name.lower().endswith(".gz") else raw
+    name = p.name.lower()
+    data = _gunzip(p, raw) if name.endswith(".gz") else _bunzip(p, raw) \
+        if name.endswith(".bz2") else raw
     return RawFile(p, data, hashlib.sha256(raw).hexdigest())
 
 
@@ -79,6 +84,14 @@ def inflate(stream, path: Path | str, packed: int, what: str = "",
         out += block
         check_inflation(path, packed, len(out), what)
     return bytes(out)
+
+
+def _bunzip(path: Path, raw: bytes) -> bytes:
+    try:
+        with bz2.BZ2File(io.BytesIO(raw)) as f:
+            return inflate(f, path, len(raw))
+    except (OSError, EOFError, ValueError) as exc:
+        raise fatal(path, f"is not a valid bzip2 file: {exc}") from None
 
 
 def _gunzip(path: Path, raw: bytes) -> bytes:

@@ -32,12 +32,14 @@ def _absent(path: str, fmt: str, _stamp: tuple[int, int], sheet: str | None = No
     from ragdash.data.reading import read_file
 
     fmt = detect_format(path) if fmt == "auto" else fmt
-    return fmt in TABULAR and parts_absent(read_file(path), fmt, sheet, dict(columns))
+    return fmt == "crag" or fmt in TABULAR and parts_absent(read_file(path), fmt, sheet,
+                                                              dict(columns))
 
 
 def needed(dataset: DatasetSpec) -> bool:
     """Whether the run's dataset is a JSONL/CSV/Parquet/.xlsx file with no relevant_parts
-    column (False when it cannot be read: ingest then reports why)."""
+    column, or CRAG's (it marks no evidence); False when it cannot be read (ingest then says
+    why)."""
     path = dataset.path
     try:
         stat = os.stat(path) if path else None
@@ -85,7 +87,7 @@ def find_if_missing(dataset: Dataset, ctx: StageContext) -> tuple[Dataset, dict 
                            cache=RunsRoot(spec.runs_root).llm_cache if llm else None,
                            progress=ctx.progress)
     summary = result.summary()
-    log.info("ingest: the dataset has no relevant_parts column, so evidence was found in the "
+    log.info("ingest: the dataset has no relevant parts, so evidence was found in the "
              "corpus: %d of %d questions got relevant parts; %d without evidence are left out "
              "(listed in %s)", summary["found"], summary["questions"], summary["missing"],
              ctx.run.file("issues"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -116,6 +117,8 @@ def run(ctx: StageContext) -> dict:
     })
     if evidence is not None:
         out.update(evidence=evidence)
+    if licence := dataset.source.get("licence"):  # e.g. CRAG's, non-commercial
+        logging.getLogger("ragdash").warning("ingest: %s", licence)
     return {"examples": len(examples), "documents": len(documents),
             "skipped": dataset.skipped, "warnings": dataset.warnings}
 
