@@ -95,3 +95,16 @@ def test_the_squad_demo_scores_every_system_and_the_pages_show_it():
 
     assert "Truthfulness: a wrong answer counts against a system (CRAG score)" in \
         build_report(PROJECT_ROOT / "data" / "demo_squad")
+
+
+def test_the_compare_pages_board_carries_the_score_with_its_interval():
+    from ragdash.analysis.signals import signal_label
+
+    view = RunView(PROJECT_ROOT / "data" / "demo_squad")
+    board = view.signal_board(1000, n_boot=200)
+    means = board.means[board.means["signal"] == "truthfulness"].set_index("system")
+    table = view.truthfulness()[0].set_index("system")
+    assert np.allclose(means.loc[table.index, "mean"], table["score"])
+    assert (means["lo"] <= means["mean"]).all() and (means["mean"] <= means["hi"]).all()
+    assert signal_label("truthfulness", detail=True) == \
+        "CRAG truthfulness (correct +1, declined 0, wrong −1)"

@@ -38,7 +38,9 @@ def signal_label(name: str, *, detail: bool = False) -> str:
     else:
         short, more = {"score_ir": ("Score_IR", "retrieval, no LLM"),
                        "judge": ("LLM judge", "1 = fully correct, 0 = wrong"),
-                       "truth": ("human labels", "")}.get(name, (name, ""))
+                       "truth": ("human labels", ""),
+                       "truthfulness": ("CRAG truthfulness",
+                                        "correct +1, declined 0, wrong −1")}.get(name, (name, ""))
     more = more if detail else ""
     if direction(name) < 0:
         more = ", ".join(filter(None, [more, "lower is better"]))

@@ -169,8 +169,9 @@ class RunView:
 
     def system_signals(self, budget: int) -> tuple[pd.DataFrame, list[str], str, str]:
         """Every system's signals per question (`answer_signals`, Score_IR at `budget`; a
-        retriever without answers keeps its Score_IR rows), the signal columns, the reference
-        (the truth column where the run has answers, else Score_IR) and its name."""
+        retriever without answers keeps its Score_IR rows) with CRAG's truthfulness value of
+        each answer (`truthfulness`), the signal columns, the reference (the truth column where
+        the run has answers, else Score_IR) and its name."""
         ir = self.ir_scores()
         at = frames.at_budget(ir, budget)
         at = at.assign(qid=at["qid"].astype(str)).rename(
@@ -179,6 +180,10 @@ class RunView:
         if got is None:
             return at, ["score_ir"], "score_ir", "Score_IR"
         frame, truth, names, _ = got
+        if (crag := self.truthfulness()) is not None:  # an outcome beside the signals
+            values = crag[1][["qid", "system", "truthfulness"]]
+            frame = frame.merge(values, on=["qid", "system"], how="left")
+            names = [*names, "truthfulness"]
         extra = at[~at["system"].isin(set(frame["system"]))]
         frame = pd.concat([frame, extra], ignore_index=True) if len(extra) else frame
         metric = truth.removeprefix("reference metric: ")
