@@ -1,6 +1,7 @@
 """Compare retrievers: per-question scatter at N, win/tie/loss, Wilcoxon signed-rank tests, the
 difference across budgets, and the questions with the largest differences (linked to the
-question browser)."""
+question browser). The pairs' figures and sentences are `ragdash.view.compare_retrievers`'s
+model."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis import area, compare, frames
+from ragdash.analysis import area, frames
 from ragdash.ui import navigation, signal_board, state, widgets
+from ragdash.view import compare_retrievers as model
 from ragdash.viz import retrieval
 from ragdash.viz.colors import label
 
@@ -25,7 +27,6 @@ if len(rets) < 2:
     st.info("This run scored a single retriever; comparing needs two or more.")
     st.stop()
 budgets = run.budgets
-examples = run.table("examples")
 
 c1, c2 = st.columns([3, 2])
 chosen = widgets.retriever_picker("cmp_ret", rets, rets[:2], container=c1,
@@ -47,17 +48,11 @@ signal_board.show(
           f"first {gen:,} tokens." if gen and gen != n else ""))
 
 # --- all pairs ---------------------------------------------------------------------------------
-pw = compare.pairwise(ir, chosen, n)
 if len(chosen) > 2:
     st.subheader(f"Every pair at N = {n}")
-    view = pw.assign(pair=[f"{label(a)} vs {label(b)}" for a, b in zip(pw["a"], pw["b"],
-                                                                         strict=True)]
-                     ).astype({"pvalue": float, "p_holm": float})  # None (no test) -> NaN, "—"
-    st.dataframe(view[["pair", "win", "tie", "loss", "mean_diff", "pvalue", "p_holm"]].rename(
-        columns={"win": "first higher", "tie": "tie", "loss": "second higher",
-                 "mean_diff": "mean difference", "pvalue": "Wilcoxon p", "p_holm": "Holm p"}
-    ).style.format({"mean difference": "{:+.3f}", "Wilcoxon p": "{:.2g}", "Holm p": "{:.2g}"},
-                   na_rep="—"), hide_index=True, width="stretch")
+    st.dataframe(model.every_pair(state.view(run), chosen, n, name=label).style.format(
+        {"mean difference": "{:+.3f}", "Wilcoxon p": "{:.2g}", "Holm p": "{:.2g}"},
+        na_rep="—"), hide_index=True, width="stretch")  # no test: "—"
     st.caption("Holm p: adjusted for testing several pairs at once.")
 
 # --- one pair in detail ------------------------------------------------------------------------
@@ -65,22 +60,11 @@ p1, p2 = st.columns(2)
 a = widgets.url_select("First retriever", chosen, "cmp_a", format_func=label, container=p1)
 b = widgets.url_select("Second retriever", [r for r in chosen if r != a], "cmp_b",
                        format_func=label, container=p2)
-w = compare.win_tie_loss(ir, a, b, n)
-t = compare.paired_test(ir, a, b, n)
-st.subheader(f"{label(a)} vs {label(b)} at N = {n}")
-m = st.columns(5)
-m[0].metric(f"{label(a)} higher", f"{w['win']:,}", help="Questions where the first scores more")
-m[1].metric("Ties", f"{w['tie']:,}", help="Same Score_IR (often both 0 or both 1)")
-m[2].metric(f"{label(b)} higher", f"{w['loss']:,}")
-m[3].metric("Mean difference", f"{t['mean_diff']:+.3f}",
-            help=f"Mean of {label(a)} − {label(b)} over {t['n']} questions")
-p = t["pvalue"]
-m[4].metric("Wilcoxon p (unadjusted)", "—" if p is None else f"{p:.2g}",
-            help="Two-sided Wilcoxon signed-rank test on the non-zero differences "
-                 f"({t['n_nonzero']} of {t['n']}), before the Holm adjustment over the run's "
-                 "budgets that the verdict below uses (as the Overview does).")
-verdict = area.pair_verdict(ir, a, b, n, name=label)
-st.markdown(verdict)
+detail = model.pair(state.view(run), a, b, n, name=label)
+st.subheader(detail.title)
+for col, t in zip(st.columns(5), detail.tiles, strict=True):
+    col.metric(t.label, t.value, help=t.help)
+st.markdown(detail.verdict)
 
 left, right = st.columns(2)
 with left:
@@ -95,8 +79,8 @@ with right:
 
 # --- largest differences, linked to the browser ------------------------------------------------
 st.subheader("Questions with the largest differences")
-big = compare.largest_differences(ir, examples, a, b, n, n=15) if examples is not None else None
-if big is not None and len(big):
+big = detail.largest
+if big is not None:
     run_key = st.session_state.get("run") or state.run_key(run.path)
 
     def side_by_side(qid: str) -> list[tuple[str, str]]:
@@ -122,7 +106,7 @@ if big is not None and len(big):
             "diff": st.column_config.NumberColumn(f"{label(a)} − {label(b)}", format="%+.2f"),
         })
     top = big.iloc[0]
-    if top["diff"] != 0:
+    if not detail.all_tie:
         st.page_link(navigation.page("browser"), label=f"Open the largest difference "
                      f"({top['qid']}) in the question browser", icon=":material/manage_search:",
                      query_params=side_by_side(top["qid"]))

@@ -1,0 +1,73 @@
+"""The Compare retrievers page's model: what it shows for the retrievers chosen and the budget N,
+built by pure functions over a run's view (`RunView`), so the page only lays it out and its
+figures and sentences are tested without a browser. `name` renders a retriever's name.
+
+    pairs = every_pair(view, chosen, n, name=label)
+    detail = pair(view, a, b, n, name=label)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ragdash.analysis import area, compare
+from ragdash.view import RunView
+from ragdash.view.overview import Tile
+
+PAIR_COLUMNS = {"pair": "pair", "win": "first higher", "tie": "tie", "loss": "second higher",
+                "mean_diff": "mean difference", "pvalue": "Wilcoxon p", "p_holm": "Holm p"}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One pair at N: its title, the tiles (wins, ties, losses, mean difference, the unadjusted
+    p-value), the verdict sentence (Holm-adjusted over the run's budgets, as the Overview's),
+    and the questions with the largest differences (None: none scored by both)."""
+
+    a: str
+    b: str
+    title: str
+    tiles: list[Tile]
+    verdict: str
+    largest: pd.DataFrame | None
+    all_tie: bool
+
+
+def every_pair(view: RunView, chosen: Sequence[str], n: int,
+               name: Callable[[str], str] = str) -> pd.DataFrame:
+    """Every pair of the chosen retrievers at N: wins, ties, losses, mean difference, the
+    Wilcoxon p and its Holm adjustment over the pairs (a pair without a test: NaN)."""
+    pw = compare.pairwise(view.ir_scores(), list(chosen), n)
+    out = pw.assign(pair=[f"{name(a)} vs {name(b)}" for a, b in
+                          zip(pw["a"], pw["b"], strict=True)]).astype(
+        {"pvalue": float, "p_holm": float})
+    return out[list(PAIR_COLUMNS)].rename(columns=PAIR_COLUMNS)
+
+
+def pair(view: RunView, a: str, b: str, n: int, name: Callable[[str], str] = str,
+         largest: int = 15) -> Pair:
+    """Retrievers `a` and `b` at N (`Pair`)."""
+    ir = view.ir_scores()
+    w = compare.win_tie_loss(ir, a, b, n)
+    t = compare.paired_test(ir, a, b, n)
+    p = t["pvalue"]
+    tiles = [
+        Tile(f"{name(a)} higher", f"{w['win']:,}", help="Questions where the first scores more"),
+        Tile("Ties", f"{w['tie']:,}", help="Same Score_IR (often both 0 or both 1)"),
+        Tile(f"{name(b)} higher", f"{w['loss']:,}"),
+        Tile("Mean difference", f"{t['mean_diff']:+.3f}",
+             help=f"Mean of {name(a)} − {name(b)} over {t['n']} questions"),
+        Tile("Wilcoxon p (unadjusted)", "—" if p is None else f"{p:.2g}",
+             help="Two-sided Wilcoxon signed-rank test on the non-zero differences "
+                  f"({t['n_nonzero']} of {t['n']}), before the Holm adjustment over the run's "
+                  "budgets that the verdict below uses (as the Overview does).")]
+    examples = view.run.table("examples")
+    big = (compare.largest_differences(ir, examples, a, b, n, n=largest)
+           if examples is not None else None)
+    big = big if big is not None and len(big) else None
+    return Pair(a, b, f"{name(a)} vs {name(b)} at N = {n}", tiles,
+                area.pair_verdict(ir, a, b, n, name=name), big,
+                all_tie=big is not None and big.iloc[0]["diff"] == 0)
