@@ -58,6 +58,13 @@ INTERRUPTED_SHOWN = 24 * 3600
 be resumed."""
 
 
+def kept(kind: object) -> str:
+    """What a stopped job keeps, said in its record: a task keeps its finished LLM calls (the
+    reply cache), a run its finished stages too."""
+    return "finished LLM replies are kept" if kind in TASKS else \
+        "finished stages and LLM replies are kept"
+
+
 def record_file(home: Path | str) -> Path:
     """Where the job of `home` reports: a sweep root's sweep.json, a task's task.json, else the
     run's manifest."""
@@ -292,8 +299,8 @@ def _kill_after(home: Path, pid: int, grace: float) -> None:
                     if s.get("status") == "running":
                         run.set_stage(name, status="interrupted", error="cancelled")
             write(home, state="cancelled", error="cancelled (killed after it did not stop "
-                  f"within {grace:.0f} s): finished stages and LLM replies are kept, start "
-                  "again to resume", ended_ts=time.time())
+                  f"within {grace:.0f} s): {kept(record(home).get('kind'))}, start again to "
+                  "resume", ended_ts=time.time())
     finally:
         _killing.discard(home)
 
@@ -463,7 +470,7 @@ def _run(home: Path, api_key: str | None) -> int:
         stage = getattr(exc, "stage", None)
         report.say("cancelled")
         _end(home, report, "cancelled", "cancelled" + (f" during stage {stage}" if stage else "")
-             + ": finished stages and LLM replies are kept, start again to resume")
+             + f": {kept(rec.get('kind'))}, start again to resume")
         return 130
     except BaseException as exc:  # recorded for the dashboard, and said in job.log
         print(f"ragdash: error: {safe(error_text(exc))}", file=sys.stderr, flush=True)

@@ -73,6 +73,7 @@ def test_a_synth_job_runs_apart_is_cancelled_and_resumes_from_the_cache(tmp_path
         ended = wait_for(lambda: (s := jobs.status(home)) and not s.active and s, 60,
                          "the cancelled job")
         assert ended.state == "cancelled" and ended.result is None
+        assert ended.error.endswith("finished LLM replies are kept, start again to resume")
         first = len(srv.chat_requests())
         assert first < 5  # stopped before the last call
         wait_for(lambda: run_lock.holder(home) is None, 60, "the job's lock to be let go")

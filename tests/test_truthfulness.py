@@ -64,6 +64,15 @@ def test_a_system_that_hallucinates_scores_below_one_that_abstains():
     assert said.startswith("careful scores highest") and "bold" in said
 
 
+def test_ties_are_named_together_at_the_top_and_below_it():
+    table = pd.DataFrame({"system": ["a", "b", "c", "d"], "score": [0.5, 0.2, 0.2, 0.1],
+                          "lo": [0.3, 0.0, 0.0, -0.1], "hi": [0.7, 0.4, 0.4, 0.3],
+                          "n": [10] * 4, "correct": [.6] * 4, "missing": [.2] * 4,
+                          "incorrect": [.2] * 4})
+    assert T.sentence(table) == ("a scores highest (+0.50), then b and c (+0.20); their "
+                                 "intervals overlap.")
+
+
 def test_ties_are_named_together_and_negative_scores_said():
     table = pd.DataFrame({"system": ["a", "b", "c"], "score": [0.3, 0.3, -0.2],
                           "lo": [0.1, 0.1, -0.4], "hi": [0.5, 0.5, 0.0], "n": [10, 10, 10],

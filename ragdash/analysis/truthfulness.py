@@ -109,7 +109,7 @@ def display(table: pd.DataFrame, name=str) -> pd.DataFrame:
 def sentence(table: pd.DataFrame, name=str) -> str:
     """The table in words: the highest score (ties named together), the next one and whether
     their intervals overlap, and the systems below 0 (more wrong answers than right ones)."""
-    scored = table[table["n"] > 0].sort_values("score", ascending=False)
+    scored = table[table["n"] > 0].sort_values("score", ascending=False, kind="stable")
     if scored.empty:
         return "No answer could be scored."
     top = scored.iloc[0]
@@ -121,9 +121,10 @@ def sentence(table: pd.DataFrame, name=str) -> str:
         words = f"{name(top['system'])} scores highest ({top['score']:+.2f})"
     rest = scored.iloc[len(tied):]
     if len(rest):
-        second = rest.iloc[0]
-        overlap = tied["lo"].min() <= second["hi"]
-        words += (f", then {name(second['system'])} ({second['score']:+.2f})"
+        second = rest[(rest["score"] - rest.iloc[0]["score"]).abs() < 1e-9]
+        overlap = tied["lo"].min() <= second["hi"].max()
+        words += (f", then {' and '.join(name(s) for s in second['system'])} "
+                  f"({second.iloc[0]['score']:+.2f})"
                   + ("; their intervals overlap" if overlap else ", below the leader's "
                      "interval"))
     below = scored[scored["score"] < 0]
