@@ -60,6 +60,10 @@ def _pick_question(pg, qid: str) -> None:
     pg.keyboard.type(qid)
     pg.keyboard.press("Enter")
     expect_chosen(box, qid)
+    # the rerun that draws this question's card and radio may start after `settle` returns:
+    # wait for its question text, so a decision never lands on the previous question's radio
+    question = box.locator("input").input_value().split(" · ", 1)[-1]
+    expect(pg.locator(".ev-q").first).to_contain_text(question[:60])
     settle(pg)
 
 
