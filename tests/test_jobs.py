@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from fakes.llm_server import FakeLLMServer, Reply
+from fixtures.waiting import wait_for
 
 from ragdash import jobs
 from ragdash.cli import main
@@ -34,15 +35,6 @@ HOLD = ("import fcntl, os, sys, time\n"
         "os.write(fd, str(os.getpid()).encode())\n"
         "print('held', flush=True)\n"
         "time.sleep(600)\n")
-
-
-def wait_for(check, timeout: float = 120, what: str = "the condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := check():
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import time
 import pytest
 from fakes.llm_server import FakeLLMServer
 from fixtures.synth import TEXTS, reply_json, scripted
+from fixtures.waiting import wait_for
 
 from ragdash import jobs
 from ragdash.data.saved import saved_datasets
@@ -20,15 +21,6 @@ from ragdash.rundir import lock as run_lock
 from ragdash.rundir.lock import RunLocked
 from ragdash.synth.settings import SynthSettings
 from ragdash.synth.task import SynthTask, read_rows
-
-
-def wait_for(check, timeout: float = 180, what: str = "the condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := check():
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _task(tmp_path, srv: FakeLLMServer, model: str = "fake-model") -> SynthTask:

@@ -7,8 +7,6 @@ yet). It can be cancelled; started again, the LLM's finished replies come from t
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -41,10 +39,6 @@ class EvidenceTask:
     def from_dict(cls, data: Mapping[str, Any]) -> EvidenceTask:
         return cls(**data)
 
-    def key(self) -> str:
-        """Names the job's folder: the same task (a reload, a second tab) finds the same job."""
-        blob = json.dumps(self.to_dict(), sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def run_task(task: EvidenceTask, progress: Any = None, api_key: str | None = None

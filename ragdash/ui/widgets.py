@@ -238,12 +238,6 @@ def verdict(evidence: dict, question: bool = True) -> None:
     box(ask + evidence["verdict"])
 
 
-def ci_text(d: dict) -> str:
-    """'95 % CI 35.0–47.5 %' from {pct, ci} (or a note that there is none)."""
-    ci = d.get("ci")
-    return f"95 % CI {ci[0]:.1f}–{ci[1]:.1f} %" if ci else "no interval (too few questions)"
-
-
 def llm_inputs(prefix: str, cols: Sequence) -> dict[str, str]:
     """Backend, model and base URL of an LLM, in three columns, as an `llm` config section
     (empty fields left out: the backend's defaults)."""
