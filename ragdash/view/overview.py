@@ -30,14 +30,16 @@ ESTIMATE_LABELS = {"h/k rule": "Estimated by the h/k rule",
 
 @dataclass(frozen=True)
 class Tile:
-    """One metric tile: label, value, the line under the value (`delta`), its help, and a
-    caption under the tile (an interval)."""
+    """One metric tile: label, value, the line under the value (`delta`), its help, a
+    caption under the tile (an interval), and whether the delta is good news (drawn in colour;
+    grey otherwise)."""
 
     label: str
     value: str
     delta: str | None = None
     help: str | None = None
     caption: str | None = None
+    good: bool = False
 
 
 @dataclass(frozen=True)
