@@ -3,26 +3,21 @@ errors shown apart, latency, tokens and cost."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from ragdash.analysis import frames, judging, signals, truthfulness
 from ragdash.calibration.predictive import abstention_by_evidence
-from ragdash.config import ConfigError, load_spec, saved_config
+from ragdash.config import ConfigError, saved_config
 from ragdash.constants import LLM_ONLY, REFERENCE_METRICS, SCORES
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
-from ragdash.llm.settings import (
-    BACKENDS,
-    JUDGE_MODES,
-    LOCAL_GENERATOR,
-    generator_model_for,
-    judge_model_for,
-)
+from ragdash.llm.settings import BACKENDS, JUDGE_MODES, LOCAL_GENERATOR
 from ragdash.planning import dry_run, stage_plan
 from ragdash.rundir.lock import RunLocked
 from ragdash.stages.runner import llm_stages
 from ragdash.ui import jobs, metrics_choice, signal_scatter, state, trust, widgets
+from ragdash.ui.llm_launch import LaunchForm, launch_spec
+from ragdash.view import llm as model
 from ragdash.viz import llm
 from ragdash.viz.colors import label
 
@@ -68,22 +63,10 @@ def refusals() -> None:
     rule = refusal_rule()
     if rule is None or answers is None:
         return
-    a = answers.dropna(subset=["answer"])
-    hits = a.assign(pattern=[rule.match(x) for x in a["answer"]]).dropna(subset=["pattern"])
-    recorded = 0
-    if judgments is not None and "rule" in judgments.columns:
-        recorded = int(judgments["rule"].notna().sum())
-        hits = hits.merge(judgments[["qid", "system", "score"]], on=["qid", "system"],
-                          how="left")
+    hits = model.refusal_hits(answers, judgments, rule, name=label)
     with right:
-        share = len(hits) / len(a) if len(a) else 0.0
-        st.markdown(f"**{len(hits):,} of {len(a):,} answers ({share:.1%}) match the rule as "
-                    f"shown**; the run's judge stage scored {recorded:,} by the rule.")
-        cols = [c for c in ("qid", "system", "answer", "pattern", "score") if c in hits]
-        shown = hits[cols].assign(system=hits["system"].map(label))
-        if "score" in shown:  # an answer the judge did not score reads "—", not "None"
-            shown["score"] = [("—" if pd.isna(x) else f"{int(x)}") for x in shown["score"]]
-        st.dataframe(shown, hide_index=True, width="stretch", height=260,
+        st.markdown(hits.sentence())
+        st.dataframe(hits.table, hide_index=True, width="stretch", height=260,
                      column_config={"score": st.column_config.TextColumn("judge score")})
     ir = run.table("ir_scores")
     gen_budget = run.config.generation_budget
@@ -139,26 +122,16 @@ def launcher(expanded: bool) -> None:
         key = st.text_input("OpenAI API key (kept in memory only, never written: the job "
                             "process gets it in its environment)",
                             type="password", key="llm_api_key")
-        url = base_url or None
         rule = refusal_rule()
         if rule is None:
             return
-        gen = {"backend": gen_backend, "base_url": url,
-               "model": generator_model_for(gen_backend, gen_model) if not url else
-               gen_model or None}  # a server named serves its own model
-        jud = {"backend": judge_backend, "base_url": url,
-               "model": judge_model_for(judge_backend, judge_model)}
+        form = LaunchForm(gen_backend, gen_model, judge_backend, judge_model, base_url,
+                                mode, prompt, int(budget), int(limit), rule)
+        gen, jud = form.llm_sections()
         if widgets.path_refused({"generation": {"llm": gen}, "judge": {"llm": jud}}):
             return
         try:
-            spec = load_spec(None, {
-                **base, "generation": {**base.get("generation", {}), "enabled": True,
-                                       "budget": int(budget), "llm": gen, "prompt": prompt,
-                                       "limit": int(limit) or None},
-                "judge": {**base.get("judge", {}), "enabled": True, "mode": mode, "llm": jud,
-                          "refusal": rule.to_config()},
-                "calibration": {**base.get("calibration", {}), "enabled": True,
-                                "budget": int(budget)}})
+            spec = launch_spec(base, form)
         except (ConfigError, ValueError) as exc:
             st.error(f"The settings are not valid: {widgets.md(exc)}")
             return
@@ -244,11 +217,7 @@ elif judgments is not None:
             pick = widgets.url_select("Retriever", rag, "llm_sys", format_func=label)
             ct = judging.llm_vs_rag(judgments, pick)
             widgets.chart(llm.crosstab_heatmap(ct, pick), key="llm_ct")
-            g = gain.set_index("system").loc[pick]
-            fixed, broken, n_both = int(g["fixed"]), int(g["broken"]), int(g["n"])
-            st.markdown(f"With **{label(pick)}**, {fixed:,} answers became fully correct that "
-                        f"were not without retrieval, and {broken:,} correct answers were lost "
-                        f"(of {n_both:,} questions judged both ways).")
+            st.markdown(model.gain_sentence(gain, pick, name=label))
     sweep = judging.sweep_distribution(all_judgments)
     if not sweep.empty:
         st.subheader("Judge scores across budgets (the paper's Table 3.2 pilot)")
@@ -320,9 +289,7 @@ errs = judging.errors_table(all_answers, all_judgments)
 if errs.empty:
     st.success("No failed generation or judge call.")
 else:
-    counts = errs.groupby(["stage", "system"]).size().unstack(fill_value=0)
-    counts = counts[frames.order_systems(counts.columns, order)]
-    st.dataframe(counts.rename(columns=label), width="stretch")
+    st.dataframe(model.error_counts(errs, order, name=label), width="stretch")
     with st.expander(f"All {len(errs):,} errors"):
         st.dataframe(errs.assign(system=errs["system"].map(label)), hide_index=True,
                      width="stretch")
@@ -344,10 +311,7 @@ if answers is not None:
         width="stretch")
 cost = judging.costs(all_answers, all_judgments)
 if not cost.empty:
-    total = cost["usd"].sum(min_count=1)
-    money = "unknown (a model is not in the price table)" if total != total else f"${total:,.4f}"
-    st.markdown(f"**Total cost:** {money} — from recorded tokens and `ragdash.llm.cost`'s price "
-                "table (local models cost $0).")
+    st.markdown(model.cost_line(cost))
     st.dataframe(cost.style.format({"usd": "${:,.4f}", "latency_s": "{:,.1f}",
                                     "tokens_in": "{:,}", "tokens_out": "{:,}"}, na_rep="unknown"),
                  hide_index=True, width="stretch")
