@@ -9,6 +9,7 @@ import streamlit as st
 from ragdash.analysis import curves, frames
 from ragdash.scoring import ABOUT
 from ragdash.ui import state, widgets
+from ragdash.view import retrieval as model
 from ragdash.viz import retrieval
 from ragdash.viz.colors import label
 
@@ -18,11 +19,8 @@ st.caption("Score_IR(Q, N) = mean over the relevant parts of the longest common 
            "C_N (the first N tokens of the retrieved context) divided by the part's length: "
            "1 means every part is inside C_N word for word.")
 ir = widgets.ir_scores_or_stop(run)
-if recall := run.manifest.get("index_recall"):  # dense retrievers on HNSW / IVF
-    st.caption("Approximate dense index: " + "; ".join(
-        f"{label(name)} searches {r['index'].upper()}, which returns {r['recall']:.1%} of exact "
-        f"search's top {r['k']} chunks (recall@{r['k']} on this run's {r['queries']} questions)"
-        for name, r in recall.items()) + ".")
+if recall := model.index_recall(run.manifest.get("index_recall") or {}, name=label):
+    st.caption(recall)  # dense retrievers on HNSW / IVF
 methods = state.view(run).score_methods()
 method, overlay = methods[0], False
 if len(methods) > 1:  # scoring.also: the same contexts scored by more matching methods
@@ -78,13 +76,8 @@ with left:
     widgets.chart(retrieval.score_distribution(at, rets, n), key="ret_box")
 with right:
     widgets.chart(retrieval.score_histogram(at, rets, n), key="ret_hist")
-stats = at.groupby("retriever")["score"].agg(
-    mean="mean", median="median", full=lambda s: (s >= 0.999).mean(),
-    zero=lambda s: (s <= 0.001).mean(), n="count").reindex(rets)
 st.dataframe(
-    stats.rename(index=label).rename(columns={
-        "mean": "mean Score_IR", "median": "median", "full": "all parts found",
-        "zero": "nothing found", "n": "questions"}).style.format(
+    model.distribution_stats(at, rets, name=label).style.format(
         {"mean Score_IR": "{:.3f}", "median": "{:.3f}", "all parts found": "{:.1%}",
          "nothing found": "{:.1%}", "questions": "{:,}"}), width="stretch")
 
@@ -97,9 +90,7 @@ if meta:
                               bind="query-params", required=True)
     df = curves.breakdown(sub, examples, by, n)
     widgets.chart(retrieval.breakdown_bars(df, rets, by, n), key="ret_breakdown")
-    wide = df.pivot(index="group", columns="retriever", values="mean")[rets]
-    counts = df.groupby("group")["n"].max()
-    st.dataframe(wide.rename(columns=label).assign(questions=counts).style.format(
+    st.dataframe(model.breakdown_table(df, rets, name=label).style.format(
         "{:.3f}", subset=[label(r) for r in rets]), width="stretch")
 else:
     st.info("The questions carry no metadata to group by (e.g. HotpotQA's type and level).")
