@@ -11,9 +11,10 @@ import plotly.io as pio
 import streamlit as st
 
 from ragdash import report
-from ragdash.analysis import curves, frames, judging
+from ragdash.analysis import frames, judging
 from ragdash.rundir import FILES, Run
 from ragdash.ui import state, widgets
+from ragdash.view import report as model
 from ragdash.viz.colors import label
 
 run = state.require_run()
@@ -26,12 +27,11 @@ judgments = state.view(run).judgments()
 if ir is None or examples is None:
     widgets.missing("Nothing to report yet", "the run needs its ingest and score stages.")
     st.stop()
-order = state.view(run).order
 budgets = run.budgets
 if failed := judging.all_failed(judgments):
     st.error(f"{failed} The HTML report says so and lists the errors; so does the "
              "`llm_errors` table below.", icon="⚠️")
-safe_id = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in run.id)
+safe_id = model.file_stem(run.id)
 
 
 def parquet(df: pd.DataFrame) -> bytes:
@@ -54,39 +54,19 @@ with st.container(border=True):
 st.subheader("Per-question tables")
 n = widgets.budget_picker("rep_n", budgets, frames.default_budget(budgets),
                           label_="Budget N of the per-question table")
-wide = frames.per_question(examples, ir, n, judgments, order)
-long = frames.long_scores(ir, judgments)
-tables = {
-    f"questions_at_N{n}": (wide, f"One row per question: metadata, Score_IR of each retriever "
-                                 f"at N = {n} (`ir:` columns)"
-                                 + (", judge scores (`judge:`)." if judgments is not None
-                                    else ".")),
-    "scores_all_budgets": (long, "One row per question × retriever × budget: Score_IR, part "
-                                 "scores, context tokens"
-                                 + (", judge score." if judgments is not None else ".")),
-    "table_3_1": (curves.summary_table(ir, order).reset_index(),
-                  "Mean Score_IR per budget and retriever."),
-}
-if judgments is not None:
-    tables["table_3_3"] = (judging.table_3_3(judgments, order).reset_index(),
-                           "Judge-score shares per system, judged count and errors.")
-    tables["llm_errors"] = (judging.errors_table(run.table("answers"), judgments),
-                            "Failed generation and judge calls.")
-agreement = state.view(run).signal_agreement()
-if agreement is not None and not agreement[0].empty:
-    tables["signal_agreement"] = (agreement[0], f"Which signal agrees with the truth "
-                                  f"({agreement[1]}): AUC with its 95 % interval, Spearman, "
-                                  "LLM calls and tokens per signal, best first.")
-for name, (df, what) in tables.items():
+tables = model.tables(state.view(run), n)
+for name, table in tables.items():
+    df = table.frame
     c = st.columns([4, 1, 1])
-    c[0].markdown(f"**{name}** — {what} ({len(df):,} rows)")
+    c[0].markdown(f"**{name}** — {table.about} ({len(df):,} rows)")
     c[1].download_button("CSV", df.to_csv(index=False), f"{safe_id}-{name}.csv", "text/csv",
                          key=f"rep_csv_{name}", on_click="ignore", width="stretch")
     c[2].download_button("Parquet", lambda df=df: parquet(df), f"{safe_id}-{name}.parquet",
                          "application/vnd.apache.parquet", key=f"rep_pq_{name}",
                          on_click="ignore", width="stretch")
 with st.expander(f"Preview: questions at N = {n}"):
-    st.dataframe(wide.head(100), hide_index=True, width="stretch")
+    st.dataframe(tables[f"questions_at_N{n}"].frame.head(100), hide_index=True,
+                 width="stretch")
 cal = run.calibration()
 if cal is not None:
     name = FILES["calibration"].filename
