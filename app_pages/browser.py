@@ -10,13 +10,13 @@ import html
 from functools import partial
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from ragdash.analysis import frames, judging
 from ragdash.constants import LLM_ONLY, SCORE_LABELS, SCORES
 from ragdash.scoring import part_scores
 from ragdash.ui import context_view, crossrun, evidence, server, state, widgets
+from ragdash.view import browser as model
 from ragdash.viz.colors import PART_COLORS, label
 
 run = state.require_run()
@@ -65,16 +65,7 @@ with st.expander("Filters", expanded=True):
             placeholder="any")
 
 table = frames.per_question(examples, ir, f_n, judgments, rets)
-mask = table[f"ir:{f_ret}"].between(lo_hi[0] - 1e-9, lo_hi[1] + 1e-9)
-if search:
-    hay = table["qid"] + " " + table["question"].astype(str) + " " + table["answer"].astype(str)
-    mask &= hay.str.contains(search, case=False, regex=False)
-for col, sel in meta_sel.items():
-    if sel:
-        mask &= table[col].astype(str).isin(sel)
-if judge_sel and f"judge:{f_ret}" in table:
-    mask &= table[f"judge:{f_ret}"].isin(judge_sel)
-shown = table[mask].reset_index(drop=True)
+shown = model.Filters(f_ret, lo_hi, search, meta_sel, judge_sel).apply(table)
 
 ir_cols = [c for c in shown.columns if c.startswith("ir:")]
 judge_cols = [c for c in shown.columns if c.startswith("judge:")]
@@ -164,18 +155,10 @@ if method != "substring":
 if mode != "corrected":
     notes.append("the run was scored in reference mode; this view cuts C_N as a true prefix")
 
-llm_only = None
-if answers is not None:
-    a = answers[(answers["qid"].astype(str) == qid) & (answers["system"] == LLM_ONLY)]
-    llm_only = a.iloc[0] if len(a) else None
-jw = frames.judge_wide(judgments)
-judge_of = jw.loc[qid] if qid in jw.index else pd.Series(dtype=float)
-
+llm_only = model.answer_of(answers, judgments, qid, LLM_ONLY)
 if llm_only is not None:
-    score = judge_of.get(LLM_ONLY)
-    txt = llm_only["answer"] if pd.notna(llm_only["answer"]) else f"(error: {llm_only['error']})"
-    st.html(f"<div><b>LLM only</b> (no retrieval) answered: {html.escape(str(txt))} — judge "
-            f"score <b>{'—' if pd.isna(score) else int(score)}</b></div>")
+    st.html(f"<div><b>LLM only</b> (no retrieval) answered: {html.escape(llm_only.text)} — "
+            f"judge score <b>{'—' if llm_only.judge is None else llm_only.judge}</b></div>")
 
 st.markdown("**Relevant parts** (each has its colour below)")
 st.html(evidence.CSS + evidence.parts_legend(parts))
@@ -227,17 +210,10 @@ def show(side: crossrun.Side, wide: bool) -> None:
             f"<div><b>Semantic Score_IR {np.mean([w.score for w in sem]):.3f}</b> "
             "(by meaning, not by characters)</div>")
         st.html(evidence.CSS + head + evidence.semantic_legend(sem))
-    r_answers = state.view(r).answers()
-    if r_answers is not None:
-        a = r_answers[(r_answers["qid"].astype(str) == qid) & (r_answers["system"] == ret)]
-        if len(a):
-            jw_r = frames.judge_wide(state.view(r).judgments())
-            judge = jw_r.loc[qid].get(ret) if qid in jw_r.index else None
-            row = a.iloc[0]
-            txt = row["answer"] if pd.notna(row["answer"]) else f"(error: {row['error']})"
-            st.html(f"<div><b>Answer:</b> {html.escape(str(txt))}<br>Judge score: <b>"
-                    f"{'— (error)' if judge is None or pd.isna(judge) else int(judge)}"
-                    "</b></div>")
+    answer = model.answer_of(state.view(r).answers(), state.view(r).judgments(), qid, ret)
+    if answer is not None:
+        st.html(f"<div><b>Answer:</b> {html.escape(answer.text)}<br>Judge score: <b>"
+                f"{'— (error)' if answer.judge is None else answer.judge}</b></div>")
     r_queries = r.table("queries")
     if ret == "mlq" and r_queries is not None:
         q = r_queries[r_queries["qid"].astype(str) == qid]
