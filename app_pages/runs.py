@@ -20,6 +20,7 @@ from ragdash.analysis.leaderboard import (
     split_entry,
 )
 from ragdash.ui import navigation, signal_board, state, widgets
+from ragdash.view import runs as model
 from ragdash.viz import retrieval
 from ragdash.viz import runs as runs_viz
 from ragdash.viz.colors import label
@@ -57,18 +58,9 @@ with st.expander(f"All runs ({len(cat)})", expanded="rn_runs" not in st.query_pa
                                 format_func=dataset_names.get, container=f2, placeholder="any")
     ch_sel = widgets.url_select("Chunker", sorted(cat["chunker"].unique()), "rn_ch", multi=True,
                                 container=f3, placeholder="any")
-    llm_sel = widgets.url_select("LLM stages", ["any", "ran", "not run"], "rn_llm",
+    llm_sel = widgets.url_select("LLM stages", list(model.LLM_CHOICES), "rn_llm",
                                  container=f4, help="Whether generation and judging ran.")
-    shown = cat
-    if search:
-        hay = shown["name"] + " " + shown["folder"] + " " + shown["key"]
-        shown = shown[hay.str.contains(search, case=False, regex=False)]
-    if ds_sel:
-        shown = shown[shown["dataset_key"].isin(ds_sel)]
-    if ch_sel:
-        shown = shown[shown["chunker"].isin(ch_sel)]
-    if llm_sel != "any":
-        shown = shown[(shown["llm"] != "no") == (llm_sel == "ran")]
+    shown = model.CatalogueFilters(search, ds_sel, ch_sel, llm_sel).apply(cat)
     if shown.empty:
         st.info("No run matches these filters.")
     for ds_key, group in shown.groupby("dataset_key", sort=False):
@@ -103,15 +95,11 @@ with st.expander(f"All runs ({len(cat)})", expanded="rn_runs" not in st.query_pa
                 "updated": "Updated"})
 
 # --- the selection ------------------------------------------------------------------------------
-if "rn_runs" not in st.session_state and "rn_runs" not in st.query_params:
-    # first visit: the largest group of one's own runs on one dataset (else with the demos),
-    # written to the URL like a pick
-    for pool in (cat[~cat["key"].map(lambda k: state.is_demo(runs[k]))], cat):
-        groups = pool.groupby("dataset_key", sort=False)["key"].agg(list)
-        biggest = max(groups, key=len, default=[])
-        if len(biggest) > 1:
-            st.session_state["rn_runs"] = biggest[:6]
-            break
+first_visit = "rn_runs" not in st.session_state and "rn_runs" not in st.query_params
+# first visit: the largest group of one's own runs on one dataset (else with the demos), written
+# to the URL like a pick
+if first_visit and (first := model.first_selection(cat, lambda k: state.is_demo(runs[k]))):
+    st.session_state["rn_runs"] = first
 keys = widgets.url_select(
     "Runs to compare", list(runs), "rn_runs", default=[], multi=True,
     format_func=lambda k: f"{labels[k]} · {dataset_names[dataset_of[k]].rsplit(' · ', 1)[-1]}",
@@ -149,10 +137,7 @@ st.html(f"<div style='border-left:6px solid {tone[0]};background:{tone[1]};paddi
 st.markdown("**Over all budgets:** " + widgets.md(" ".join(
     area.sentences(state.runs_view(chosen).headline(), name=comp.name))))
 if len(comp.runs) > 1:
-    st.caption(f"Each run with its best retriever at N = {n}: " + " · ".join(
-        f"**{widgets.md(r['name'])}** {r['score']:.3f} ({label(r['retriever'])}"
-        + ("" if r["gap"] == 0 else f", {r['gap']:+.3f}") + ")"
-        for r in best_per_run(board, comp).to_dict("records")))
+    st.caption(model.best_pairs(best_per_run(board, comp), n, md=widgets.md, name=label))
 m = st.columns(4)
 m[0].metric("Leader's mean Score_IR", f"{verdict['score']:.3f}",
             help="Mean over the shared questions of the share of the relevant parts found in "
@@ -174,12 +159,7 @@ widgets.chart(runs_viz.leaderboard_dots(board, n, drawn), key="rn_dots")
 
 # --- the leaderboard ----------------------------------------------------------------------------
 st.subheader("Leaderboard")
-view = board.assign(
-    ci=[f"{lo:.3f}–{hi:.3f}" for lo, hi in zip(board["lo"], board["hi"], strict=True)],
-    gap=["leader" if r == 1 else f"{g:+.3f}" for r, g in zip(board["rank"], board["gap"],
-                                                               strict=True)],
-    **{c: [widgets.fmt_pct(None if pd.isna(v) else v) for v in board[c]]
-       for c in ("judged_correct", "est_correct")})
+view = model.leaderboard_rows(board, widgets.fmt_pct)
 optional = [c for c in (*METRICS, "judged_correct", "est_correct", "llm_tokens", "cost_usd")
             if board[c].notna().any()]
 leader_row = view["rank"] == 1
@@ -283,19 +263,10 @@ b = widgets.url_select("Second", others, "rn_b", default=others[0], format_func=
                        container=c2)
 pair, diff = state.runs_view(chosen).pair(a, b, n)
 na, nb = drawn.name(a), drawn.name(b)
-k = st.columns(5)
-k[0].metric("First higher", f"{pair['win']:,}",
-            help=f"Questions where {widgets.md(na)} scores more.")
-k[1].metric("Ties", f"{pair['tie']:,}", help="Same Score_IR (often both 0 or both 1).")
-k[2].metric("Second higher", f"{pair['loss']:,}",
-            help=f"Questions where {widgets.md(nb)} scores more.")
-k[3].metric("Mean difference", f"{pair['mean_diff']:+.3f}",
-            delta=f"95 % CI {pair['lo']:+.3f} to {pair['hi']:+.3f}", delta_color="off",
-            delta_arrow="off", help=f"Mean of first − second over {pair['n']} questions.")
-pv = pair["pvalue"]
-k[4].metric("Wilcoxon p (unadjusted)", "—" if pv is None else f"{pv:.2g}",
-            help="Two-sided Wilcoxon signed-rank test on the non-zero differences "
-                 f"({pair['n_nonzero']} of {pair['n']}).")
+for col, t in zip(st.columns(5), model.pair_tiles(pair, widgets.md(na), widgets.md(nb)),
+                  strict=True):
+    col.metric(t.label, t.value, delta=t.delta, delta_color="off", delta_arrow="off",
+               help=t.help)
 left, right = st.columns(2)
 with left:
     widgets.chart(retrieval.pair_scatter(comp.matrix(n), a, b, n, looks=drawn), key="rn_scatter")

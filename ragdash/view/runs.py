@@ -1,0 +1,95 @@
+"""The Compare runs page's model: the catalogue of runs filtered as its filters say, the runs
+picked on a first visit, the best pair of each run, the leaderboard's shown columns and the two
+pairs' tiles, built by pure functions so the page only lays them out and each is tested without
+a browser.
+
+    shown = CatalogueFilters(search="sweep").apply(catalogue)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ragdash.view.overview import Tile
+
+LLM_CHOICES = ("any", "ran", "not run")
+"""The catalogue's LLM-stages filter: any run, runs whose generation and judging ran, or not."""
+
+
+@dataclass(frozen=True)
+class CatalogueFilters:
+    """`search` in the run's name, folder or key (case-insensitive, literal); the datasets,
+    chunkers chosen (empty: any); whether the LLM stages ran (`LLM_CHOICES`)."""
+
+    search: str = ""
+    datasets: Sequence[str] = ()
+    chunkers: Sequence[str] = ()
+    llm: str = "any"
+
+    def apply(self, catalogue: pd.DataFrame) -> pd.DataFrame:
+        """The catalogue's rows (`RunsView.catalogue` with a `name` column) that pass."""
+        shown = catalogue
+        if self.search:
+            hay = shown["name"] + " " + shown["folder"] + " " + shown["key"]
+            shown = shown[hay.str.contains(self.search, case=False, regex=False)]
+        if self.datasets:
+            shown = shown[shown["dataset_key"].isin(list(self.datasets))]
+        if self.chunkers:
+            shown = shown[shown["chunker"].isin(list(self.chunkers))]
+        if self.llm != "any":
+            shown = shown[(shown["llm"] != "no") == (self.llm == "ran")]
+        return shown
+
+
+def first_selection(catalogue: pd.DataFrame, is_demo: Callable[[str], bool],
+                    most: int = 6) -> list[str]:
+    """The runs a first visit compares: the largest group of one's own runs on one dataset
+    (else of every run, the demos with them), at most `most`; none when no dataset has two."""
+    for pool in (catalogue[~catalogue["key"].map(is_demo)], catalogue):
+        groups = pool.groupby("dataset_key", sort=False)["key"].agg(list)
+        biggest = max(groups, key=len, default=[])
+        if len(biggest) > 1:
+            return list(biggest[:most])
+    return []
+
+
+def best_pairs(best: pd.DataFrame, n: int, md: Callable[[str], str] = str,
+               name: Callable[[str], str] = str) -> str:
+    """'Each run with its best retriever at N: **a** 0.812 (BM25) · **b** 0.790 (SIM, -0.022)'
+    from `leaderboard.best_per_run`'s rows (run name, score, retriever, gap to the leader)."""
+    return f"Each run with its best retriever at N = {n}: " + " · ".join(
+        f"**{md(r['name'])}** {r['score']:.3f} ({name(r['retriever'])}"
+        + ("" if r["gap"] == 0 else f", {r['gap']:+.3f}") + ")"
+        for r in best.to_dict("records"))
+
+
+def leaderboard_rows(board: pd.DataFrame, pct: Callable[[float | None], str]) -> pd.DataFrame:
+    """The board with its interval as text, the gap to the leader ('leader' on rank 1) and the
+    judged and estimated correct shares as percentages (`pct`, '—' where missing)."""
+    return board.assign(
+        ci=[f"{lo:.3f}–{hi:.3f}" for lo, hi in zip(board["lo"], board["hi"], strict=True)],
+        gap=["leader" if r == 1 else f"{g:+.3f}"
+             for r, g in zip(board["rank"], board["gap"], strict=True)],
+        **{c: [pct(None if pd.isna(v) else v) for v in board[c]]
+           for c in ("judged_correct", "est_correct")})
+
+
+def pair_tiles(pair: dict, first: str, second: str) -> list[Tile]:
+    """Two (run, retriever) pairs question by question (`RunsView.pair`'s numbers): wins, ties,
+    losses, the mean difference with its interval and the unadjusted Wilcoxon p."""
+    pv = pair["pvalue"]
+    return [
+        Tile("First higher", f"{pair['win']:,}", help=f"Questions where {first} scores more."),
+        Tile("Ties", f"{pair['tie']:,}", help="Same Score_IR (often both 0 or both 1)."),
+        Tile("Second higher", f"{pair['loss']:,}",
+             help=f"Questions where {second} scores more."),
+        Tile("Mean difference", f"{pair['mean_diff']:+.3f}",
+             delta=f"95 % CI {pair['lo']:+.3f} to {pair['hi']:+.3f}",
+             help=f"Mean of first − second over {pair['n']} questions."),
+        Tile("Wilcoxon p (unadjusted)", "—" if pv is None else f"{pv:.2g}",
+             help="Two-sided Wilcoxon signed-rank test on the non-zero differences "
+                  f"({pair['n_nonzero']} of {pair['n']})."),
+    ]
