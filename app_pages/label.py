@@ -96,22 +96,7 @@ def _where_it_stands() -> None:
     found = trust.sections(run)
     if found is None:
         return
-    share = found["share"]
-    pooled = share["pooled"]
-    now = (f"pooled ±{(pooled['ci'][1] - pooled['ci'][0]) * 50:.1f} points" if pooled.get("ci")
-           else f"pooled: {pooled.get('reason') or 'no interval yet'}")
-    def one(system: str, e: dict) -> str:
-        now = (f"±{(e['ci'][1] - e['ci'][0]) * 50:.0f}" if e.get("ci") else
-               f"{e['labels']} labels")
-        need = e.get("to_target")
-        more = (f" (≈{need:,} for ±{e.get('target', 10):g})"
-                if need and need > e["labels"] else "")
-        return f"{label(system)}: {now}{more}"
-
-    systems = " · ".join(one(s, e) for s, e in share["systems"].items())
-    plan = headline.planner(pooled)
-    st.caption(widgets.md(f"Intervals now: {now}; {systems}."
-                          + (f" {plan}." if plan else "")))
+    st.caption(widgets.md(headline.intervals_now(found["share"], name=label)))
 
 
 _where_it_stands()

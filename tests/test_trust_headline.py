@@ -88,3 +88,15 @@ def test_one_label_is_one_label():
     assert headline.sentences(share, LABELS)[0].startswith("1 label of the sample so far")
     assert headline.tile({"labels": 1, "ci": None}) == ("—", "1 label · too few for an "
                                                               "interval")
+
+
+def test_the_label_page_says_how_wide_each_interval_is_now():
+    share = _share()
+    share["systems"]["sim"] = {"estimate": 0.6, "ci": [0.5, 0.7], "labels": 40, "answers": 60,
+                               "to_target": 120, "target": 10}
+    assert headline.intervals_now(share, name=str.upper) == (
+        "Intervals now: pooled ±10.0 points; BM25: 9 labels · SIM: ±10 (≈120 for ±10). About "
+        "190 labels in all (130 more) bring the pooled interval to ±5 points.")
+    none = _share(ci=None, to_target=None)
+    assert headline.intervals_now(none).startswith(
+        "Intervals now: pooled: too few labels for an interval; bm25: 9 labels.")

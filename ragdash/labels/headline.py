@@ -4,6 +4,8 @@ CLI's words for the same numbers."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ragdash.analysis.sentences import plural
 from ragdash.calibration.survey import TARGET_HALF
 
@@ -40,6 +42,27 @@ def planner(entry: dict, scope: str = "the pooled interval") -> str:
         return f"{scope[0].upper()}{scope[1:]} is within ±{half:g} points"
     return (f"About {need:,} labels in all ({max(need - have, 1):,} more) bring {scope} to "
             f"±{half:g} points")
+
+
+def intervals_now(share: dict, name: Callable[[str], str] = str) -> str:
+    """How wide the pooled and each system's interval are now, with the labels each system needs
+    for its target and the labels for ±5 points in all: the Label page's line before each
+    label."""
+    pooled = share["pooled"]
+    now = (f"pooled ±{(pooled['ci'][1] - pooled['ci'][0]) * 50:.1f} points" if pooled.get("ci")
+           else f"pooled: {pooled.get('reason') or 'no interval yet'}")
+
+    def one(system: str, e: dict) -> str:
+        width = (f"±{(e['ci'][1] - e['ci'][0]) * 50:.0f}" if e.get("ci") else
+                 f"{e['labels']} labels")
+        need = e.get("to_target")
+        more = (f" (≈{need:,} for ±{e.get('target', 10):g})"
+                if need and need > e["labels"] else "")
+        return f"{name(system)}: {width}{more}"
+
+    systems = " · ".join(one(s, e) for s, e in share["systems"].items())
+    plan = planner(pooled)
+    return f"Intervals now: {now}; {systems}." + (f" {plan}." if plan else "")
 
 
 def sentences(share: dict, labels: dict, rule: str | None = None) -> list[str]:
