@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import asdict
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
 from ragdash.analysis import frames
@@ -35,6 +33,7 @@ from ragdash.ui import (
     table_columns,
     widgets,
 )
+from ragdash.view import data as model
 from ragdash.viz import questions
 
 MAX_MB = server.max_upload_mb()  # checked by app.py at start
@@ -194,10 +193,8 @@ if loaded is not None:
         st.warning(widgets.md(licence), icon=":material/gavel:")
     st.subheader("Validation report")
     if loaded.issues:
-        issues = pd.DataFrame([asdict(i) for i in loaded.issues])
-        issues["file"] = issues["file"].map(lambda f: Path(f).name)
-        st.dataframe(issues[["severity", "file", "record", "field", "message"]],
-                     hide_index=True, width="stretch",
+        issues = model.issues_table(loaded.issues)
+        st.dataframe(issues, hide_index=True, width="stretch",
                      column_config={"message": st.column_config.TextColumn(width="large")})
         st.download_button("Download the report (CSV)", issues.to_csv(index=False),
                            "validation_report.csv", "text/csv", key="data_issues_dl",
@@ -213,13 +210,10 @@ if loaded is not None:
     if loaded.examples:
         st.page_link(navigation.page("build"), label="Build a run from this dataset →",
                      icon=":material/play_circle:")
-        examples = pd.DataFrame([{"qid": e.qid, "question": e.question, "answer": e.answer,
-                                  "parts": list(e.parts), **e.meta} for e in loaded.examples])
-        documents = pd.DataFrame([asdict(d) for d in loaded.documents])
-        source = f"uploaded dataset {widgets.md(current['name'])}"
-        if (parts := evidence_review.found_parts(sig)) is not None:  # evidence found above
-            examples["parts"] = [parts.get(q, []) for q in examples["qid"]]
-            source += " with the relevant parts found above (as reviewed)"
+        parts = evidence_review.found_parts(sig)  # evidence found above, as reviewed
+        examples, documents = model.record_tables(loaded, parts)
+        source = f"uploaded dataset {widgets.md(current['name'])}" + (
+            " with the relevant parts found above (as reviewed)" if parts is not None else "")
     else:
         examples = None
 elif asking:  # the upload's statistics follow once its sheet or columns are chosen
@@ -249,18 +243,11 @@ if examples is not None and len(examples):
         for j, fig in enumerate(figs[i:i + 2]):
             with cols[j]:
                 widgets.chart(fig, key=f"data_stat_{i + j}")
-    desc = stats.drop(columns="qid").describe().T[["mean", "min", "50%", "max"]]
-    st.dataframe(desc.rename(index={
-        "n_parts": "relevant parts per question", "part_chars_mean": "part length (chars)",
-        "part_chars_min": "shortest part (chars)", "part_chars_max": "longest part (chars)",
-        "question_chars": "question length (chars)", "answer_chars": "answer length (chars)"},
-        columns={"50%": "median"}).style.format("{:,.1f}"), width="stretch")
+    st.dataframe(model.statistics(examples).style.format("{:,.1f}"), width="stretch")
     st.subheader("Preview")
     t1, t2 = st.tabs(["Questions", "Documents"])
     with t1:
-        view = examples.head(200).assign(parts=examples["parts"].head(200).map(
-            lambda ps: " ‖ ".join(map(str, ps))))
-        st.dataframe(view, hide_index=True, width="stretch",
+        st.dataframe(model.preview(examples), hide_index=True, width="stretch",
                      column_config={"parts": st.column_config.TextColumn("relevant parts",
                                                                          width="large")})
     with t2:
