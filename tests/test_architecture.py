@@ -4,6 +4,7 @@ per run file."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -33,7 +34,13 @@ def _type_checking_lines(tree: ast.Module) -> set[int]:
 def import_graph() -> nx.DiGraph:
     """ragdash module (and the dashboard's app.py and app_pages/) -> ragdash module it imports,
     at module level or inside a function, or names in its lazy exports (`ragdash.lazy`: the keys
-    of its `_SOURCES`). Imports under `if TYPE_CHECKING` are left out: they never run."""
+    of its `_SOURCES`). Imports under `if TYPE_CHECKING` are left out: they never run. A copy
+    of the graph parsed once per test session: a test may change its own."""
+    return _parsed_graph().copy()
+
+
+@functools.cache
+def _parsed_graph() -> nx.DiGraph:
     files = {_module_name(p): p for p in [*PACKAGE.rglob("*.py"), ROOT / "app.py",
                                           *(ROOT / "app_pages").glob("*.py")]}
     graph = nx.DiGraph()
