@@ -27,6 +27,7 @@ class ERAGSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     enabled: bool = False
+    """`ragdash run` runs the stage (`ragdash erag --run-dir R` runs it on its own)."""
     k: Annotated[int, Field(ge=1)] | None = None
     """Chunks judged per question and retriever, from the top (default: each retriever's own
     k, retrievers.params.NAME.k), at most max_k."""
