@@ -155,20 +155,15 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     out["judge"] = price(asked_judge, judge, root, 25 if mode == "grouped" else 8)
     if mode == "stepwise":
         notes.append("stepwise judging: a lower bound, each partially correct answer asks twice")
-    if spec.metrics.enabled:
-        if run.has("retrieved"):
-            out["metrics"], cached = metrics_estimate(run, spec)
-            if cached:
-                notes.append(answered_note("metrics", cached))
-        else:
-            notes.append("metrics not priced: retrieval not run")
-    if spec.erag.enabled:
-        if run.has("retrieved"):
-            out["erag"], cached = erag_estimate(run, spec)
-            if cached:
-                notes.append(answered_note("erag", cached))
-        else:
-            notes.append("erag not priced: retrieval not run")
+    for section, priced in (("metrics", metrics_estimate), ("erag", erag_estimate)):
+        if not getattr(spec, section).enabled:
+            continue
+        if not run.has("retrieved"):
+            notes.append(f"{section} not priced: retrieval not run")
+            continue
+        out[section], cached = priced(run, spec)
+        if cached:
+            notes.append(answered_note(section, cached))
     if notes:
         out["note"] = "; ".join(notes)
     return out

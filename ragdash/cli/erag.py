@@ -8,7 +8,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ragdash.cli.metrics import reasons
+from ragdash.cli.metrics import print_estimate, reasons
+from ragdash.cli.options import add_llm_stage_options, saved_with
 from ragdash.erag.settings import METRICS
 from ragdash.stages.base import Progress, no_progress
 
@@ -35,29 +36,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                                          "most erag.max_k)")
     p.add_argument("--metric", choices=METRICS, help="the downstream metric that labels a "
                                                      "chunk (default: erag.metric, contains)")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE",
-                   help="a config key for this stage, e.g. --set erag.max_k=5")
-    p.add_argument("--dry-run", action="store_true",
-                   help="only estimate the calls, tokens, cost and time (no LLM call)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    add_llm_stage_options(p, "erag.max_k=5")
     return p
 
 
 def config(args: argparse.Namespace) -> RunSpec:
     """The run's saved config with eRAG switched on and this command's options."""
-    from ragdash.config import RunSpec, deep_merge, expand, parse_set, saved_config
-    from ragdash.rundir import Run
-
-    run = Run(args.run_dir)
-    if not run.exists():
-        raise FileNotFoundError(f"{run.path} is not a run directory: give --run-dir a run made "
-                                "by `ragdash run`")
     over: dict[str, Any] = {"erag.enabled": True}
     for key in ("limit", "k", "metric"):
         if getattr(args, key) is not None:
             over[f"erag.{key}"] = getattr(args, key)
-    over.update(parse_set(t) for t in args.set or ())
-    return RunSpec.from_config(deep_merge(saved_config(run.manifest), expand(over)))
+    return saved_with(args.run_dir, over, args.set)
 
 
 def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
@@ -67,11 +56,7 @@ def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
     if args.dry_run:
         from ragdash.planning import erag_estimate
 
-        est, cached = erag_estimate(Run(args.run_dir), spec)
-        print(f"Dry run, no LLM call made. eRAG would cost:\n  {est}")
-        if cached:
-            print(f"{cached:,} more calls are answered by the reply cache: a run does not send "
-                  "them again")
+        print_estimate("eRAG", *erag_estimate(Run(args.run_dir), spec))
         return 0
     from ragdash.erag.summary import erag_view
     from ragdash.stages.runner import run_on
