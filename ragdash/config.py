@@ -35,6 +35,7 @@ from ragdash.data import CORPUS_FORMATS, FORMATS
 from ragdash.data.columns import parse_columns
 from ragdash.data.sample import SampleRule
 from ragdash.embeddings import DEFAULT_PRECISION, check_precision
+from ragdash.erag.settings import ERAGSpec
 from ragdash.evidence.settings import EvidenceSettings
 from ragdash.executors.base import ExecutorSpec
 from ragdash.llm.prompts import GENERATION_PROMPTS
@@ -422,6 +423,7 @@ class RunSpec(BaseModel):
     generation: GenerationSpec = Field(default_factory=GenerationSpec)
     judge: JudgeSpec = Field(default_factory=JudgeSpec)
     metrics: MetricsSpec = Field(default_factory=MetricsSpec)
+    erag: ERAGSpec = Field(default_factory=ERAGSpec)
     calibration: CalibrationSpec = Field(default_factory=CalibrationSpec)
     embeddings: EmbeddingsSpec = Field(default_factory=EmbeddingsSpec)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
@@ -756,11 +758,11 @@ def _check_tokenizer(spec: object) -> None:
 
 
 def inherit_url(cfg: dict) -> None:
-    """`generation.llm`, `judge.llm` and `metrics.llm` without a base_url take the run's
-    `llm.base_url` when they use the same backend: a server (and an API key) only ever goes
-    where the user said."""
+    """`generation.llm`, `judge.llm`, `metrics.llm` and `erag.llm` without a base_url take the
+    run's `llm.base_url` when they use the same backend: a server (and an API key) only ever
+    goes where the user said."""
     base = cfg.get("llm") or {}
-    for section in ("generation", "judge", "metrics"):
+    for section in ("generation", "judge", "metrics", "erag"):
         llm = (cfg.get(section) or {}).get("llm")
         if (llm and not llm.get("base_url") and base.get("base_url")
                 and llm.get("backend", base.get("backend")) == base.get("backend")):

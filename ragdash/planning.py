@@ -5,7 +5,7 @@ retrieval scores (the paper's §3.3 estimate)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 SUBQUESTION_TOKENS = 15
 """Tokens assumed per sub-question line of an mlq reply, for its estimate."""
+GENERATION_TOKENS_OUT = 40
+"""Tokens assumed per reply of the generator (a one-sentence answer), for its estimate and
+eRAG's."""
 
 
 def stand_in_context(run: Run, tokenizer: str, budget: int) -> str:
@@ -76,6 +79,26 @@ def cache_answers(calls: Iterable[Callable[[Backend], Any]], settings: LLMSettin
         return [replies is not None and c(replies).error is None for c in calls]
 
 
+def not_cached(calls: Sequence[Any], settings: LLMSettings, root: RunsRoot
+               ) -> tuple[list[Any], int]:
+    """The calls a run with `settings` would send (those the reply cache of `root` does not
+    answer whole, `cache_answers`), and how many it answers."""
+    done = cache_answers(calls, settings, root)
+    return [c for c, d in zip(calls, done, strict=True) if not d], sum(done)
+
+
+def price(calls: Iterable[Any], settings: LLMSettings, root: RunsRoot,
+          tokens_out: float) -> Estimate:
+    """`estimate_prompts` of the messages `calls` send first, with the model of `settings` at
+    its measured speed (`call_speed`) and `tokens_out` reply tokens each."""
+    from ragdash.llm import estimate_prompts
+
+    model = model_name(settings)
+    return estimate_prompts([c.messages for c in calls], model, tokens_out=tokens_out,
+                            speed=call_speed(root, model, settings.backend),
+                            backend=settings.backend)
+
+
 def answered_note(stage: str, cached: int) -> str:
     """The dry run's note on the calls of `stage` the reply cache answers."""
     return f"{stage}: {cached:,} more calls answered by the reply cache (not counted)"
@@ -89,7 +112,6 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     of the full budget (an upper bound: a context holds at most N tokens). After retrieval,
     each stage leaves out the calls the reply cache answers (a note says how many), and the
     judge is priced on the run's answers when generation would send nothing new."""
-    from ragdash.llm import estimate_prompts
     from ragdash.llm.decompose import decompose_calls
     from ragdash.llm.generate import generation_plan
     from ragdash.llm.judge import items_from_frames, judge_calls
@@ -102,10 +124,7 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
         mlq = spec.retrievers.resolved["mlq"]
         _, calls = decompose_calls(run.read("examples")["question"].astype(str).tolist(),
                                    mode=mlq["mode"], max_queries=mlq["max_queries"])
-        out["mlq"] = estimate_prompts(
-            [c.messages for c in calls], model_name(llm),
-            tokens_out=SUBQUESTION_TOKENS * mlq["max_queries"],
-            speed=call_speed(root, model_name(llm), llm.backend), backend=llm.backend)
+        out["mlq"] = price(calls, llm, root, SUBQUESTION_TOKENS * mlq["max_queries"])
     if not retrieved:
         why = " (mlq's sub-questions would call the LLM)" if "mlq" in out else ""
         notes.append(f"retrieval not run{why}: generation priced with full-budget contexts, an "
@@ -116,13 +135,10 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     plan = generation_plan(reqs, reference_prompts=g.reference_prompts, prompt=g.prompt)
     cached = 0
     if retrieved:  # the calls generation sends, less those the reply cache answers
-        done = cache_answers(plan.calls, gen, root)
-        asked, cached = [c for c, d in zip(plan.calls, done, strict=True) if not d], sum(done)
+        asked, cached = not_cached(plan.calls, gen, root)
     else:  # stand-in contexts are all alike: one call per request, as real ones would be
         asked = plan.per_request()
-    out["generation"] = estimate_prompts(
-        [c.messages for c in asked], model_name(gen), tokens_out=40,
-        speed=call_speed(root, model_name(gen), gen.backend), backend=gen.backend)
+    out["generation"] = price(asked, gen, root, GENERATION_TOKENS_OUT)
     if cached:
         notes.append(answered_note("generation", cached))
     judge = judge_settings(spec)
@@ -133,30 +149,28 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
         answers = stand_in_answers(reqs)
     calls = judge_calls(items_from_frames(answers, run.read("examples")), judge,
                         **judge_options(spec))[1]
-    done = cache_answers(calls, judge, root)
-    if any(done):
-        notes.append(answered_note("judge", sum(done)))
-    out["judge"] = estimate_prompts([c.messages for c, d in zip(calls, done, strict=True)
-                                     if not d], model_name(judge),
-                                    tokens_out=25 if mode == "grouped" else 8,
-                                    speed=call_speed(root, model_name(judge), judge.backend),
-                                    backend=judge.backend)
+    asked_judge, cached = not_cached(calls, judge, root)
+    if cached:
+        notes.append(answered_note("judge", cached))
+    out["judge"] = price(asked_judge, judge, root, 25 if mode == "grouped" else 8)
     if mode == "stepwise":
         notes.append("stepwise judging: a lower bound, each partially correct answer asks twice")
-    if spec.metrics.enabled:
-        if run.has("retrieved"):
-            out["metrics"], cached = metrics_estimate(run, spec)
-            if cached:
-                notes.append(answered_note("metrics", cached))
-        else:
-            notes.append("metrics not priced: retrieval not run")
+    for section, priced in (("metrics", metrics_estimate), ("erag", erag_estimate)):
+        if not getattr(spec, section).enabled:
+            continue
+        if not run.has("retrieved"):
+            notes.append(f"{section} not priced: retrieval not run")
+            continue
+        out[section], cached = priced(run, spec)
+        if cached:
+            notes.append(answered_note(section, cached))
     if notes:
         out["note"] = "; ".join(notes)
     return out
 
 
 ESTIMATED_STAGES = {"mlq": "retrieve", "generation": "generate", "judge": "judge",
-                    "metrics": "metrics"}
+                    "metrics": "metrics", "erag": "erag"}
 """The stage whose LLM calls each part of a dry run's estimate prices."""
 
 
@@ -241,6 +255,20 @@ def metrics_estimate(run: Run, spec: RunSpec) -> tuple[Estimate, int]:
     model, speed, backend = metrics_pricing(spec)
     plan, use = metrics_step_plan(run, spec), spec.metrics.use
     return plan.estimate(use, model, speed=speed, backend=backend), plan.answered(use)
+
+
+def erag_estimate(run: Run, spec: RunSpec) -> tuple[Estimate, int]:
+    """What `ragdash erag` would cost on the run (no call): the calls of its plan
+    (`ragdash.erag.calls.erag_plan`, the calls a run sends) less those the reply cache
+    answers, priced as generation is; with the number the cache answers."""
+    from ragdash.erag.calls import erag_plan
+    from ragdash.stages.erag import chunk_items, erag_settings, prompt_options
+
+    llm = erag_settings(spec)
+    root = RunsRoot(spec.runs_root)
+    asked, cached = not_cached(erag_plan(chunk_items(run, spec), **prompt_options(spec)).calls,
+                               llm, root)
+    return price(asked, llm, root, GENERATION_TOKENS_OUT), cached
 
 
 def estimate_run(run: Run, calibration: dict, budget: int | None = None,

@@ -1,8 +1,8 @@
 """Issue 34 §2: one call plan. Each LLM stage builds its calls as data (`ChatCall` and the
 judge's calls, each with the `messages` it sends first) with one function that the stage and
 the dry run both use (`generation_plan`, `judge_calls`, `decompose_calls`; the metrics'
-`step_plan`), so what a dry run prices is what a run sends. Pinned here message by message
-against a scripted server."""
+`step_plan`; eRAG's `erag_plan`), so what a dry run prices is what a run sends. Pinned here
+message by message against a scripted server."""
 
 from __future__ import annotations
 
@@ -13,11 +13,14 @@ from fakes.llm_server import FakeLLMServer
 from fixtures.pipeline import llm_args, responder
 
 from ragdash.cli import main
-from ragdash.config import saved_spec
+from ragdash.config import RunSpec, deep_merge, saved_spec
+from ragdash.erag.calls import erag_plan
 from ragdash.llm.generate import generation_plan
 from ragdash.llm.judge import items_from_frames, judge_calls
-from ragdash.planning import dry_run, stand_in_answers
+from ragdash.planning import dry_run, not_cached, stand_in_answers
 from ragdash.rundir import Run
+from ragdash.rundir.root import RunsRoot
+from ragdash.stages.erag import chunk_items, erag_settings, prompt_options
 from ragdash.stages.generate import generator_settings, requests
 from ragdash.stages.judge import judge_options, judge_settings
 
@@ -67,4 +70,17 @@ def test_the_calls_priced_are_the_calls_sent(generic, tmp_path, env_key, capsys)
         assert sorted(_key(c.messages) for c in planned) == sorted(_key(m) for m in judged)
         assert after["judge"].calls == len(judged) == len(before)
         assert after["generation"].calls == 0  # every generation call is in the reply cache
+        # eRAG: each top-k chunk alone, priced from the plan the stage sends; a chunk that was
+        # a whole context C_N makes a generation prompt again, which the reply cache answers
+        with_erag = RunSpec.from_config(deep_merge(spec.to_config(),
+                                                   {"erag": {"enabled": True, "k": 2}}))
+        calls = erag_plan(chunk_items(run, with_erag), **prompt_options(with_erag)).calls
+        left, cached = not_cached(calls, erag_settings(with_erag), RunsRoot(spec.runs_root))
+        priced_erag = dry_run(run, with_erag)
+        assert main(["erag", "--run-dir", str(tmp_path / "r"), "--k", "2", "-q"]) == 0
+        asked = [r["body"]["messages"] for r in srv.chat_requests()][len(sent) + len(judged):]
+        assert sorted(_key(c.messages) for c in left) == sorted(_key(m) for m in asked)
+        assert priced_erag["erag"].calls == len(asked) == len(calls) - cached > 0
+        assert f"erag: {cached:,} more calls answered" in priced_erag["note"]
+        assert dry_run(run, with_erag)["erag"].calls == 0  # now all in the reply cache
     assert generator_settings(spec).model == "fake-model"

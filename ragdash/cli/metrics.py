@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ragdash.cli.options import add_llm_stage_options, saved_with
 from ragdash.stages.base import Progress, no_progress
 from ragdash.terminal import safe
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ragdash.config import RunSpec
+    from ragdash.llm.cost import Estimate
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -30,31 +32,18 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--use", help="comma-separated metrics, or ragas, ragchecker, all (default: "
                                  "the config's metrics.use)")
     p.add_argument("--limit", type=int, help="measure the answers to the first N questions")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE",
-                   help="a config key for this stage, e.g. --set metrics.llm.model=qwen")
-    p.add_argument("--dry-run", action="store_true",
-                   help="only estimate the calls, tokens, cost and time (no LLM call)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    add_llm_stage_options(p, "metrics.llm.model=qwen")
     return p
 
 
 def config(args: argparse.Namespace) -> RunSpec:
     """The run's saved config with the metrics switched on and this command's options."""
-    from ragdash.config import RunSpec, deep_merge, expand, parse_set, saved_config
-    from ragdash.rundir import Run
-
-    run = Run(args.run_dir)
-    if not run.exists():
-        raise FileNotFoundError(f"{run.path} is not a run directory: give --run-dir a run made "
-                                "by `ragdash run`")
-    saved = saved_config(run.manifest)
     over: dict[str, Any] = {"metrics.enabled": True}
     if args.use:
         over["metrics.use"] = args.use
     if args.limit is not None:
         over["metrics.limit"] = args.limit
-    over.update(parse_set(t) for t in args.set or ())
-    return RunSpec.from_config(deep_merge(saved, expand(over)))
+    return saved_with(args.run_dir, over, args.set)
 
 
 def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
@@ -64,12 +53,9 @@ def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
     if args.dry_run:
         from ragdash.planning import metrics_estimate
 
-        est, cached = metrics_estimate(Run(args.run_dir), spec)
-        print(f"Dry run, no LLM call made. The metrics would cost:\n  {est}\n(a lower bound: "
-              "correction rounds after unreadable replies are not counted)")
-        if cached:
-            print(f"{cached:,} more calls are answered by the reply cache: a run does not send "
-                  "them again")
+        print_estimate("The metrics", *metrics_estimate(Run(args.run_dir), spec),
+                       "(a lower bound: correction rounds after unreadable replies are not "
+                       "counted)")
         return 0
     from ragdash.metrics.evaluate import NO_ANSWER
     from ragdash.stages.runner import run_on
@@ -96,6 +82,16 @@ def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
         print("warning: run it again to retry the failed steps (finished calls come from the "
               "cache)", file=sys.stderr)
     return 0
+
+
+def print_estimate(what: str, est: Estimate, cached: int, caveat: str = "") -> None:
+    """A dry run's report: what `what` would cost, `caveat`, and the calls the reply cache
+    answers (`cached`)."""
+    print(f"Dry run, no LLM call made. {what} would cost:\n  {est}"
+          + (f"\n{caveat}" if caveat else ""))
+    if cached:
+        print(f"{cached:,} more calls are answered by the reply cache: a run does not send "
+              "them again")
 
 
 def reasons(errors: pd.Series, most: int = 3) -> str:

@@ -4,9 +4,13 @@ the dotted config overrides they make for `ragdash.config.load_spec`."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
+
+if TYPE_CHECKING:
+    from ragdash.config import RunSpec
 
 
 def stage_commands() -> dict[str, tuple[tuple[str, ...] | None, str]]:
@@ -143,3 +147,27 @@ def on_saved(args: argparse.Namespace, overrides: dict) -> dict:
         return overrides
     return deep_merge({k: v for k, v in saved.items() if not k.startswith("_")},
                       expand(overrides))
+
+
+def saved_with(run_dir: str, over: dict[str, Any], sets: Iterable[str] | None) -> RunSpec:
+    """The config saved in the run at `run_dir` with the dotted keys of `over`, then the
+    `--set KEY=VALUE` texts `sets`: what a sub-command working on an existing run uses."""
+    from ragdash.config import RunSpec, deep_merge, expand, parse_set, saved_config
+    from ragdash.rundir import Run
+
+    run = Run(run_dir)
+    if not run.exists():
+        raise FileNotFoundError(f"{run.path} is not a run directory: give --run-dir a run made "
+                                "by `ragdash run`")
+    over = {**over, **dict(parse_set(t) for t in sets or ())}
+    return RunSpec.from_config(deep_merge(saved_config(run.manifest), expand(over)))
+
+
+def add_llm_stage_options(p: argparse.ArgumentParser, example: str) -> None:
+    """`--set`, `--dry-run` and `-q` of a sub-command that runs an LLM stage on an existing run
+    (`ragdash metrics`, `ragdash erag`); `example`: a `--set` value for its help."""
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help=f"a config key for this stage, e.g. --set {example}")
+    p.add_argument("--dry-run", action="store_true",
+                   help="only estimate the calls, tokens, cost and time (no LLM call)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")

@@ -39,6 +39,9 @@ class RunFile:
     optional: tuple[str, ...] = ()  # columns a table may have (runs made before them lack them)
     upgrade: Callable[[pd.DataFrame], pd.DataFrame] | None = None
     """Fills in an optional column that a table written before it lacks (on every read)."""
+    conditional: bool = False
+    """Written only under some settings (MLQ's sub-questions, scoring.also's scores): a run
+    without it is complete."""
 
     @property
     def is_table(self) -> bool:
@@ -70,14 +73,15 @@ _FILES = (
     RunFile("retrieved", "retrieved.parquet", "retrieve",
             ("qid", "retriever", "rank", "chunk_id", "score")),
     RunFile("queries", "queries.parquet", "retrieve", ("qid", "retriever", "queries"),
-            "the sub-questions MLQ generated"),
+            "the sub-questions MLQ generated", conditional=True),
     RunFile("ir_scores", "ir_scores.parquet", "score",
             ("qid", "retriever", "budget", "score", "part_scores", "context_tokens", "cut",
              "reached"), "Score_IR of every (question, retriever, budget N)"),
     RunFile("ir_scores_also", "ir_scores_also.parquet", "score",
             ("method", "qid", "retriever", "budget", "score", "part_scores", "context_tokens",
              "cut", "reached"), "Score_IR by the other matching methods of scoring.also, in "
-            "the same shape with a method column (only when scoring.also is set)"),
+            "the same shape with a method column (only when scoring.also is set)",
+            conditional=True),
     RunFile("ir_summary", "ir_summary.csv", "score", ("budget",),
             "mean Score_IR per budget x retriever (the paper's Table 3.1)"),
     RunFile("ir_metrics", "ir_metrics.csv", "score", ("retriever",),
@@ -98,6 +102,17 @@ _FILES = (
             "RAGAS and RAGChecker metrics of each answer, a column per metric in [0, 1] (NaN "
             "with the failed step in `error`, or the reason in `notes`); `detail` keeps the "
             "claims and verdicts (ragdash.metrics)"),
+    RunFile("erag", "erag.parquet", "erag",
+            ("qid", "system", "k", "judged", "erag_precision", "erag_map", "erag_mrr",
+             "erag_ndcg", "erag_hit", "errors", "metric"),
+            "eRAG per (question, retriever): precision, MAP, MRR, nDCG and hit at k of the "
+            "labels of its top k chunks, each given alone to the generator (ragdash.erag)"),
+    RunFile("erag_labels", "erag_labels.parquet", "erag",
+            ("qid", "system", "rank", "chunk_id", "answer", "label", "error", "model",
+             "tokens_in", "tokens_out", "latency_s", "cached"),
+            "eRAG per judged chunk: the generator's output given the question and that chunk "
+            "alone, its label (the downstream metric against the gold answers; 0 for a failed "
+            "call, whose error is kept) and its cost"),
     RunFile("label_sample", "label_sample.parquet", "label",
             ("qid", "system", "position", "rule", "seed", "drawn"),
             "the answers to label, drawn once by a rule fixed before labelling (uniform at "

@@ -8,6 +8,7 @@ Adding a stage is one new file here and one line in `REGISTRY`.
 from ragdash.stages import (
     calibrate,
     chunk,
+    erag,
     generate,
     ingest,
     judge,
@@ -27,6 +28,7 @@ REGISTRY: tuple[Stage, ...] = (
     reference.STAGE,
     judge.STAGE,
     metrics.STAGE,
+    erag.STAGE,
     calibrate.STAGE,
 )
 """Every stage, each after the stages it needs."""

@@ -18,7 +18,7 @@ from ragdash import embeddings
 from ragdash.config import SPEC_VERSION, ConfigError, RunSpec, fingerprint, saved_spec
 from ragdash.executors import Executor, make_executor
 from ragdash.exit_watch import watched
-from ragdash.rundir import MANIFEST, Run
+from ragdash.rundir import FILES, MANIFEST, Run
 from ragdash.rundir.lock import locked
 from ragdash.stages import REGISTRY, STAGES
 from ragdash.stages.base import Progress, StageContext, no_progress
@@ -154,7 +154,7 @@ def run_on(run_dir: str | Path, name: str, progress: Progress = no_progress,
     stage = STAGES[name]
     for up in stage.needs:
         for f in STAGES[up].writes:
-            if not run.has(f):
+            if not run.has(f) and not FILES[f].conditional:
                 raise FileNotFoundError(f"run {run.path} has no {run.file(f).name}, which stage "
                                         f"{name} reads: run `ragdash {STAGES[up].cli}` first")
     try:
