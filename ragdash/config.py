@@ -49,6 +49,7 @@ from ragdash.llm.settings import (
     local_default_llm,
 )
 from ragdash.metrics import resolve as resolve_metrics
+from ragdash.stress.settings import StressSpec
 
 SAMPLE_DATASET = PROJECT_ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"
 
@@ -424,6 +425,8 @@ class RunSpec(BaseModel):
     judge: JudgeSpec = Field(default_factory=JudgeSpec)
     metrics: MetricsSpec = Field(default_factory=MetricsSpec)
     erag: ERAGSpec = Field(default_factory=ERAGSpec)
+    stress: StressSpec = Field(default_factory=StressSpec)
+    """Controlled contexts answered by the generator (`ragdash stress`; docs/metrics.md)."""
     calibration: CalibrationSpec = Field(default_factory=CalibrationSpec)
     embeddings: EmbeddingsSpec = Field(default_factory=EmbeddingsSpec)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
@@ -758,11 +761,11 @@ def _check_tokenizer(spec: object) -> None:
 
 
 def inherit_url(cfg: dict) -> None:
-    """`generation.llm`, `judge.llm`, `metrics.llm` and `erag.llm` without a base_url take the
-    run's `llm.base_url` when they use the same backend: a server (and an API key) only ever
-    goes where the user said."""
+    """`generation.llm`, `judge.llm`, `metrics.llm`, `erag.llm` and `stress.llm` without a
+    base_url take the run's `llm.base_url` when they use the same backend: a server (and an API
+    key) only ever goes where the user said."""
     base = cfg.get("llm") or {}
-    for section in ("generation", "judge", "metrics", "erag"):
+    for section in ("generation", "judge", "metrics", "erag", "stress"):
         llm = (cfg.get(section) or {}).get("llm")
         if (llm and not llm.get("base_url") and base.get("base_url")
                 and llm.get("backend", base.get("backend")) == base.get("backend")):

@@ -314,11 +314,13 @@ ETA_PRIOR_CALLS = 10
 the measured rate of a planned stage: the first call of a local model also starts its server,
 and alone it would promise hours."""
 STAGE_WORDS = {"retrieve": "MLQ's sub-questions", "generate": "generation", "judge": "judging",
-               "metrics": "the answer metrics", "erag": "eRAG's answers from single chunks"}
+               "metrics": "the answer metrics", "erag": "eRAG's answers from single chunks",
+               "stress": "the controlled contexts"}
 """How the ETA names the planned stages it counts ahead of the current one."""
 PLANNED_STEPS = {"retrieve": "mlq: sub-questions", "generate": "generating answers",
                  "judge": "judging answers", "metrics": "measuring answers",
-                 "erag": "answering from each chunk alone"}
+                 "erag": "answering from each chunk alone",
+                 "stress": "answering controlled contexts"}
 """The progress step of each stage whose items are the calls its plan prices."""
 
 

@@ -155,7 +155,8 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
     out["judge"] = price(asked_judge, judge, root, 25 if mode == "grouped" else 8)
     if mode == "stepwise":
         notes.append("stepwise judging: a lower bound, each partially correct answer asks twice")
-    for section, priced in (("metrics", metrics_estimate), ("erag", erag_estimate)):
+    for section, priced in (("metrics", metrics_estimate), ("erag", erag_estimate),
+                            ("stress", stress_estimate)):
         if not getattr(spec, section).enabled:
             continue
         if not run.has("retrieved"):
@@ -170,7 +171,7 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True) -> dict:
 
 
 ESTIMATED_STAGES = {"mlq": "retrieve", "generation": "generate", "judge": "judge",
-                    "metrics": "metrics", "erag": "erag"}
+                    "metrics": "metrics", "erag": "erag", "stress": "stress"}
 """The stage whose LLM calls each part of a dry run's estimate prices."""
 
 
@@ -268,6 +269,18 @@ def erag_estimate(run: Run, spec: RunSpec) -> tuple[Estimate, int]:
     root = RunsRoot(spec.runs_root)
     asked, cached = not_cached(erag_plan(chunk_items(run, spec), **prompt_options(spec)).calls,
                                llm, root)
+    return price(asked, llm, root, GENERATION_TOKENS_OUT), cached
+def stress_estimate(run: Run, spec: RunSpec) -> tuple[Estimate, int]:
+    """What `ragdash stress` would cost on the run (no call): the calls of the stage's own
+    requests (`ragdash.stages.stress.stress_requests`), less those the reply cache answers,
+    which are counted apart."""
+    from ragdash.llm.generate import generation_plan
+    from ragdash.stages.stress import stress_requests, stress_settings
+
+    g, llm, root = spec.generation, stress_settings(spec), RunsRoot(spec.runs_root)
+    plan = generation_plan(stress_requests(run, spec)[2], reference_prompts=g.reference_prompts,
+                           prompt=g.prompt)
+    asked, cached = not_cached(plan.calls, llm, root)
     return price(asked, llm, root, GENERATION_TOKENS_OUT), cached
 
 

@@ -17,16 +17,18 @@ from ragdash.cli import (
     metrics,
     reference,
     run_stages,
+    stress,
     sweep,
     synth,
 )
 from ragdash.cli.options import add_run_options, glossary, stage_commands
 from ragdash.cli.progress import with_bars
 
-COMMANDS = (llm, estimate, reference, metrics, erag, job, evidence, synth, cache, labels, sweep)
+COMMANDS = (llm, estimate, reference, metrics, erag, stress, job, evidence, synth, cache,
+            labels, sweep)
 """The sub-commands with their own module (`add_parser` registers it, `run` runs it), in the
 order `ragdash --help` lists them after the stage commands."""
-WITH_BARS = (evidence, synth, metrics, erag)
+WITH_BARS = (evidence, synth, metrics, erag, stress)
 """Those whose `run` takes progress bars."""
 
 

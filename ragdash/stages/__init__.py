@@ -16,6 +16,7 @@ from ragdash.stages import (
     reference,
     retrieve,
     score,
+    stress,
 )
 from ragdash.stages.base import Progress, Stage, StageContext, no_progress
 
@@ -29,6 +30,7 @@ REGISTRY: tuple[Stage, ...] = (
     judge.STAGE,
     metrics.STAGE,
     erag.STAGE,
+    stress.STAGE,
     calibrate.STAGE,
 )
 """Every stage, each after the stages it needs."""

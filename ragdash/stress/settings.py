@@ -1,0 +1,48 @@
+"""Settings of the controlled-contexts test (config `stress`; `ragdash stress`), checked in one
+place: unknown keys and values out of range are refused with the key."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ragdash.llm.settings import LLMSpec
+
+Position = Literal["first", "middle", "last"]
+RATIOS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+"""RGB's noise ratios: the share of a context's chunks that hold no relevant part."""
+
+
+class StressSpec(BaseModel):
+    """Contexts built from the run's chunks with known relevance, answered by the run's
+    generator (Chen et al., AAAI 2024, §3): each question's relevant chunks with hard negatives
+    (chunks the retrievers ranked high that hold no relevant part) at each noise ratio, and the
+    relevant chunks first, in the middle and last at `position_ratio`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    enabled: bool = False
+    limit: Annotated[int, Field(ge=1)] | None = 10
+    """Test the first N questions that have a relevant chunk (None: all)."""
+    chunks: Annotated[int, Field(ge=1, le=20)] = 5
+    """Chunks per context, as RGB's five passages."""
+    ratios: tuple[Annotated[float, Field(ge=0, le=1)], ...] = RATIOS
+    """Noise ratios: ceil(ratio × chunks) noise chunks, the rest relevant (as many as the
+    question has)."""
+    positions: tuple[Position, ...] = ("first", "middle", "last")
+    """Where the relevant chunks go in the position test."""
+    position_ratio: Annotated[float, Field(ge=0, lt=1)] = 0.8
+    """The noise ratio of the position test (below 1: a context must hold evidence)."""
+    seed: int = 0
+    """Where the relevant chunks go in the noise test (RGB shuffles its passages)."""
+    llm: LLMSpec | None = None
+    """The LLM that answers (default: the run's generator)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> StressSpec:
+        if not self.ratios and not self.positions:
+            raise ValueError("stress.ratios and stress.positions are both empty: nothing to test")
+        if len(set(self.ratios)) != len(self.ratios):
+            raise ValueError(f"stress.ratios must not repeat a ratio, not {list(self.ratios)}")
+        return self
