@@ -42,8 +42,9 @@ n = widgets.budget_picker("cmp_n", budgets, area.separating_budget(ir, chosen[0]
 st.subheader(f"Do the signals rank the retrievers the same way? (N = {n})")
 shown = tuple(["llm_only", *chosen])
 gen = run.config.generation_budget
+board = state.view(run).signal_board(n, shown)
 signal_board.show(
-    state.view(run).signal_board(n, shown), "cmp_sig",
+    board, "cmp_sig", cost=state.view(run).signal_costs(list(board.signals)),
     note=(f"Score_IR at N = {n}; the answers behind the other signals were generated from the "
           f"first {gen:,} tokens." if gen and gen != n else ""))
 

@@ -28,7 +28,7 @@ def _keys(path):
                                           Run(path).manifest["stages"].items()}
 
 
-NOT_RUN_ON_DEMOS = {"metrics", "erag"}
+NOT_RUN_ON_DEMOS = {"metrics", "erag", "stress"}
 """Optional stages added after the demos were made (their runs never performed them)."""
 
 

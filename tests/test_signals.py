@@ -101,3 +101,38 @@ def test_answer_signals_join_every_signal_and_pick_the_truth():
     assert df["truth"].notna().sum() == 1  # the stand-in label is not a human one
     with pytest.raises(ValueError, match="truth_metric"):
         answer_signals(_reference(), truth_metric="bleu")
+
+
+def test_too_few_questions_get_no_interval_and_are_never_best():
+    """Under MIN_QUESTIONS questions the interval undercovers (89 % at 5 questions in the
+    simulation behind MIN_QUESTIONS): a signal measured on 3 questions shows its AUC with no
+    interval, no verdict, and sorts after the signals that have one."""
+    from ragdash.analysis.signals import MIN_QUESTIONS, best_line, display_table
+
+    frame = _answers()
+    few = frame["perfect"].where(frame["qid"].isin(["q0", "q1", "q2"]))
+    out = signal_agreement(frame.assign(few=few), ["few", "noise", "half"], "contains",
+                           n_boot=200)
+    row = out.set_index("signal").loc["few"]
+    assert row["auc"] == 1.0 and np.isnan(row["auc_low"]) and np.isnan(row["auc_high"])
+    assert row["verdict"].startswith(f"too few questions for an interval (3; from {MIN_QUESTIONS}")
+    assert out["signal"].iloc[-1] == "few"  # after the signals with an interval
+    assert not best_line(out).startswith("Best here: few")
+    assert display_table(out).set_index("signal").loc["few", "AUC (95 % CI)"] == \
+        "1.000 (no interval)"
+
+
+def test_erag_measures_join_as_signals_with_their_cost():
+    from ragdash.analysis.signals import answer_signals, cost_text, signal_costs, signal_label
+
+    erag = pd.DataFrame({"qid": ["q1", "q2"], "system": ["bm25", "bm25"],
+                         "erag_precision": [0.2, 0.0], "erag_ndcg": [1.0, 0.0]})
+    df, _, names, _ = answer_signals(_reference(), erag=erag)
+    assert names[-2:] == ["erag_precision", "erag_ndcg"]
+    assert df.set_index(["qid", "system"]).loc[("q1", "bm25"), "erag_ndcg"] == 1.0
+    assert signal_label("erag_ndcg") == "eRAG nDCG@k"
+    cost = signal_costs(["erag_ndcg", "em", "truthfulness"], erag=(48.0, 12600.0))
+    assert cost["erag_ndcg"] == (48.0, 12600.0) and cost["em"] == (0.0, 0.0)
+    assert np.isnan(cost["truthfulness"][0])
+    assert cost_text(*cost["erag_ndcg"]) == "48 calls, 12,600 tokens"
+    assert cost_text(0, 0) == "no LLM call" and cost_text(np.nan, np.nan) == "–"

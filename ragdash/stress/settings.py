@@ -3,9 +3,9 @@ place: unknown keys and values out of range are refused with the key."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ragdash.llm.settings import LLMSpec
 
@@ -38,6 +38,14 @@ class StressSpec(BaseModel):
     """Where the relevant chunks go in the noise test (RGB shuffles its passages)."""
     llm: LLMSpec | None = None
     """The LLM that answers (default: the run's generator)."""
+
+    @field_validator("ratios", "positions", mode="before")
+    @classmethod
+    def _listed(cls, value: Any) -> Any:
+        """One value, or values written as `a,b` (a `--set` option), as a list."""
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return [value] if isinstance(value, int | float) else value
 
     @model_validator(mode="after")
     def _check(self) -> StressSpec:

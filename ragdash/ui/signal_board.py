@@ -4,12 +4,12 @@ section: the rank agreement grouped by verdict, every signal's mean with its 95 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis.signals import signal_label
+from ragdash.analysis.signals import cost_text, signal_label
 from ragdash.analysis.system_means import (
     DASH,
     RankSummary,
@@ -38,9 +38,11 @@ def summary_markdown(summary: RankSummary) -> str:
 
 
 def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
-         row_title: str = "System", note: str = "") -> None:
+         row_title: str = "System", note: str = "",
+         cost: Mapping[str, tuple[float, float]] | None = None) -> None:
     """The section: the agreement by verdict (a callout), the table (systems as rows, signals as
-    columns, "mean [low–high]", – where a system has no value), the orders with tau."""
+    columns, "mean [low–high]", – where a system has no value), the orders with tau and, with
+    `cost` (`RunView.signal_costs`), the LLM calls and tokens each signal took."""
     st.info(summary_markdown(board.summary), icon=":material/swap_vert:")
     table = board.table(name)
     st.dataframe(
@@ -67,7 +69,9 @@ def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
              "order": order(board.reference), "tau": "reference", "pairs": ""}]
     rows += [{"signal": signal_label(r["signal"]), "order": r["order"] or DASH,
               "tau": tau_cell(r),
-              "pairs": pairs_text(tau_of(r), r["systems"], with_tau=False) or "none reversed"}
+              "pairs": pairs_text(tau_of(r), r["systems"], with_tau=False) or "none reversed",
+              **({"cost": cost_text(*cost.get(r["signal"], (float("nan"),) * 2))}
+                 if cost is not None else {})}
              for r in ag.to_dict("records")]
     st.markdown("**Each signal's order of the systems, best first**")
     st.dataframe(
@@ -81,4 +85,7 @@ def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
                      "systems both have: 1 the same order, 0 unrelated, −1 reversed; – when "
                      "one order ties every system. [95 % bootstrap interval: questions "
                      "resampled, the means and tau recomputed.]"),
-            "pairs": st.column_config.TextColumn("Pairs of systems")})
+            "pairs": st.column_config.TextColumn("Pairs of systems"),
+            "cost": st.column_config.TextColumn(
+                "LLM cost", help="LLM calls and tokens (in + out) the signal took on this run: "
+                "none for Score_IR and the reference metrics; – not recorded")})

@@ -28,6 +28,7 @@ from ragdash.analysis import (
     truthfulness,
 )
 from ragdash.analysis.thresholds import ThresholdData, threshold_data
+from ragdash.erag.summary import ERAGView, erag_cost, erag_view
 from ragdash.rundir import Memo, Reader, Run
 
 F = TypeVar("F", bound=Callable)
@@ -147,10 +148,29 @@ class RunView:
         budget = self.generation_budget if budget is None else budget
         ir = self.ir_scores()
         at = frames.at_budget(ir, budget) if budget in set(ir["budget"]) else None
+        erag = self.erag()
         return signals.answer_signals(
             ref, ir=at, judgments=self.judgments(),
             metrics=frames.primary(self.run.table("metrics"), self.generation_budget),
-            labels=self.run.table("labels"))
+            erag=None if erag is None else erag.per_answer, labels=self.run.table("labels"))
+
+    def signal_costs(self, names: list[str]) -> dict[str, tuple[float, float]]:
+        """(LLM calls, tokens) each of the signals `names` cost (`signals.signal_costs`)."""
+        return signals.signal_costs(
+            names, judgments=self.judgments(),
+            metrics=frames.primary(self.run.table("metrics"), self.generation_budget),
+            erag=self.erag_cost())
+
+    def erag(self) -> ERAGView | None:
+        """eRAG's per-retriever means and per-answer measures (`ragdash.erag.summary`); None
+        before `ragdash erag` has run."""
+        table = self.run.table("erag")
+        return None if table is None or table.empty else erag_view(table, self.order)
+
+    def erag_cost(self) -> tuple[float, float] | None:
+        """The LLM calls and tokens eRAG's labels cost; None before it has run."""
+        labels = self.run.table("erag_labels")
+        return None if labels is None or labels.empty else erag_cost(labels)
 
     @kept()
     def signal_agreement(self, n_boot: int = 500) -> tuple[pd.DataFrame, str] | None:
@@ -161,9 +181,7 @@ class RunView:
         if got is None:
             return None
         frame, truth, names, correct_at = got
-        cost = signals.signal_costs(
-            names, judgments=self.judgments(),
-            metrics=frames.primary(self.run.table("metrics"), self.generation_budget))
+        cost = self.signal_costs(names)
         return signals.signal_agreement(frame, names, "truth", correct_at=correct_at,
                                         n_boot=n_boot, cost=cost), truth
 
