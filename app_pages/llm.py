@@ -6,19 +6,30 @@ from __future__ import annotations
 import streamlit as st
 
 from ragdash.analysis import frames, judging, signals, truthfulness
+from ragdash.analysis.signals import ERAG_LABELS, cost_text
 from ragdash.calibration.predictive import abstention_by_evidence
 from ragdash.config import ConfigError, saved_config
 from ragdash.constants import LLM_ONLY, REFERENCE_METRICS, SCORES
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, LOCAL_GENERATOR
-from ragdash.planning import dry_run, stage_plan
+from ragdash.planning import dry_run, erag_estimate, stage_plan, stress_estimate
 from ragdash.rundir.lock import RunLocked
 from ragdash.stages.runner import llm_stages
-from ragdash.ui import jobs, metrics_choice, signal_scatter, state, trust, widgets
+from ragdash.ui import (
+    jobs,
+    metrics_choice,
+    signal_scatter,
+    stage_launcher,
+    state,
+    trust,
+    widgets,
+)
 from ragdash.ui.llm_launch import LaunchForm, launch_spec
 from ragdash.view import llm as model
+from ragdash.view import stress as stress_model
 from ragdash.viz import llm
+from ragdash.viz import stress as stress_viz
 from ragdash.viz.colors import label
 
 run = state.require_run()
@@ -157,7 +168,7 @@ def launcher(expanded: bool) -> None:
                 st.error(widgets.md(exc))
             st.session_state.pop("llm_estimate_text", None)
         job = jobs.current(run.path)
-        if job is not None and not metrics_choice.is_metrics_job(job) and (
+        if job is not None and not stage_launcher.is_single_stage_job(job) and (
                 job.kind == "llm" or job.active or job.state == "interrupted"):
             jobs.follow_run(run.path, key="llm")
 
@@ -280,6 +291,60 @@ if agreement is not None and not agreement[0].empty:
     signal_scatter.panel(run)
 if answers is not None:
     metrics_choice.chooser(run)
+
+# --- eRAG: retrieval judged by the generator ----------------------------------------------------
+if (erag := state.view(run).erag()) is not None:
+    st.subheader("Retrieval judged by the generator (eRAG)")
+    spent = state.view(run).erag_cost()
+    st.caption("Each retrieved chunk given alone to the generator with the question; its answer "
+               "against the gold answers is the chunk's relevance label, and the labels of the "
+               "top k make precision, MAP, MRR, nDCG and hit at k (Salemi & Zamani, SIGIR "
+               "2024). Its LLM cost: " + cost_text(*(spent or (float("nan"),) * 2))
+               + "; Score_IR's: none. How each agrees with the truth is in the table above.")
+    names = {m: signals.signal_label(m) for m in ERAG_LABELS}
+    st.dataframe(erag.means.assign(system=erag.means["system"].map(label)).set_index("system")
+                 .rename(columns={"n": "questions", **names})
+                 .style.format("{:.3f}", subset=list(names.values())), width="stretch")
+
+# --- controlled contexts ------------------------------------------------------------------------
+if (stressed := stress_model.stress(state.view(run))) is not None:
+    s = stressed.summary
+    st.subheader("Does the evidence cause good answers? (controlled contexts)")
+    st.caption(f"The generator answered {stressed.contexts:,} contexts built from this run's "
+               f"own chunks for {stressed.questions:,} questions: the chunks holding a relevant "
+               "part, with chunks the retrievers ranked high that hold none as noise (RGB's "
+               "tests, Chen et al. AAAI 2024). Correct: the answer contains a gold answer; "
+               "intervals are 95 % Wilson intervals over questions.")
+    for line in stressed.sentences:
+        st.markdown(f"- {widgets.md(line)}")
+    left, right = st.columns([3, 2])
+    with left:
+        widgets.chart(stress_viz.noise_curve(s.by_ratio), key="llm_stress_noise")
+    with right:
+        if len(s.by_position):
+            widgets.chart(stress_viz.position_bars(s.by_position, stressed.position_ratio),
+                          key="llm_stress_position")
+    widgets.chart(stress_viz.dose_response(s.curve, stressed.observed, stressed.h, stressed.k),
+                  key="llm_stress_dose")
+    st.caption(f"Score_IR of each context at the generation budget N = {stressed.budget:,}. "
+               "The controlled curve changes the evidence and nothing else; the observed one is "
+               "what the run's retrievers gave. Where they agree, Score_IR's link to answer "
+               "quality is causal for this generator; where the observed curve lies higher, "
+               "questions that retrieve well are also easier."
+               + ("" if stressed.h is not None else " (h and k were not fitted at this N: no "
+                  "lines.)"))
+
+if run.has("retrieved"):
+    stage_launcher.launcher(
+        run, "erag", "Judge retrieval with the generator (eRAG)",
+        "One LLM call per question and retrieved chunk (up to k per retriever), each chunk "
+        "alone: the direct rival of Score_IR, which needs none. `ragdash erag --run-dir` does "
+        "the same.", erag_estimate, default_limit=5)
+    stage_launcher.launcher(
+        run, "stress", "Test the generator on controlled contexts (noise, position, no "
+        "evidence)", "Nine calls per question by default: six noise ratios and three "
+        "positions of the evidence. `ragdash stress --run-dir` does the same.",
+        stress_estimate, default_limit=10)
 
 refusals()
 

@@ -33,7 +33,9 @@ from ragdash.calibration.predictive import degenerate
 from ragdash.constants import PAPER_H, PAPER_K, REFERENCE_METRICS
 from ragdash.rundir import Run
 from ragdash.view import RunView
+from ragdash.view import stress as stress_model
 from ragdash.viz import calibration, llm, retrieval
+from ragdash.viz import stress as stress_viz
 from ragdash.viz.colors import label
 
 CSS = """
@@ -112,6 +114,14 @@ def figures(run: Run | str | Path) -> dict[str, go.Figure]:
         out["thresholds_confusion"] = calibration.confusion(res["confusion"])
         out["thresholds_by_judge"] = calibration.ir_by_judge(data, h, k)
         out["thresholds_objective"] = calibration.objective(data, h, k)
+    if (stressed := stress_model.stress(view)) is not None:
+        s = stressed.summary
+        out["stress_noise"] = stress_viz.noise_curve(s.by_ratio)
+        if len(s.by_position):
+            out["stress_position"] = stress_viz.position_bars(s.by_position,
+                                                              stressed.position_ratio)
+        out["stress_dose_response"] = stress_viz.dose_response(s.curve, stressed.observed,
+                                                               stressed.h, stressed.k)
     return out
 
 
@@ -235,6 +245,24 @@ def _signals_html(view: RunView) -> list[str]:
         out.append(f"<p><b>{html.escape(best)}</b></p>")
     out.append(_table(signals.display_table(table), fmt=None, index=False))
     return out
+
+
+def _stress_html(view: RunView, fig: Callable[[str], str]) -> list[str]:
+    """The controlled contexts (`ragdash.view.stress`): what they are, their sentences and
+    figures."""
+    stressed = stress_model.stress(view)
+    if stressed is None:
+        return []
+    return ["<h2>Does the evidence cause good answers? (controlled contexts)</h2>",
+            '<p class="note">' + html.escape(
+                f"The generator answered {stressed.contexts:,} contexts built from the run's own "
+                f"chunks for {stressed.questions:,} questions: chunks holding a relevant part, "
+                "with chunks the retrievers ranked high that hold none as noise (RGB's tests, "
+                "Chen et al. AAAI 2024). Correct: the answer contains a gold answer; 95 % "
+                "Wilson intervals over questions.") + "</p>",
+            "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in stressed.sentences)
+            + "</ul>", fig("stress_noise"), fig("stress_position"),
+            fig("stress_dose_response")]
 
 
 def _no_paths(value):
@@ -376,6 +404,7 @@ def build_report(run: Run | str | Path) -> str:
             fmt="{:.1f}"))
     parts.extend(_truthfulness_html(view))
     parts.extend(_signals_html(view))
+    parts.extend(_stress_html(view, fig))
     parts.extend(_labels_html(run))
     if "prediction_roc" in figs:
         parts.append("<h2>Does retrieval predict answer quality here?</h2>")

@@ -14,7 +14,8 @@ from statsmodels.stats.proportion import proportion_confint
 from ragdash.stress.contexts import NOISE, POSITION
 
 BINS = np.linspace(0.0, 1.0, 6)
-"""Score_IR bins of the dose-response curve: fifths of [0, 1], the last closed."""
+"""Score_IR bins of the dose-response curve: fifths of [0, 1], each closed on the right (the
+first also at 0)."""
 LEVEL = 0.95
 
 
@@ -50,9 +51,8 @@ def rates(table: pd.DataFrame, key: str) -> pd.DataFrame:
 def by_score(table: pd.DataFrame, score: str = "score_ir") -> pd.DataFrame:
     """Accuracy per Score_IR bin (`BINS`): bin, its middle, n, accuracy and Wilson interval."""
     done = table[table["correct"].notna()]
-    bins = pd.cut(done[score].clip(0, 1), BINS, include_lowest=True)
-    out = rates(done.assign(bin=bins.astype(str), mid=[i.mid for i in bins]), "mid")
-    return out.reset_index()
+    i = np.digitize(done[score].clip(0, 1).to_numpy(float), BINS[1:-1], right=True)
+    return rates(done.assign(mid=np.round((BINS[i] + BINS[i + 1]) / 2, 3)), "mid").reset_index()
 
 
 def summary(table: pd.DataFrame) -> Summary:

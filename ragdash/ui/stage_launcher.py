@@ -1,0 +1,71 @@
+"""One LLM stage of an existing run started from the LLM results page as a background job (eRAG,
+the controlled contexts): how many questions, the dry-run estimate of the stage's own calls
+(what `ragdash <stage> --run-dir R --dry-run` prints: the calls a run sends), and a button.
+Nothing calls an LLM before the button."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from ragdash.config import ConfigError, RunSpec, deep_merge, saved_config
+from ragdash.llm.cost import Estimate
+from ragdash.rundir import Run
+from ragdash.rundir.lock import RunLocked
+from ragdash.ui import jobs, state, widgets
+
+SINGLE = ("metrics", "erag", "stress")
+"""The stages the LLM page starts alone, each with its own launcher."""
+
+
+def is_single_stage_job(job) -> bool:
+    """Whether a run's job runs one of SINGLE alone (its launcher follows it, not the page's
+    generation launcher)."""
+    return len(job.stages) == 1 and job.stages[0] in SINGLE
+
+
+def launcher(run: Run, stage: str, title: str, about: str,
+             estimate: Callable[[Run, RunSpec], tuple[Estimate, int]],
+             default_limit: int = 10) -> None:
+    """An expander: the first N questions (`<stage>.limit`), the estimate, the API key and the
+    start button; the job's progress once started."""
+    saved = saved_config(run.manifest)
+    n_q = len(run.table("examples")) if run.has("examples") else 0
+    with st.expander(title):
+        st.caption(about)
+        limit = st.number_input("Questions (the first N; 0 = all)", 0, max(n_q, 1),
+                                min(default_limit, n_q), 1, key=f"{stage}_limit")
+        base = {k: v for k, v in saved.items() if not k.startswith("_")}
+        try:
+            spec = RunSpec.from_config(deep_merge(base, {stage: {
+                "enabled": True, "limit": int(limit) or None}}))
+        except ConfigError as exc:
+            st.error(f"The settings are not valid: {widgets.md(exc)}")
+            return
+        try:
+            est, cached = state.MEMO.get(
+                (f"{stage} estimate", str(run.path), int(limit)),
+                lambda reader: estimate(Run(run.path, reader), spec), "Planning the calls…")
+        except (ValueError, FileNotFoundError) as exc:
+            st.error(f"No estimate: {widgets.md(exc)}")
+            return
+        money = "price unknown" if est.usd is None else f"${est.usd:,.2f}"
+        done = f" · {cached:,} more answered by the reply cache" if cached else ""
+        st.markdown(f"**{est.calls:,} LLM calls** · {est.tokens_in:,} tokens in · "
+                    f"{est.tokens_out:,} tokens out · {money} · "
+                    f"**{widgets.md(est.time_text())}**{done}")
+        job = jobs.current(run.path)
+        busy = job is not None and job.active
+        key = st.text_input("OpenAI API key (kept in memory only; the job process gets it in "
+                            "its environment)", type="password", key=f"{stage}_api_key")
+        if st.button("▶ Start", type="primary", key=f"{stage}_start",
+                     disabled=busy or est.calls + cached == 0):
+            try:
+                jobs.start(spec.to_config(), run.path, (stage,), api_key=key or None,
+                           kind="llm")
+            except RunLocked as exc:
+                st.error(widgets.md(exc))
+        job = jobs.current(run.path)
+        if job is not None and tuple(job.stages) == (stage,):
+            jobs.follow_run(run.path, key=f"{stage}_job")
