@@ -10,34 +10,17 @@ import shutil
 import pandas as pd
 import pytest
 from fixtures.make_run import make_run
+from fixtures.stress import stress_table
 
 from ragdash.report import build_report, figures
 from ragdash.rundir import Run
-from ragdash.stages.stress import COLUMNS
 from ragdash.stress.summary import summary
 from ragdash.view import RunView
 from ragdash.view.stress import noise_sentence, position_sentence, rejection_sentence, stress
 
 
-def _table(qids: list[str]) -> pd.DataFrame:
-    rows = []
-    for i, q in enumerate(qids):
-        for ratio, correct, refused, rel in ((0.0, True, False, 1), (0.4, i % 2 == 0, False, 1),
-                                             (0.8, i % 4 == 0, False, 1),
-                                             (1.0, False, i % 5 != 0, 0)):
-            rows.append({"qid": q, "test": "noise", "ratio": ratio, "position": "shuffled",
-                         "relevant": rel, "noise": 5 - rel, "chunk_ids": ["c"],
-                         "score_ir": float(rel) * (1 - ratio / 2), "correct": correct,
-                         "refused": refused, "error": None, "answer": "a"})
-        for pos, correct in (("first", True), ("middle", i % 3 == 0), ("last", True)):
-            rows.append({"qid": q, "test": "position", "ratio": 0.8, "position": pos,
-                         "relevant": 1, "noise": 4, "chunk_ids": ["c"], "score_ir": 1.0,
-                         "correct": correct, "refused": False, "error": None, "answer": "a"})
-    return pd.DataFrame(rows).reindex(columns=COLUMNS)
-
-
 def test_the_sentences_read_the_numbers():
-    s = summary(_table([f"q{i}" for i in range(20)]))
+    s = summary(stress_table([f"q{i}" for i in range(20)]))
     assert noise_sentence(s).startswith("Accuracy falls from 100% (95 % CI 84%–100%) with 0% "
                                         "noise to 25%")
     assert rejection_sentence(s).startswith("With no evidence in its context the generator "
@@ -45,7 +28,7 @@ def test_the_sentences_read_the_numbers():
     assert rejection_sentence(s).endswith("it mostly declines, as it should.")
     assert position_sentence(s) == ("Evidence placed first is used best (100%), placed middle "
                                     "worst (35%).")
-    flat = summary(_table(["q0", "q1"]).assign(correct=True))
+    flat = summary(stress_table(["q0", "q1"]).assign(correct=True))
     assert "no clear difference" in position_sentence(flat)
 
 
@@ -54,16 +37,18 @@ def stressed(tmp_path_factory):
     path = make_run(tmp_path_factory.mktemp("st") / "st", n_questions=20, seed=6,
                     retrievers=("bm25", "sim"))
     run = Run(path)
-    run.write("stress", _table(run.read("examples")["qid"].astype(str).tolist()))
+    run.write("stress", stress_table(run.read("examples")["qid"].astype(str).tolist()))
     return path
 
 
 def test_the_view_puts_the_run_beside_the_controlled_contexts(stressed):
     page = stress(RunView(stressed))
     assert page.questions == 20 and page.contexts == 20 * 7 and page.position_ratio == 0.8
-    assert page.observed is None  # the synthetic run has no answers scored against golds
+    assert page.observed is not None and page.observed["n"].sum() > 0  # the run's answers
     assert len(page.sentences) == 3
-    assert page.budget is None and page.h is None  # nor a generation budget to fit h and k at
+    assert page.budget == 1000  # the budget the stage cut the contexts at
+    cal = Run(stressed).calibration()  # h and k are marked when fitted at that budget only
+    assert (page.h, page.k) == ((cal.h, cal.k) if cal.budget == 1000 else (None, None))
 
 
 def test_the_observed_curve_bins_the_runs_answers_by_score_ir():

@@ -114,8 +114,8 @@ _FILES = (
             "alone, its label (the downstream metric against the gold answers; 0 for a failed "
             "call, whose error is kept) and its cost"),
     RunFile("stress", "stress.parquet", "stress",
-            ("qid", "test", "ratio", "position", "relevant", "noise", "chunk_ids", "score_ir",
-             "answer", "error", "correct", "refused"),
+            ("qid", "test", "ratio", "position", "relevant", "noise", "chunk_ids", "budget",
+             "score_ir", "answer", "error", "correct", "refused"),
             "contexts built from the run's chunks with known relevance (noise ratios, positions "
             "of the evidence), each with its Score_IR at the generation budget, the generator's "
             "answer, whether it contains a gold answer and whether it refuses "

@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from ragdash.llm.settings import LLMSettings
     from ragdash.stress.contexts import Condition
 
-COLUMNS = ["qid", "test", "ratio", "position", "relevant", "noise", "chunk_ids", "score_ir",
-           "context_tokens", "model", "answer", "error", "correct", "refused", "latency_s",
-           "tokens_in", "tokens_out"]
+COLUMNS = ["qid", "test", "ratio", "position", "relevant", "noise", "chunk_ids", "budget",
+           "score_ir", "context_tokens", "model", "answer", "error", "correct", "refused",
+           "latency_s", "tokens_in", "tokens_out"]
 
 
 def stress_settings(spec: RunSpec, api_key: str | None = None) -> LLMSettings:
@@ -143,7 +143,8 @@ def results(conds: list[Condition], scored: pd.DataFrame, answers: pd.DataFrame,
         ok = a.error is None and a.answer is not None
         rows.append({"qid": c.qid, "test": c.test, "ratio": c.ratio, "position": c.position,
                      "relevant": c.relevant, "noise": c.noise, "chunk_ids": list(c.chunk_ids),
-                     "score_ir": float(s.score), "context_tokens": int(s.context_tokens),
+                     "budget": spec.generation.budget, "score_ir": float(s.score),
+                     "context_tokens": int(s.context_tokens),
                      "model": a.model, "answer": a.answer, "error": a.error,
                      "correct": bool(score(a.answer, golds.get(c.qid, [])).contains) if ok
                      else None,

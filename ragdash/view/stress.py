@@ -79,7 +79,7 @@ def stress(view: RunView) -> Stress | None:
     if table is None or table.empty:
         return None
     s = summary(table)
-    budget = view.generation_budget
+    budget = int(table["budget"].iloc[0])  # the generation budget the stage cut C_N at
     observed = None
     ref = frames.primary(view.reference(), budget)
     ir = view.ir_scores()
