@@ -134,7 +134,9 @@ def monkeypatch_module():
 
 
 def _estimate(at) -> str:
-    return next((m.value for m in at.markdown if "LLM calls**" in m.value), "")
+    """The chooser's estimate ("**2 metrics → 40 LLM calls** · ..."), not another launcher's."""
+    return next((m.value for m in at.markdown if "LLM calls**" in m.value and " → " in m.value),
+                "")
 
 
 def test_llm_page_ticks_metrics_and_reprices_before_any_call(demo):
