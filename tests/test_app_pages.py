@@ -62,6 +62,16 @@ def test_every_page_renders(runs, page):
     assert at.title, f"{page} has no title"
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_a_run_without_llm_stages(runs, page):
+    """A freshly built run (retrieval scored, nothing generated or judged): every page draws
+    with no exception (the browser's build path opens the pages a user goes to next)."""
+    from ragdash.ui.state import run_key
+
+    at = open_app(page, run=run_key(runs / "runs" / "no-llm"))
+    assert at.title, f"{page} has no title"
+
+
 def test_overview_headline_is_the_area_leader_with_its_sentences(runs):
     """The headline depends on no budget the user never chose: the retriever with the largest
     area under its Score_IR curve, and sentences generated from the same numbers."""

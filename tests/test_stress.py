@@ -48,6 +48,22 @@ def test_the_conditions_of_one_question():
     assert (few[1.0].relevant, few[1.0].noise) == (0, 1)  # as many negatives as there are
 
 
+def test_integration_needs_parts_in_different_chunks():
+    from ragdash.stress.contexts import part_cover
+
+    # part 0 in a (alone) and b; part 1 in b and c: b holds both, so nothing to integrate
+    assert part_cover([{"a", "b"}, {"b", "c"}], ["b", "a", "c"]) == ([], None)
+    cover, single = part_cover([{"a"}, {"c", "d"}, {"d"}], ["d", "c", "a"])
+    assert (cover, single) == (["d", "a"], "a")  # d holds two parts; a the first alone
+    assert part_cover([{"a"}, set()], ["a"]) == ([], None)  # a part found nowhere
+    spec = StressSpec(chunks=4, ratios=(), positions=())
+    conds = conditions("q", ["d", "a"], ["n1", "n2", "n3"], spec, cover, single)
+    assert [(c.position, c.chunk_ids) for c in conds] == [
+        ("one part", ("a", "n1", "n2", "n3")), ("all parts", ("d", "a", "n1", "n2"))]
+    assert conditions("q", ["d", "a"], ["n1"], StressSpec(integration=False), cover, single) \
+        == conditions("q", ["d", "a"], ["n1"], StressSpec(), [], None)
+
+
 def test_shuffled_positions_differ_between_questions_but_keep_every_chunk():
     rng = np.random.default_rng(0)
     orders = {placed(["r"], ["a", "b", "c", "d"], "shuffled", rng) for _ in range(20)}

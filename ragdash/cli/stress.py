@@ -100,6 +100,10 @@ def report(s: Summary) -> str:
         lines.append("By where the evidence stands:")
         lines += [f"  {p:>6}: {x.accuracy:6.1%}  [{x.lo:.0%}–{x.hi:.0%}]  n={x.n}"
                   for p, x in s.by_position.iterrows()]
+    if len(s.by_parts):
+        lines.append("With one part's evidence, and with every part's (RGB's integration):")
+        lines += [f"  {p:>9}: {x.accuracy:6.1%}  [{x.lo:.0%}–{x.hi:.0%}]  n={x.n}"
+                  for p, x in s.by_parts.iterrows()]
     if s.rejection is not None:
         lo, hi = s.rejection_ci
         lines.append(f"Rejection rate with no evidence (noise only): {s.rejection:.1%} "

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from ragdash.llm.settings import LLMSettings
     from ragdash.stress.contexts import Condition
 
+SEP = "\x1f"
+"""Between a question's id and a part's index in the per-part relevance keys."""
 COLUMNS = ["qid", "test", "ratio", "position", "relevant", "noise", "chunk_ids", "budget",
            "score_ir", "context_tokens", "model", "answer", "error", "correct", "refused",
            "latency_s", "tokens_in", "tokens_out"]
@@ -36,20 +38,25 @@ def build(run: Run, spec: RunSpec) -> list[Condition]:
     """Every controlled context of the first `stress.limit` questions that have a relevant
     chunk: relevant chunks ordered by their best retrieval rank (then corpus order), noise
     from the retrievers' own misses (`hard_negatives`)."""
+    import zlib
+
     import numpy as np
 
     from ragdash.scoring.ir_metrics import relevant_chunks
-    from ragdash.stress.contexts import conditions, hard_negatives
+    from ragdash.stress.contexts import conditions, hard_negatives, part_cover
 
     st = spec.stress
     examples = run.read("examples")
     parts = {str(q): list(p) for q, p in zip(examples["qid"], examples["parts"], strict=True)}
     chunks = run.read("chunks")
     chunk_ids = chunks["chunk_id"].astype(str).tolist()
-    qrels = relevant_chunks(chunks, parts, spec.scoring.relevance_share)
-    relevant: dict[str, set[str]] = {}
-    for q, c in zip(qrels["query_id"], qrels["doc_id"], strict=True):
-        relevant.setdefault(str(q), set()).add(str(c))
+    each = {f"{q}{SEP}{i}": [p] for q, plist in parts.items() for i, p in enumerate(plist)}
+    qrels = relevant_chunks(chunks, each, spec.scoring.relevance_share)
+    holders: dict[str, list[set[str]]] = {q: [set() for _ in plist] for q, plist in parts.items()}
+    for key, c in zip(qrels["query_id"], qrels["doc_id"], strict=True):
+        q, _, i = str(key).rpartition(SEP)
+        holders[q][int(i)].add(str(c))
+    relevant = {q: set().union(*h) for q, h in holders.items() if h}
     retrieved = run.read("retrieved").sort_values(["qid", "retriever", "rank"])
     ranked: dict[str, list[list[str]]] = {}
     for (q, _), group in retrieved.groupby(["qid", "retriever"], sort=False):
@@ -60,9 +67,10 @@ def build(run: Run, spec: RunSpec) -> list[Condition]:
     for q in qids:
         rank = {c: r for lst in ranked.get(q, []) for r, c in reversed(list(enumerate(lst)))}
         rel = sorted(relevant[q], key=lambda c: (rank.get(c, len(chunk_ids)), position[c]))
-        rng = np.random.default_rng([spec.stress.seed, len(out)])
+        rng = np.random.default_rng([st.seed, zlib.crc32(q.encode())])
         negatives = hard_negatives(ranked.get(q, []), relevant[q], chunk_ids, st.chunks, rng)
-        out += conditions(q, rel, negatives, st)
+        cover, single = part_cover(holders[q], rel)
+        out += conditions(q, rel, negatives, st, cover, single)
     return out
 
 

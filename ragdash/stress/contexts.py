@@ -15,8 +15,10 @@ import numpy as np
 
 from ragdash.stress.settings import StressSpec
 
-NOISE, POSITION = "noise", "position"
-"""The two tests: accuracy against the noise ratio, and against where the evidence stands."""
+NOISE, POSITION, INTEGRATION = "noise", "position", "integration"
+"""The tests: accuracy against the noise ratio, against where the evidence stands, and with one
+part's evidence against every part's."""
+ONE_PART, ALL_PARTS = "one part", "all parts"
 SHUFFLED = "shuffled"
 """The noise test's position: the relevant chunks at seeded random places, as RGB's."""
 
@@ -61,11 +63,14 @@ def placed(relevant: Sequence[str], noise: Sequence[str], position: str,
 
 
 def conditions(qid: str, relevant: Sequence[str], negatives: Sequence[str],
-               spec: StressSpec) -> list[Condition]:
+               spec: StressSpec, cover: Sequence[str] = (), single: str | None = None
+               ) -> list[Condition]:
     """Every controlled context of `qid`: one per noise ratio (relevant chunks shuffled in) and
     one per position at `spec.position_ratio`. `relevant`: its relevant chunks, best first;
-    `negatives`: chunks holding none of its parts, hardest first. A question without a
-    relevant chunk gets none (nothing can be controlled)."""
+    `negatives`: chunks holding none of its parts, hardest first. With `cover` (chunks that
+    together hold every part, two or more) and `single` (a chunk holding one part only), the
+    integration test: `single` first, then `cover` first, each filled with noise to `chunks`.
+    A question without a relevant chunk gets none (nothing can be controlled)."""
     if not relevant:
         return []
     rng = np.random.default_rng([spec.seed, zlib.crc32(qid.encode())])
@@ -80,7 +85,33 @@ def conditions(qid: str, relevant: Sequence[str], negatives: Sequence[str],
             continue
         out.append(Condition(qid, test, ratio, position, placed(rel, nz, position, rng),
                              len(rel), len(nz)))
+    if spec.integration and single is not None and len(cover) > 1:
+        for name, rel in ((ONE_PART, [single]), (ALL_PARTS, list(cover))):
+            nz = list(negatives[: max(spec.chunks - len(rel), 0)])
+            out.append(Condition(qid, INTEGRATION, spec.position_ratio, name, (*rel, *nz),
+                                 len(rel), len(nz)))
     return out
+
+
+def part_cover(holders: Sequence[set[str]], order: Sequence[str]) -> tuple[list[str], str | None]:
+    """For the chunks holding each part (`holders`, one set per part): a few chunks holding
+    every part between them, taken greedily in `order` (best retrieval rank first), and a chunk
+    holding the first part and no other one; ([], None) when the parts are not all held, or
+    when one chunk holds them all (nothing to integrate)."""
+    if len(holders) < 2 or not all(holders):
+        return [], None
+    rank = {c: i for i, c in enumerate(order)}
+    left, cover = set(range(len(holders))), []
+    while left:
+        best = min({c for i in left for c in holders[i]},
+                   key=lambda c: (-sum(c in holders[i] for i in left), rank.get(c, len(rank))))
+        cover.append(best)
+        left -= {i for i in left if best in holders[i]}
+    alone = sorted((c for c in holders[0] if not any(c in h for h in holders[1:])),
+                   key=lambda c: rank.get(c, len(rank)))
+    if len(cover) < 2 or not alone:
+        return [], None
+    return cover, alone[0]
 
 
 def hard_negatives(ranked: Sequence[Sequence[str]], relevant: set[str],

@@ -34,6 +34,9 @@ class StressSpec(BaseModel):
     """Where the relevant chunks go in the position test."""
     position_ratio: Annotated[float, Field(ge=0, lt=1)] = 0.8
     """The noise ratio of the position test (below 1: a context must hold evidence)."""
+    integration: bool = True
+    """For questions whose parts lie in different chunks: one part's chunk against every part's
+    (RGB's information integration), at `position_ratio`'s share of noise chunks."""
     seed: int = 0
     """Where the relevant chunks go in the noise test (RGB shuffles its passages)."""
     llm: LLMSpec | None = None
@@ -49,8 +52,9 @@ class StressSpec(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> StressSpec:
-        if not self.ratios and not self.positions:
-            raise ValueError("stress.ratios and stress.positions are both empty: nothing to test")
+        if not self.ratios and not self.positions and not self.integration:
+            raise ValueError("stress.ratios and stress.positions are empty and "
+                             "stress.integration is off: nothing to test")
         if len(set(self.ratios)) != len(self.ratios):
             raise ValueError(f"stress.ratios must not repeat a ratio, not {list(self.ratios)}")
         return self

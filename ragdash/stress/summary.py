@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
-from ragdash.stress.contexts import NOISE, POSITION
+from ragdash.stress.contexts import ALL_PARTS, INTEGRATION, NOISE, ONE_PART, POSITION
 
 BINS = np.linspace(0.0, 1.0, 6)
 """Score_IR bins of the dose-response curve: fifths of [0, 1], each closed on the right (the
@@ -24,10 +24,12 @@ class Summary:
     """`by_ratio` and `by_position`: per level, answered contexts (`n`), `accuracy` (share
     containing a gold answer) with its Wilson interval (`lo`, `hi`) and the share refused;
     `rejection`: the share refused with no evidence at all (ratio 1), its interval, and how
-    many; `curve`: accuracy per Score_IR bin of the controlled contexts."""
+    many; `curve`: accuracy per Score_IR bin of the controlled contexts; `by_parts`: with one
+    part's evidence and with every part's (questions whose parts lie in different chunks)."""
 
     by_ratio: pd.DataFrame
     by_position: pd.DataFrame
+    by_parts: pd.DataFrame
     rejection: float | None
     rejection_ci: tuple[float, float] | None
     rejection_n: int
@@ -62,6 +64,8 @@ def summary(table: pd.DataFrame) -> Summary:
     by_position = rates(table[table["test"] == POSITION], "position")
     by_position = by_position.reindex([p for p in ("first", "middle", "last")
                                        if p in by_position.index])
+    by_parts = rates(table[table["test"] == INTEGRATION], "position")
+    by_parts = by_parts.reindex([p for p in (ONE_PART, ALL_PARTS) if p in by_parts.index])
     none = noise[(noise["relevant"] == 0) & noise["refused"].notna()]
     rejection, ci = None, None
     if len(none):
@@ -69,7 +73,7 @@ def summary(table: pd.DataFrame) -> Summary:
         rejection = k / len(none)
         lo, hi = proportion_confint(k, len(none), alpha=1 - LEVEL, method="wilson")
         ci = (float(lo), float(hi))
-    return Summary(by_ratio, by_position, rejection, ci, len(none), by_score(table))
+    return Summary(by_ratio, by_position, by_parts, rejection, ci, len(none), by_score(table))
 
 
 def observed_curve(ir_at_budget: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:

@@ -73,6 +73,19 @@ def position_sentence(s: Summary) -> str | None:
             f"{worst} worst ({p.loc[worst, 'accuracy']:.0%}).")
 
 
+def integration_sentence(s: Summary) -> str | None:
+    """RGB's information integration: accuracy with one part's evidence and with every
+    part's, for the questions whose parts lie in different chunks."""
+    p = s.by_parts
+    if len(p) < 2:
+        return None
+    one, every = p.iloc[0], p.iloc[1]
+    return (f"For the {int(every['n'])} questions whose parts lie in different chunks, the "
+            f"generator is right {every['accuracy']:.0%} of the time with every part's "
+            f"evidence ({every['lo']:.0%}–{every['hi']:.0%}) and {one['accuracy']:.0%} with one "
+            f"part's ({one['lo']:.0%}–{one['hi']:.0%}).")
+
+
 def stress(view: RunView) -> Stress | None:
     """The page's section; None before `ragdash stress` has run."""
     table = view.run.table("stress")
@@ -91,5 +104,6 @@ def stress(view: RunView) -> Stress | None:
         h, k = cal.h, cal.k
     ratio = table.loc[table["test"] == "position", "ratio"]
     return Stress(s, observed, h, k, budget, int(table["qid"].nunique()), len(table),
-                  [t for t in (noise_sentence(s), rejection_sentence(s), position_sentence(s))
-                   if t], float(ratio.iloc[0]) if len(ratio) else None)
+                  [t for t in (noise_sentence(s), rejection_sentence(s), position_sentence(s),
+                               integration_sentence(s)) if t],
+                  float(ratio.iloc[0]) if len(ratio) else None)
