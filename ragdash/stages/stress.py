@@ -36,12 +36,13 @@ def stress_settings(spec: RunSpec, api_key: str | None = None) -> LLMSettings:
 
 def build(run: Run, spec: RunSpec) -> list[Condition]:
     """Every controlled context of the first `stress.limit` questions that have a relevant
-    chunk: relevant chunks ordered by their best retrieval rank (then corpus order), noise
-    from the retrievers' own misses (`hard_negatives`)."""
+    chunk and a gold answer: relevant chunks ordered by their best retrieval rank (then corpus
+    order), noise from the retrievers' own misses (`hard_negatives`)."""
     import zlib
 
     import numpy as np
 
+    from ragdash.analysis.reference import gold_answers
     from ragdash.scoring.ir_metrics import relevant_chunks
     from ragdash.stress.contexts import conditions, hard_negatives, part_cover
 
@@ -63,7 +64,8 @@ def build(run: Run, spec: RunSpec) -> list[Condition]:
         ranked.setdefault(str(q), []).append(group["chunk_id"].astype(str).tolist())
     position = {c: i for i, c in enumerate(chunk_ids)}
     out: list[Condition] = []
-    qids = [q for q in parts if relevant.get(q)][: st.limit or None]
+    golds = gold_answers(examples)  # a question without one cannot be scored correct
+    qids = [q for q in parts if relevant.get(q) and golds.get(q)][: st.limit or None]
     for q in qids:
         rank = {c: r for lst in ranked.get(q, []) for r, c in reversed(list(enumerate(lst)))}
         rel = sorted(relevant[q], key=lambda c: (rank.get(c, len(chunk_ids)), position[c]))
