@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdash import chunking, retrieval
-from ragdash.budget import TOKENIZERS, parse_budgets
+from ragdash.budget import TOKENIZERS
 from ragdash.config import SAMPLE_DATASET, ConfigError, expand, load_spec
 from ragdash.data import DataError
 from ragdash.data.columns import describe as describe_columns
@@ -22,10 +22,11 @@ from ragdash.params import Param
 from ragdash.planning import stage_plan
 from ragdash.rundir import Run, list_runs, stage_table
 from ragdash.rundir.lock import RunLocked
-from ragdash.rundir.manage import RUN_NAME, delete_run, rename_run
+from ragdash.rundir.manage import delete_run, rename_run
 from ragdash.scoring import METHODS
 from ragdash.stages.runner import configured_stages
 from ragdash.ui import jobs, navigation, paths, server, state, sweep_grid, widgets
+from ragdash.ui.build_form import BuildForm
 from ragdash.viz import questions
 from ragdash.viz.colors import label
 
@@ -262,40 +263,16 @@ with st.container(border=True):
 
 stamp = datetime.now().strftime("%Y%m%d-%H%M")
 name = st.text_input("Run name (folder under the runs root)", f"run-{stamp}", key="build_name")
-problems = []
-if not RUN_NAME.match(name or ""):
-    problems.append("The run name may hold letters, digits, '.', '_' and '-' (64 at most).")
-if not use:
-    problems.append("Pick at least one retriever.")
-if not ds.get("path"):
-    problems.append("Choose a dataset.")
-elif source == "upload" and upload and not upload.get("examples"):
-    problems.append(f"{upload['name']} has no valid question: the Data page lists why each "
-                    "record was skipped.")
-try:
-    parse_budgets(budgets)
-except ValueError as exc:
-    problems.append(f"Budgets: {exc}")
+form = BuildForm(name, ds, source, upload, int(limit), method, ch_params, int(max_chars), preset,
+                 use, r_params, tokenizer, budgets, s_method, s_mode,
+                 llm_cfg if use_llm else None, judge_cfg if use_llm else None,
+                 judge_mode if use_llm else "stepwise", prompt if use_llm else "abstain")
+problems = form.problems()
 run_dir = state.runs_root() / (name or "_")
 if Run(run_dir).exists() and not problems:
     st.caption(f"{widgets.code(state.run_key(run_dir))} exists: finished stages with the same "
                "settings are kept, the rest is redone.")
-overrides: dict = {  # dotted keys, as `ragdash run --set` takes them
-    "name": name, "runs_root": str(state.runs_root()),
-    **{f"dataset.{k}": v for k, v in ds.items()}, "dataset.limit": int(limit) or None,
-    "chunker.method": method, **{f"chunker.params.{k}": v for k, v in ch_params.items()},
-    "chunker.max_chars": int(max_chars) or None,
-    "retrievers.preset": preset, "retrievers.use": use,
-    **{f"retrievers.params.{r}.{k}": v for r, ps in r_params.items() for k, v in ps.items()},
-    "tokenizer": tokenizer, "budgets": budgets,
-    "scoring.method": s_method, "scoring.mode": s_mode,
-}
-if use_llm:
-    overrides.update({f"llm.{k}": v for k, v in llm_cfg.items() if v is not None})
-    overrides.update({f"judge.llm.{k}": v for k, v in judge_cfg.items() if v is not None})
-    overrides.update({"generation.enabled": True, "generation.prompt": prompt,
-                      "judge.enabled": True, "judge.mode": judge_mode,
-                      "calibration.enabled": True})
+overrides = form.overrides(state.runs_root())  # dotted keys, as `ragdash run --set` takes
 # the dashboard reads only under its allowed roots: every path the settings name is checked
 # before anything reads it (the sweep's values in `sweep_grid.plan`)
 problems += paths.refused_config(expand(overrides))
