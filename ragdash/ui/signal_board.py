@@ -65,13 +65,17 @@ def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
         m = board.means[board.means["signal"] == signal]
         return order_text(pd.Series(m["mean"].to_numpy(), index=m["system"]), name) or DASH
 
+    def spent(signal: str) -> dict[str, str]:
+        """The signal's LLM cost cell, beside its name (none without `cost`)."""
+        return {} if cost is None else {
+            "cost": cost_text(*cost.get(signal, (float("nan"), float("nan"))))}
+
     rows = [{"signal": f"{signal_label(board.reference)} (reference)",
-             "order": order(board.reference), "tau": "reference", "pairs": ""}]
-    rows += [{"signal": signal_label(r["signal"]), "order": r["order"] or DASH,
-              "tau": tau_cell(r),
-              "pairs": pairs_text(tau_of(r), r["systems"], with_tau=False) or "none reversed",
-              **({"cost": cost_text(*cost.get(r["signal"], (float("nan"),) * 2))}
-                 if cost is not None else {})}
+             **spent(board.reference), "order": order(board.reference), "tau": "reference",
+             "pairs": ""}]
+    rows += [{"signal": signal_label(r["signal"]), **spent(r["signal"]),
+              "order": r["order"] or DASH, "tau": tau_cell(r),
+              "pairs": pairs_text(tau_of(r), r["systems"], with_tau=False) or "none reversed"}
              for r in ag.to_dict("records")]
     st.markdown("**Each signal's order of the systems, best first**")
     st.dataframe(
