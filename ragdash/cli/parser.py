@@ -8,6 +8,7 @@ import sys
 
 from ragdash.cli import (
     cache,
+    counterfactual,
     estimate,
     evidence,
     job,
@@ -22,10 +23,11 @@ from ragdash.cli import (
 from ragdash.cli.options import add_run_options, glossary, stage_commands
 from ragdash.cli.progress import with_bars
 
-COMMANDS = (llm, estimate, reference, metrics, job, evidence, synth, cache, labels, sweep)
+COMMANDS = (llm, estimate, reference, metrics, job, evidence, synth, cache, labels, sweep,
+            counterfactual)
 """The sub-commands with their own module (`add_parser` registers it, `run` runs it), in the
 order `ragdash --help` lists them after the stage commands."""
-WITH_BARS = (evidence, synth, metrics)
+WITH_BARS = (evidence, synth, metrics, counterfactual)
 """Those whose `run` takes progress bars."""
 
 

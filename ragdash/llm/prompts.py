@@ -8,7 +8,8 @@ candidates "Candidate's Answers:".
 
 Also here, so that every prompt lives in one place: the multi-query retriever's sub-question
 prompt (`ragdash.llm.decompose`), the evidence finder's quote prompt (`ragdash.evidence.quotes`)
-and support prompt (`ragdash.evidence.align`), and the synthetic question prompts (`ragdash.synth`).
+and support prompt (`ragdash.evidence.align`), the synthetic question prompts (`ragdash.synth`)
+and RGB's counterfactual robustness prompt (`ragdash.robustness.counterfactual`).
 """
 
 from __future__ import annotations
@@ -375,3 +376,28 @@ def synth_prompt_version() -> str:
     return _digest(synth_messages([("{t}", "{p}")])[0]["content"],
                    synth_messages([("{t}", "{p}"), ("{u}", "{q}")])[0]["content"],
                    generation_prompt("{q}"))
+
+
+# --- RGB's counterfactual robustness test (ragdash.robustness.counterfactual) -----------------
+# Chen et al., AAAI 2024: the English system instruction and user template of RGB's
+# config/instruction.yaml, word for word (its curly quotes included): the test's phrase rules
+# look for the sentences this instruction asks for.
+
+RGB_SYSTEM = (
+    "You are an accurate and reliable AI assistant that can answer questions with the help of "
+    "external documents. Please note that external documents may contain noisy or factually "
+    "incorrect information. If the information in the document contains the correct answer, "
+    "you will give an accurate answer. If the information in the document does not contain "
+    "the answer, you will generate \u2019I can not answer the question because of the "
+    "insufficient information in documents.\u2018. If there are inconsistencies with the facts "
+    "in some of the documents, please generate the response 'There are factual errors in the "
+    "provided documents.' and provide the correct answer.")
+RGB_USER = "Document:\n{docs} \n\nQuestion:\n{query}"
+"""The space after the documents is RGB's."""
+
+
+def rgb_messages(query: str, passages: Sequence[str]) -> list[dict[str, str]]:
+    """RGB's chat for a question: its system instruction, then the passages one per line and
+    the question (as RGB sends a chat model, e.g. ChatGPT)."""
+    return [{"role": "system", "content": RGB_SYSTEM},
+            {"role": "user", "content": RGB_USER.format(docs="\n".join(passages), query=query)}]
