@@ -222,3 +222,43 @@ def test_dry_run_makes_no_call_and_counts_what_a_run_sends(fact_file, tmp_path, 
         out = capsys.readouterr().out
         assert "fake-model: 0 calls" in out and "3 more calls answered by the reply cache" in out
         assert len(srv.chat_requests()) == 3
+
+
+def judged(body: dict) -> Reply:
+    """The generator's replies, and RGB's LLM check: it also credits 'Cleo wrote both books.'"""
+    text = body["messages"][-1]["content"]
+    if "Begin to generate" in text:
+        reply = text.split("Answer: ")[-1]
+        seen = "factual errors" in reply or "Cleo" in reply
+        return Reply("Yes, the model has identified the factual errors." if seen
+                     else "NO, the model fail to identify the factual errors.")
+    return replies(body)
+
+
+def test_judge_checker_asks_rgbs_check_and_its_dry_run_counts_the_checks(fact_file, tmp_path,
+                                                                          capsys):
+    with FakeLLMServer(default=judged) as srv:
+        assert cli(srv.openai_url, fact_file, tmp_path / "out", "--checker", "judge",
+                   "--dry-run") == 0
+        out = capsys.readouterr().out
+        assert srv.chat_requests() == []
+        assert "counterfactual: fake-model: 3 calls" in out and "check: fake-model: 3 calls" in out
+        assert cli(srv.openai_url, fact_file, tmp_path / "out", "--checker", "judge") == 0
+        sent = srv.chat_requests()
+        assert len(sent) == 6
+        checks = [r["body"]["messages"] for r in sent if "Begin to generate" in
+                  r["body"]["messages"][-1]["content"]]
+        assert len(checks) == 3  # one user message each, the reply last (RGB's layout)
+        assert any(c[0]["content"].endswith("Answer: Cleo wrote both books.\n    ")
+                   for c in checks)
+        out = capsys.readouterr().out
+        assert "detection by an LLM check" in out and "(3 of 3)" in out
+        table = pd.read_parquet(tmp_path / "out" / "counterfactual.parquet")
+        assert table["detected"].tolist() == [True, True, True]
+        assert table["corrected"].tolist() == [True, False, False]
+        assert table["check"].str.startswith(("Yes", "NO")).all()
+        assert cli(srv.openai_url, fact_file, tmp_path / "out", "--checker", "judge",
+                   "--dry-run") == 0
+        out = capsys.readouterr().out
+        assert "counterfactual: fake-model: 0 calls" in out and "check: fake-model: 0 calls" in out
+        assert len(srv.chat_requests()) == 6

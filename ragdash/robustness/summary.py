@@ -46,11 +46,14 @@ class Summary:
     detection: Rate
     correction: Rate
     refusals_corrected: int
+    checker: str = "phrase"
     licence: str = LICENCE
 
     def lines(self) -> list[str]:
         """What the command prints."""
-        out = [f"RGB counterfactual robustness, {self.model}: {self.n} replies"
+        how = "an LLM check" if self.checker == "judge" else "'factual errors' in the reply"
+        out = [f"RGB counterfactual robustness, {self.model}: {self.n} replies, detection by "
+               f"{how}"
                + (f" ({self.failed} failed calls left out, as RGB does)" if self.failed else ""),
                f"  error detection rate:  {self.detection.text()}",
                f"  error correction rate: {self.correction.text()} of the detected"]
@@ -60,15 +63,16 @@ class Summary:
         return [*out, "  95 % Wilson intervals. " + self.licence]
 
 
-def summarise(table: pd.DataFrame) -> Summary:
-    """The rates of a per-question table (`ragdash.robustness.counterfactual.COLUMNS`)."""
+def summarise(table: pd.DataFrame, checker: str = "phrase") -> Summary:
+    """The rates of a per-question table (`ragdash.robustness.counterfactual.COLUMNS`) whose
+    detection came from `checker` (`ragdash.robustness.checker.CHECKERS`)."""
     ok = table[table["error"].isna() & table["reply"].notna()]
     detected = int(ok["detected"].sum())
     corrected = int(ok["corrected"].sum())
     models = ok["model"].dropna().unique().tolist() or table["model"].dropna().unique().tolist()
     return Summary(", ".join(map(str, models)) or "?", len(ok), len(table) - len(ok),
                    Rate.of(detected, len(ok)), Rate.of(corrected, detected),
-                   int((ok["corrected"] & ok["refused"]).sum()))
+                   int((ok["corrected"] & ok["refused"]).sum()), checker)
 
 
 def write(table: pd.DataFrame, summary: Summary, out: str | Path,
