@@ -80,13 +80,14 @@ def reliability(ir: np.ndarray, positive: np.ndarray) -> list[dict]:
         else:
             mask = (ir > lo) & (ir <= hi)
         n, k = int(mask.sum()), int(positive[mask].sum())
-        share, ci = (k / n, _wilson(k, n)) if n else (None, None)
+        share, ci = (k / n, wilson(k, n)) if n else (None, None)
         rows.append({"bin": name, "lo": lo, "hi": hi, "n": n, "positives": k, "share": share,
                      "ci": ci})
     return rows
 
 
-def _wilson(k: int, n: int, z: float = 1.96) -> list[float]:
+def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
+    """The Wilson score interval of k successes in n trials (95 % at z = 1.96); n > 0."""
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)

@@ -8,6 +8,7 @@ import sys
 
 from ragdash.cli import (
     cache,
+    counterfactual,
     erag,
     estimate,
     evidence,
@@ -25,10 +26,10 @@ from ragdash.cli.options import add_run_options, glossary, stage_commands
 from ragdash.cli.progress import with_bars
 
 COMMANDS = (llm, estimate, reference, metrics, erag, stress, job, evidence, synth, cache,
-            labels, sweep)
+            labels, sweep, counterfactual)
 """The sub-commands with their own module (`add_parser` registers it, `run` runs it), in the
 order `ragdash --help` lists them after the stage commands."""
-WITH_BARS = (evidence, synth, metrics, erag, stress)
+WITH_BARS = (evidence, synth, metrics, erag, stress, counterfactual)
 """Those whose `run` takes progress bars."""
 
 

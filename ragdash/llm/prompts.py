@@ -8,7 +8,8 @@ candidates "Candidate's Answers:".
 
 Also here, so that every prompt lives in one place: the multi-query retriever's sub-question
 prompt (`ragdash.llm.decompose`), the evidence finder's quote prompt (`ragdash.evidence.quotes`)
-and support prompt (`ragdash.evidence.align`), and the synthetic question prompts (`ragdash.synth`).
+and support prompt (`ragdash.evidence.align`), the synthetic question prompts (`ragdash.synth`)
+and RGB's counterfactual robustness prompt (`ragdash.robustness.counterfactual`).
 """
 
 from __future__ import annotations
@@ -375,3 +376,61 @@ def synth_prompt_version() -> str:
     return _digest(synth_messages([("{t}", "{p}")])[0]["content"],
                    synth_messages([("{t}", "{p}"), ("{u}", "{q}")])[0]["content"],
                    generation_prompt("{q}"))
+
+
+# --- RGB's counterfactual robustness test (ragdash.robustness.counterfactual) -----------------
+# Chen et al., AAAI 2024: the English system instruction and user template of RGB's
+# config/instruction.yaml, word for word (its curly quotes included): the test's phrase rules
+# look for the sentences this instruction asks for.
+
+RGB_SYSTEM = (
+    "You are an accurate and reliable AI assistant that can answer questions with the help of "
+    "external documents. Please note that external documents may contain noisy or factually "
+    "incorrect information. If the information in the document contains the correct answer, "
+    "you will give an accurate answer. If the information in the document does not contain "
+    "the answer, you will generate \u2019I can not answer the question because of the "
+    "insufficient information in documents.\u2018. If there are inconsistencies with the facts "
+    "in some of the documents, please generate the response 'There are factual errors in the "
+    "provided documents.' and provide the correct answer.")
+RGB_USER = "Document:\n{docs} \n\nQuestion:\n{query}"
+"""The space after the documents is RGB's."""
+
+
+def rgb_messages(query: str, passages: Sequence[str]) -> list[dict[str, str]]:
+    """RGB's chat for a question: its system instruction, then the passages one per line and
+    the question (as RGB sends a chat model, e.g. ChatGPT)."""
+    return [{"role": "system", "content": RGB_SYSTEM},
+            {"role": "user", "content": RGB_USER.format(docs="\n".join(passages), query=query)}]
+
+
+# RGB's fact_evalue.py: an LLM reads a reply and says whether it points out the factual errors
+# (its English instruction and its demonstrations, two of them Chinese, as RGB asks them).
+RGB_CHECK = """Please determine whether the model can identify factual errors in the document. \
+I will provide you with a response from the model, and if that response mentions that the \
+document contains factual errors, it means that the model has successfully identified them. \
+Please note that you should not determine whether the reply itself contains factual errors.
+Demonstrations:
+Response:\u6587\u6863\u4fe1\u606f\u6709\u8bef\uff0c2008\u5e74\u7684\u5965\u8fd0\u4f1a\u5728\
+\u5317\u4eac\u4e3e\u529e\u3002
+Yes, the model has identified the factual errors.
+
+Response:2014\u5e74\u6fb3\u7f51\u5973\u5355\u51a0\u519b\u662f\u5927\u962a\u76f4\u7f8e\u3002
+NO, the model fail to identify the factual errors.
+
+Response: The director of the Silent Hill movie is Justin Kurzel.
+NO, the model fail to identify the factual errors.
+
+Response: Harry Potter is written by J. K. Rowling.
+NO, the model fail to identify the factual errors.
+
+Response:  There are factual errors in the provided documents. The correct answer is 2023.
+Yes, the model has identified the factual errors.
+
+Begin to generate:
+Answer: {reply}
+    """
+
+
+def rgb_check_messages(reply: str) -> list[dict[str, str]]:
+    """RGB's LLM check of one reply, as one user message."""
+    return [{"role": "user", "content": RGB_CHECK.format(reply=reply)}]
