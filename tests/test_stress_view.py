@@ -78,3 +78,12 @@ def test_a_run_without_the_stage_has_no_section(tmp_path, stressed):
     (bare / "stress.parquet").unlink()
     assert stress(RunView(bare)) is None
     assert "controlled contexts" not in build_report(bare)
+
+
+def test_evidence_cut_off_by_the_budget_is_said_to_be():
+    table = stress_table([f"q{i}" for i in range(10)])
+    middle = (table["test"] == "position") & (table["position"] == "middle")
+    s = summary(table.assign(score_ir=table["score_ir"].where(~middle, 0.2)))
+    said = position_sentence(s)
+    assert said.startswith("Evidence placed first is used best (100%), placed middle worst")
+    assert "past the budget N (mean Score_IR 0.20 against 1.00)" in said

@@ -94,15 +94,15 @@ def report(s: Summary) -> str:
     """The summary as the terminal shows it: accuracy per noise ratio and per position with
     Wilson intervals, and the rejection rate without evidence."""
     lines = ["Accuracy (answer contains a gold answer) by noise ratio:"]
-    lines += [f"  {r:>4.0%} noise: {x.accuracy:6.1%}  [{x.lo:.0%}–{x.hi:.0%}]  n={x.n}"
+    lines += [f"  {r:>4.0%} noise: {x.accuracy:6.1%}  [{x.lo:.0%}–{x.hi:.0%}]  n={int(x.n)}"
               for r, x in s.by_ratio.iterrows()]
     if len(s.by_position):
         lines.append("By where the evidence stands:")
-        lines += [f"  {p:>6}: {x.accuracy:6.1%}  [{x.lo:.0%}–{x.hi:.0%}]  n={x.n}"
+        lines += [f"  {p:>6}: {x.accuracy:6.1%}  [{x.lo:.0%}–{x.hi:.0%}]  n={int(x.n)}"
                   for p, x in s.by_position.iterrows()]
     if len(s.by_parts):
         lines.append("With one part's evidence, and with every part's (RGB's integration):")
-        lines += [f"  {p:>9}: {x.accuracy:6.1%}  [{x.lo:.0%}–{x.hi:.0%}]  n={x.n}"
+        lines += [f"  {p:>9}: {x.accuracy:6.1%}  [{x.lo:.0%}–{x.hi:.0%}]  n={int(x.n)}"
                   for p, x in s.by_parts.iterrows()]
     if s.rejection is not None:
         lo, hi = s.rejection_ci

@@ -37,16 +37,17 @@ class Summary:
 
 
 def rates(table: pd.DataFrame, key: str) -> pd.DataFrame:
-    """Accuracy (Wilson interval) and the share refused per value of `key`, over the answered
-    contexts (a failed call is left out)."""
+    """Accuracy (Wilson interval), the share refused and the contexts' mean Score_IR per value
+    of `key`, over the answered contexts (a failed call is left out)."""
     done = table[table["error"].isna() & table["correct"].notna()]
     rows = []
     for value, g in done.groupby(key, sort=True):
         n, k = len(g), int(g["correct"].astype(bool).sum())
         lo, hi = proportion_confint(k, n, alpha=1 - LEVEL, method="wilson")
         rows.append({key: value, "n": n, "accuracy": k / n, "lo": float(lo), "hi": float(hi),
-                     "refused": float(g["refused"].astype(bool).mean())})
-    return pd.DataFrame(rows, columns=[key, "n", "accuracy", "lo", "hi", "refused"]
+                     "refused": float(g["refused"].astype(bool).mean()),
+                     "score_ir": float(g["score_ir"].mean()) if "score_ir" in g else np.nan})
+    return pd.DataFrame(rows, columns=[key, "n", "accuracy", "lo", "hi", "refused", "score_ir"]
                         ).set_index(key)
 
 

@@ -69,8 +69,14 @@ def position_sentence(s: Summary) -> str | None:
         each = ", ".join(f"{pos} {a:.0%}" for pos, a in p["accuracy"].items())
         return f"Where the evidence stands makes no clear difference here ({each}; the " \
             "intervals overlap)."
-    return (f"Evidence placed {best} is used best ({p.loc[best, 'accuracy']:.0%}), placed "
+    said = (f"Evidence placed {best} is used best ({p.loc[best, 'accuracy']:.0%}), placed "
             f"{worst} worst ({p.loc[worst, 'accuracy']:.0%}).")
+    cut = p.loc[worst, "score_ir"]
+    if cut < p.loc[best, "score_ir"] - 0.1:  # the budget cut the evidence off, not the model
+        said += (f" Placed {worst}, much of it lies past the budget N (mean Score_IR "
+                 f"{cut:.2f} against {p.loc[best, 'score_ir']:.2f}): the cut, not the model's "
+                 "attention, loses it.")
+    return said
 
 
 def integration_sentence(s: Summary) -> str | None:
