@@ -27,10 +27,11 @@ class StressSpec(BaseModel):
     """Test the first N questions that have a relevant chunk (None: all)."""
     chunks: Annotated[int, Field(ge=1, le=20)] = 5
     """Chunks per context, as RGB's five passages."""
-    ratios: tuple[Annotated[float, Field(ge=0, le=1)], ...] = RATIOS
+    ratios: list[Annotated[float, Field(ge=0, le=1)]] = Field(
+        default_factory=lambda: list(RATIOS))
     """Noise ratios: ceil(ratio × chunks) noise chunks, the rest relevant (as many as the
     question has)."""
-    positions: tuple[Position, ...] = ("first", "middle", "last")
+    positions: list[Position] = Field(default_factory=lambda: ["first", "middle", "last"])
     """Where the relevant chunks go in the position test."""
     position_ratio: Annotated[float, Field(ge=0, lt=1)] = 0.8
     """The noise ratio of the position test (below 1: a context must hold evidence)."""
