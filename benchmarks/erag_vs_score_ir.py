@@ -93,7 +93,11 @@ def main() -> None:
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.with_suffix(".md").write_text(head + "\n\n" + table.to_markdown(index=False) + "\n")
+        cells = [list(table.columns), ["---"] * len(table.columns),
+                 *([("–" if pd.isna(v) else str(v)) for v in row]
+                   for row in table.itertuples(index=False))]
+        out.with_suffix(".md").write_text(head + "\n\n" + "\n".join(
+            "| " + " | ".join(row) + " |" for row in cells) + "\n")
         out.with_suffix(".json").write_text(json.dumps(
             {"about": head, "rows": rows}, indent=1, default=str) + "\n")
 
