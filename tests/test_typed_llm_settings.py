@@ -68,7 +68,7 @@ def test_only_free_mappings_are_left_untyped():
     assert _mappings(RunSpec) == sorted([
         "dataset.columns", "chunker.params", "retrievers.params", "retrievers.resolved",
         "llm.options", "generation.llm.options", "judge.llm.options", "metrics.llm.options",
-        "executor.runtime_env"])
+        "erag.llm.options", "stress.llm.options", "executor.runtime_env"])
 
 
 @pytest.mark.parametrize("config", sorted((PROJECT_ROOT / "configs").glob("*.yaml")),

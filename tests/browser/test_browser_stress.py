@@ -15,7 +15,9 @@ from fixtures.stress import stress_table
 from helpers import goto, no_exception, shot
 from playwright.sync_api import expect
 
+from ragdash.config import RunSpec, deep_merge, saved_config
 from ragdash.erag.measures import MEASURES
+from ragdash.planning import stress_estimate
 from ragdash.rundir import Run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -39,6 +41,12 @@ def stressed(server):
         "error": None, "model": "m", "tokens_in": 200, "tokens_out": 10, "latency_s": 1.0,
         "cached": False} for q in qids for r in range(2)]))
     return quote(str(path.resolve()))
+
+
+def _spec(run: Run, limit: int) -> RunSpec:
+    """The spec the launcher prices: the run's saved config with the stress test on."""
+    base = {k: v for k, v in saved_config(run.manifest).items() if not k.startswith("_")}
+    return RunSpec.from_config(deep_merge(base, {"stress": {"enabled": True, "limit": limit}}))
 
 
 def test_the_llm_page_shows_the_controlled_contexts_and_erag(server, page, stressed):
@@ -66,7 +74,9 @@ def test_the_llm_page_shows_the_controlled_contexts_and_erag(server, page, stres
     estimate = launcher.locator('[data-testid="stMarkdownContainer"]').filter(
         has_text="LLM calls").filter(has_text="tokens in")
     expect(estimate).to_be_visible()
-    expect(estimate).to_contain_text("90 LLM calls")  # 10 questions × 9 contexts
+    run = Run(server["root"] / "runs" / "stressed")
+    planned = stress_estimate(run, _spec(run, 10))[0].calls
+    expect(estimate).to_contain_text(f"{planned:,} LLM calls")  # the dry run's, 10 questions
     assert launcher.get_by_role("button", name="▶ Start").is_enabled()
     no_exception(page, "stress launcher")
     shot(page, "61-llm-stress-launcher")
