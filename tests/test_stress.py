@@ -126,13 +126,17 @@ def env_key(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
 
 
-def test_stress_end_to_end_follows_the_evidence(generic, tmp_path, env_key, capsys):
+def _scored(generic, srv: FakeLLMServer, run_dir, *extra: str) -> None:
+    """`ragdash score` of the generic dataset into `run_dir`, the fake server as its LLM."""
     ds, corpus = generic
+    assert main(["score", "--dataset", str(ds), "--corpus", str(corpus),
+                 *llm_args(srv.openai_url, run_dir), *extra]) == 0
+
+
+def test_stress_end_to_end_follows_the_evidence(generic, tmp_path, env_key, capsys):
     run_dir = tmp_path / "r"
     with FakeLLMServer(default=evidence_only) as srv:
-        args = ["--dataset", str(ds), "--corpus", str(corpus),
-                *llm_args(srv.openai_url, run_dir), "--set", "generation.prompt=abstain"]
-        assert main(["score", *args]) == 0
+        _scored(generic, srv, run_dir, "--set", "generation.prompt=abstain")
         run = Run(run_dir)
         spec = load_spec(None, {**saved_spec(run.manifest).to_config(),
                                 "stress": {"enabled": True, "limit": 3}})
@@ -162,12 +166,9 @@ def test_stress_end_to_end_follows_the_evidence(generic, tmp_path, env_key, caps
 
 
 def test_a_failed_call_is_kept_apart_and_retried(generic, tmp_path, env_key, capsys):
-    ds, corpus = generic
     run_dir = tmp_path / "r"
     with FakeLLMServer(default=evidence_only) as srv:
-        args = ["--dataset", str(ds), "--corpus", str(corpus),
-                *llm_args(srv.openai_url, run_dir)]
-        assert main(["score", *args]) == 0
+        _scored(generic, srv, run_dir)
         srv.push(*[Reply(status=400, text="bad request")] * 1)
         assert main(["stress", "--run-dir", str(run_dir), "--limit", "1", "-q",
                      "--set", "stress.ratios=0.0", "--set", "stress.positions=first"]) == 0

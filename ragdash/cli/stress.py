@@ -9,6 +9,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ragdash.cli.metrics import print_estimate
+from ragdash.cli.options import add_llm_stage_options, saved_with
 from ragdash.stages.base import Progress, no_progress
 
 if TYPE_CHECKING:
@@ -31,30 +33,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="test the first N questions that have evidence "
                                              "(default: the config's stress.limit, 10)")
     p.add_argument("--chunks", type=int, help="chunks per context (default 5)")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE",
-                   help="a config key for this stage, e.g. --set stress.positions=first,last")
-    p.add_argument("--dry-run", action="store_true",
-                   help="only estimate the calls, tokens, cost and time (no LLM call)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    add_llm_stage_options(p, "stress.positions=first,last")
     return p
 
 
 def config(args: argparse.Namespace) -> RunSpec:
     """The run's saved config with the stress test switched on and this command's options."""
-    from ragdash.config import RunSpec, deep_merge, expand, parse_set, saved_config
-    from ragdash.rundir import Run
-
-    run = Run(args.run_dir)
-    if not run.exists():
-        raise FileNotFoundError(f"{run.path} is not a run directory: give --run-dir a run made "
-                                "by `ragdash run`")
     over: dict[str, Any] = {"stress.enabled": True}
-    if args.limit is not None:
-        over["stress.limit"] = args.limit
-    if args.chunks is not None:
-        over["stress.chunks"] = args.chunks
-    over.update(parse_set(t) for t in args.set or ())
-    return RunSpec.from_config(deep_merge(saved_config(run.manifest), expand(over)))
+    for key in ("limit", "chunks"):
+        if getattr(args, key) is not None:
+            over[f"stress.{key}"] = getattr(args, key)
+    return saved_with(args.run_dir, over, args.set)
 
 
 def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
@@ -64,11 +53,7 @@ def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
     if args.dry_run:
         from ragdash.planning import stress_estimate
 
-        est, cached = stress_estimate(Run(args.run_dir), spec)
-        print(f"Dry run, no LLM call made. The controlled contexts would cost:\n  {est}")
-        if cached:
-            print(f"{cached:,} more calls are answered by the reply cache: a run does not send "
-                  "them again")
+        print_estimate("The controlled contexts", *stress_estimate(Run(args.run_dir), spec))
         return 0
     from ragdash.stages.runner import run_on
     from ragdash.stress.summary import summary

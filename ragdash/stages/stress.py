@@ -85,8 +85,8 @@ def stress_requests(run: Run, spec: RunSpec) -> tuple[list[Condition], pd.DataFr
 
     conds = build(run, spec)
     budget = spec.generation.budget
-    texts = dict(zip(run.read("chunks")["chunk_id"].astype(str), run.read("chunks")["text"],
-                     strict=True))
+    chunks = run.read("chunks")
+    texts = dict(zip(chunks["chunk_id"].astype(str), chunks["text"], strict=True))
     examples = run.read("examples")
     questions = dict(zip(examples["qid"].astype(str), examples["question"], strict=True))
     parts = {str(q): list(p) for q, p in zip(examples["qid"], examples["parts"], strict=True)}
