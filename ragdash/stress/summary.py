@@ -6,17 +6,19 @@ run's own answers at the same Score_IR (the causal curve beside the observed one
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.proportion import proportion_confint
 
+from ragdash.calibration.predictive import wilson
 from ragdash.stress.contexts import ALL_PARTS, INTEGRATION, NOISE, ONE_PART, POSITION
 
 BINS = np.linspace(0.0, 1.0, 6)
 """Score_IR bins of the dose-response curve: fifths of [0, 1], each closed on the right (the
 first also at 0)."""
 LEVEL = 0.95
+Z = NormalDist().inv_cdf(0.5 + LEVEL / 2)
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ def rates(table: pd.DataFrame, key: str) -> pd.DataFrame:
     rows = []
     for value, g in done.groupby(key, sort=True):
         n, k = len(g), int(g["correct"].astype(bool).sum())
-        lo, hi = proportion_confint(k, n, alpha=1 - LEVEL, method="wilson")
+        lo, hi = wilson(k, n, Z)
         rows.append({key: value, "n": n, "accuracy": k / n, "lo": float(lo), "hi": float(hi),
                      "refused": float(g["refused"].astype(bool).mean()),
                      "score_ir": float(g["score_ir"].mean()) if "score_ir" in g else np.nan})
@@ -72,7 +74,7 @@ def summary(table: pd.DataFrame) -> Summary:
     if len(none):
         k = int(none["refused"].astype(bool).sum())
         rejection = k / len(none)
-        lo, hi = proportion_confint(k, len(none), alpha=1 - LEVEL, method="wilson")
+        lo, hi = wilson(k, len(none), Z)
         ci = (float(lo), float(hi))
     return Summary(by_ratio, by_position, by_parts, rejection, ci, len(none), by_score(table))
 
