@@ -155,15 +155,20 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
 
 def export_inputs(run_dir: Path, system: str, n: int, out: Path) -> list[dict[str, Any]]:
     """The answers of `system` to the run's first `n` questions, as ragdash's metrics see
-    them (question, gold, answer, the chunks of its C_N), written to out/inputs.jsonl."""
+    them (question, gold, answer, the chunks of its C_N), written to out/inputs.jsonl.
+    data/demo_squad was answered again after the committed n=30 run: a rebuild now gives the
+    same chunks but 23 of the 30 answers differ (results/ragas-agreement-n30/inputs.jsonl keeps
+    the answers scored)."""
+    from ragdash.config import saved_spec
     from ragdash.metrics.evaluate import items_from_run
     from ragdash.rundir import Run
+    from ragdash.stages.metrics import context_cut
 
     run = Run(run_dir)
-    cfg = run.manifest["config"]
     answers = run.read("answers")
     answers = answers[answers["system"] == system]
-    items = [it for it in items_from_run(run, cfg, answers, limit=n)
+    items = [it for it in items_from_run(run, context_cut(saved_spec(run.manifest)), answers,
+                                         limit=n)
              if it.chunks and it.answer and it.error is None]
     records = [{"id": f"{it.qid}|{it.system}|{it.budget}", "qid": it.qid, "system": it.system,
                 "budget": it.budget, "question": it.question, "gold": it.gold,
