@@ -245,8 +245,8 @@ def test_eight_sessions_moving_sliders_under_a_build_jobs_load(own_server, brows
     connection-error modal appears, and after settling each session's thumb, caption and URL
     show one k."""
     server = own_server
-    contexts = [browser.new_context(viewport={"width": 1400, "height": 1800}) for _ in range(8)]
-    pages = [c.new_page() for c in contexts]
+    tabs = browser.new_context(viewport={"width": 1400, "height": 1800})  # one cache for all
+    pages = [tabs.new_page() for _ in range(8)]  # a tab each: eight Streamlit sessions
     try:
         for pg in pages:  # all eight load at once, before the load takes the CPU
             pg.set_default_timeout(90_000)
@@ -293,5 +293,4 @@ def test_eight_sessions_moving_sliders_under_a_build_jobs_load(own_server, brows
             f"disagree: {disagree}"
         assert still, "the load should last while the sliders move"
     finally:
-        for c in contexts:
-            c.close()
+        tabs.close()

@@ -16,7 +16,7 @@ from helpers import ROOT, VIEWPORT, free_port, settle, streamlit_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-IDLE_SECONDS = 15.0
+IDLE_SECONDS = 8.0
 MAX_CPU_PER_SECOND = 0.1
 """CPU-seconds the idle server may use per wall-clock second (a looping watcher used ~0.95)."""
 
@@ -67,7 +67,7 @@ def test_idle_server_with_one_tab_uses_almost_no_cpu(idle_server, browser):
         pg.goto(server["url"])
         pg.wait_for_selector('[data-testid="stHeading"]')
         settle(pg)
-        time.sleep(5)  # let caches warm and the first websocket traffic end
+        time.sleep(3)  # let caches warm and the first websocket traffic end
         before, t0 = cpu_seconds(server["pid"]), time.monotonic()
         time.sleep(IDLE_SECONDS)  # the measurement itself: the server left alone
         used, wall = cpu_seconds(server["pid"]) - before, time.monotonic() - t0
