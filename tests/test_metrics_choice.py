@@ -26,7 +26,7 @@ from ragdash.llm.cost import estimate, estimate_prompts
 from ragdash.metrics import METRICS, steps_for
 from ragdash.metrics.evaluate import evaluate
 from ragdash.metrics.plan import planned_prompts, step_plan
-from ragdash.ui.metrics_choice import estimate_text, job_config
+from ragdash.ui.metrics_choice import LOCAL_CHECKER, estimate_text, job_config
 from ragdash.ui.signal_scatter import browser_params, default_pair
 from ragdash.viz.signals import jittered, signal_scatter
 
@@ -142,6 +142,7 @@ def _estimate(at) -> str:
 def test_llm_page_ticks_metrics_and_reprices_before_any_call(demo):
     at = open_app("llm")
     assert at.button(key="mc_start").disabled and not _estimate(at)
+    assert LOCAL_CHECKER in [c.value for c in at.caption]  # the demo's checker is local
     at.checkbox(key="mc_faithfulness").check().run()
     one = _estimate(at)
     assert one.startswith("**1 metric → ") and "time" in one or "calls/min" in one, one

@@ -23,6 +23,13 @@ from ragdash.ui import jobs, state, widgets
 FRAMEWORK_TITLES = {"ragas": "RAGAS (Es et al. 2024)",
                     "ragchecker": "RAGChecker (Ru et al. 2024)"}
 KEY = "mc"
+LOCAL_CHECKER = ("Checked by the bundled local model: on 30 SQuAD answers its claim checks "
+                 "agreed with the truth (claim recall, AUC 0.85 against `contains`) but its "
+                 "verdicts on chunks were near chance (kappa 0.10 for RAGAS's usefulness, 0.20 "
+                 "for RAGChecker's entailment). Read the chunk-level metrics from a larger "
+                 "checker, or take `rc_context_precision_parts` (no LLM). No stronger checker "
+                 "installs from a package here (docs/metrics.md, \"A stronger checker?\").")
+"""What the measured local checker can and cannot check (`benchmarks/checker_agreement.py`)."""
 """Prefix of the chooser's widget keys: `mc_<metric>` per checkbox, `mc_limit`, `mc_start`."""
 
 
@@ -93,6 +100,8 @@ def chooser(run: Run, expanded: bool = False) -> None:
             st.error(f"The run's config is not valid: {widgets.md(exc)}")
             return
         llm = _llm_override(metrics_llm(full))
+        if ((llm or metrics_llm(full)).get("backend") or "local") == "local":
+            st.caption(LOCAL_CHECKER)
         if llm is not None and widgets.path_refused({"metrics": {"llm": llm}}):
             return
         cols = st.columns(len(FRAMEWORKS))
