@@ -43,36 +43,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.ragas_agreement import append_jsonl, read_jsonl
+
 LLM_METRICS = ("faithfulness", "context_precision", "claim_precision", "claim_recall",
                "claim_f1", "retriever_claim_recall", "rc_context_precision", "rc_faithfulness")
 """The metrics whose steps carry verdicts (no answer relevancy: it is an embedding cosine; no
 context recall: one more long prompt per answer that the time budget did not allow)."""
 AGREEMENT = Path("benchmarks/results/ragas-agreement-n30")
 INPUTS = "inputs.jsonl"
-
-
-# --- JSON lines (as benchmarks/ragas_agreement.py) ----------------------------------------------
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The records of a JSON-lines file ([] when absent; a torn last line skipped)."""
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return out
-
-
-def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    clean = {k: (None if isinstance(v, float) and math.isnan(v) else v)
-             for k, v in record.items()}
-    with path.open("a") as f:
-        f.write(json.dumps(clean) + "\n")
-        f.flush()
 
 
 # --- step 1: the inputs with their truths ------------------------------------------------------
