@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ragdash.cli.metrics import print_estimate, reasons
-from ragdash.cli.options import add_llm_stage_options, saved_with
+from ragdash.cli.options import add_llm_stage_options, stage_spec
 from ragdash.erag.settings import METRICS
 from ragdash.stages.base import Progress, no_progress
 
@@ -42,11 +42,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def config(args: argparse.Namespace) -> RunSpec:
     """The run's saved config with eRAG switched on and this command's options."""
-    over: dict[str, Any] = {"erag.enabled": True}
-    for key in ("limit", "k", "metric"):
-        if getattr(args, key) is not None:
-            over[f"erag.{key}"] = getattr(args, key)
-    return saved_with(args.run_dir, over, args.set)
+    return stage_spec(args, "erag", ("limit", "k", "metric"))
 
 
 def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:

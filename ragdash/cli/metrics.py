@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ragdash.cli.options import add_llm_stage_options, saved_with
+from ragdash.cli.options import add_llm_stage_options, stage_spec
 from ragdash.stages.base import Progress, no_progress
 from ragdash.terminal import safe
 
@@ -38,12 +38,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def config(args: argparse.Namespace) -> RunSpec:
     """The run's saved config with the metrics switched on and this command's options."""
-    over: dict[str, Any] = {"metrics.enabled": True}
-    if args.use:
-        over["metrics.use"] = args.use
-    if args.limit is not None:
-        over["metrics.limit"] = args.limit
-    return saved_with(args.run_dir, over, args.set)
+    return stage_spec(args, "metrics", ("use", "limit"))
 
 
 def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:

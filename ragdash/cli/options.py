@@ -163,6 +163,15 @@ def saved_with(run_dir: str, over: dict[str, Any], sets: Iterable[str] | None) -
     return RunSpec.from_config(deep_merge(saved_config(run.manifest), expand(over)))
 
 
+def stage_spec(args: argparse.Namespace, stage: str, options: Iterable[str]) -> RunSpec:
+    """The config saved in the run at `--run-dir` with `stage` switched on, each of this
+    command's `options` that was given as `<stage>.<option>`, then its `--set` texts."""
+    over: dict[str, Any] = {f"{stage}.enabled": True}
+    over.update({f"{stage}.{key}": value for key in options
+                 if (value := getattr(args, key)) not in (None, "")})
+    return saved_with(args.run_dir, over, args.set)
+
+
 def add_llm_stage_options(p: argparse.ArgumentParser, example: str) -> None:
     """`--set`, `--dry-run` and `-q` of a sub-command that runs an LLM stage on an existing run
     (`ragdash metrics`, `ragdash erag`); `example`: a `--set` value for its help."""

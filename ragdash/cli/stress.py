@@ -10,7 +10,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ragdash.cli.metrics import print_estimate
-from ragdash.cli.options import add_llm_stage_options, saved_with
+from ragdash.cli.options import add_llm_stage_options, stage_spec
 from ragdash.stages.base import Progress, no_progress
 
 if TYPE_CHECKING:
@@ -39,11 +39,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def config(args: argparse.Namespace) -> RunSpec:
     """The run's saved config with the stress test switched on and this command's options."""
-    over: dict[str, Any] = {"stress.enabled": True}
-    for key in ("limit", "chunks"):
-        if getattr(args, key) is not None:
-            over[f"stress.{key}"] = getattr(args, key)
-    return saved_with(args.run_dir, over, args.set)
+    return stage_spec(args, "stress", ("limit", "chunks"))
 
 
 def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
