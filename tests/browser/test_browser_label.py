@@ -15,6 +15,9 @@ from fixtures.make_run import make_run
 from helpers import goto, no_exception, settle, shot
 from playwright.sync_api import expect
 
+from ragdash.labels import store
+from ragdash.rundir import Run
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
@@ -121,15 +124,30 @@ def test_twenty_five_labels_switch_the_tile_from_too_few_to_an_interval(server, 
     page.get_by_text(re.compile(r"^0 of 25 labelled by Bo")).wait_for(timeout=60_000)
     settle(page)
 
+    run = Run(server["root"] / "runs" / "label-tiles")
+
     def label(upto: int) -> None:
-        for i in range(done[0] + 1, upto + 1):
-            page.locator("h1").first.click()
-            page.keyboard.press("1" if i % 3 else "3")
-            page.get_by_text(re.compile(rf"^{i} of 25 labelled by Bo")).wait_for(timeout=60_000)
-            settle(page)
+        """Labels up to the `upto`-th of the sample: the last by the keyboard, those before it
+        on disk as Bo would from another tab (each keyboard label is a full rerun of the page:
+        test_label_five_answers_with_the_keyboard_reload_and_resume presses them one by one),
+        then the page reloaded to take them up."""
+        items = store.sample_items(run)
+        for i in range(done[0] + 1, upto):
+            item = items[i - 1]
+            store.add_label(run, item.qid, item.system, "correct" if i % 3 else "wrong", "Bo")
+        if upto - 1 > done[0]:
+            goto(page, server, f"label?run={run_key}&lb_name=Bo")
+        page.get_by_text(re.compile(rf"^{upto - 1} of 25 labelled by Bo")).wait_for(
+            timeout=60_000)
+        settle(page)
+        page.locator("h1").first.click()
+        page.keyboard.press("1" if upto % 3 else "3")
+        page.get_by_text(re.compile(rf"^{upto} of 25 labelled by Bo")).wait_for(timeout=60_000)
+        settle(page)
         done[0] = upto
 
     done = [0]
+    label(1)  # the keyboard labels the sample's first answer
     label(19)
     # before each label the page says where the intervals stand
     assert page.get_by_text(re.compile(r"Intervals now: pooled ±[\d.]+ points; bm25: 19 "
@@ -139,9 +157,6 @@ def test_twenty_five_labels_switch_the_tile_from_too_few_to_an_interval(server, 
         timeout=60_000)
     no_exception(page, "overview at 19 labels")
     assert page.get_by_text("19 labels · too few for an interval").count() == 1
-    goto(page, server, f"label?run={run_key}&lb_name=Bo")
-    page.get_by_text(re.compile(r"^19 of 25 labelled by Bo")).wait_for(timeout=60_000)
-    settle(page)
     label(25)
     no_exception(page, "25 labels")
     goto(page, server, f"?run={run_key}")
