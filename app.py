@@ -11,10 +11,12 @@ from __future__ import annotations
 import streamlit as st
 
 from ragdash.ui import navigation, server, state, widgets
+from ragdash.viz.style import use_house_template
 
 st.set_page_config(page_title="ragdash · RAG evaluation", page_icon="📊", layout="wide",
                    initial_sidebar_state="expanded")
 widgets.css()
+use_house_template()  # figures take the house template at creation, unvalidated
 
 try:  # a bad dashboard setting stops here with its message, before any page runs
     server.max_upload_mb()

@@ -99,7 +99,7 @@ def test_drag_k_slider_redraws(server, page):
     page.wait_for_function(
         "(before) => [...document.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
         ".some(e => e.innerText.includes('Sliders now') && !e.innerText.includes(before))",
-        arg=before.split("Sliders now:")[1].strip(), timeout=20_000)
+        arg=before.split("Sliders now:")[1].strip(), timeout=20_000, polling=100)
     redraw = time.perf_counter() - t0
     expect(page).to_have_url(re.compile("thr_k="))  # the view is in the URL
     settle(page)
@@ -276,7 +276,8 @@ def test_eight_sessions_moving_sliders_under_a_build_jobs_load(own_server, brows
                         "(k) => [...document.querySelectorAll("
                         "'[data-testid=\"stCaptionContainer\"]')].some(e => "
                         "e.innerText.includes('Sliders now') && "
-                        "e.innerText.includes('k = ' + k.toFixed(3)))", arg=k, timeout=90_000)
+                        "e.innerText.includes('k = ' + k.toFixed(3)))", arg=k, timeout=90_000,
+                        polling=100)  # not every animation frame of each of eight tabs
                 except Exception:  # noqa: BLE001 (a lost update is counted, not raised)
                     lost += 1
             still = all(b.poll() is None for b in burners)

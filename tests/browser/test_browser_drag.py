@@ -48,7 +48,7 @@ def chart_frame(pg):
     frame = iframe.element_handle().content_frame()
     frame.wait_for_function("() => { const gd = document.getElementById('chart');"
                             " return gd && gd._fullLayout && gd.layout.shapes &&"
-                            " gd.layout.shapes.some(s => s.name === 'k'); }")
+                            " gd.layout.shapes.some(s => s.name === 'k'); }", polling=100)
     return iframe, frame
 
 
@@ -87,7 +87,7 @@ def wait_for_url(pg, name: str, value: float | None = None) -> float:
             "([name, value]) => { const got = new URLSearchParams(location.search).get(name);"
             " return got !== null && (value === null ||"
             " Math.abs(parseFloat(got) - value) <= 1e-6 * Math.max(1, Math.abs(value))); }",
-            arg=[name, value], timeout=20_000)
+            arg=[name, value], timeout=20_000, polling=100)
     except PlaywrightTimeout as e:
         raise AssertionError(f"{name}={value} not in {pg.url}") from e
     return float(url_params(pg)[name])
@@ -124,7 +124,7 @@ def test_drag_k_line_updates_agreement_slider_and_url(server, tall):
     pg.wait_for_function(
         "(before) => [...document.querySelectorAll('[data-testid=\"stMetric\"]')].some(e =>"
         " e.innerText.startsWith('Agreement of k') && !e.innerText.includes(before))",
-        arg=before, timeout=20_000)
+        arg=before, timeout=20_000, polling=100)
     redraw = time.perf_counter() - moved["released"]
     k = wait_for_url(pg, "thr_k")
     assert k == pytest.approx(0.35, abs=0.01)
@@ -145,7 +145,7 @@ def test_drag_k_line_updates_agreement_slider_and_url(server, tall):
     settle(pg)
     _, frame = chart_frame(pg)
     frame.wait_for_function("(k) => document.getElementById('chart').layout.shapes"
-                            ".find(s => s.name === 'k').y0 === k", arg=fit_k)
+                            ".find(s => s.name === 'k').y0 === k", arg=fit_k, polling=100)
     expect(pg.locator('[data-testid="stMetric"]').filter(has_text="Agreement of k").locator(
         '[data-testid="stMetricValue"]')).to_have_text(before)
 
@@ -176,7 +176,7 @@ def test_keyboard_slider_moves_the_line(server, tall):
     settle(pg)
     _, frame = chart_frame(pg)
     frame.wait_for_function("() => document.getElementById('chart').layout.shapes"
-                            ".find(s => s.name === 'k').y0 === 0.52")
+                            ".find(s => s.name === 'k').y0 === 0.52", polling=100)
 
 
 def test_run_without_judgments_draws_draggable_lines(server, tall):

@@ -94,7 +94,7 @@ def test_a_build_survives_a_server_restart_and_a_second_is_cancelled(site, page)
     runs = site["root"] / "runs"
     with site["serve"]() as first:
         open_build(page, site)
-        start_build(page, "survivor", 40)
+        start_build(page, "survivor", 10)  # seconds of work: it outlives the kill
         shot(page, "70-jobs-building")
         job_pid = job_process(runs / "survivor", first.pid)
         first.kill()  # the server crashes mid-run
