@@ -1,7 +1,8 @@
 """The Ray executor: every stage's batches on a local Ray instance give the local executor's run
 files; the local path never imports Ray; bad executor settings and failing batches are reported.
 
-One Ray instance (2 CPUs) serves every test here (session fixture, shut down at the end)."""
+One Ray instance (2 CPUs) serves every test here (module fixture, shut down when they are done:
+its idle workers and actors, kept to the session's end, used CPU the rest of the suite lacked)."""
 
 from __future__ import annotations
 
@@ -126,7 +127,7 @@ def test_local_executor_is_one_call_over_the_whole_frame():
 # --- on Ray -----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_session():
     require("ray")
     import ray

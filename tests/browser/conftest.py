@@ -1,9 +1,9 @@
 """The browser tests' fixtures. Each pytest worker (xdist) starts one Streamlit server and one
-Chromium for all its browser tests (session scope); every test gets a page in a browser context
-of its own, so its own Streamlit session. Tests on one server share its runs root: each makes its
-runs under a folder name no other test uses and never counts what it did not make. A test that
-needs a server of its own (another command, a server it stops) starts it with
-`helpers.app_server` or `helpers.streamlit_server`."""
+Chromium for all its browser tests (session scope), with one browser context and one tab; every
+test gets that tab on a blank page, so a Streamlit session of its own. Tests on one server share
+its runs root: each makes its runs under a folder name no other test uses and never counts what
+it did not make. A test that needs a server of its own (another command, a server it stops)
+starts it with `helpers.app_server` or `helpers.streamlit_server`."""
 
 from __future__ import annotations
 
@@ -60,11 +60,28 @@ def tabs(browser: Browser) -> Iterator[BrowserContext]:
     context.close()
 
 
+@pytest.fixture(scope="session")
+def _tab(tabs: BrowserContext) -> Iterator[list[Page]]:
+    """The worker's one tab (in a list, so a test that closed it gets a new one)."""
+    held = [tabs.new_page()]
+    yield held
+    if not held[0].is_closed():
+        held[0].close()
+
+
 @pytest.fixture
-def page(tabs: BrowserContext) -> Iterator[Page]:
-    """A fresh tab, so a Streamlit session of its own (Streamlit keeps a session per tab's
-    connection, not per cookie); closed after the test."""
-    pg = tabs.new_page()
+def page(_tab: list[Page], tabs: BrowserContext) -> Iterator[Page]:
+    """The worker's tab on a blank page, at the default size and timeout: a Streamlit session of
+    its own (Streamlit keeps a session per page connection, and a page load makes a new one, as
+    a reload does), without a new tab: a new tab's renderer process cost about 5 CPU-s of
+    Chromium to draw its first page, a load in a used tab about 1.3. Left blank after the test,
+    which ends its session."""
+    if _tab[0].is_closed():
+        _tab[0] = tabs.new_page()
+    pg = _tab[0]
+    pg.goto("about:blank")
+    pg.set_viewport_size(VIEWPORT)
     pg.set_default_timeout(60_000)
     yield pg
-    pg.close()
+    if not pg.is_closed():
+        pg.goto("about:blank")

@@ -214,8 +214,10 @@ def cpu_load(cores: int = 2) -> Iterator[list[subprocess.Popen]]:
 
 @pytest.fixture
 def own_server(tmp_path) -> Iterator[dict]:
-    """A server for one test, pointed at a synthetic run (its own sessions only)."""
-    demo = make_run(tmp_path / "demo", n_questions=40, seed=0)
+    """A server for one test, pointed at a small synthetic run (its own sessions only): two
+    retrievers and 20 questions draw Thresholds with the same widgets as a large run, in a
+    fraction of the browser's time per rerun."""
+    demo = make_run(tmp_path / "demo", n_questions=20, seed=0, retrievers=("bm25", "sim"))
     with app_server(tmp_path, [demo]) as srv:
         yield srv
 
