@@ -37,27 +37,43 @@ interval. Null judge scores are errors: excluded and counted, never averaged in.
 Shares are in percent; classes are "1", "2-4", "5" (`CLASSES`).
 """
 
-from ragdash.calibration.estimates import (
-    CLASSES,
-    calls_avoided,
-    compare,
-    confusion,
-    estimate,
-    judge_class,
-    pairs,
-    rule_class,
-    share_errors,
-)
-from ragdash.calibration.model import ProbabilisticEstimator, cross_validate
-from ragdash.calibration.result import Calibration, calibrate
-from ragdash.calibration.thresholds import (
-    ThresholdFit,
-    agreement_at,
-    bootstrap_ci,
-    fit_threshold,
-    objective_curve,
-)
+from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ragdash.lazy import exports
+
+if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads on first use
+    from ragdash.calibration.estimates import (
+        CLASSES,
+        calls_avoided,
+        compare,
+        confusion,
+        estimate,
+        judge_class,
+        pairs,
+        rule_class,
+        share_errors,
+    )
+    from ragdash.calibration.model import ProbabilisticEstimator, cross_validate
+    from ragdash.calibration.result import Calibration, calibrate
+    from ragdash.calibration.thresholds import (
+        ThresholdFit,
+        agreement_at,
+        bootstrap_ci,
+        fit_threshold,
+        objective_curve,
+    )
+
+_SOURCES = {
+    "ragdash.calibration.estimates": ("CLASSES", "calls_avoided", "compare", "confusion",
+                                      "estimate", "judge_class", "pairs", "rule_class",
+                                      "share_errors"),
+    "ragdash.calibration.model": ("ProbabilisticEstimator", "cross_validate"),
+    "ragdash.calibration.result": ("Calibration", "calibrate"),
+    "ragdash.calibration.thresholds": ("ThresholdFit", "agreement_at", "bootstrap_ci",
+                                       "fit_threshold", "objective_curve"),
+}
 __all__ = [
     "CLASSES",
     "Calibration",
@@ -78,3 +94,5 @@ __all__ = [
     "rule_class",
     "share_errors",
 ]
+
+__getattr__, __dir__ = exports(__name__, _SOURCES, globals())
