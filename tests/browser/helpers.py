@@ -26,11 +26,7 @@ CHROMIUM = shutil.which("chromium-headless-shell") or shutil.which("chromium")
 """Debian's headless shell (the old headless mode, without the browser's UI layers: about a
 tenth less CPU for the same tests), else the full Chromium in headless mode."""
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
-        "--renderer-process-limit=1"]
-"""Chromium's flags. One renderer process for every tab: a tab opened in a process of its own
-compiled Streamlit's JavaScript again (eight tabs on Thresholds: 53 CPU-s of Chromium to load,
-25 in one process)."""
+        "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
 VIEWPORT = {"width": 1400, "height": 1800}
 BUNDLED = ("data/demo_squad", "data/demo_run")
 
