@@ -29,13 +29,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fixtures.requires import chromium_path  # noqa: E402
 
 from ragdash import jobs  # noqa: E402
 from ragdash.config import load_config  # noqa: E402
 from ragdash.rundir import Run  # noqa: E402
 from ragdash.rundir import lock as run_lock  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = chromium_path()
 OUT = ROOT / "benchmarks" / "results" / "progress-refresh.json"
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -18,13 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fixtures.requires import chromium_path
 from playwright.sync_api import Locator, Page, expect
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
-CHROMIUM = shutil.which("chromium-headless-shell") or shutil.which("chromium")
-"""Debian's headless shell (the old headless mode, without the browser's UI layers: about a
-tenth less CPU for the same tests), else the full Chromium in headless mode."""
+CHROMIUM = chromium_path()
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
 VIEWPORT = {"width": 1400, "height": 1800}
