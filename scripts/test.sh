@@ -24,5 +24,8 @@ if ! command -v chromium-headless-shell >/dev/null 2>&1; then
   fi
 fi
 # both cores, one test file per worker: a worker's browser tests share one server and
-# Chromium (tests/browser/conftest.py), and a module's fixtures are built once
-exec .venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=30 "$@"
+# Chromium (tests/browser/conftest.py), and a module's fixtures are built once. Files go out
+# heaviest first (tests/conftest.py): --no-loadscope-reorder keeps that order, which xdist
+# otherwise replaces by the number of tests in each file (a two-test file of 40 s came last)
+exec .venv/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder \
+  --durations=30 "$@"

@@ -57,7 +57,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The heaviest test files first (tests/durations.json), each file's tests in their order:
     two workers take files in turn (`--dist loadfile`), so a heavy file started last would run
-    alone at the end."""
+    alone at the end. xdist keeps this order only with `--no-loadscope-reorder`
+    (scripts/test.sh); by default it sends the files with the most tests first."""
     try:
         seconds = json.loads(DURATIONS.read_text())
     except (OSError, ValueError):
