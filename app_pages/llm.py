@@ -272,8 +272,9 @@ if agreement is not None and not agreement[0].empty:
     st.subheader("Which signal agrees with the truth here?")
     st.caption(f"Truth: {truth}. Per signal (Score_IR at the generation budget, the judge as 5 > "
                "3 > 2 > 1 = 4, the reference metrics, RAGAS and RAGChecker metrics when "
-               "measured): the AUC for \"correct\" with its 95 % bootstrap interval over "
-               "questions, and Spearman's rho with the truth; best first (docs/metrics.md).")
+               "measured): the AUC for \"correct\" with its 95 % interval over questions "
+               "(never narrower than their number allows), and Spearman's rho with the truth; "
+               "best first (docs/metrics.md).")
     if truth.startswith("reference metric"):
         st.caption("The truth here is itself computed from the gold answers, as the other "
                    "reference metrics are: their agreement with it is partly by construction. "

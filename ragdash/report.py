@@ -234,9 +234,10 @@ def _signals_html(view: RunView) -> list[str]:
     table, truth = found
     out = ["<h2>Which signal agrees with the truth here?</h2>",
            '<p class="note">' + html.escape(
-               f"Truth: {truth}. Per signal: the AUC for \"correct\" with its 95 % bootstrap "
-               "interval over questions, Spearman's rho with the truth, and the LLM calls and "
-               "tokens it cost (– not recorded); best first.") + "</p>"]
+               f"Truth: {truth}. Per signal: the AUC for \"correct\" with its 95 % interval "
+               "over questions (never narrower than their number allows), Spearman's rho with "
+               "the truth, and the LLM calls and tokens it cost (– not recorded); best "
+               "first.") + "</p>"]
     if truth.startswith("reference metric"):
         out.append('<p class="note">The truth is itself computed from the gold answers: the '
                    "other reference metrics agree with it partly by construction.</p>")

@@ -209,3 +209,25 @@ def test_a_lower_is_better_metric_is_read_in_its_direction():
     assert direction("hallucination") == -1 and direction("faithfulness") == 1
     assert signal_label("hallucination") == "RAGChecker hallucination (lower is better)"
     assert signal_label("faithfulness") == "RAGAS faithfulness"
+
+
+def test_a_system_at_an_end_of_the_range_on_every_question_gets_the_exact_bound():
+    """All 20 questions at 0 (no exact match) or at -1 (truthfulness: every answer wrong): the
+    percentile interval had no width; the bound is Clopper-Pearson's for 0 of 20 (0.168 of
+    the range), and a signal spread over its questions keeps its percentile interval."""
+    from ragdash.analysis.curves import bootstrap_curves
+
+    frame = pd.DataFrame({"qid": [f"q{i}" for i in range(20)], "system": "a",
+                          "em": 0.0, "truthfulness": -1.0, "f1": np.linspace(0.2, 0.8, 20)})
+    means = system_means(frame, ["em", "truthfulness", "f1"], n_boot=200).set_index("signal")
+    reach = 1 - 0.025 ** (1 / 20)
+    assert (means.loc["em", "lo"], means.loc["em", "mean"]) == (0.0, 0.0)
+    assert means.loc["em", "hi"] == pytest.approx(reach)
+    assert means.loc["truthfulness", "hi"] == pytest.approx(-1 + 2 * reach)
+    assert 0.2 < means.loc["f1", "lo"] < 0.5 < means.loc["f1", "hi"] < 0.8
+    assert cell(*means.loc["em", ["mean", "lo", "hi", "n"]]) == "0.000 [0.000–0.168]"
+    ir = pd.DataFrame({"retriever": "bm25", "qid": np.repeat([f"q{i}" for i in range(20)], 2),
+                       "budget": np.tile([100, 200], 20),
+                       "score": np.tile([1.0, 1.0], 20)})
+    band = bootstrap_curves(ir, n_boot=200).set_index("budget")
+    assert band.loc[100, "hi"] == 1.0 and band.loc[100, "lo"] == pytest.approx(1 - reach)

@@ -13,14 +13,26 @@ from ragdash.analysis.frames import at_budget, order_systems
 
 
 def bootstrap_band(values: np.ndarray, rng: np.random.Generator, n_boot: int = 1000,
-                   level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+                   level: float = 0.95, bounds: tuple[float, float] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap band (lo, hi) of the column means of `values` (questions × columns),
-    resampling rows: one resample of questions is shared by all columns."""
+    resampling rows: one resample of questions is shared by all columns.
+
+    With `bounds` (the values' range), a column whose every question sits at one end has no
+    percentile width (0.000 [0.000–0.000] for a system that never matches exactly); it gets
+    the exact one-sided bound instead, Clopper–Pearson's for 0 of n: a question's value is
+    above the low end with probability at least the (scaled) mean, so n questions all at it
+    are as unlikely as n binomial failures."""
     n = len(values)
     counts = rng.multinomial(n, np.full(n, 1 / n), size=n_boot)
     boots = counts @ values / n
     alpha = (1 - level) / 2
     lo, hi = np.quantile(boots, [alpha, 1 - alpha], axis=0)
+    if bounds is not None and n:
+        low_end, high_end = bounds
+        reach = (high_end - low_end) * (1 - alpha ** (1 / n))
+        hi = np.where((values == low_end).all(axis=0), low_end + reach, hi)
+        lo = np.where((values == high_end).all(axis=0), high_end - reach, lo)
     return lo, hi
 
 
@@ -38,7 +50,7 @@ def bootstrap_curves(ir: pd.DataFrame, n_boot: int = 1000, level: float = 0.95,
         m = m.sort_index(axis=1).ffill(axis=1).fillna(0.0)
         values = m.to_numpy()
         n = len(values)
-        lo, hi = bootstrap_band(values, rng, n_boot, level)
+        lo, hi = bootstrap_band(values, rng, n_boot, level, bounds=(0.0, 1.0))
         for j, b in enumerate(m.columns):
             rows.append((ret, int(b), float(values[:, j].mean()), float(lo[j]), float(hi[j]), n))
     return pd.DataFrame(rows, columns=["retriever", "budget", "mean", "lo", "hi", "n"])

@@ -23,7 +23,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from ragdash.analysis.curves import bootstrap_band
-from ragdash.analysis.signals import direction, signal_label
+from ragdash.analysis.signals import direction, signal_label, signal_range
 from ragdash.constants import label
 
 MEANS_COLUMNS = ["system", "signal", "mean", "lo", "hi", "n"]
@@ -38,7 +38,8 @@ def system_means(frame: pd.DataFrame, signals: Sequence[str],
                  systems: Sequence[str] | None = None, *, group: str = "qid",
                  n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """One row per (system, signal) (MEANS_COLUMNS): the mean over the questions where the
-    signal exists, its percentile bootstrap interval (lo, hi) over those questions, and n.
+    signal exists, its percentile bootstrap interval (lo, hi) over those questions (the exact
+    bound where every question sits at an end of `signal_range`), and n.
     A system's answers to one question are averaged first (one value per question). No value:
     mean, lo and hi NaN, n 0. `systems`: which and in what order (default: as they appear)."""
     missing = [s for s in signals if s not in frame.columns]
@@ -58,7 +59,8 @@ def system_means(frame: pd.DataFrame, signals: Sequence[str],
             # signal or system is shown beside it
             rng = np.random.default_rng([seed, zlib.crc32(str(system).encode()),
                                          zlib.crc32(str(name).encode())])
-            lo, hi = bootstrap_band(values[:, None], rng, n_boot, level)
+            lo, hi = bootstrap_band(values[:, None], rng, n_boot, level,
+                                    bounds=signal_range(name))
             rows.append((system, name, float(values.mean()), float(lo[0]), float(hi[0]),
                          len(values)))
     out = pd.DataFrame(rows, columns=MEANS_COLUMNS)

@@ -109,7 +109,7 @@ def _floor_var(y: np.ndarray) -> float:
     return max(s2, pt * (1 - pt))
 
 
-def _beta_ci(p: float, n_eff: float, level: float) -> tuple[float, float]:
+def beta_interval(p: float, n_eff: float, level: float) -> tuple[float, float]:
     """Clopper–Pearson at an effective sample size (Korn & Graubard, 1998)."""
     from scipy.stats import beta
 
@@ -181,7 +181,7 @@ def interval(f: Fit, level: float = LEVEL) -> tuple[float, float]:
     p = min(max(f.estimate, 0.0), 1.0)
     n = int(f.table["n"].sum())
     pt = (p * n + 1) / (n + 2)  # as the strata's floor: 0 or 1 labels-wide is no certainty
-    return _beta_ci(p, pt * (1 - pt) / f.var, level)
+    return beta_interval(p, pt * (1 - pt) / f.var, level)
 
 
 def labels_for(f: Fit, half: float = TARGET_HALF / 100, level: float = LEVEL,
