@@ -319,3 +319,22 @@ def test_the_score_curves_legend_sits_below_the_plot():
                           "lo": [0.4, 0.5], "hi": [0.6, 0.7], "n": [10, 10]})
     legend = score_curves(bands, ["bm25", "sim"]).layout.legend
     assert legend.orientation == "h" and legend.y < 0  # a side legend squeezed Figure 3.1
+
+
+def test_a_rule_that_agrees_with_the_judge_everywhere_has_a_bias_interval_with_width():
+    """The h/k rule's bias against the judge: on 20 questions where it agrees with every
+    judgment, no resample moves the difference, so the percentile interval was 0.0–0.0 pp;
+    it is ± Clopper-Pearson's bound for no disagreement in 20 questions (16.8 pp). One
+    disagreement keeps the percentile interval."""
+    from ragdash.analysis.thresholds import rule_bias
+
+    ir = np.linspace(0.05, 0.95, 40)
+    pairs = pd.DataFrame({"qid": np.repeat([f"q{i}" for i in range(20)], 2),
+                          "retriever": np.tile(["bm25", "sim"], 20), "ir": ir,
+                          "judge": np.where(ir > 0.5, 5, 1)})
+    agree = rule_bias(pairs, 0.5, 500, n_boot=200)
+    reach = 100 * (1 - 0.025 ** (1 / 20))
+    assert agree["diff_pp"] == 0 and agree["ci"] == pytest.approx([-reach, reach])
+    one = rule_bias(pairs.assign(judge=np.where(np.arange(40) == 0, 5, pairs["judge"])), 0.5,
+                    500, n_boot=200)
+    assert one["under"] == 1 and one["ci"][0] < one["diff_pp"] <= one["ci"][1] < reach

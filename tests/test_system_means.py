@@ -231,3 +231,4 @@ def test_a_system_at_an_end_of_the_range_on_every_question_gets_the_exact_bound(
                        "score": np.tile([1.0, 1.0], 20)})
     band = bootstrap_curves(ir, n_boot=200).set_index("budget")
     assert band.loc[100, "hi"] == 1.0 and band.loc[100, "lo"] == pytest.approx(1 - reach)
+

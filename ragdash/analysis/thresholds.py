@@ -157,7 +157,8 @@ def rule_bias(pairs_df: pd.DataFrame, k: float, budget: int, n_boot: int = 1000,
               level: float = 0.95, seed: int = 0) -> dict:
     """How far the h/k rule's share of correct answers (Score_IR > k) lies from the judge's
     (judge = 5) on the judged pairs (qid, retriever, ir, judge), in percentage points, with a
-    percentile bootstrap interval of the difference over questions.
+    percentile bootstrap interval of the difference over questions (where the two agree on
+    every answer, which leaves it no width: ± the exact bound for no disagreement).
 
     Returns {budget, k, n, questions, est_pct, act_pct, diff_pp, ci ([lo, hi] or None with
     fewer than 2 questions), level, over (answers above k judged below 5), under (answers at
@@ -182,6 +183,12 @@ def rule_bias(pairs_df: pd.DataFrame, k: float, budget: int, n_boot: int = 1000,
             boots[b] = 100 * (w @ diff) / (w @ size)
         a = (1 - level) / 2
         out["ci"] = [float(np.quantile(boots, a)), float(np.quantile(boots, 1 - a))]
+        if not (out["over"] or out["under"]):
+            # the rule and the judge agree on every answer: every resample's difference is 0.
+            # |bias| is at most the chance that an answer disagrees, at most that its question
+            # shows a disagreement: none in q questions bounds it by Clopper-Pearson's 0 of q
+            reach = 100 * (1 - a ** (1 / len(uniq)))
+            out["ci"] = [-reach, reach]
     return out
 
 
