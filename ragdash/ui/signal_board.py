@@ -52,7 +52,8 @@ def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
                            "Questions", format="%d",
                            help="Questions with a value; a cell over fewer says n=…")})
     st.caption("Each cell: mean over the questions [95 % percentile bootstrap interval, "
-               f"questions resampled, 1,000 times]; {DASH} where the system has no value "
+               "questions resampled, 1,000 times; where every question is at 0 (or 1), the "
+               f"exact bound for n questions]; {DASH} where the system has no value "
                f"(no Score_IR without retrieval, no metric without the metrics stage). "
                f"{JUDGE_NOTE}. {note}".strip())
     if board.agreement.empty:
