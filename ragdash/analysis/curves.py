@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ragdash.analysis.frames import at_budget, order_systems
+from ragdash.calibration.survey import beta_interval
 
 
 def bootstrap_band(values: np.ndarray, rng: np.random.Generator, n_boot: int = 1000,
@@ -30,7 +31,7 @@ def bootstrap_band(values: np.ndarray, rng: np.random.Generator, n_boot: int = 1
     lo, hi = np.quantile(boots, [alpha, 1 - alpha], axis=0)
     if bounds is not None and n:
         low_end, high_end = bounds
-        reach = (high_end - low_end) * (1 - alpha ** (1 / n))
+        reach = (high_end - low_end) * beta_interval(0.0, n, level)[1]
         hi = np.where((values == low_end).all(axis=0), low_end + reach, hi)
         lo = np.where((values == high_end).all(axis=0), high_end - reach, lo)
     return lo, hi

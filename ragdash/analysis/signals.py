@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata, spearmanr
 
+from ragdash.calibration.survey import beta_interval
+
 COLUMNS = ["signal", "n", "auc", "auc_low", "auc_high", "spearman", "calls", "tokens",
            "verdict"]
 ERAG_LABELS = {"erag_precision": "precision@k", "erag_map": "MAP", "erag_mrr": "MRR",
@@ -96,14 +98,13 @@ def effective_classes(correct: np.ndarray, groups: np.ndarray) -> tuple[float, f
     k̄ answers per question, ρ the intra-question correlation of being correct (one-way
     ANOVA, clipped to [0, 1]). Five answers of one question that are all right or all wrong
     count as one; answers of questions that are right and wrong at random count in full."""
-    frame = pd.DataFrame({"g": groups, "c": correct.astype(float)})
-    sizes = frame.groupby("g")["c"].size()
-    n, q = len(frame), len(sizes)
+    y = pd.Series(correct.astype(float))
+    by = y.groupby(np.asarray(groups))
+    sizes, means = by.size(), by.mean()
+    n, q = len(y), len(sizes)
     k = (n - (sizes**2).sum() / n) / (q - 1) if q > 1 else 1.0
-    between = (sizes * (frame.groupby("g")["c"].mean() - frame["c"].mean()) ** 2).sum() / \
-        max(q - 1, 1)
-    within = ((frame["c"] - frame.groupby("g")["c"].transform("mean")) ** 2).sum() / \
-        max(n - q, 1)
+    between = (sizes * (means - y.mean()) ** 2).sum() / max(q - 1, 1)
+    within = ((y - by.transform("mean")) ** 2).sum() / max(n - q, 1)
     rho = (between - within) / (between + (k - 1) * within) if between + within > 0 else 0.0
     deff = 1 + (sizes.mean() - 1) * float(np.clip(rho, 0.0, 1.0))
     return float(correct.sum()) / deff, float((~correct).sum()) / deff
@@ -129,8 +130,6 @@ def auc_interval(auc_value: float, replicates: np.ndarray, classes: tuple[float,
     pos, neg = classes
     if not len(replicates) or min(pos, neg) <= 0:
         return float("nan"), float("nan")
-    from ragdash.calibration.survey import beta_interval
-
     m = min(pos, neg)
     shrunk = (auc_value * m + 1) / (m + 2)
     floor = _hanley_mcneil(shrunk, max(pos, 1.0), max(neg, 1.0))

@@ -24,6 +24,7 @@ from ragdash.calibration import (
     pairs,
     rule_class,
 )
+from ragdash.calibration.survey import beta_interval
 
 COMPARE_COLUMNS = ["retriever", "n", "est_1", "act_1", "err_1", "est_2_4", "act_2_4", "err_2_4",
                    "est_5", "act_5", "err_5", "mae"]
@@ -187,7 +188,7 @@ def rule_bias(pairs_df: pd.DataFrame, k: float, budget: int, n_boot: int = 1000,
             # the rule and the judge agree on every answer: every resample's difference is 0.
             # |bias| is at most the chance that an answer disagrees, at most that its question
             # shows a disagreement: none in q questions bounds it by Clopper-Pearson's 0 of q
-            reach = 100 * (1 - a ** (1 / len(uniq)))
+            reach = 100 * beta_interval(0.0, len(uniq), level)[1]
             out["ci"] = [-reach, reach]
     return out
 
