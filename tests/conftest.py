@@ -39,6 +39,23 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(shared, ignore_errors=True))
 
 
+def _scan_components_once() -> None:
+    """Streamlit's AppTest scans every installed distribution's metadata for v2 components on
+    each `run()` (a server does it once, at start): about 0.3 CPU-s a run here, more than half
+    of an AppTest page render. The installed packages do not change during a session, so the
+    scan is done once per process."""
+    import functools
+
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = manifest_scanner.scan_component_manifests
+    if not hasattr(scan, "cache_info"):
+        manifest_scanner.scan_component_manifests = functools.cache(scan)
+
+
+_scan_components_once()
+
+
 @pytest.fixture(autouse=True)
 def _own_embedding_cache(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
     """The files of OWN_EMBEDDING_CACHE keep the cache in their runs roots."""
