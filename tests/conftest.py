@@ -71,20 +71,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="write each test file's seconds to tests/durations.json")
 
 
+LAST = {"tests/browser/test_browser_sessions.py"}
+"""Files that take both cores by design (eight Chromium tabs beside busy loops): run last, they
+slow the other worker's last small files; first, beside the heaviest browser files, they
+starved those tests' waits (the evidence review needed a rerun when the two ran together)."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The heaviest test files first (tests/durations.json), each file's tests in their order:
-    two workers take files in turn (`--dist loadfile`), so a heavy file started last would run
-    alone at the end. xdist keeps this order only with `--no-loadscope-reorder`
-    (scripts/test.sh); by default it sends the files with the most tests first."""
+    """The heaviest test files first (tests/durations.json), each file's tests in their order,
+    `LAST` at the end: two workers take files in turn (`--dist loadfile`), so a heavy file
+    started last would run alone at the end. xdist keeps this order only with
+    `--no-loadscope-reorder` (scripts/test.sh); by default it sends the files with the most
+    tests first."""
     try:
         seconds = json.loads(DURATIONS.read_text())
     except (OSError, ValueError):
-        return
+        seconds = {}
     first: dict[str, int] = {}
     for i, item in enumerate(items):
         first.setdefault(item.nodeid.split("::")[0], i)
     order = {id(item): i for i, item in enumerate(items)}
-    items.sort(key=lambda it: (-float(seconds.get(it.nodeid.split("::")[0], 0.0)),
+    items.sort(key=lambda it: (it.nodeid.split("::")[0] in LAST,
+                               -float(seconds.get(it.nodeid.split("::")[0], 0.0)),
                                first[it.nodeid.split("::")[0]], order[id(it)]))
 
 
