@@ -31,12 +31,18 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Iterator[dict]:
-    """How to start (and restart) a Streamlit server on one port and runs root; every job
-    process still running at the end is killed."""
+    """How to start (and restart) a Streamlit server on one port and runs root (with its own
+    embedding cache, so a build has MiniLM to load and texts to embed: seconds of work); every
+    job process still running at the end is killed."""
     require("chromium")
     root = tmp_path_factory.mktemp("browser_jobs")
     port = free_port()
-    env = {**os.environ, "RAGDASH_DEMO_RUN": os.pathsep.join(str(ROOT / d) for d in BUNDLED),
+    from ragdash.rundir.root import EMBED_CACHE_DIR_ENV
+
+    # the runs root's own embedding cache, not the session's: where an earlier test embedded
+    # the sample's texts, the survivor build finished before the test could kill its server
+    env = {**{k: v for k, v in os.environ.items() if k != EMBED_CACHE_DIR_ENV},
+           "RAGDASH_DEMO_RUN": os.pathsep.join(str(ROOT / d) for d in BUNDLED),
            "RAGDASH_RUNS_ROOT": str(root / "runs")}
     cmd = [str(Path(sys.executable).with_name("streamlit")), "run", str(ROOT / "app.py"),
            "--server.headless", "true", "--server.port", str(port), "--server.address",
