@@ -245,7 +245,7 @@ if (truth := state.view(run).truthfulness()) is not None:
     st.caption("Each answer is correct (+1), missing (0: it declines, by the refusal rule above) "
                "or incorrect (−1), as CRAG scores them (Yang et al., NeurIPS 2024): a system "
                "that answers wrongly scores below one that abstains. The score is the mean over "
-               "its questions, with a 95 % bootstrap interval over questions. Correct by: "
+               "its questions, with a 95 % interval over questions. Correct by: "
                f"{widgets.md(sources)}.")
     st.dataframe(truthfulness.display(table, name=label), hide_index=True, width="stretch")
     st.markdown(widgets.md(truthfulness.sentence(table, name=label)))

@@ -1,4 +1,4 @@
-"""Retrieval scores: Score_IR vs N with bootstrap bands, Table 3.1, distributions at one N,
+"""Retrieval scores: Score_IR vs N with confidence bands, Table 3.1, distributions at one N,
 breakdown by question metadata, and chunk-level IR metrics; for a run scored by several matching
 methods (scoring.also), the method picked, and the curves of every method overlaid."""
 

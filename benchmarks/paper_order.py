@@ -1,7 +1,7 @@
 """The tables of docs/reproducing-the-paper.md: BM25 against SIM in every run of a sweep.
 
 For each run under a sweep's runs root (`ragdash sweep --runs-root ROOT`), in the order the
-sweep made them: mean Score_IR of each retriever at every budget with its 95% bootstrap
+sweep made them: mean Score_IR of each retriever at every budget with its 95%
 interval over the questions (`ragdash.analysis.compare.mean_ci`), and SIM − BM25 at every
 budget, paired over the same questions, with its interval. A run in reference mode averages
 only the questions whose context reaches N, as the paper's Table 3.1 does (their number is then
@@ -39,11 +39,13 @@ def _over_long(texts: pd.Series) -> float:
     return float(np.mean(np.asarray(n) > size)) if n else 0.0
 
 
-def _cell(values: np.ndarray, n_all: int, fmt: str) -> str:
-    """`mean [lo, hi]` of `values` over questions, with their number when some are missing."""
+def _cell(values: np.ndarray, n_all: int, fmt: str,
+          bounds: tuple[float, float] = (0.0, 1.0)) -> str:
+    """`mean [lo, hi]` of `values` (within `bounds`) over questions, with their number when
+    some are missing."""
     if len(values) == 0:
         return "–"
-    lo, hi = compare.mean_ci(values)
+    lo, hi = compare.mean_ci(values, bounds=bounds)
     text = f"{fmt.format(values.mean())} [{fmt.format(lo)[:-1]}, {fmt.format(hi)[:-1]}]"
     return text if len(values) == n_all else f"{text} (n={len(values)})"
 
@@ -68,7 +70,8 @@ def row(run: Run, chunks: bool) -> dict:
     for b in budgets:
         m = ir[ir["budget"] == b].pivot(index="qid", columns="retriever", values="score")
         if A in m and B in m:
-            out[f"SIM−BM25@{b}"] = _cell(compare.differences(m[A], m[B]), n_all, "{:+.3f}")
+            out[f"SIM−BM25@{b}"] = _cell(compare.differences(m[A], m[B]), n_all, "{:+.3f}",
+                                            compare.DIFFERENCES)
     return out
 
 

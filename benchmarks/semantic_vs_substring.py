@@ -1,6 +1,6 @@
 """Does `semantic` matching rank the retrievers as `substring` does? On a run scored with
-`scoring.also: [semantic]`: mean Score_IR at N per retriever with a 95 % bootstrap interval over
-questions (2,000 resamples, seed 0), the ranking by each method, every pair of retrievers
+`scoring.also: [semantic]`: mean Score_IR at N per retriever with a 95 % interval over
+questions (`curves.mean_interval`), the ranking by each method, every pair of retrievers
 compared per method (mean paired difference with its interval, Wilcoxon p with Holm's
 correction: `ragdash.analysis.compare.pairwise`), whether a pair's verdict changes, and how
 well the two methods' per-question scores agree (Spearman).
@@ -17,7 +17,7 @@ import argparse
 import pandas as pd
 
 from ragdash.analysis.compare import pairwise
-from ragdash.analysis.curves import bootstrap_curves
+from ragdash.analysis.curves import mean_curves
 from ragdash.rundir import Run
 
 
@@ -41,7 +41,7 @@ def main() -> None:
     verdicts = {}
     for m in methods:
         ir = run.ir_scores(m)
-        bands = bootstrap_curves(ir, n_boot=2000)
+        bands = mean_curves(ir)
         at = bands[bands["budget"] == args.budget].set_index("retriever").loc[rets]
         order = at["mean"].sort_values(ascending=False).index.tolist()
         print(f"\n{m} at N = {args.budget} ({int(at['n'].iloc[0])} questions): ranking "

@@ -1,4 +1,4 @@
-"""Do the signals rank a run's systems the same way? Every signal's mean with its 95 % bootstrap
+"""Do the signals rank a run's systems the same way? Every signal's mean with its 95 %
 CI per system (Score_IR at N, the judge as a quality order, the reference metrics, RAGAS and
 RAGChecker metrics where measured) and Kendall's tau-b between each signal's order and the
 truth's (human labels, else the reference metric `contains`), then against Score_IR's

@@ -81,7 +81,7 @@ def figures(run: Run | str | Path) -> dict[str, go.Figure]:
     order = view.retrievers
     budget = frames.default_budget(ir["budget"].unique())
     at = frames.at_budget(ir, budget)
-    out = {"score_ir_curves": retrieval.score_curves(curves.bootstrap_curves(ir), order),
+    out = {"score_ir_curves": retrieval.score_curves(curves.mean_curves(ir), order),
            "score_ir_distribution": retrieval.score_distribution(at, order, budget)}
     examples = run.table("examples")
     meta = frames.metadata_columns(examples) if examples is not None else []
@@ -219,7 +219,7 @@ def _truthfulness_html(view: RunView) -> list[str]:
             '<p class="note">' + html.escape(
                 "Each answer correct (+1), missing (0: declined, by the refusal rule) or "
                 "incorrect (−1), as CRAG scores them (Yang et al., NeurIPS 2024); per system "
-                "the mean with a 95 % bootstrap interval over questions. Correct by: "
+                "the mean with a 95 % interval over questions. Correct by: "
                 f"{sources}.") + "</p>",
             f"<p>{html.escape(truthfulness.sentence(table, name=label))}</p>",
             _table(truthfulness.display(table, name=label), fmt=None, index=False)]

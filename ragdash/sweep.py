@@ -3,7 +3,7 @@ every `--vary KEY=V1,V2,…`), each in its own run directory named from its valu
 root, where the retrieval indexes and the LLM reply cache are shared (both are keyed by
 content). A combination whose stages are all up to date is skipped without touching its run
 directory, so a second sweep does no work. The leaderboard of the runs (mean Score_IR at N with
-its bootstrap interval, the paper's §2.2 and Table 3.1) is printed at the end.
+its interval over questions, the paper's §2.2 and Table 3.1) is printed at the end.
 """
 
 from __future__ import annotations

@@ -87,16 +87,16 @@ def test_holm():
     assert compare.holm([0.01, 0.04, None, 0.03]) == [0.03, 0.06, None, 0.06]
 
 
-def test_bootstrap_bands_hold_the_mean(run):
+def test_mean_bands_hold_the_mean(run):
     ir = run.read("ir_scores")
-    bands = curves.bootstrap_curves(ir, n_boot=300)
+    bands = curves.mean_curves(ir)
     assert len(bands) == 5 * 10
     assert (bands["lo"] <= bands["mean"] + 1e-12).all()
     assert (bands["mean"] <= bands["hi"] + 1e-12).all()
     table = curves.summary_table(ir)
     for r in bands.itertuples():
         assert r.mean == pytest.approx(table.loc[r.budget, r.retriever])
-    diff = compare.difference_curve(ir, "bm25", "sim", n_boot=200)
+    diff = compare.difference_curve(ir, "bm25", "sim")
     assert (diff["lo"] <= diff["hi"]).all() and len(diff) == 10
 
 
@@ -223,7 +223,7 @@ def test_charts_are_titled_and_labelled(run):
     order = ["bm25", "sim", "mmr", "reo", "mlq"]
     data = thresholds.threshold_data(ir, run.read("judgments"), 1000)
     res = thresholds.panel(data, 0.1, 0.6)
-    figs = [retrieval.score_curves(curves.bootstrap_curves(ir, n_boot=50), order),
+    figs = [retrieval.score_curves(curves.mean_curves(ir), order),
             retrieval.score_distribution(frames.at_budget(ir, 1000), order, 1000),
             calibration.threshold_curves(data, res["estimated"], 0.1, 0.6),
             calibration.ir_by_judge(data, 0.1, 0.6), calibration.objective(data, 0.1, 0.6),

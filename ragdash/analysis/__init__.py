@@ -7,8 +7,8 @@ in [0, 1] unless a name says `pct`. Import the topic module, e.g.
 - `frames`: the run's tables reshaped: system order, the default budget, Score_IR at one budget,
   the questions × retrievers matrix, the primary answers/judgments, per-question and long
   tables, metadata columns and per-question dataset statistics.
-- `curves`: Score_IR curves and summaries: bootstrap bands, the paper's Table 3.1 (§3.1),
-  breakdowns by metadata, the best retriever, downsampling of sorted curves.
+- `curves`: a mean's interval over questions; Score_IR curves with their bands, the paper's
+  Table 3.1 (§3.1), breakdowns by metadata, the best retriever, downsampling of sorted curves.
 - `compare`: paired comparisons of two retrievers (or any two score columns): win/tie/loss,
   mean difference with its CI, Wilcoxon test, Holm adjustment, difference curves, the largest
   per-question differences.
@@ -22,7 +22,7 @@ in [0, 1] unless a name says `pct`. Import the topic module, e.g.
   budget, estimated and actual shares for any (h, k), fit diagnosis, calibration summaries.
 - `sentences`: the sentences pages and the report say about these figures, written from their
   numbers: the h/k rule's bias, the confusion matrix read, a paired test, an LLM figure's n.
-- `system_means`: every signal's mean with its bootstrap CI per system, each signal's order of
+- `system_means`: every signal's mean with its CI per system, each signal's order of
   the systems and Kendall's tau with the truth's.
 - `reference`: each answer against the gold answers with no LLM (SQuAD exact match, token F1,
   contains a gold answer) and their means per system.

@@ -1,11 +1,11 @@
 """A headline that depends on no budget the user never chose: the area under each retriever's
-Score_IR curve over the run's budgets N (the paper's §2.2 curves, Table 3.1), with a bootstrap
-interval over questions, and the budgets where the leader's lead over the runner-up is
-significant.
+Score_IR curve over the run's budgets N (the paper's §2.2 curves, Table 3.1), with its
+interval over questions (`curves.mean_interval`), and the budgets where the leader's lead over
+the runner-up is significant.
 
 The area is the trapezoid rule over N divided by the budget range, i.e. the curve's mean height
 in [0, 1]. It is linear in the scores, so the area of the mean curve is the mean of the
-questions' areas, and an interval over questions resamples those.
+questions' areas, and the interval is over those.
 """
 
 from __future__ import annotations
@@ -56,13 +56,13 @@ def question_areas(ir: pd.DataFrame) -> pd.DataFrame:
                         index=wide.index)
 
 
-def area_table(ir: pd.DataFrame, order: Sequence[str] = (), n_boot: int = 1000,
-               level: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """retriever, area, lo, hi (bootstrap over questions), n; largest area first."""
+def area_table(ir: pd.DataFrame, order: Sequence[str] = (), level: float = 0.95
+               ) -> pd.DataFrame:
+    """retriever, area, lo, hi (its interval over questions), n; largest area first."""
     areas = question_areas(ir)
     rows = []
     for r in order_systems(areas.columns, order):
-        lo, hi = compare.mean_ci(areas[r].to_numpy(), n_boot, level, seed)
+        lo, hi = compare.mean_ci(areas[r].to_numpy(), level, (0.0, 1.0))
         rows.append({"retriever": r, "area": float(areas[r].mean()), "lo": lo, "hi": hi,
                      "n": len(areas)})
     out = pd.DataFrame(rows, columns=["retriever", "area", "lo", "hi", "n"])
@@ -133,17 +133,16 @@ class Headline:
         return [int(b) for b in bb.loc[bb["tie"] == bb["n"], "budget"]]
 
 
-def headline(ir: pd.DataFrame, order: Sequence[str] = (), n_boot: int = 1000,
-             seed: int = 0) -> Headline:
+def headline(ir: pd.DataFrame, order: Sequence[str] = ()) -> Headline:
     """The area leader, the runner-up, the paired lead with its interval, per-budget tests."""
-    areas = area_table(ir, order, n_boot=n_boot, seed=seed)
+    areas = area_table(ir, order)
     leader = str(areas["retriever"].iloc[0])
     if len(areas) < 2:
         return Headline(areas, leader, None, None, None, None, None)
     runner = str(areas["retriever"].iloc[1])
     q = question_areas(ir)
     d = (q[leader] - q[runner]).to_numpy()
-    lo, hi = compare.mean_ci(d, n_boot, 0.95, seed)
+    lo, hi = compare.mean_ci(d)
     return Headline(areas, leader, runner, float(d.mean()), lo, hi,
                     lead_by_budget(ir, leader, runner))
 

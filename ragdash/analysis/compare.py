@@ -1,7 +1,7 @@
 """Paired comparisons of two score columns over the questions both have (two retrievers of a
 run, or two (run, retriever) pairs of runs on the same dataset): win/tie/loss counts, the mean
-difference with a bootstrap interval, the Wilcoxon signed-rank test with Holm adjustment, the
-mean difference across budgets with a bootstrap band, and the questions where they differ
+difference with its interval (`curves.mean_interval`), the Wilcoxon signed-rank test with Holm
+adjustment, the mean difference across budgets with its band, and the questions where they differ
 most."""
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ragdash.analysis.curves import bootstrap_band
+from ragdash.analysis.curves import mean_interval
 from ragdash.analysis.frames import score_matrix
 
 TIE = 1e-9
 """Two Score_IR values closer than this are a tie."""
+DIFFERENCES = (-1.0, 1.0)
+"""The range of a difference of two scores in [0, 1]."""
 MIN_DIFFERING = 2
 """Questions that must differ (not tie) before the Wilcoxon signed-rank test is run."""
 
@@ -52,23 +54,20 @@ def wilcoxon_test(d: np.ndarray) -> dict:
     return out
 
 
-def mean_ci(d: np.ndarray, n_boot: int = 1000, level: float = 0.95, seed: int = 0
+def mean_ci(d: np.ndarray, level: float = 0.95, bounds: tuple[float, float] = DIFFERENCES
             ) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of `d` over questions (NaN when empty)."""
-    if len(d) == 0:
-        return float("nan"), float("nan")
-    lo, hi = bootstrap_band(np.asarray(d, dtype=float)[:, None], np.random.default_rng(seed),
-                            n_boot, level)
+    """Interval of the mean of `d` over questions (`curves.mean_interval`; its values within
+    `bounds`; NaN when empty)."""
+    lo, hi = mean_interval(np.asarray(d, dtype=float).reshape(-1, 1), bounds, level)
     return float(lo[0]), float(hi[0])
 
 
-def paired(a: pd.Series, b: pd.Series, tol: float = TIE, n_boot: int = 1000,
-           level: float = 0.95, seed: int = 0) -> dict:
-    """Everything about a − b over the questions both score: win/tie/loss and n, the Wilcoxon
-    test (statistic, pvalue, n_nonzero), mean_diff with its bootstrap interval (lo, hi) and
-    median_diff."""
+def paired(a: pd.Series, b: pd.Series, tol: float = TIE, level: float = 0.95) -> dict:
+    """Everything about a − b over the questions both score (two scores in [0, 1]): win/tie/loss
+    and n, the Wilcoxon test (statistic, pvalue, n_nonzero), mean_diff with its interval (lo,
+    hi) and median_diff."""
     d = differences(a, b)
-    lo, hi = mean_ci(d, n_boot, level, seed)
+    lo, hi = mean_ci(d, level)
     return {**counts(d, tol), **wilcoxon_test(d), "lo": lo, "hi": hi}
 
 
@@ -90,19 +89,18 @@ PAIR_COLUMNS = ["a", "b", "win", "tie", "loss", "n", "mean_diff", "lo", "hi", "m
 
 
 def pairwise_columns(matrix: pd.DataFrame, pairs: Iterable[tuple[str, str]],
-                     n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+                     level: float = 0.95) -> pd.DataFrame:
     """`paired` for each (a, b) of columns of a questions × systems matrix, with Holm-adjusted
     p-values over the pairs compared: a, b, win, tie, loss, n, mean_diff, lo, hi, median_diff,
     pvalue, p_holm."""
-    rows = [{"a": a, "b": b, **paired(matrix[a], matrix[b], n_boot=n_boot, level=level,
-                                      seed=seed)} for a, b in pairs]
+    rows = [{"a": a, "b": b, **paired(matrix[a], matrix[b], level=level)} for a, b in pairs]
     out = pd.DataFrame(rows, columns=PAIR_COLUMNS[:-1])
     out["p_holm"] = holm(out["pvalue"].tolist())
     return out
 
 
 def pairwise(ir: pd.DataFrame, retrievers: Sequence[str], budget: int) -> pd.DataFrame:
-    """Every pair of `retrievers` at `budget`: win/tie/loss, mean difference (with its bootstrap
+    """Every pair of `retrievers` at `budget`: win/tie/loss, mean difference (with its
     interval), Wilcoxon p and Holm-adjusted p."""
     return pairwise_columns(score_matrix(ir, budget), itertools.combinations(retrievers, 2))
 
@@ -119,9 +117,9 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     return out
 
 
-def difference_curve(ir: pd.DataFrame, a: str, b: str, n_boot: int = 1000, level: float = 0.95,
-                     seed: int = 0) -> pd.DataFrame:
-    """Mean paired difference a − b per budget with a bootstrap band: budget, mean, lo, hi, n."""
+def difference_curve(ir: pd.DataFrame, a: str, b: str, level: float = 0.95) -> pd.DataFrame:
+    """Mean paired difference a − b per budget with its band (`mean_ci` per budget): budget,
+    mean, lo, hi, n."""
     pa = ir[ir["retriever"] == a].pivot_table(index="qid", columns="budget", values="score")
     pb = ir[ir["retriever"] == b].pivot_table(index="qid", columns="budget", values="score")
     d = (pa - pb).dropna(how="any").sort_index(axis=1)
@@ -129,7 +127,7 @@ def difference_curve(ir: pd.DataFrame, a: str, b: str, n_boot: int = 1000, level
     n = len(values)
     if n == 0:
         return pd.DataFrame(columns=["budget", "mean", "lo", "hi", "n"])
-    lo, hi = bootstrap_band(values, np.random.default_rng(seed), n_boot, level)
+    lo, hi = mean_interval(values, DIFFERENCES, level)
     return pd.DataFrame({"budget": [int(c) for c in d.columns], "mean": values.mean(axis=0),
                          "lo": lo, "hi": hi, "n": n})
 

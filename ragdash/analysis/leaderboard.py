@@ -1,6 +1,6 @@
 """Several runs side by side (the dashboard's Runs page and `ragdash sweep`): a catalogue of
 runs, the check that runs may be compared, and a leaderboard of every (run, retriever) pair on
-the questions the runs share: mean Score_IR at N with a bootstrap interval over questions (the
+the questions the runs share: mean Score_IR at N with its interval over questions (the
 paper's §2.2 and Table 3.1), the area under its curve over N, chunk-level IR metrics, the share
 judged correct (§3.2) and the share the h/k rule estimates (§3.3), tokens and cost. Paired
 comparisons of any two pairs come from `ragdash.analysis.compare`.
@@ -8,7 +8,7 @@ comparisons of any two pairs come from `ragdash.analysis.compare`.
 Runs are compared only when they read the same dataset (same file sha256, same corpus) and
 share questions and a budget; otherwise `NotComparable` says why. A pair is named by its entry
 id `<run key>::<retriever>`, which stands in the `retriever` column of `Comparison.scores`, so
-the single-run functions (`curves.bootstrap_curves`, `compare.difference_curve`, …) apply as is.
+the single-run functions (`curves.mean_curves`, `compare.difference_curve`, …) apply as is.
 """
 
 from __future__ import annotations
@@ -304,11 +304,10 @@ def group_by_dataset(runs: Mapping[str, Run]) -> dict[str, dict[str, Run]]:
 # --- the leaderboard ----------------------------------------------------------------------------
 
 
-def bands(comp: Comparison, n_boot: int = 1000, level: float = 0.95, seed: int = 0
-          ) -> pd.DataFrame:
-    """Mean Score_IR per (entry, budget) with its bootstrap band over the shared questions
-    (`curves.bootstrap_curves`; the `retriever` column holds entry ids)."""
-    return curves.bootstrap_curves(comp.scores, n_boot=n_boot, level=level, seed=seed)
+def bands(comp: Comparison, level: float = 0.95) -> pd.DataFrame:
+    """Mean Score_IR per (entry, budget) with its band over the shared questions
+    (`curves.mean_curves`; the `retriever` column holds entry ids)."""
+    return curves.mean_curves(comp.scores, level)
 
 
 def _judged(run: Run, qids: set[str]) -> pd.DataFrame:
@@ -389,9 +388,9 @@ BOARD_COLUMNS = ["rank", "entry", "name", "run", "retriever", "score", "lo", "hi
 
 
 def leaderboard(comp: Comparison, budget: int, bands_: pd.DataFrame | None = None,
-                n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+                level: float = 0.95) -> pd.DataFrame:
     """One row per (run, retriever), best first: rank; mean Score_IR at `budget` (score) with
-    its bootstrap interval (lo, hi) over the shared questions; gap to the leader; the
+    its interval (lo, hi) over the shared questions; gap to the leader; the
     normalised area under the Score_IR curve over the common budgets (auc); the mean number of
     context tokens at N; chunk-level metrics; shares judged and estimated correct (fractions);
     generation tokens and cost; n questions. Ties in score keep the same rank, broken for the
@@ -399,7 +398,7 @@ def leaderboard(comp: Comparison, budget: int, bands_: pd.DataFrame | None = Non
     if budget not in comp.budgets:
         raise ValueError(f"N = {budget} is not a budget every run scored "
                          f"({budgets_text(comp.budgets)})")
-    b = bands(comp, n_boot, level, seed) if bands_ is None else bands_
+    b = bands(comp, level) if bands_ is None else bands_
     at = b[b["budget"] == budget].set_index("retriever")
     auc = {e: curve_area(g["budget"], g["mean"]) for e, g in b.groupby("retriever")}
     sc = comp.scores[comp.scores["budget"] == budget]
@@ -427,18 +426,17 @@ def best_per_run(board: pd.DataFrame, comp: Comparison) -> pd.DataFrame:
     return best.assign(name=best["run"].map(comp.names)).reset_index(drop=True)
 
 
-def versus_leader(comp: Comparison, board: pd.DataFrame, budget: int, n_boot: int = 1000,
-                  level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+def versus_leader(comp: Comparison, board: pd.DataFrame, budget: int, level: float = 0.95
+                  ) -> pd.DataFrame:
     """The leader against every other entry at `budget`, paired over the shared questions:
     `compare.pairwise_columns` (win/tie/loss, mean difference with its interval, Wilcoxon p,
     Holm-adjusted over the pairs)."""
     order = board["entry"].tolist()
     return compare.pairwise_columns(comp.matrix(budget), [(order[0], e) for e in order[1:]],
-                                    n_boot=n_boot, level=level, seed=seed)
+                                    level=level)
 
 
-def verdict(comp: Comparison, board: pd.DataFrame, budget: int, n_boot: int = 1000,
-            level: float = 0.95, seed: int = 0) -> dict:
+def verdict(comp: Comparison, board: pd.DataFrame, budget: int, level: float = 0.95) -> dict:
     """Who leads at `budget` and by how much over the runner-up, paired over the shared
     questions: {leader, runner_up, score, runner_score, pair (`compare.paired`), significant,
     headline, detail, text}. A lead is significant when the Wilcoxon p < 0.05 and the interval
@@ -454,8 +452,7 @@ def verdict(comp: Comparison, board: pd.DataFrame, budget: int, n_boot: int = 10
         return out
     second = board.iloc[1]
     m = comp.matrix(budget)
-    p = compare.paired(m[first["entry"]], m[second["entry"]], n_boot=n_boot, level=level,
-                       seed=seed)
+    p = compare.paired(m[first["entry"]], m[second["entry"]], level=level)
     pv = p["pvalue"]
     significant = bool(pv is not None and pv < 0.05 and p["lo"] > 0)
     out.update(runner_up=second["entry"], runner_score=float(second["score"]), pair=p,
@@ -481,7 +478,7 @@ def format_board(comp: Comparison, board: pd.DataFrame, budget: int,
         "name": "run · retriever", "score": f"Score_IR@{budget}", "lo": "CI lo", "hi": "CI hi",
         "gap": "vs leader", "auc": "AUC", "judged_correct": "judged 5"})
     head = (f"Leaderboard at N = {budget}: mean Score_IR over {len(comp.qids):,} shared "
-            f"questions, 95% bootstrap CI; AUC: mean height of the curve over N = "
+            f"questions, 95% CI; AUC: mean height of the curve over N = "
             f"{budgets_text(comp.budgets)}")
     return "\n".join([head, view.to_string(float_format=lambda v: f"{v:.3f}"),
                       *(f"note: {n}" for n in comp.notes)])

@@ -1,7 +1,7 @@
 """Do the signals rank the systems the same way? Per system and per signal (Score_IR at N, the
 1-5 judge as a quality order, the reference metrics, each RAGAS and RAGChecker metric, the
-truth), the mean over questions with a 95 % percentile bootstrap interval (questions resampled,
-`curves.bootstrap_band`); then each signal's order of the systems and Kendall's tau-b (Kendall
+truth), the mean over questions with its 95 % interval (`curves.mean_interval`, over the
+signal's range); then each signal's order of the systems and Kendall's tau-b (Kendall
 1945, adjusted for ties; `scipy.stats.kendalltau`) between it and a reference
 order (the truth where there is one, else Score_IR), with a summary grouping the signals by
 verdict (same order, ties only, partly, unrelated or reversed, no order).
@@ -13,7 +13,6 @@ system without any value has no mean ("–"), never 0."""
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -22,7 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from ragdash.analysis.curves import bootstrap_band
+from ragdash.analysis.curves import mean_interval
 from ragdash.analysis.signals import direction, signal_label, signal_range
 from ragdash.constants import label
 
@@ -36,10 +35,10 @@ SAME = 1e-9
 
 def system_means(frame: pd.DataFrame, signals: Sequence[str],
                  systems: Sequence[str] | None = None, *, group: str = "qid",
-                 n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+                 level: float = 0.95) -> pd.DataFrame:
     """One row per (system, signal) (MEANS_COLUMNS): the mean over the questions where the
-    signal exists, its percentile bootstrap interval (lo, hi) over those questions (the exact
-    bound where every question sits at an end of `signal_range`), and n.
+    signal exists, its interval (lo, hi) over those questions (`curves.mean_interval` over
+    `signal_range`), and n.
     A system's answers to one question are averaged first (one value per question). No value:
     mean, lo and hi NaN, n 0. `systems`: which and in what order (default: as they appear)."""
     missing = [s for s in signals if s not in frame.columns]
@@ -55,12 +54,7 @@ def system_means(frame: pd.DataFrame, signals: Sequence[str],
             if not len(values):
                 rows.append((system, name, np.nan, np.nan, np.nan, 0))
                 continue
-            # a draw of its own per (system, signal): an interval does not move when another
-            # signal or system is shown beside it
-            rng = np.random.default_rng([seed, zlib.crc32(str(system).encode()),
-                                         zlib.crc32(str(name).encode())])
-            lo, hi = bootstrap_band(values[:, None], rng, n_boot, level,
-                                    bounds=signal_range(name))
+            lo, hi = mean_interval(values[:, None], signal_range(name), level)
             rows.append((system, name, float(values.mean()), float(lo[0]), float(hi[0]),
                          len(values)))
     out = pd.DataFrame(rows, columns=MEANS_COLUMNS)
@@ -353,7 +347,7 @@ def signal_board(frame: pd.DataFrame, signals: Sequence[str], reference: str,
     """`system_means` of `signals` (the `reference` column among them or added first), the
     `rank_agreement` of the others with it and its `summary`."""
     cols = [reference, *(s for s in signals if s != reference)]
-    means = system_means(frame, cols, systems, n_boot=n_boot, level=level, seed=seed)
+    means = system_means(frame, cols, systems, level=level)
     order = tuple(dict.fromkeys(means["system"]))
     others = [c for c in cols if c != reference]
     intervals = tau_intervals(frame[frame["system"].isin(order)], others, reference, order,
@@ -380,7 +374,7 @@ def format_board(board: SignalBoard, name=label) -> str:
     ref = board.reference_name
     at = board.means[board.means["signal"] == board.reference]
     reference = pd.Series(at["mean"].to_numpy(), index=at["system"])
-    lines = ["Every signal per system: mean [95% bootstrap CI over questions]; – = no value",
+    lines = ["Every signal per system: mean [95% CI over questions]; – = no value",
              table.T.to_string(), "",
              f"Order of the systems per signal, Kendall's tau-b with {ref} [95% bootstrap CI]:"]
     names = [signal_label(s) for s in board.agreement["signal"]]

@@ -1,8 +1,7 @@
 """CRAG's truthfulness score (Yang et al., NeurIPS 2024): each answer is correct (+1), missing
 (0: it declines, as the run's refusal rule reads it) or incorrect (−1), so a system that
-hallucinates scores below one that abstains. Per system: the mean over its questions with a 95 %
-percentile bootstrap interval (questions resampled, `system_means`), and the shares of the three
-classes.
+hallucinates scores below one that abstains. Per system: the mean over its questions with its
+95 % interval (`system_means`), and the shares of the three classes.
 
 Whether an answer is correct comes, per answer, from the first source that has it: a person's
 label ("correct"; "partly correct" and "wrong" are incorrect, as in the share correct; "cannot
@@ -73,11 +72,10 @@ def classify(answers: pd.DataFrame, *, refused: pd.Series | None = None,
         .reset_index(drop=True)
 
 
-def scores(classes: pd.DataFrame, systems: Sequence[str], n_boot: int = 1000,
-           seed: int = 0) -> pd.DataFrame:
+def scores(classes: pd.DataFrame, systems: Sequence[str]) -> pd.DataFrame:
     """Per system (TABLE_COLUMNS): the truthfulness score (mean over its questions, in
-    [−1, 1]) with its 95 % bootstrap interval, n, and the shares of each class."""
-    means = system_means(classes, ["truthfulness"], systems, n_boot=n_boot, seed=seed)
+    [−1, 1]) with its 95 % interval, n, and the shares of each class."""
+    means = system_means(classes, ["truthfulness"], systems)
     shares = (classes.groupby("system")["class"].value_counts(normalize=True)
               .unstack(fill_value=0.0).reindex(columns=list(CLASSES), fill_value=0.0))
     out = means.rename(columns={"mean": "score"}).drop(columns="signal").merge(

@@ -51,9 +51,9 @@ def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
                        "questions": st.column_config.NumberColumn(
                            "Questions", format="%d",
                            help="Questions with a value; a cell over fewer says n=…")})
-    st.caption("Each cell: mean over the questions [95 % percentile bootstrap interval, "
-               "questions resampled, 1,000 times; where every question is at 0 (or 1), the "
-               f"exact bound for n questions]; {DASH} where the system has no value "
+    st.caption("Each cell: mean over the questions [95 % interval: Clopper–Pearson at the "
+               "mean's effective number of questions, never of zero width, even where every "
+               f"question sits at 0]; {DASH} where the system has no value "
                f"(no Score_IR without retrieval, no metric without the metrics stage). "
                f"{JUDGE_NOTE}. {note}".strip())
     if board.agreement.empty:

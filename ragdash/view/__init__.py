@@ -234,11 +234,11 @@ class RunView:
         return curves.summary_table(self.run.read("ir_scores"), self.order,
                                     self.run.config.scoring_mode)
 
-    @kept("Bootstrapping confidence bands…")
-    def bands(self, n_boot: int = 1000, method: str | None = None) -> pd.DataFrame:
-        """Mean Score_IR per (retriever, budget) with bootstrap bands over questions, by one
-        matching method (None: the run's scoring.method)."""
-        return curves.bootstrap_curves(self.run.ir_scores(method), n_boot=n_boot)
+    @kept("Computing confidence bands…")
+    def bands(self, method: str | None = None) -> pd.DataFrame:
+        """Mean Score_IR per (retriever, budget) with its band over questions, by one matching
+        method (None: the run's scoring.method)."""
+        return curves.mean_curves(self.run.ir_scores(method))
 
     @kept("Comparing the areas under the curves…")
     def headline(self) -> area.Headline:
@@ -326,10 +326,10 @@ class RunsView:
         """The runs on their shared questions and budgets; NotComparable says why not."""
         return leaderboard.compare_runs(self.runs)
 
-    @kept("Bootstrapping confidence bands…")
-    def bands(self, n_boot: int = 1000) -> pd.DataFrame:
-        """Mean Score_IR per (entry, budget) with its bootstrap band."""
-        return leaderboard.bands(self.comparison(), n_boot)
+    @kept("Computing confidence bands…")
+    def bands(self) -> pd.DataFrame:
+        """Mean Score_IR per (entry, budget) with its band."""
+        return leaderboard.bands(self.comparison())
 
     @kept("Comparing the areas under the curves…")
     def headline(self) -> area.Headline:
@@ -338,11 +338,10 @@ class RunsView:
         return area.headline(comp.scores, list(comp.entries["entry"]))
 
     @kept("Ranking…")
-    def board(self, budget: int, n_boot: int = 1000
-              ) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
+    def board(self, budget: int) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
         """(leaderboard, verdict, the leader against every other entry) at `budget`."""
         comp = self.comparison()
-        board = leaderboard.leaderboard(comp, budget, self.bands(n_boot))
+        board = leaderboard.leaderboard(comp, budget, self.bands())
         return (board, leaderboard.verdict(comp, board, budget),
                 leaderboard.versus_leader(comp, board, budget))
 

@@ -21,7 +21,7 @@ from ragdash.llm.cost import cost_avoided
 from ragdash.view import RunView
 
 BEST_HELP = ("Largest area under the Score_IR curve over every budget N of the run (its mean "
-             "height, 95% bootstrap interval over questions), so no single N decides; the lead "
+             "height, 95% interval over questions), so no single N decides; the lead "
              "over the runner-up is paired over questions, and \"best\" only when its interval "
              "excludes zero. The sentences under the curves say where the lead is significant.")
 ESTIMATE_LABELS = {"h/k rule": "Estimated by the h/k rule",

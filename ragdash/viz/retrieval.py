@@ -1,5 +1,5 @@
 """Figures of retrieval quality (plain plotly, no streamlit): mean Score_IR over the budget N with
-bootstrap bands, its distribution at one N, breakdowns by question metadata, chunk-level IR
+confidence bands, its distribution at one N, breakdowns by question metadata, chunk-level IR
 metrics, and paired comparisons of two retrievers. They take the frames of
 `ragdash.analysis.curves` and `ragdash.analysis.compare`."""
 
@@ -47,7 +47,7 @@ RETRIEVERS = Looks()
 def score_curves(bands: pd.DataFrame, order: Sequence[str], level: float = 0.95,
                  looks: Looks = RETRIEVERS, legend: str = "Retriever") -> go.Figure:
     """Mean Score_IR vs N per retriever (or per entry of several runs, drawn by `looks`) with
-    its bootstrap band (analysis.bootstrap_curves)."""
+    its band (analysis.curves.mean_curves)."""
     fig = go.Figure()
     for r in order:
         g = bands[bands["retriever"] == r].sort_values("budget")
@@ -69,7 +69,7 @@ def score_curves(bands: pd.DataFrame, order: Sequence[str], level: float = 0.95,
                            "<br>%{customdata[2]} questions<extra></extra>")))
     style(fig, subtitle("Mean Score_IR by token budget N",
                         f"share of the relevant parts found in the first N tokens; bands: "
-                        f"{level:.0%} bootstrap interval over questions"),
+                        f"{level:.0%} interval over questions"),
           "Token budget N", "Mean Score_IR", legend=legend)
     fig.update_yaxes(range=[0, 1.02], tickformat=".1f")
     # the legend below the plot: on a narrow column a side legend squeezed the plot and
@@ -195,7 +195,7 @@ def pair_scatter(matrix: pd.DataFrame, a: str, b: str, budget: int,
 
 def difference_curves(curves: dict[tuple[str, str], pd.DataFrame],
                       looks: Looks = RETRIEVERS) -> go.Figure:
-    """Mean paired difference a − b vs N with bootstrap bands, one line per pair."""
+    """Mean paired difference a − b vs N with confidence bands, one line per pair."""
     fig = go.Figure()
     for (a, b), g in curves.items():
         if g.empty:
@@ -216,7 +216,7 @@ def difference_curves(curves: dict[tuple[str, str], pd.DataFrame],
                            "<extra></extra>")))
     fig.add_hline(y=0, line={"color": "#868e96", "width": 1})
     style(fig, subtitle("Difference in mean Score_IR across budgets",
-                        "paired over questions; bands: 95% bootstrap interval; above 0 the "
+                        "paired over questions; bands: 95% interval; above 0 the "
                         "first one is better"),
           "Token budget N", "Mean difference in Score_IR", legend="Pair")
     fig.update_layout(legend={"orientation": "h", "y": -0.22, "yanchor": "top", "x": 0})
@@ -227,7 +227,7 @@ def difference_curves(curves: dict[tuple[str, str], pd.DataFrame],
 def method_curves(bands: Mapping[str, pd.DataFrame], order: Sequence[str],
                   level: float = 0.95) -> go.Figure:
     """Mean Score_IR vs N per retriever under several matching methods ({method: its
-    bootstrap_curves}, e.g. substring and semantic): one colour per retriever, the first
+    mean_curves}, e.g. substring and semantic): one colour per retriever, the first
     method's line solid, the others dotted or dashed, each with its band."""
     dashes = ("solid", "dot", "dash", "dashdot")
     parts, names, colors, styles, symbols = [], {}, {}, {}, {}
@@ -244,6 +244,6 @@ def method_curves(bands: Mapping[str, pd.DataFrame], order: Sequence[str],
                        legend="Retriever · matching")
     fig.update_layout(title_text=subtitle(
         "Mean Score_IR by token budget N, by matching method",
-        f"{' vs '.join(bands)}: same retriever, same colour; bands: {level:.0%} bootstrap "
+        f"{' vs '.join(bands)}: same retriever, same colour; bands: {level:.0%} "
         "interval over questions"))
     return fig

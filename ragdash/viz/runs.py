@@ -40,7 +40,7 @@ def looks(entries: pd.DataFrame) -> Looks:
 
 def leaderboard_dots(board: pd.DataFrame, budget: int, drawn: Looks,
                      level: float = 0.95) -> go.Figure:
-    """Mean Score_IR at N per entry with its bootstrap interval, best at the top; the leader's
+    """Mean Score_IR at N per entry with its interval, best at the top; the leader's
     score is a dotted line, so the gap of every other entry reads off at a glance."""
     b = board.iloc[::-1]  # plotly draws the first category at the bottom
     names = [html.escape(n) for n in b["name"]]
@@ -65,7 +65,7 @@ def leaderboard_dots(board: pd.DataFrame, budget: int, drawn: Looks,
     lo = float(np.nanmin(board["lo"])) if board["lo"].notna().any() else 0.0
     hi = float(np.nanmax(board["hi"])) if board["hi"].notna().any() else top
     style(fig, subtitle(f"Leaderboard: mean Score_IR at N = {budget}, best at the top",
-                        f"dots: mean over the shared questions; bars: {level:.0%} bootstrap "
+                        f"dots: mean over the shared questions; bars: {level:.0%} "
                         "interval; dotted line: the leader"),
           f"Mean Score_IR at N = {budget}", None, height=max(260, 70 + 38 * len(board)))
     fig.update_xaxes(range=[max(0.0, lo - 0.04), min(1.02, max(hi, top) + 0.04)],
