@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis import area, frames
+from ragdash.analysis import area, frames, sentences
 from ragdash.ui import navigation, signal_board, state, widgets
 from ragdash.view import compare_retrievers as model
 from ragdash.viz import retrieval
@@ -51,9 +51,11 @@ signal_board.show(
 # --- all pairs ---------------------------------------------------------------------------------
 if len(chosen) > 2:
     st.subheader(f"Every pair at N = {n}")
-    st.dataframe(model.every_pair(state.view(run), chosen, n, name=label).style.format(
-        {"mean difference": "{:+.3f}", "Wilcoxon p": "{:.2g}", "Holm p": "{:.2g}"},
-        na_rep="—"), hide_index=True, width="stretch")  # no test: "—"
+    pairs = model.every_pair(state.view(run), chosen, n, name=label)
+    for col in ("Wilcoxon p", "Holm p"):  # "—" where no test (a null cell would read "None")
+        pairs[col] = pairs[col].map(sentences.p_text)
+    st.dataframe(pairs.style.format({"mean difference": "{:+.3f}"}), hide_index=True,
+                 width="stretch")
     st.caption("Holm p: adjusted for testing several pairs at once.")
 
 # --- one pair in detail ------------------------------------------------------------------------

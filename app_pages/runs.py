@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis import area, compare, frames
+from ragdash.analysis import area, compare, frames, sentences
 from ragdash.analysis.leaderboard import (
     METRICS,
     NotComparable,
@@ -149,7 +149,7 @@ if verdict["pair"] is not None:
                 delta_arrow="off", help=f"Paired over {p['n']} questions: "
                                         f"{verdict['score']:.3f} − {verdict['runner_score']:.3f}")
     m[2].metric("Significant?", "yes" if verdict["significant"] else "no",
-                delta="Wilcoxon p = " + ("—" if p["pvalue"] is None else f"{p['pvalue']:.2g}"),
+                delta="Wilcoxon p = " + sentences.p_text(p["pvalue"]),
                 delta_color="off", delta_arrow="off",
                 help="Yes when the Wilcoxon signed-rank test gives p < 0.05 and the "
                      "interval of the mean difference lies above 0.")
@@ -321,14 +321,14 @@ if len(vs_leader) > 1:
         t = vs_leader.assign(pair=[f"{drawn.name(x)} vs {drawn.name(y)}"
                                    for x, y in zip(vs_leader["a"], vs_leader["b"],
                                                    strict=True)])
+        t = t.assign(pvalue=t["pvalue"].map(sentences.p_text),
+                     p_holm=t["p_holm"].map(sentences.p_text))  # "—" where no test
         st.dataframe(pd.DataFrame(t[["pair", "win", "tie", "loss", "mean_diff", "lo", "hi",
                                      "pvalue", "p_holm"]]).rename(columns={
             "win": "leader higher", "loss": "leader lower", "mean_diff": "mean difference",
             "lo": "CI low", "hi": "CI high", "pvalue": "Wilcoxon p", "p_holm": "Holm p"}),
             hide_index=True, width="stretch", column_config={
                 c: st.column_config.NumberColumn(format="%+.3f")
-                for c in ("mean difference", "CI low", "CI high")} | {
-                c: st.column_config.NumberColumn(format="%.2g") for c in ("Wilcoxon p",
-                                                                          "Holm p")})
+                for c in ("mean difference", "CI low", "CI high")})
         st.caption("Holm p: the Wilcoxon p-values adjusted for testing several pairs at once; "
                    "below 0.05 the leader is ahead of that pair beyond chance.")

@@ -211,6 +211,11 @@ def test_paired_test_phrase_agrees_with_the_counts():
     assert sentences.paired_test_phrase({"pvalue": 0.0123, "n": 12}) == "Wilcoxon p = 0.012"
 
 
+def test_a_p_value_is_two_digits_or_a_dash_without_a_test():
+    assert [sentences.p_text(p) for p in (0.0123, 2.7e-07, None, np.nan)] == [
+        "0.012", "2.7e-07", "—", "—"]
+
+
 def test_a_difference_within_the_tie_tolerance_is_a_tie_for_the_test_too():
     d = np.array([0.0, 5e-10, 0.3, 0.0])
     assert compare.counts(d)["tie"] == 3

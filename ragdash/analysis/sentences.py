@@ -124,6 +124,11 @@ def confusion_reading(conf: pd.DataFrame, h: float, k: float, budget: int) -> li
     return out
 
 
+def p_text(p: float | None) -> str:
+    """A p-value as tables and tiles show it: two significant digits, "—" without a test."""
+    return "—" if p is None or pd.isna(p) else f"{p:.2g}"
+
+
 def paired_test_phrase(pair: dict) -> str:
     """What the paired test found, from `ragdash.analysis.compare.paired`'s counts: its p-value,
     or why no test was run (every question ties, or too few differ)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ragdash.analysis import area, compare
+from ragdash.analysis import area, compare, sentences
 from ragdash.view import RunView
 from ragdash.view.overview import Tile
 
@@ -60,7 +60,7 @@ def pair(view: RunView, a: str, b: str, n: int, name: Callable[[str], str] = str
         Tile(f"{name(b)} higher", f"{w['loss']:,}"),
         Tile("Mean difference", f"{t['mean_diff']:+.3f}",
              help=f"Mean of {name(a)} − {name(b)} over {t['n']} questions"),
-        Tile("Wilcoxon p (unadjusted)", "—" if p is None else f"{p:.2g}",
+        Tile("Wilcoxon p (unadjusted)", sentences.p_text(p),
              help="Two-sided Wilcoxon signed-rank test on the non-zero differences "
                   f"({t['n_nonzero']} of {t['n']}), before the Holm adjustment over the run's "
                   "budgets that the verdict below uses (as the Overview does).")]

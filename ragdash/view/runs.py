@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ragdash.analysis import sentences
 from ragdash.view.overview import Tile
 
 LLM_CHOICES = ("any", "ran", "not run")
@@ -89,7 +90,7 @@ def pair_tiles(pair: dict, first: str, second: str) -> list[Tile]:
         Tile("Mean difference", f"{pair['mean_diff']:+.3f}",
              delta=f"95 % CI {pair['lo']:+.3f} to {pair['hi']:+.3f}",
              help=f"Mean of first − second over {pair['n']} questions."),
-        Tile("Wilcoxon p (unadjusted)", "—" if pv is None else f"{pv:.2g}",
+        Tile("Wilcoxon p (unadjusted)", sentences.p_text(pv),
              help="Two-sided Wilcoxon signed-rank test on the non-zero differences "
                   f"({pair['n_nonzero']} of {pair['n']})."),
     ]

@@ -46,6 +46,12 @@ def test_compare_retrievers_then_runs_show_every_signal(server, page):
     assert "0.887 [0.788–0.950]" in cells  # BM25's Score_IR at N = 500 (docs/metrics.md)
     assert sum(bool(CELL.match(c)) for c in cells) >= 20, cells
     no_exception(page, "compare retrievers, every signal")
+    # SIM and MLQ tie on all 60 questions: no test, a dash (a null cell read "None")
+    pairs = page.get_by_test_id("stDataFrame").filter(has=page.locator("[role=grid]")).filter(
+        has_text="Holm p")
+    row = [c for c in grid_cells(page, pairs) if c]
+    at = row.index("SIM vs MLQ")
+    assert row[at + 5:at + 7] == ["—", "—"] and "None" not in row, row[at:at + 7]
     settle(page)
     heading.evaluate("e => e.scrollIntoView({block: 'start'})")
     shot(page, "51-compare-signals")
