@@ -1,4 +1,4 @@
-"""Coverage of a mean's interval (`curves.mean_interval`, as the Score_IR bands, the area headline,
+"""Coverage of a mean's interval (`survey.mean_interval`, as the Score_IR bands, the area headline,
 paired differences and every system mean use it) against the percentile bootstrap it replaced
 (plain, without the exact bound it had at the range's ends), by simulation: n questions from a
 known distribution on the signal's range, the true mean known. Distributions: 0/1 (the share
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragdash.analysis.curves import mean_interval
+from ragdash.calibration.survey import mean_interval
 
 DRAWS, N_BOOT, LEVEL = 1000, 400, 0.95
 SIZES = (5, 10, 20, 60)
@@ -77,7 +77,7 @@ def main() -> None:
             print(lines[-1], flush=True)
     OUT.write_text(f"# Mean interval coverage (`benchmarks/mean_interval_coverage.py`, {DRAWS} "
                    f"draws a cell, percentile with {N_BOOT} resamples, stated {LEVEL})\n\n"
-                   f"Lowest coverage of `curves.mean_interval`: {worst:.3f}.\n\n"
+                   f"Lowest coverage of `survey.mean_interval`: {worst:.3f}.\n\n"
                    + "\n".join(lines) + "\n")
 
 

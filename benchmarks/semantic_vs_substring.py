@@ -1,6 +1,6 @@
 """Does `semantic` matching rank the retrievers as `substring` does? On a run scored with
 `scoring.also: [semantic]`: mean Score_IR at N per retriever with a 95 % interval over
-questions (`curves.mean_interval`), the ranking by each method, every pair of retrievers
+questions (`survey.mean_interval`), the ranking by each method, every pair of retrievers
 compared per method (mean paired difference with its interval, Wilcoxon p with Holm's
 correction: `ragdash.analysis.compare.pairwise`), whether a pair's verdict changes, and how
 well the two methods' per-question scores agree (Spearman).

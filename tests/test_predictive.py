@@ -130,10 +130,27 @@ def test_share_estimates_logistic_is_out_of_fold():
     from ragdash.calibration import pairs
 
     df, _ = pairs(ir, j, 500)
-    out = share_estimates(df, ir, j, h=0.1, k=0.5, budget=500, n_boot=50)
+    out = share_estimates(df, ir, j, h=0.1, k=0.5, budget=500)
     rule = (df["ir"] > 0.5).mean() * 100
     assert out["estimates"]["h/k rule"]["pct"] == pytest.approx(rule)
     assert abs(out["estimates"]["logistic estimator"]["pct"] - out["actual"]["pct"]) < 10
+
+
+def test_share_intervals_hold_the_share_and_keep_a_width_when_every_answer_is_judged_5():
+    from ragdash.calibration import pairs
+    from ragdash.calibration.survey import beta_interval
+
+    ir, j = _run_tables(seed=3, n_q=20)
+    df, _ = pairs(ir, j, 500)
+    out = share_estimates(df, ir, j, h=0.1, k=0.5, budget=500)
+    for s in [out["actual"], *out["estimates"].values()]:
+        assert s["ci"][0] <= s["pct"] <= s["ci"][1] and s["ci"][1] - s["ci"][0] > 1
+    perfect = j.assign(score=5)
+    df, _ = pairs(ir, perfect, 500)
+    actual = share_estimates(df, ir, perfect, h=0.1, k=0.5, budget=500)["actual"]
+    assert actual["pct"] == 100 and actual["ci"][1] == 100
+    # 20 questions all at 100 %: about the exact bound for 20 of 20, not [100, 100]
+    assert actual["ci"][0] == pytest.approx(100 * beta_interval(1.0, 20, 0.95)[0], abs=2)
 
 
 def test_abstention_by_evidence_bands():

@@ -1,6 +1,6 @@
 """A headline that depends on no budget the user never chose: the area under each retriever's
 Score_IR curve over the run's budgets N (the paper's §2.2 curves, Table 3.1), with its
-interval over questions (`curves.mean_interval`), and the budgets where the leader's lead over
+interval over questions (`survey.mean_interval`), and the budgets where the leader's lead over
 the runner-up is significant.
 
 The area is the trapezoid rule over N divided by the budget range, i.e. the curve's mean height

@@ -1,6 +1,6 @@
 """Paired comparisons of two score columns over the questions both have (two retrievers of a
 run, or two (run, retriever) pairs of runs on the same dataset): win/tie/loss counts, the mean
-difference with its interval (`curves.mean_interval`), the Wilcoxon signed-rank test with Holm
+difference with its interval (`survey.mean_interval`), the Wilcoxon signed-rank test with Holm
 adjustment, the mean difference across budgets with its band, and the questions where they differ
 most."""
 
@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ragdash.analysis.curves import mean_interval
 from ragdash.analysis.frames import score_matrix
+from ragdash.calibration.survey import mean_interval
 
 TIE = 1e-9
 """Two Score_IR values closer than this are a tie."""
@@ -56,7 +56,7 @@ def wilcoxon_test(d: np.ndarray) -> dict:
 
 def mean_ci(d: np.ndarray, level: float = 0.95, bounds: tuple[float, float] = DIFFERENCES
             ) -> tuple[float, float]:
-    """Interval of the mean of `d` over questions (`curves.mean_interval`; its values within
+    """Interval of the mean of `d` over questions (`survey.mean_interval`; its values within
     `bounds`; NaN when empty)."""
     lo, hi = mean_interval(np.asarray(d, dtype=float).reshape(-1, 1), bounds, level)
     return float(lo[0]), float(hi[0])

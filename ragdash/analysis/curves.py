@@ -1,6 +1,6 @@
-"""Score_IR across questions: mean curves over the token budget N with their intervals, the
-paper's Table 3.1 (§3.1), breakdowns by question metadata, the best retriever, and downsampling
-of sorted curves for plotting."""
+"""Score_IR across questions: mean curves over the token budget N with their intervals
+(`calibration.survey.mean_interval`), the paper's Table 3.1 (§3.1), breakdowns by question
+metadata, the best retriever, and downsampling of sorted curves for plotting."""
 
 from __future__ import annotations
 
@@ -10,32 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ragdash.analysis.frames import at_budget, order_systems
-from ragdash.calibration.survey import beta_interval
-
-
-def mean_interval(values: np.ndarray, bounds: tuple[float, float] = (0.0, 1.0),
-                  level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Interval (lo, hi) of each column mean of `values` (questions × columns, every value within
-    `bounds`): Clopper–Pearson at an effective sample size (Korn & Graubard, 1998) on the mean
-    rescaled to [0, 1], n p̃(1 − p̃) / s², with half a question more at each end of `bounds`
-    (Jeffreys' pseudo-counts) in p̃ = (Σx + ½) / (n + 1) and in a floor under s²: n questions
-    alike, at an end or not, do not prove the next one will be, so no interval has zero width,
-    and a skewed column (most questions at 0) is not trusted to have the small variance its
-    few draws show. A 0/1 column gets about Clopper–Pearson's interval at n. Coverage by
-    simulation: benchmarks/mean_interval_coverage.py. NaN for a column without questions."""
-    low, high = bounds
-    x = (np.asarray(values, dtype=float) - low) / (high - low)
-    n, cols = x.shape
-    if n == 0:
-        return np.full(cols, np.nan), np.full(cols, np.nan)
-    total = x.sum(axis=0)
-    pt = (total + 0.5) / (n + 1)  # the mean with half a question at each end
-    s2_ends = (((x - pt) ** 2).sum(axis=0) + 0.5 * pt**2 + 0.5 * (1 - pt) ** 2) / n
-    s2 = np.maximum(x.var(axis=0, ddof=1), s2_ends) if n > 1 else s2_ends
-    n_eff = n * pt * (1 - pt) / s2
-    ends = np.array([beta_interval(float(np.clip(p, 0.0, 1.0)), float(m), level)
-                     for p, m in zip(total / n, n_eff, strict=True)]).reshape(cols, 2)
-    return low + (high - low) * ends[:, 0], low + (high - low) * ends[:, 1]
+from ragdash.calibration.survey import mean_interval
 
 
 def mean_curves(ir: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:

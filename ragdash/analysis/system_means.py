@@ -1,6 +1,6 @@
 """Do the signals rank the systems the same way? Per system and per signal (Score_IR at N, the
 1-5 judge as a quality order, the reference metrics, each RAGAS and RAGChecker metric, the
-truth), the mean over questions with its 95 % interval (`curves.mean_interval`, over the
+truth), the mean over questions with its 95 % interval (`survey.mean_interval`, over the
 signal's range); then each signal's order of the systems and Kendall's tau-b (Kendall
 1945, adjusted for ties; `scipy.stats.kendalltau`) between it and a reference
 order (the truth where there is one, else Score_IR), with a summary grouping the signals by
@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from ragdash.analysis.curves import mean_interval
 from ragdash.analysis.signals import direction, signal_label, signal_range
+from ragdash.calibration.survey import mean_interval
 from ragdash.constants import label
 
 MEANS_COLUMNS = ["system", "signal", "mean", "lo", "hi", "n"]
@@ -37,7 +37,7 @@ def system_means(frame: pd.DataFrame, signals: Sequence[str],
                  systems: Sequence[str] | None = None, *, group: str = "qid",
                  level: float = 0.95) -> pd.DataFrame:
     """One row per (system, signal) (MEANS_COLUMNS): the mean over the questions where the
-    signal exists, its interval (lo, hi) over those questions (`curves.mean_interval` over
+    signal exists, its interval (lo, hi) over those questions (`survey.mean_interval` over
     `signal_range`), and n.
     A system's answers to one question are averaged first (one value per question). No value:
     mean, lo and hi NaN, n 0. `systems`: which and in what order (default: as they appear)."""

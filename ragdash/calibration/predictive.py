@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from ragdash.calibration.survey import mean_interval
 from ragdash.constants import LLM_ONLY
 
 if TYPE_CHECKING:
@@ -168,11 +169,12 @@ def predictiveness(pairs_df: pd.DataFrame, n_boot: int = 200, seed: int = 0,
 
 
 def share_estimates(pairs_df: pd.DataFrame, ir_scores: pd.DataFrame, judgments: pd.DataFrame,
-                    h: float, k: float, budget: int, n_boot: int = 200, seed: int = 0,
-                    level: float = 0.95, n_folds: int = 5) -> dict:
-    """Estimated vs actual share judged correct (5) over all RAG answers, in percent, with
-    bootstrap CIs over questions: the h/k rule (IR > k at the fitted k) and the logistic
-    estimator (mean out-of-fold probability of class 5; folds over questions)."""
+                    h: float, k: float, budget: int, seed: int = 0, level: float = 0.95,
+                    n_folds: int = 5) -> dict:
+    """Estimated vs actual share judged correct (5) over all RAG answers, in percent, with 95 %
+    CIs over questions (`survey.mean_interval` of the per-question shares: never of zero width,
+    even where every answer is judged 5): the h/k rule (IR > k at the fitted k) and the
+    logistic estimator (mean out-of-fold probability of class 5; folds over questions)."""
     from ragdash.calibration.model import ProbabilisticEstimator, design, question_folds
 
     df = pairs_df.dropna(subset=["ir", "judge"]).reset_index(drop=True)
@@ -195,11 +197,13 @@ def share_estimates(pairs_df: pd.DataFrame, ir_scores: pd.DataFrame, judgments: 
         aligned = key.reindex(pd.MultiIndex.from_arrays([q, df["retriever"].astype(str)]))
         if aligned.notna().all():
             methods["logistic estimator"] = aligned.to_numpy(float)
-    boots = _resamples(q, n_boot, seed)
 
     def summary(values: np.ndarray) -> dict:
-        return {"pct": float(values.mean() * 100),
-                "ci": _ci([float(values[b].mean() * 100) for b in boots], level)}
+        per_question = pd.Series(values).groupby(q).mean().to_numpy(float)
+        lo, hi = mean_interval(per_question[:, None], (0.0, 1.0), level)
+        pct = float(values.mean() * 100)
+        return {"pct": pct, "ci": [min(float(lo[0]) * 100, pct), max(float(hi[0]) * 100, pct)]
+                if len(per_question) else None}
 
     return {"budget": int(budget), "h": float(h), "k": float(k), "n": int(len(df)),
             "actual": summary(actual),

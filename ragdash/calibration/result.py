@@ -71,4 +71,4 @@ def calibrate(ir_scores: pd.DataFrame, judgments: pd.DataFrame, budget: int = 10
                        evidence=predictiveness(df, n_boot=n_boot, seed=seed, level=level),
                        shares=share_estimates(df, ir_scores, judgments, fits[POOLED]["h"]
                                               .threshold, fits[POOLED]["k"].threshold, budget,
-                                              n_boot=n_boot, seed=seed, level=level))
+                                              seed=seed, level=level))
