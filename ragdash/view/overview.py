@@ -185,8 +185,8 @@ def _share_tiles(cal, shares: dict | None, flat: str | None) -> list[Tile]:
                      "no estimate" if flat else f"{share['estimated_pct']:.1f}%",
                      help=flat or f"Share of answers with Score_IR > k = {cal.k:.3f}.")]
     tiles = [Tile("Judged 5 (RAG answers)", f"{shares['actual']['pct']:.1f} %",
-                  help="Share of RAG answers the judge scored 5, with a 95 % bootstrap "
-                       "interval over questions.", caption=ci_text(shares["actual"]))]
+                  help="Share of RAG answers the judge scored 5, with its 95 % interval "
+                       "over questions.", caption=ci_text(shares["actual"]))]
     for label, est in list(shares["estimates"].items())[:2]:
         if flat and label == "h/k rule":
             tiles.append(Tile(ESTIMATE_LABELS[label], "no estimate", delta="degenerate fit",
