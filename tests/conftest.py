@@ -90,10 +90,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     first: dict[str, int] = {}
     for i, item in enumerate(items):
         first.setdefault(item.nodeid.split("::")[0], i)
-    order = {id(item): i for i, item in enumerate(items)}
-    items.sort(key=lambda it: (it.nodeid.split("::")[0] in LAST,
-                               -float(seconds.get(it.nodeid.split("::")[0], 0.0)),
-                               first[it.nodeid.split("::")[0]], order[id(it)]))
+
+    def key(item: pytest.Item) -> tuple:
+        file = item.nodeid.split("::")[0]
+        return file in LAST, -float(seconds.get(file, 0.0)), first[file]
+
+    items.sort(key=key)  # stable: a file's tests keep their order
 
 
 _SPENT: dict[str, float] = defaultdict(float)

@@ -133,7 +133,7 @@ def paired_test_phrase(pair: dict) -> str:
     """What the paired test found, from `ragdash.analysis.compare.paired`'s counts: its p-value,
     or why no test was run (every question ties, or too few differ)."""
     if pair.get("pvalue") is not None:
-        return f"Wilcoxon p = {pair['pvalue']:.2g}"
+        return f"Wilcoxon p = {p_text(pair['pvalue'])}"
     differ = int(pair["win"]) + int(pair["loss"])
     if differ == 0:
         return f"no test: all {_plural(int(pair['n']), 'question')} tie"
