@@ -21,6 +21,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# The scoring kernels compiled once into numba's on-disk cache (ragdash/scoring/__pycache__):
+# every later process loads them instead of compiling them (about 7 CPU-s each).
+.venv/bin/python -c "from ragdash.scoring import warm; warm()"
+
 # The local LLM (llama.cpp server + Qwen2.5 0.5B GGUF): built once, about 4 minutes.
 if [ -f scripts/build_local_llm.sh ]; then
   bash scripts/build_local_llm.sh .venv/bin/python

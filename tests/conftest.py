@@ -23,20 +23,34 @@ OWN_EMBEDDING_CACHE = {"tests/test_embedding_cache.py", "tests/test_cache_comman
                        "tests/test_evidence.py", "tests/test_run_reading.py"}
 """Test files about where the embedding cache lives and what it holds: their runs roots keep
 their own (every other test shares the session's, `pytest_configure`)."""
+OWN_INDEX_CACHE = {"tests/test_run_reading.py", "tests/test_sweep.py",
+                   "tests/test_ray_executor.py"}
+"""Test files about where the index cache lives, or whose runs must build their indexes (the
+same files from Ray workers as from the local executor): their runs roots keep their own."""
+
+
+def _own_caches() -> dict[str, set[str]]:
+    """The session-wide cache folders (environment variable -> files that keep their own)."""
+    from ragdash.rundir.root import EMBED_CACHE_DIR_ENV, INDEX_CACHE_DIR_ENV
+
+    return {EMBED_CACHE_DIR_ENV: OWN_EMBEDDING_CACHE, INDEX_CACHE_DIR_ENV: OWN_INDEX_CACHE}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """One embedding cache for the whole session (`RAGDASH_EMBED_CACHE_DIR`, inherited by the
-    xdist workers and every process a test starts): a text embedded by one test is read back by
-    the next, and a process whose texts are all cached never loads MiniLM. Vectors depend on
-    the text, model and precision alone, so sharing changes no result."""
-    from ragdash.rundir.root import EMBED_CACHE_DIR_ENV
-
-    if hasattr(config, "workerinput") or os.environ.get(EMBED_CACHE_DIR_ENV):
+    """One embedding cache and one index cache for the whole session
+    (`RAGDASH_EMBED_CACHE_DIR`, `RAGDASH_INDEX_CACHE_DIR`, inherited by the xdist workers and
+    every process a test starts): a text embedded or a chunk set indexed by one test is read
+    back by the next, and a process whose texts are all cached never loads MiniLM. Vectors
+    depend on the text, model and precision alone, an index on its chunks and parameters, so
+    sharing changes no result."""
+    if hasattr(config, "workerinput"):
         return
-    shared = tempfile.mkdtemp(prefix="ragdash-test-embeddings-")
-    os.environ[EMBED_CACHE_DIR_ENV] = shared
-    config.add_cleanup(lambda: shutil.rmtree(shared, ignore_errors=True))
+    for env in _own_caches():
+        if os.environ.get(env):
+            continue
+        shared = tempfile.mkdtemp(prefix=f"ragdash-test-{env.lower()}-")
+        os.environ[env] = shared
+        config.add_cleanup(lambda path=shared: shutil.rmtree(path, ignore_errors=True))
 
 
 def _scan_components_once() -> None:
@@ -57,12 +71,13 @@ _scan_components_once()
 
 
 @pytest.fixture(autouse=True)
-def _own_embedding_cache(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
-    """The files of OWN_EMBEDDING_CACHE keep the cache in their runs roots."""
-    if request.node.nodeid.split("::")[0] in OWN_EMBEDDING_CACHE:
-        from ragdash.rundir.root import EMBED_CACHE_DIR_ENV
-
-        monkeypatch.delenv(EMBED_CACHE_DIR_ENV, raising=False)
+def _own_cache(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """The files of OWN_EMBEDDING_CACHE and OWN_INDEX_CACHE keep those caches in their runs
+    roots."""
+    file = request.node.nodeid.split("::")[0]
+    for env, own in _own_caches().items():
+        if file in own:
+            monkeypatch.delenv(env, raising=False)
     yield
 
 

@@ -318,6 +318,51 @@ def test_only_stale_temp_folders_of_gone_owners_are_removed(tmp_path):
     assert all(p.exists() for p in (young, live, elsewhere, unknown, other))
 
 
+def test_a_build_another_process_finished_meanwhile_is_kept_not_replaced(tmp_path):
+    """Two runs sharing an index cache build the same index at once: the first to finish keeps
+    its folder (the other run may be reading it), the second drops its own copy."""
+    from ragdash.retrieval import base
+
+    def theirs_lands_meanwhile(path: Path) -> None:
+        (path / "index").write_text("ours")
+        other = tmp_path / "idx-key"  # what the other process's rename leaves
+        other.mkdir()
+        (other / "index").write_text("theirs")
+        (other / base.COMPLETE).write_text("ok")
+
+    final = base.cached_build(tmp_path, "idx-key", theirs_lands_meanwhile)
+    assert (final / "index").read_text() == "theirs"
+    assert [p.name for p in tmp_path.iterdir()] == ["idx-key"]  # our temp folder is gone
+    leftover = tmp_path / "idx-old"  # a folder no build completed is replaced
+    leftover.mkdir()
+    (leftover / "index").write_text("half")
+    again = base.cached_build(tmp_path, "idx-old", lambda p: (p / "index").write_text("new"))
+    assert (again / "index").read_text() == "new" and (again / base.COMPLETE).exists()
+
+
+def test_one_folder_can_hold_the_index_cache_of_every_runs_root(tmp_path, monkeypatch):
+    """RAGDASH_INDEX_CACHE_DIR: an index depends on its chunks and parameters alone, so runs
+    roots can share one; a second runs root indexes nothing again."""
+    from ragdash.retrieval.bm25 import BM25
+    from ragdash.rundir.root import INDEX_CACHE, INDEX_CACHE_DIR_ENV, RunsRoot
+
+    chunks = pd.DataFrame({"chunk_id": ["a", "b"], "text": ["one text", "another text"]})
+    monkeypatch.setenv(INDEX_CACHE_DIR_ENV, str(tmp_path / "shared"))
+    first, second = RunsRoot(tmp_path / "a"), RunsRoot(tmp_path / "b")
+    assert first.index_cache == second.index_cache == tmp_path / "shared" / INDEX_CACHE
+    BM25(chunks, first.index_cache, k=1)
+
+    def files() -> dict[Path, int]:
+        return {f: f.stat().st_mtime_ns for f in first.index_cache.rglob("*")
+                if f.is_file() and f.suffix != ".log"}
+
+    built = files()
+    assert BM25(chunks, second.index_cache, k=1).search(["another"])[0][0][0] == "b"
+    assert files() == built  # nothing built or written again
+    monkeypatch.delenv(INDEX_CACHE_DIR_ENV)
+    assert RunsRoot(tmp_path / "a").index_cache == tmp_path / "a" / INDEX_CACHE
+
+
 # --- 13: `ragdash metrics` when every call failed -----------------------------------------------
 
 

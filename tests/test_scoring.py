@@ -213,3 +213,12 @@ def test_chunk_relevance_survives_a_part_of_a_megabyte():
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "['c2']"
+
+
+def test_warm_compiles_every_kernel_the_methods_use():
+    """`scripts/setup.sh` calls `warm()` so that no later process compiles a kernel."""
+    from ragdash.scoring import kernel, warm
+
+    warm()
+    for fn in (kernel.lcsubstr_at_cuts, kernel.prefix_lcsubseq):  # the others are inlined
+        assert fn.signatures, f"{fn.__name__} was not compiled"

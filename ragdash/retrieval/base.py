@@ -41,6 +41,8 @@ def index_key(kind: str, fingerprint: str, params: dict) -> str:
     return f"{kind}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
 
+COMPLETE = ".complete"
+"""The file a finished build's folder holds (written last, before the rename)."""
 OWNER = ".owner"
 """The file in a build's temp folder naming the process that builds there (host, pid and the
 pid's start time)."""
@@ -111,10 +113,12 @@ def remove_stale_builds(cache_dir: Path, now: float | None = None) -> list[Path]
 def cached_build(cache_dir: Path, key: str, build: Callable[[Path], None]) -> Path:
     """Return `cache_dir/key`, building it first (into a temp dir, then renamed) if absent.
     The temp folders of builds killed before they finished are removed first
-    (`remove_stale_builds`)."""
+    (`remove_stale_builds`). When another process finished the same build meanwhile (two runs
+    or jobs sharing the cache), its index is kept, since it may be in use, and this one is
+    dropped."""
     final = Path(cache_dir) / key
     remove_stale_builds(final.parent)
-    if (final / ".complete").exists():
+    if (final / COMPLETE).exists():
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=final.parent))
@@ -122,10 +126,16 @@ def cached_build(cache_dir: Path, key: str, build: Callable[[Path], None]) -> Pa
         (tmp / OWNER).write_text(json.dumps(_owner()))
         build(tmp)
         (tmp / OWNER).unlink()
-        (tmp / ".complete").write_text("ok")
-        if final.exists():
+        (tmp / COMPLETE).write_text("ok")
+        if (final / COMPLETE).exists():
+            return final
+        if final.exists():  # a folder no build completed (an older version's leftover)
             shutil.rmtree(final)
-        os.replace(tmp, final)
+        try:
+            os.replace(tmp, final)
+        except OSError:  # another process's build landed between the check and the rename
+            if not (final / COMPLETE).exists():
+                raise
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -88,8 +90,13 @@ class BM25(Retriever):
             texts.unlink()
 
         self._dir = cached_build(cache_dir, key, build)
-        if not list((self._dir / "pisa").glob(f"bm25.k1-{k1}.b-{b}.*")):
-            _in_child(self._dir, None, settings)  # k1/b-specific structures, built quietly
+        def ready() -> bool:
+            return bool(list((self._dir / "pisa").glob(f"bm25.k1-{k1}.b-{b}.*")))
+
+        if not ready():  # k1/b-specific structures, built quietly, one process at a time
+            with _held(self._dir / ".bm25.lock"):
+                if not ready():
+                    _in_child(self._dir, None, settings)
         index = PisaIndex(str(self._dir / "pisa"), text_field="text", stemmer=stemmer,
                           stops=stopwords, threads=1)
         self._pipe = index.bm25(k1=k1, b=b, num_results=k)
@@ -103,6 +110,18 @@ class BM25(Retriever):
                 .itertuples(index=False):
             by_q[str(qid)].append((self._ids[int(docno)], float(score)))
         return [by_q[q][: self.k] for q in frame["qid"]]
+
+
+@contextlib.contextmanager
+def _held(lock: Path) -> Iterator[None]:
+    """An exclusive `flock` on `lock`, waited for: the index folder is shared by every run and
+    job of its runs root."""
+    with open(lock, "a") as fd:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _in_child(path: Path, texts: Path | None, settings: dict) -> None:

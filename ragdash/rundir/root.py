@@ -36,8 +36,9 @@ class RunsRoot:
 
     @property
     def index_cache(self) -> Path:
-        """The folder of built retrieval indexes (BM25, FAISS), keyed by chunks and params."""
-        return self.path / INDEX_CACHE
+        """The folder of built retrieval indexes (BM25, FAISS), keyed by chunks and params: in
+        the runs root, or under the folder `RAGDASH_INDEX_CACHE_DIR` names."""
+        return _shared(INDEX_CACHE_DIR_ENV, self.path) / INDEX_CACHE
 
     @property
     def embedding_cache(self) -> Path:
@@ -76,10 +77,18 @@ class RunsRoot:
 EMBED_CACHE_DIR_ENV = "RAGDASH_EMBED_CACHE_DIR"
 """Names one folder for the embedding cache of every runs root: vectors depend on the text, the
 model and the precision alone, so runs roots (and test sessions) can share them."""
+INDEX_CACHE_DIR_ENV = "RAGDASH_INDEX_CACHE_DIR"
+"""Names one folder for the index cache of every runs root: an index depends on the chunks'
+texts and its parameters alone (`retrieval.base.index_key`), so runs roots can share them."""
+
+
+def _shared(env: str, runs_root: str | Path) -> Path:
+    """The folder `env` names, else the runs root itself."""
+    shared = os.environ.get(env, "").strip()
+    return Path(shared) if shared else Path(runs_root)
 
 
 def embedding_cache_dir(runs_root: str | Path) -> Path:
     """Where the embedding cache of `runs_root` lives: the folder `RAGDASH_EMBED_CACHE_DIR`
     names, else the runs root itself."""
-    shared = os.environ.get(EMBED_CACHE_DIR_ENV, "").strip()
-    return Path(shared) if shared else Path(runs_root)
+    return _shared(EMBED_CACHE_DIR_ENV, runs_root)

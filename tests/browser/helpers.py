@@ -139,6 +139,24 @@ def goto(pg: Page, server: dict, path: str) -> None:
     assert pg.get_by_text("Page not found").count() == 0, f"{path}: page not found"
 
 
+def open_from_sidebar(pg: Page, name: str) -> None:
+    """Open the page app_pages/<name>.py as a user does, by its link in the sidebar: the same
+    session and no page load (a load costs Chromium a start of the app's JavaScript). Returns
+    once the URL is the page's, its title has replaced the last page's and its script stopped,
+    with no exception."""
+    from ragdash.ui.navigation import PAGES
+
+    spec = next(s for s in PAGES if s.name == name and not s.hidden)
+    title = pg.locator('[data-testid="stHeading"]').first
+    before = title.inner_text()
+    pg.get_by_test_id("stSidebarNav").get_by_text(spec.title, exact=True).click()
+    expect(pg).to_have_url(re.compile(rf"/{spec.url_path}(\?|$)"))
+    expect(title).not_to_have_text(before)
+    settle(pg)
+    no_exception(pg, f"{name} from the sidebar")
+    assert pg.get_by_text("Page not found").count() == 0, f"{name}: page not found"
+
+
 def pick_no_chunker(pg: Page) -> None:
     """On the Build page: choose the chunker `none` (documents as chunks: a fast build)."""
     settle(pg)  # a click while the page still draws can land on a list that is redrawn

@@ -37,11 +37,13 @@ def site(tmp_path_factory) -> Iterator[dict]:
     require("chromium")
     root = tmp_path_factory.mktemp("browser_jobs")
     port = free_port()
-    from ragdash.rundir.root import EMBED_CACHE_DIR_ENV
+    from ragdash.rundir.root import EMBED_CACHE_DIR_ENV, INDEX_CACHE_DIR_ENV
 
-    # the runs root's own embedding cache, not the session's: where an earlier test embedded
-    # the sample's texts, the survivor build finished before the test could kill its server
-    env = {**{k: v for k, v in os.environ.items() if k != EMBED_CACHE_DIR_ENV},
+    # the runs root's own embedding and index caches, not the session's: where an earlier test
+    # embedded the sample's texts, the survivor build finished before the test could kill its
+    # server
+    env = {**{k: v for k, v in os.environ.items()
+              if k not in (EMBED_CACHE_DIR_ENV, INDEX_CACHE_DIR_ENV)},
            "RAGDASH_DEMO_RUN": os.pathsep.join(str(ROOT / d) for d in BUNDLED),
            "RAGDASH_RUNS_ROOT": str(root / "runs")}
     cmd = [str(Path(sys.executable).with_name("streamlit")), "run", str(ROOT / "app.py"),
