@@ -79,8 +79,10 @@ def _llm_override(borrowed: dict[str, Any]) -> dict[str, Any] | None:
             "max_tokens": MAX_TOKENS}
 
 
+@st.fragment
 def chooser(run: Run, expanded: bool = False) -> None:
-    """The metric chooser of the LLM page (needs answers; see the module's docstring)."""
+    """The metric chooser of the LLM page (needs answers; see the module's docstring). A
+    fragment: ticking a box re-prices the choice without redrawing the rest of the page."""
     saved = saved_config(run.manifest)
     n_q = len(run.table("examples")) if run.has("examples") else 0
     with st.expander("Measure the answers with RAGAS and RAGChecker metrics",

@@ -39,8 +39,10 @@ def default_pair(names: list[str]) -> tuple[str, str]:
     return x, "judge" if "judge" in rest else rest[0]
 
 
+@st.fragment
 def panel(run: Run) -> None:
-    """Two signal pickers and their scatter; a clicked point opens the question browser."""
+    """Two signal pickers and their scatter; a clicked point opens the question browser. A
+    fragment: picking a signal redraws the scatter alone, not the rest of the page."""
     goto = st.session_state.pop(GOTO, None)
     if goto is not None:
         run_key = st.session_state.get("run") or state.run_key(run.path)
