@@ -21,6 +21,11 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# The project's bytecode compiled once (pip does the same for the packages it installs): where
+# PYTHONDONTWRITEBYTECODE is set, every process would otherwise compile ragdash from source
+# again (about 0.5 CPU-s per process: the dashboard, each job, each CLI call).
+.venv/bin/python -m compileall -q ragdash app_pages app.py >/dev/null
+
 # The scoring kernels compiled once into numba's on-disk cache (ragdash/scoring/__pycache__):
 # every later process loads them instead of compiling them (about 7 CPU-s each).
 .venv/bin/python -c "from ragdash.scoring import warm; warm()"

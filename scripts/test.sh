@@ -23,6 +23,9 @@ if ! command -v chromium-headless-shell >/dev/null 2>&1; then
     echo "[test] browser tests will skip (they fail when CI=true)"
   fi
 fi
+# The suite starts hundreds of Python processes (servers, jobs, CLI calls, indexers): let them
+# keep the bytecode they compile (tests' assertion rewriting included), whatever the shell says
+unset PYTHONDONTWRITEBYTECODE
 # both cores, one test file per worker: a worker's browser tests share one server and
 # Chromium (tests/browser/conftest.py), and a module's fixtures are built once. Files go out
 # heaviest first (tests/conftest.py): --no-loadscope-reorder keeps that order, which xdist
