@@ -7,6 +7,8 @@ PyTerrier pipelines and `pt.Experiment` evaluates them.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -15,7 +17,7 @@ import shutil
 import socket
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -108,6 +110,18 @@ def remove_stale_builds(cache_dir: Path, now: float | None = None) -> list[Path]
             shutil.rmtree(tmp, ignore_errors=True)
             removed.append(tmp)
     return removed
+
+
+@contextlib.contextmanager
+def held(lock: Path) -> Iterator[None]:
+    """An exclusive `flock` on the file `lock`, waited for: for work inside a built folder of
+    the cache, which every run and job of its runs root shares."""
+    with open(lock, "a") as fd:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def cached_build(cache_dir: Path, key: str, build: Callable[[Path], None]) -> Path:

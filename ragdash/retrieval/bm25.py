@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import fcntl
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 
 from ragdash.children import die_with_parent
-from ragdash.retrieval.base import Retriever, cached_build, corpus_fingerprint, index_key
+from ragdash.retrieval.base import Retriever, cached_build, corpus_fingerprint, held, index_key
 
 _LIBC = ctypes.CDLL(None)
 STEMMERS = ("porter2", "krovetz", "none")
@@ -94,7 +92,7 @@ class BM25(Retriever):
             return bool(list((self._dir / "pisa").glob(f"bm25.k1-{k1}.b-{b}.*")))
 
         if not ready():  # k1/b-specific structures, built quietly, one process at a time
-            with _held(self._dir / ".bm25.lock"):
+            with held(self._dir / ".bm25.lock"):
                 if not ready():
                     _in_child(self._dir, None, settings)
         index = PisaIndex(str(self._dir / "pisa"), text_field="text", stemmer=stemmer,
@@ -110,18 +108,6 @@ class BM25(Retriever):
                 .itertuples(index=False):
             by_q[str(qid)].append((self._ids[int(docno)], float(score)))
         return [by_q[q][: self.k] for q in frame["qid"]]
-
-
-@contextlib.contextmanager
-def _held(lock: Path) -> Iterator[None]:
-    """An exclusive `flock` on `lock`, waited for: the index folder is shared by every run and
-    job of its runs root."""
-    with open(lock, "a") as fd:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _in_child(path: Path, texts: Path | None, settings: dict) -> None:

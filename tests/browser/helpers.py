@@ -134,9 +134,14 @@ def goto(pg: Page, server: dict, path: str) -> None:
     title, or an exception) and stopped, with no exception and no "Page not found"."""
     pg.goto(f"{server['url']}/{path}")
     pg.locator('[data-testid="stHeading"], [data-testid="stException"]').first.wait_for()
+    drawn(pg, path)
+
+
+def drawn(pg: Page, where: str) -> None:
+    """Wait until the page's script stopped; no exception and no "Page not found"."""
     settle(pg)
-    no_exception(pg, path)
-    assert pg.get_by_text("Page not found").count() == 0, f"{path}: page not found"
+    no_exception(pg, where)
+    assert pg.get_by_text("Page not found").count() == 0, f"{where}: page not found"
 
 
 def open_from_sidebar(pg: Page, name: str) -> None:
@@ -152,9 +157,7 @@ def open_from_sidebar(pg: Page, name: str) -> None:
     pg.get_by_test_id("stSidebarNav").get_by_text(spec.title, exact=True).click()
     expect(pg).to_have_url(re.compile(rf"/{spec.url_path}(\?|$)"))
     expect(title).not_to_have_text(before)
-    settle(pg)
-    no_exception(pg, f"{name} from the sidebar")
-    assert pg.get_by_text("Page not found").count() == 0, f"{name}: page not found"
+    drawn(pg, f"{name} from the sidebar")
 
 
 def pick_no_chunker(pg: Page) -> None:
