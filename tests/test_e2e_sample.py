@@ -10,8 +10,10 @@ pytestmark = pytest.mark.slow
 
 
 def test_paper_config_on_the_sample_without_llm(tmp_path):
+    """15 questions: semantic chunking embeds every sentence of their 150 documents, then the
+    chunks (MiniLM on the CPU, most of the test's time); the orderings below hold with room."""
     run_dir = tmp_path / "paper"
-    assert main(["run", "--config", "configs/paper.yaml", "--limit", "30",
+    assert main(["run", "--config", "configs/paper.yaml", "--limit", "15",
                  "--retrievers", "bm25,sim,mmr,reo", "--run-dir", str(run_dir), "-q"]) == 0
     table = pd.read_csv(run_dir / "ir_summary.csv").set_index("budget")
     assert list(table.index) == list(range(100, 1001, 100))
@@ -20,7 +22,7 @@ def test_paper_config_on_the_sample_without_llm(tmp_path):
     assert table.loc[1000, "sim"] > table.loc[1000, "reo"]
     run = Run(run_dir)
     ex = run.read("examples")
-    assert len(ex) == 30 and {"type", "level"} <= set(ex.columns)
+    assert len(ex) == 15 and {"type", "level"} <= set(ex.columns)
     chunks = run.read("chunks")
     docs = run.read("documents").set_index("doc_id")["text"]
     # exact spacing: every chunk is a slice of its document

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 from fixtures.make_run import make_run
-from helpers import goto, no_exception, settle, shot
+from helpers import goto, no_exception, open_from_sidebar, settle, shot
 from playwright.sync_api import expect
 
 from ragdash.rundir import Run
@@ -40,8 +40,10 @@ def _no_link(pg, where: str) -> None:
 def test_bare_urls_in_a_run_id_and_description_make_no_link(server, page, url_runs):
     page.set_viewport_size({"width": 1500, "height": 2600})
     sidebar = page.get_by_test_id("stSidebar")
+    goto(page, server, f"?run={quote(url_runs['url'])}")
     for path in ("", "retrieval"):  # the sidebar caption on every page
-        goto(page, server, f"{path}?run={quote(url_runs['url'])}")
+        if path:
+            open_from_sidebar(page, path)  # the same run, as a user goes on
         expect(sidebar.get_by_text(re.compile("^See www"))).to_have_count(1)
         _no_link(page, f"{path or 'overview'} of the run named {URL}")
     # beside another run in the question browser: its column header and "Retrievers of …"

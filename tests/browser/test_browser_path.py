@@ -9,7 +9,16 @@ import re
 import zipfile
 
 import pytest
-from helpers import expect_chosen, goto, name_run, no_exception, settle, shot, upload
+from helpers import (
+    expect_chosen,
+    goto,
+    name_run,
+    no_exception,
+    open_from_sidebar,
+    settle,
+    shot,
+    upload,
+)
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -94,15 +103,15 @@ def test_upload_build_reload_explore_rename_delete(server, page, tmp_path):
     key = re.search(r"[?&]run=([^&]+)", page.url)
     assert key, page.url
     for path in NEXT:  # where a user goes after a build (every page: tests/test_app_pages.py)
-        goto(page, server, f"{path}?run={key.group(1)}")
-        no_exception(page, f"{path} of the built run")
+        open_from_sidebar(page, path)  # the run opened stays the page's run
+        expect(page).to_have_url(re.compile(rf"[?&]run={re.escape(key.group(1))}(&|$)"))
     marks = page.locator(".rd-ctx mark")
     assert marks.count() >= 1, "no highlighted evidence in the question browser"
     first = page.locator(".rd-chunk").first.inner_text()
     assert re.search(r"^# \w+\s*\n", first.split("\n", 1)[1], re.M), first  # heading, own line
     shot(page, "52-path-browser-evidence")
 
-    goto(page, server, "build")
+    open_from_sidebar(page, "build")
     page.get_by_role("button", name="Rename").click()
     new = page.get_by_label("New name")
     new.fill("path-run-renamed")

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import pytest
 from fixtures.make_run import make_run
-from helpers import goto, no_exception, settle, shot
+from helpers import goto, no_exception, open_from_sidebar, settle, shot
 from playwright.sync_api import expect
 
 from ragdash.rundir import Run
@@ -64,7 +64,7 @@ def test_run_name_with_script_is_shown_as_text(server, page, runs):
     goto(page, server, f"?run={quote(runs['hostile'])}")
     _no_injection(page, "overview of the hostile run")
     assert page.get_by_role("heading", name=re.compile(re.escape("Run <iframe"))).count() == 1
-    goto(page, server, "runs")
+    open_from_sidebar(page, "runs")  # as a user goes on, in the same session
     _no_injection(page, "compare runs with a hostile run")
 
 
