@@ -223,3 +223,33 @@ def test_importing_the_config_loads_no_llm_machinery():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def _magic_lines(source: str) -> list[int]:
+    """Lines of the expression statements Streamlit's magic would write: not a call, not a
+    docstring, not `yield`/`await` (streamlit/runtime/scriptrunner/magic.py)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        for i, stmt in enumerate(body if isinstance(body, list) else []):
+            if not isinstance(stmt, ast.Expr) or isinstance(
+                    stmt.value, ast.Call | ast.Yield | ast.YieldFrom | ast.Await):
+                continue
+            if i == 0 and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value,
+                                                                              str):
+                continue  # a docstring
+            found.append(stmt.lineno)
+    return found
+
+
+def test_no_page_relies_on_streamlit_magic():
+    """.streamlit/config.toml turns magic off (no syntax-tree rewrite of each page): a bare
+    expression in a page would show nothing, so there is none."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["runner"]["magicEnabled"] is False
+    assert _magic_lines('"""doc."""\nimport x\nx.f()\nx\n"shown"\n') == [4, 5]  # it sees them
+    pages = [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py"))]
+    bare = {p.name: lines for p in pages if (lines := _magic_lines(p.read_text()))}
+    assert not bare, f"expressions that magic would have shown, now shown nowhere: {bare}"
