@@ -93,17 +93,13 @@ def test_the_dashboard_stops_with_the_message_not_a_traceback(monkeypatch, page)
 
 
 def test_the_data_page_uses_the_checked_limit(monkeypatch, tmp_path):
+    from fixtures.apptest import open_app
     from fixtures.make_run import make_run
-    from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("RAGDASH_DEMO_RUN", str(make_run(tmp_path / "demo", n_questions=6)))
     monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(tmp_path / "runs"))
     monkeypatch.setenv("RAGDASH_MAX_UPLOAD_MB", " 12 ")
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    at.run()
-    at.switch_page("app_pages/data.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = open_app("data")
     assert any("Uploads up to 12 MB each" in c.value for c in at.caption)
 
 

@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.apptest import open_app
 from fixtures.make_run import make_run
 from fixtures.tables import clipped_headers
 from scipy import stats
@@ -253,14 +254,7 @@ def app_env(root, monkeypatch):
 
 
 def open_runs_page(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    at.switch_page("app_pages/runs.py")
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app("runs", timeout=90, **params)
 
 
 def test_runs_page_ranks_runs_from_the_url(root, app_env):

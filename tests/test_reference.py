@@ -434,7 +434,7 @@ def test_a_run_without_reference_file_is_scored_from_its_answers(synthetic):
 
 
 def test_llm_page_and_report_show_the_reference_table(synthetic, monkeypatch):
-    from streamlit.testing.v1 import AppTest
+    from fixtures.apptest import open_app
 
     from ragdash.report import build_report
     from ragdash.view import RunView
@@ -443,10 +443,7 @@ def test_llm_page_and_report_show_the_reference_table(synthetic, monkeypatch):
     assert want["n"].sum() > 0 and 0 < want["f1"].max() <= 1
     monkeypatch.setenv("RAGDASH_DEMO_RUN", str(synthetic.path))
     monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(synthetic.path.parent / "runs"))
-    at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=60)
-    at.run()
-    at.switch_page("app_pages/llm.py").run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = open_app("llm")
     assert "Answers against the gold answers (no LLM)" in [s.value for s in at.subheader]
     shown = next(d.value for d in at.dataframe if "token F1" in d.value.columns)
     assert shown["n"].tolist() == want["n"].tolist()
