@@ -110,3 +110,19 @@ def test_needs_it():
     failed = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     failed.assert_outcomes(errors=1)  # in setup: the run fails all the same
     failed.stdout.fnmatch_lines(["*absent-tool is gone; CI=true needs it*"])
+
+
+def test_apptest_waits_for_a_run_by_its_end_event_and_still_times_out():
+    """tests/conftest.py's wait for AppTest runs: in use, back as soon as a run ends, and a
+    run that does not end still fails with Streamlit's timeout error."""
+    import time
+
+    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import local_script_runner as lsr
+
+    assert lsr.require_widgets_deltas.__module__ == "conftest"
+    t0 = time.monotonic()
+    at = AppTest.from_string("import streamlit as st\nst.write('done')").run()
+    assert at.markdown[0].value == "done" and time.monotonic() - t0 < 2.5
+    with pytest.raises(RuntimeError, match=r"timed out after 0.5\(s\)"):
+        AppTest.from_string("import time\ntime.sleep(1.5)", default_timeout=0.5).run()
