@@ -30,7 +30,6 @@ from ragdash.redact import MASK, redact, remember
 from ragdash.rundir import Run
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "app.py"
 SECRET = "sk-proj-Hardening3-SECRET-0123456789abcdef"
 
 
@@ -77,15 +76,10 @@ def test_the_upload_limit_is_read_trimmed_and_bounded_by_streamlits():
 
 @pytest.mark.parametrize("page", [None, "data"])
 def test_the_dashboard_stops_with_the_message_not_a_traceback(monkeypatch, page):
-    from streamlit.testing.v1 import AppTest
+    from fixtures.apptest import open_app
 
     monkeypatch.setenv("RAGDASH_MAX_UPLOAD_MB", "abc")
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    at.run()
-    if page:
-        at.switch_page(f"app_pages/{page}.py")
-        at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = open_app(page)  # (no exception box: open_app asserts it)
     errors = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]  # markdown escapes undone
     assert len(errors) == 1 and "RAGDASH_MAX_UPLOAD_MB='abc'" in errors[0], errors
     assert "positive whole number" in errors[0]

@@ -4,7 +4,6 @@ datasets, and the dashboard's Runs page (AppTest) on synthetic runs."""
 
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
@@ -22,7 +21,6 @@ from ragdash.analysis.area import curve_area
 from ragdash.rundir import Run
 
 SHA = "ab" * 32
-APP = os.path.join(os.path.dirname(__file__), "..", "app.py")
 
 
 def _source(path, sha=SHA, name="qa.jsonl"):
