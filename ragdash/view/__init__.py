@@ -289,9 +289,7 @@ class RunView:
         """{retriever: its chunks for `qid` in rank order} ({} before retrieval)."""
         if not (self.run.has("retrieved") and self.run.has("chunks")):
             return {}
-        from ragdash.systems.store import chunk_table
-
-        return matching.question_chunks(self.run.read("retrieved"), chunk_table(self.run),
+        return matching.question_chunks(self.run.read("retrieved"), self.run.read("chunks"),
                                         str(qid))
 
     @kept()
