@@ -16,6 +16,7 @@ from ragdash.budget import TOKENIZERS
 from ragdash.config import SAMPLE_DATASET, ConfigError, expand, load_spec
 from ragdash.data import DataError
 from ragdash.data.columns import describe as describe_columns
+from ragdash.llm import keys as llm_keys
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, LOCAL_GENERATOR, judge_model_for
 from ragdash.params import Param
@@ -234,8 +235,8 @@ with st.container(border=True):
                  "paper: the paper's text unchanged")
         judge_cfg = {"backend": judge_backend, "base_url": base_url or None,
                      "model": judge_model_for(judge_backend, judge_model)}
-        st.caption("API keys come from the environment (OPENAI_API_KEY); they are never "
-                   "written to the run.")
+        st.caption(widgets.md(llm_keys.job_note(backend, base_url or None)) + " API keys are "
+                   "never written to the run.")
 
 # --- several runs at once ----------------------------------------------------------------------
 with st.container(border=True):

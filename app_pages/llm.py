@@ -10,6 +10,7 @@ from ragdash.analysis.signals import ERAG_LABELS, cost_text
 from ragdash.calibration.predictive import abstention_by_evidence
 from ragdash.config import ConfigError, saved_config
 from ragdash.constants import LLM_ONLY, REFERENCE_METRICS, SCORES
+from ragdash.llm import keys as llm_keys
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, LOCAL_GENERATOR
@@ -133,6 +134,7 @@ def launcher(expanded: bool) -> None:
         key = st.text_input("OpenAI API key (kept in memory only, never written: the job "
                             "process gets it in its environment)",
                             type="password", key="llm_api_key")
+        st.caption(widgets.md(llm_keys.job_note(gen_backend, base_url or None, bool(key))))
         rule = refusal_rule()
         if rule is None:
             return

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ragdash.config import SPEC_VERSION
 from ragdash.exit_watch import reported
+from ragdash.llm import keys
 from ragdash.rundir import MANIFEST, Run, write_json
 from ragdash.rundir import lock as run_lock
 from ragdash.rundir.run import MANIFEST_LOCK, error_text, now
@@ -53,6 +54,16 @@ NICE = 10
 """The job process's CPU niceness (absolute, never added to what it inherited): a long job
 yields the CPU to the pages of every user, and one started from a server that is itself
 niced stays at this level instead of sinking to 19."""
+JOB_ENV_NAMES = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR",
+    "TEMP", "TMP", "PWD", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CI", "OLLAMA_HOST",
+    "OPENAI_BASE_URL", "TOKENIZERS_PARALLELISM", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "JAVA_HOME", "SENTENCE_TRANSFORMERS_HOME",
+    "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"})
+JOB_ENV_PREFIXES = ("RAGDASH_", "LC_", "PYTHON", "XDG_", "HF_", "TRANSFORMERS_", "TORCH",
+                    "OMP_", "MKL_", "OPENBLAS_", "NUMEXPR_", "RAY_", "CUDA", "COVERAGE_")
+"""The variables a job process inherits from the dashboard (what Python, the models and the
+executors read), besides the key variables its LLM sections may use (`keys.needed_variables`)."""
 INTERRUPTED_SHOWN = 24 * 3600
 """How long (seconds since its last report) the dashboard lists an interrupted job, waiting to
 be resumed."""
@@ -200,9 +211,7 @@ def spawn(home: Path | str, kind: str, cfg: dict | None = None,
     fd = run_lock.acquire(home)
     try:
         queue(home, kind, cfg, stages, planned, plan, task)
-        env = {k: v for k, v in os.environ.items() if k != API_KEY_ENV}
-        if api_key:
-            env[API_KEY_ENV] = api_key
+        env = job_environment(_configs(cfg, planned, task), api_key)
         with open(home / LOG, "ab") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "ragdash.cli", "job", "--run-dir", str(home),
@@ -214,6 +223,26 @@ def spawn(home: Path | str, kind: str, cfg: dict | None = None,
     run_lock.hand_over(home)  # the process holds it now, and writes its pid in the record
     threading.Thread(target=proc.wait, name=f"ragdash-reap-{proc.pid}", daemon=True).start()
     return status(home)  # type: ignore[return-value]
+
+
+def job_environment(configs: Sequence[object], api_key: str | None = None,
+                    environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a job process: `JOB_ENV_NAMES` and `JOB_ENV_PREFIXES` of the
+    dashboard's, the key variables its `configs` may use (allowed for their endpoints, never a
+    variable or URL a dashboard user chose), `api_key` (typed by the user) under `API_KEY_ENV`,
+    and `keys.CONFINE_ENV` on, so that the job sends an environment key only where allowed."""
+    env = os.environ if environ is None else environ
+    out = {k: v for k, v in env.items() if k != API_KEY_ENV and (
+        k in JOB_ENV_NAMES or k.startswith(JOB_ENV_PREFIXES))}
+    out.update({var: env[var] for var in keys.needed_variables(configs, env)})
+    out[keys.CONFINE_ENV] = "1"
+    if api_key:
+        out[API_KEY_ENV] = api_key
+    return out
+
+
+def _configs(cfg: dict | None, planned: Sequence, task: Mapping[str, object] | None) -> list:
+    return [c for c in (cfg, task, *(p.cfg for p in planned)) if c is not None]
 
 
 def queue(home: Path, kind: str, cfg: dict | None = None, stages: Sequence[str] = (),

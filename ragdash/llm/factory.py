@@ -87,7 +87,7 @@ def chat_model(settings: LLMSettings, *, base_url: str | None = None) -> BaseCha
     from langchain_openai import ChatOpenAI
 
     model = settings.model
-    key = settings.resolve_api_key()
+    key = settings.resolve_api_key(url)
     if settings.backend == "local":
         if not url:
             raise LLMError("the local backend needs a running server: use "

@@ -22,6 +22,8 @@ from pydantic import (
     model_serializer,
 )
 
+from ragdash.llm import keys
+
 Backend = Literal["local", "ollama", "openai"]
 BACKENDS: tuple[str, ...] = get_args(Backend)
 JUDGE_MODES = ("grouped", "single", "stepwise")
@@ -144,9 +146,20 @@ class LLMSettings:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if f.name not in _SECRET_FIELDS}
 
-    def resolve_api_key(self) -> str | None:
-        """The explicit key, else the environment's; None when neither is set."""
-        return self.api_key or os.environ.get(self.api_key_env) or None
+    def endpoint(self, base_url: str | None = None) -> str | None:
+        """Where requests go: `base_url`, else the settings', else the backend's default."""
+        return base_url or self.base_url or keys.default_url(self.backend)
+
+    def resolve_api_key(self, base_url: str | None = None) -> str | None:
+        """The explicit key, else the environment's for requests to `endpoint(base_url)`
+        (in a confined process, only where the operator allowed it: `ragdash.llm.keys`);
+        None when there is none to send."""
+        return self.api_key or keys.environment_key(self.api_key_env, self.endpoint(base_url))
+
+    def withheld_key(self, base_url: str | None = None) -> str | None:
+        """Why the environment's key is not sent to `endpoint(base_url)`, or None."""
+        return None if self.api_key else keys.withheld(self.api_key_env,
+                                                        self.endpoint(base_url))
 
     def backoff(self, attempt: int) -> float:
         """Seconds to wait before retry number `attempt` (0-based)."""

@@ -109,12 +109,11 @@ class RunView:
     def reference(self) -> pd.DataFrame | None:
         """Every answer against the gold answers (reference.parquet; computed from the answers
         when the run has none, or one older than its answers); None without answers."""
-        reader = self.run.reader  # every file looked at through it, so a memo follows them
-        answers = reader.stamp(self.run.file("answers"))
-        if answers is None:
+        answers = self.run.file("answers")
+        if not answers.exists():
             return None
-        saved = reader.stamp(self.run.file("reference"))
-        if saved is not None and saved[1] >= answers[1]:  # Stamp: (inode, mtime_ns, size)
+        saved = self.run.file("reference")
+        if saved.exists() and saved.stat().st_mtime_ns >= answers.stat().st_mtime_ns:
             return self.run.read("reference")
         return reference.score_answers(self.run.read("answers"), self.run.read("examples"))
 

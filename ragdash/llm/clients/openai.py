@@ -71,12 +71,13 @@ class OpenAIBackend:
         self.name = name
         self.model = model or settings.model
         self.base_url = base_url or settings.base_url
-        key = api_key or settings.resolve_api_key()
+        key = api_key or settings.resolve_api_key(self.base_url)
         remember(key)  # a server may echo the Authorization header in an error body
+        self._withheld = None if api_key else settings.withheld_key(self.base_url)
         if key is None:
             if self.base_url is None:
-                raise LLMError(f"the openai backend needs an API key: set {settings.api_key_env}"
-                               " in the environment", kind="config")
+                raise LLMError(self._withheld or "the openai backend needs an API key: set "
+                               f"{settings.api_key_env} in the environment", kind="config")
             key = "not-needed"  # compatible local servers ignore it
         self._client = openai.OpenAI(api_key=key, base_url=self.base_url,
                                      timeout=settings.timeout_s, max_retries=0,
@@ -127,6 +128,9 @@ class OpenAIBackend:
                         if self._modes[0] == mode and len(self._modes) > 1:
                             self._modes.pop(0)
                     continue
+                if exc.status_code in (401, 403) and self._withheld:
+                    raise LLMError(f"{where}: authentication refused ({exc.status_code}): "
+                                   f"{self._withheld}", kind="auth") from exc
                 raise _openai_error(exc, where, timeout_s) from exc
             except openai.OpenAIError as exc:
                 raise _openai_error(exc, where, timeout_s) from exc
