@@ -96,8 +96,14 @@ def _params_text(params: Mapping | None, prefix: str = "") -> str:
     return ", ".join(o for o in out if o)
 
 
-def _size(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+def _size(run: Run) -> int:
+    """Bytes of the run's files, each looked at through the run's reader (so a kept catalogue
+    follows them), every declared run file too, found or not (so one written later is seen)."""
+    from ragdash.rundir import FILES
+
+    for key in FILES:
+        run.has(key)
+    return sum(s[2] for f in run.path.rglob("*") if (s := run.reader.stamp(f)) is not None)
 
 
 CATALOGUE_COLUMNS = ["key", "run", "folder", "varied", "dataset", "sha256", "dataset_key",
@@ -140,7 +146,7 @@ def describe(run: Run, key: str | None = None) -> dict:
         "scored": done("score"),
         "llm": ", ".join(s for s in ("generate", "judge", "calibrate") if done(s)) or "no",
         "judged_correct": (shares.get("actual") or {}).get("pct"),
-        "size_mb": _size(run.path) / 1e6, "updated": m.get("updated", ""),
+        "size_mb": _size(run) / 1e6, "updated": m.get("updated", ""),
     }
 
 

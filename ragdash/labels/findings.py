@@ -28,14 +28,21 @@ from ragdash.rundir import Run
 SECTIONS = ("labels", "agreement", "ppi", "share")
 
 
+def _digest(run: Run, key: str, digits: int) -> str | None:
+    """The first `digits` hex digits of the sha1 of run file `key`, None without it. Whether it
+    exists is asked through the run's reader, so a cache keyed on the files a computation looked
+    at (`rundir.Memo`) follows this file too."""
+    if not run.has(key):
+        return None
+    return hashlib.sha1(run.file(key).read_bytes()).hexdigest()[:digits]
+
+
 def fingerprint(run: Run) -> str:
     """A hash of labels.parquet ("none" without it) and of reference.parquet when the run has
     one: calibration.json's sections are current while both are unchanged."""
-    f, ref = run.file("labels"), run.file("reference")
-    labels = hashlib.sha1(f.read_bytes()).hexdigest()[:16] if f.exists() else "none"
-    if not ref.exists():
-        return labels
-    return f"{labels}+{hashlib.sha1(ref.read_bytes()).hexdigest()[:8]}"
+    labels = _digest(run, "labels", 16) or "none"
+    ref = _digest(run, "reference", 8)
+    return labels if ref is None else f"{labels}+{ref}"
 
 
 def _ir_scores(run: Run) -> pd.DataFrame | None:

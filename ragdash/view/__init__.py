@@ -109,11 +109,12 @@ class RunView:
     def reference(self) -> pd.DataFrame | None:
         """Every answer against the gold answers (reference.parquet; computed from the answers
         when the run has none, or one older than its answers); None without answers."""
-        answers = self.run.file("answers")
-        if not answers.exists():
+        reader = self.run.reader  # every file looked at through it, so a memo follows them
+        answers = reader.stamp(self.run.file("answers"))
+        if answers is None:
             return None
-        saved = self.run.file("reference")
-        if saved.exists() and saved.stat().st_mtime_ns >= answers.stat().st_mtime_ns:
+        saved = reader.stamp(self.run.file("reference"))
+        if saved is not None and saved[1] >= answers[1]:  # Stamp: (inode, mtime_ns, size)
             return self.run.read("reference")
         return reference.score_answers(self.run.read("answers"), self.run.read("examples"))
 
