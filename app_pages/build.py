@@ -24,6 +24,7 @@ from ragdash.planning import stage_plan
 from ragdash.rundir import Run, list_runs, stage_table
 from ragdash.rundir.lock import RunLocked
 from ragdash.rundir.manage import delete_run, rename_run
+from ragdash.rundir.manifest import ManifestError
 from ragdash.scoring import METHODS
 from ragdash.stages.runner import configured_stages
 from ragdash.ui import jobs, navigation, paths, server, state, sweep_grid, widgets
@@ -325,8 +326,9 @@ if st.button(start_label, type="primary", disabled=bool(problems) or busy, key="
         try:
             job = sweep_grid.start(planned, run_dir) if planned else \
                 jobs.start(cfg, run_dir, configured_stages(cfg), plan=plan)
-        except (RunLocked, paths.OutsideRoots) as exc:  # RunLocked: another user, or a
-            st.error(widgets.md(exc))  # `ragdash` command, runs it now
+        except (RunLocked, paths.OutsideRoots, ManifestError) as exc:  # RunLocked: another
+            st.error(widgets.md(exc))  # user, or a `ragdash` command, runs it now; ManifestError:
+            # a run of that name whose run.json cannot be read, left as it is
         else:
             st.session_state["build_job"] = str(run_dir)
 
@@ -347,24 +349,30 @@ runs = list_runs(state.runs_root())
 if not runs:
     st.caption("No run under the runs root yet.")
 else:
-    rows = []
+    rows, problems = [], {r.path: r.problem() for r in runs}
     for r in runs:
-        m = r.manifest
-        cfg_ = m.get("config", {})
-        stages = r.stages()
+        if problems[r.path]:  # listed with its reason; it can still be renamed or deleted
+            rows.append({"run": r.path.name, "stages": f"unreadable: {problems[r.path]}"})
+            continue
+        cfg_, stages = r.config, r.stages()
         rows.append({
-            "run": r.id, "updated": m.get("updated", ""),
+            "run": r.id, "updated": r.manifest.get("updated", ""),
             "questions": stages["ingest"].counts.get("examples") if "ingest" in stages else None,
-            "retrievers": ", ".join(label(x) for x in cfg_.get("retrievers", {}).get("use", [])),
-            "chunker": cfg_.get("chunker", {}).get("method"),
+            "retrievers": ", ".join(label(x) for x in cfg_.retrievers),
+            "chunker": cfg_.section("chunker").get("method"),
             "stages": " ".join(f"{s} {mark}" for s, mark in
                                stage_table(stages.values())[["stage", "mark"]].values)})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(rows, columns=["run", "updated", "questions", "retrievers",
+                                             "chunker", "stages"]),
+                 hide_index=True, width="stretch")
     keys = {state.run_key(r.path): r for r in runs}
     c1, c2, c3, c4 = st.columns([4, 1, 1, 1])
     pick = c1.selectbox("Open an earlier run", list(keys), key="build_pick",
-                        format_func=lambda k: keys[k].id, label_visibility="collapsed")
-    c2.button("Open", on_click=_open, args=(pick,), key="build_open_earlier", width="stretch")
+                        format_func=lambda k: f"{keys[k].path.name} (unreadable)"
+                        if problems[keys[k].path] else keys[k].id,
+                        label_visibility="collapsed")
+    c2.button("Open", on_click=_open, args=(pick,), key="build_open_earlier", width="stretch",
+              disabled=bool(problems[keys[pick].path]))
     picked = keys[pick]
     busy_pick = jobs.busy(picked.path)
     with c3.popover("Rename", width="stretch", disabled=busy_pick,

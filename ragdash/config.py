@@ -49,6 +49,9 @@ from ragdash.llm.settings import (
     local_default_llm,
 )
 from ragdash.metrics import resolve as resolve_metrics
+from ragdash.rundir import manifest
+from ragdash.rundir.manifest import MIGRATIONS as MIGRATIONS
+from ragdash.rundir.manifest import SPEC_VERSION as SPEC_VERSION
 from ragdash.stress.settings import StressSpec
 
 SAMPLE_DATASET = PROJECT_ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"
@@ -619,51 +622,30 @@ def load_spec(path: str | Path | None = None, overrides: Override = None) -> Run
     return RunSpec.from_config(deep_merge(cfg, over))
 
 
-SPEC_VERSION = 1
-"""The shape of the config a run.json keeps, written beside it as `spec_version` (a run.json
-without one is version 0). A change that would read an earlier shape differently adds a
-migration to MIGRATIONS and bumps this."""
-
-
-def _v0_to_v1(cfg: dict[str, Any]) -> dict[str, Any]:
-    """Version 0 (run.json before `spec_version`): a `generation` or `judge` section without an
-    `llm` key used the run's `llm`. Since version 1 the local backend's default generator and
-    judge fill such a section in, so the saved config says what it meant: `llm: None`."""
-    out = dict(cfg)
-    for section in ("generation", "judge"):
-        part = out.get(section)
-        if part is None or isinstance(part, Mapping) and "llm" not in part:
-            out[section] = {**(part or {}), "llm": None}
-    return out
-
-
-MIGRATIONS: dict[int, Any] = {0: _v0_to_v1}
-"""version -> the function taking a config of that shape to the next version's."""
-
-
 def migrate(cfg: Mapping[str, Any], version: int) -> dict[str, Any]:
-    """A saved config of `version`'s shape in today's (SPEC_VERSION), one migration at a time;
-    ConfigError for a version this ragdash does not know (a newer one wrote it)."""
-    if not 0 <= version <= SPEC_VERSION:
-        raise ConfigError(f"run.json spec_version {version}: this ragdash reads versions up to "
-                          f"{SPEC_VERSION}; the run was made by a newer ragdash")
-    out = dict(cfg)
-    for v in range(version, SPEC_VERSION):
-        out = MIGRATIONS[v](out)
-    return out
+    """A saved config of `version`'s shape in today's (`rundir.manifest.migrate`); ConfigError
+    for a version this ragdash does not read (a newer one wrote it)."""
+    try:
+        return manifest.migrate(cfg, version)
+    except manifest.ManifestError as exc:
+        raise ConfigError(str(exc)) from None
 
 
-def saved_config(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """The config a run was made with (its run.json `config`), migrated to today's shape and
-    without the keys only the manifest keeps (`_file`): what a later stage on the run, or a
-    new run from it, starts from."""
-    cfg = {k: v for k, v in (manifest.get("config") or {}).items() if not k.startswith("_")}
-    return migrate(cfg, int(manifest.get("spec_version", 0)))
+def saved_config(manifest_: Mapping[str, Any]) -> dict[str, Any]:
+    """The config a run was made with (its run.json `config`), its version checked and migrated
+    to today's shape (`rundir.manifest.migrated_config`, the one reader of a saved config),
+    without the keys only the manifest keeps (`_file`): what a later stage on the run, or a new
+    run from it, starts from. ConfigError when it cannot be read."""
+    try:
+        cfg = manifest.migrated_config(manifest_)
+    except manifest.ManifestError as exc:
+        raise ConfigError(str(exc)) from None
+    return {k: v for k, v in cfg.items() if not k.startswith("_")}
 
 
-def saved_spec(manifest: Mapping[str, Any]) -> RunSpec:
+def saved_spec(manifest_: Mapping[str, Any]) -> RunSpec:
     """`saved_config` as a specification; ConfigError when it is no longer valid here."""
-    return RunSpec.from_config(saved_config(manifest))
+    return RunSpec.from_config(saved_config(manifest_))
 
 
 def load_config(path: str | Path | None = None, overrides: Override = None) -> dict:

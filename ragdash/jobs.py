@@ -18,7 +18,6 @@ that two starts of one run, from two users or a user and the CLI, cannot both go
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -34,6 +33,7 @@ from ragdash.exit_watch import reported
 from ragdash.llm import keys
 from ragdash.rundir import MANIFEST, Run, write_json
 from ragdash.rundir import lock as run_lock
+from ragdash.rundir.manifest import MAX_MANIFEST_BYTES, load_json
 from ragdash.rundir.run import MANIFEST_LOCK, error_text, now
 from ragdash.terminal import safe
 
@@ -87,9 +87,10 @@ def record_file(home: Path | str) -> Path:
 
 
 def _read_file(path: Path) -> dict:
+    """A job file ({} when it cannot be read): a run.json bounded as every reader of it is."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = load_json(path, MAX_MANIFEST_BYTES if path.name == MANIFEST else None)
+    except (OSError, ValueError):  # ManifestError too
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -477,7 +478,9 @@ def lower_priority(level: int) -> int:
 
 def _run(home: Path, api_key: str | None) -> int:
     """`run_job` once the run's lock is held (the record is written before it is let go, so
-    that a finished job never reads as interrupted)."""
+    that a finished job never reads as interrupted). A run's config is read as every saved one
+    is (`rundir.manifest.migrated_config`: its version checked, then migrated)."""
+    from ragdash.rundir.manifest import migrated_config
     from ragdash.stages.runner import run_stages
     from ragdash.sweep import Planned, run_sweep
 
@@ -493,11 +496,11 @@ def _run(home: Path, api_key: str | None) -> int:
             task = _read_file(home / TASK).get("task") or {}
             write(home, result=_run_task(str(rec["kind"]), task, report, api_key))
         else:
-            cfg = Run(home).manifest.get("config")
-            if not isinstance(cfg, dict):
+            manifest = Run(home).manifest  # ManifestError: the file and the reason
+            if "config" not in manifest:
                 raise ValueError(f"{home / MANIFEST} has no config to run")
-            run_stages(cfg, home, stages=rec.get("stages") or None, progress=report,
-                       api_key=api_key)
+            run_stages(migrated_config(manifest), home, stages=rec.get("stages") or None,
+                       progress=report, api_key=api_key)
     except KeyboardInterrupt as exc:  # SIGTERM (cancel) or Ctrl-C
         stage = getattr(exc, "stage", None)
         report.say("cancelled")

@@ -23,7 +23,7 @@ import pandas as pd
 from ragdash.analysis import compare, curves, frames, sentences
 from ragdash.analysis.area import curve_area
 from ragdash.constants import label
-from ragdash.rundir import Run, RunConfig
+from ragdash.rundir import Run
 
 SEP = "::"
 """Between the run key and the retriever in an entry id."""
@@ -65,13 +65,11 @@ class Dataset:
             f"{self.path or self.name} (no hash recorded)"
 
 
-def dataset_of(run: Run | Mapping) -> Dataset:
-    """The dataset of a run (or of its manifest): the ingest stage's `source`, else the config's
-    path (runs made before input hashes were recorded)."""
-    m = run.manifest if isinstance(run, Run) else run
-    src = m.get("source") or {}
-    path = str(src.get("dataset") or ((m.get("config") or {}).get("dataset") or {}).get("path")
-               or "")
+def dataset_of(run: Run) -> Dataset:
+    """The dataset of a run: the ingest stage's `source`, else the config's path (runs made
+    before input hashes were recorded)."""
+    src = run.manifest.get("source") or {}
+    path = str(src.get("dataset") or run.config.section("dataset").get("path") or "")
     return Dataset(Path(path).name or "(unknown)", path, src.get("sha256"),
                    src.get("corpus_sha256"))
 
@@ -117,9 +115,8 @@ def describe(run: Run, key: str | None = None) -> dict:
     (chunker, retrievers and their parameters, budgets, tokenizer, scoring; the values a sweep
     varied), which stages ran, the share judged correct (calibration.json), its size on
     disk."""
-    m = run.manifest
-    cfg = RunConfig.from_dict(m.get("config"))
-    ds = dataset_of(m)
+    m, cfg = run.manifest, run.config
+    ds = dataset_of(run)
     stages = run.stages()
 
     def done(s: str) -> bool:

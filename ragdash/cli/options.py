@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable
-from pathlib import Path
 from types import UnionType
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -135,18 +134,23 @@ def overrides_from(args: argparse.Namespace) -> dict[str, object]:
 
 def on_saved(args: argparse.Namespace, overrides: dict) -> dict:
     """The overrides on top of the config saved in `--run-dir`'s run.json when no `--config`
-    is given: `ragdash calibrate --run-dir R` goes on with R's own settings instead of the
-    defaults (which would redo its stages and overwrite its run.json)."""
-    from ragdash.config import deep_merge, expand
-    from ragdash.rundir import Run
+    is given (read and migrated by `ragdash.config.saved_config`): `ragdash calibrate --run-dir
+    R` goes on with R's own settings instead of the defaults (which would redo its stages and
+    overwrite its run.json). A run.json that cannot be read, or that keeps no config, is
+    refused (naming the file and why) before anything of the run is touched."""
+    from ragdash.config import ConfigError, deep_merge, expand, saved_config
+    from ragdash.rundir import MANIFEST, Run
 
     if args.config or not args.run_dir:
         return overrides
-    saved = Run(args.run_dir).manifest.get("config") if Path(args.run_dir).is_dir() else None
-    if not isinstance(saved, dict):
-        return overrides
-    return deep_merge({k: v for k, v in saved.items() if not k.startswith("_")},
-                      expand(overrides))
+    run = Run(args.run_dir)
+    if not run.exists():
+        return overrides  # a new run
+    manifest = run.manifest  # ManifestError: the file and the reason
+    if "config" not in manifest:
+        raise ConfigError(f"{run.path / MANIFEST} keeps no config: give --config (or run "
+                          "`ragdash run --config ...` there first)")
+    return deep_merge(saved_config(manifest), expand(overrides))
 
 
 def saved_with(run_dir: str, over: dict[str, Any], sets: Iterable[str] | None) -> RunSpec:

@@ -4,6 +4,8 @@
 - `io`: atomic writes;
 - `config`: the run's configuration as a frozen typed view;
 - `calibration`: calibration.json's records (`Calibration`, `ThresholdFit`), typed;
+- `manifest`: run.json read in one place (bounded, parsed, its fields' types checked), and the
+  config it keeps migrated to today's shape (`spec_version`, the migrations);
 - `reader`: how a run's files are read (plain, or the dashboard's cached reader), and `Memo`,
   results kept while the files they read are unchanged;
 - `records`: the stages' records in run.json, typed, and the stage table;

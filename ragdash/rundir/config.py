@@ -33,6 +33,26 @@ def _thaw(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
+def _part(cfg: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """Section `name` of a saved config ({} when absent); ValueError when it is no mapping."""
+    value = cfg.get(name)
+    if value is not None and not isinstance(value, Mapping):
+        raise ValueError(f"{name} must be a mapping, not {type(value).__name__} {value!r}"[:200])
+    return value or {}
+
+
+def _listed(value: Any, key: str, kind: type) -> tuple:
+    """A list of `kind` values of a saved config as a tuple (() when absent); ValueError
+    naming `key` otherwise."""
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple) or not all(
+            isinstance(v, kind) and not isinstance(v, bool) for v in value):
+        raise ValueError(f"{key} must be a list of {kind.__name__} values, not "
+                         f"{value!r}"[:200])
+    return tuple(value)
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """A run's configuration (read-only)."""
@@ -51,16 +71,22 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, cfg: Mapping[str, Any] | None) -> RunConfig:
+        """The view of a saved config (already migrated: `manifest.migrated_config`); ValueError
+        naming the key when a value it reads has the wrong type."""
         cfg = cfg or {}
-        gen = cfg.get("generation") or {}
+        gen = _part(cfg, "generation")
+        budgets = _listed(cfg.get("budgets"), "budgets", int)
+        budget = gen.get("budget")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
+            raise ValueError(f"generation.budget must be a whole number, not {budget!r}"[:200])
         return cls(
             name=str(cfg.get("name") or ""),
             description=str(cfg.get("description") or ""),
-            retrievers=tuple((cfg.get("retrievers") or {}).get("use") or ()),
-            budgets=tuple(int(b) for b in cfg.get("budgets") or ()),
+            retrievers=_listed(_part(cfg, "retrievers").get("use"), "retrievers.use", str),
+            budgets=budgets,
             tokenizer=str(cfg.get("tokenizer") or DEFAULT_TOKENIZER),
-            scoring_mode=str((cfg.get("scoring") or {}).get("mode") or DEFAULT_SCORING_MODE),
-            generation_budget=gen.get("budget"),
+            scoring_mode=str(_part(cfg, "scoring").get("mode") or DEFAULT_SCORING_MODE),
+            generation_budget=budget,
             sections=_freeze(dict(cfg)),
         )
 

@@ -41,8 +41,10 @@ def _idle(run: Run) -> Iterator[None]:
 
 
 def rename_run(run: Run, new_name: str, root: Path) -> Run:
-    """Move a run to `root/new_name` and record the new id in its manifest."""
+    """Move a run to `root/new_name` and record the new id in its manifest (a run whose
+    run.json cannot be read is refused before anything moves: ManifestError)."""
     _inside(run, root)
+    _ = run.manifest
     target = Path(root) / check_name(new_name)
     if target.exists():
         raise ValueError(f"a run or file named '{new_name}' already exists under {root}")

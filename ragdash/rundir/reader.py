@@ -1,7 +1,8 @@
 """How a run's files are read, and results of reading them kept while those files are unchanged.
 
-A `Reader` answers three questions about a file: its `stamp` (None when missing), its table,
-its JSON. `Run` asks every one of them through its reader, so a program can swap the plain one
+A `Reader` answers four questions about a file: its `stamp` (None when missing), its table,
+its JSON, and, for run.json, its checked manifest (`manifest.read_manifest`, the one reader of
+run.json). `Run` asks every one of them through its reader, so a program can swap the plain one
 for a cached one (the dashboard keys its cache on the file's path and stamp) without any
 reader of a run knowing.
 
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import pandas as pd
+
+from ragdash.rundir.manifest import ManifestError, read_manifest
 
 if TYPE_CHECKING:
     from ragdash.rundir.files import RunFile
@@ -58,6 +61,10 @@ class Reader:
     def json(self, path: Path) -> dict:
         return json.loads(Path(path).read_text())
 
+    def manifest(self, path: Path) -> dict:
+        """The run.json at `path`, checked (`read_manifest`); ManifestError says why not."""
+        return read_manifest(path)
+
 
 PLAIN = Reader()
 
@@ -74,6 +81,16 @@ def json_at(path: str, stamp_: Stamp | None) -> dict:
     return json.loads(Path(path).read_text())
 
 
+def manifest_at(path: str, stamp_: Stamp | None) -> dict | ManifestError:
+    """The run.json at `path` (`read_manifest`) as it is when it has stamp `stamp_` (a cache
+    key), or the ManifestError saying why it cannot be read: kept like an answer, so that a bad
+    run.json is read once, not on every look."""
+    try:
+        return read_manifest(Path(path))
+    except ManifestError as exc:
+        return exc
+
+
 class CachedReader(Reader):
     """Reads through functions like `table_at` and `json_at` that a cache wraps (e.g.
     Streamlit's `st.cache_data`): keyed on the file's path and stamp, what they give back is
@@ -81,8 +98,9 @@ class CachedReader(Reader):
     never read: it could name any file on the machine."""
 
     def __init__(self, table: Callable[[str, Stamp | None, str], pd.DataFrame],
-                 json_: Callable[[str, Stamp | None], dict]):
-        self._table, self._json = table, json_
+                 json_: Callable[[str, Stamp | None], dict],
+                 manifest: Callable[[str, Stamp | None], dict | ManifestError] = manifest_at):
+        self._table, self._json, self._manifest = table, json_, manifest
 
     def stamp(self, path: Path) -> Stamp | None:
         path = Path(path)
@@ -100,6 +118,12 @@ class CachedReader(Reader):
 
     def json(self, path: Path) -> dict:
         return self._json(str(path), self._stamp_of(path))
+
+    def manifest(self, path: Path) -> dict:
+        got = self._manifest(str(path), self._stamp_of(path))
+        if isinstance(got, ManifestError):
+            raise ManifestError(str(got))
+        return got
 
 
 class Recorder(Reader):
@@ -122,6 +146,10 @@ class Recorder(Reader):
     def json(self, path: Path) -> dict:
         self.stamp(path)
         return self.inner.json(path)
+
+    def manifest(self, path: Path) -> dict:
+        self.stamp(path)
+        return self.inner.manifest(path)
 
 
 class Memo:

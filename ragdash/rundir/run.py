@@ -22,6 +22,7 @@ from ragdash.rundir.calibration import Calibration
 from ragdash.rundir.config import RunConfig
 from ragdash.rundir.files import FILES, MANIFEST, RunFile
 from ragdash.rundir.io import write_json, write_table
+from ragdash.rundir.manifest import ManifestError, migrated_config
 from ragdash.rundir.reader import PLAIN, Reader
 from ragdash.rundir.records import StageRecord
 
@@ -115,15 +116,26 @@ class Run:
 
     @property
     def manifest(self) -> dict:
+        """run.json, checked (`manifest.read_manifest`; {} before it exists); ManifestError
+        naming the file and the reason when it cannot be read."""
         f = self.path / MANIFEST
-        return self.reader.json(f) if self.reader.stamp(f) is not None else {}
+        return self.reader.manifest(f) if self.reader.stamp(f) is not None else {}
 
     @property
     def config(self) -> RunConfig:
-        return RunConfig.from_dict(self.manifest.get("config"))
+        """The config the run keeps, migrated to today's shape (`manifest.migrated_config`)."""
+        return RunConfig.from_dict(migrated_config(self.manifest))
 
     def exists(self) -> bool:
         return self.reader.stamp(self.path / MANIFEST) is not None
+
+    def problem(self) -> str | None:
+        """Why the run's run.json cannot be read (file and reason), None when it can."""
+        try:
+            _ = self.manifest
+        except ManifestError as exc:
+            return str(exc)
+        return None
 
     def create(self, config: dict, spec_version: int | None = None) -> Run:
         """Write a fresh manifest (keeping stage records of an existing one), after removing
@@ -299,9 +311,18 @@ class Run:
 
 
 def list_runs(root: Path | str) -> list[Run]:
-    """Runs under a root (any sub-directory with a run.json), newest first."""
+    """Runs under a root (any sub-directory with a run.json), newest first; those whose
+    run.json cannot be read (`Run.problem`) last."""
     root = Path(root)
     if not root.is_dir():
         return []
     runs = [Run(p.parent) for p in root.glob(f"*/{MANIFEST}")]
-    return sorted(runs, key=lambda r: r.manifest.get("updated", ""), reverse=True)
+    return sorted(runs, key=_updated, reverse=True)
+
+
+def _updated(run: Run) -> str:
+    """When the run was last updated ("" when its run.json cannot be read)."""
+    try:
+        return run.manifest.get("updated", "")
+    except ManifestError:
+        return ""

@@ -6,6 +6,8 @@ default `runs/`). The selected run lives in the sidebar selectbox `run`, bound t
 (`?run=...`). Every run a page gets reads through `READER`: each file cached by its path and
 stamp, so a rewritten file is read again, and a file linking outside its run is never read;
 `view(run)` keeps each answer in `MEMO` until a file it read changes (`ragdash.rundir.reader`).
+A run whose run.json cannot be read (`Run.problem`) is offered to no page: the sidebar lists
+it with its reason (`unreadable_runs`), and every other run works as before.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import streamlit as st
 
 from ragdash.constants import PROJECT_ROOT
 from ragdash.rundir import Memo, Run
-from ragdash.rundir.reader import CachedReader, json_at, table_at
+from ragdash.rundir.reader import CachedReader, json_at, manifest_at, table_at
 from ragdash.rundir.root import RunsRoot
 from ragdash.ui.paths import demo_paths, runs_root
 from ragdash.view import RunsView, RunView
 
 READER = CachedReader(st.cache_data(show_spinner=False, max_entries=128)(table_at),
-                      st.cache_data(show_spinner=False, max_entries=64)(json_at))
+                      st.cache_data(show_spinner=False, max_entries=64)(json_at),
+                      st.cache_data(show_spinner=False, max_entries=256)(manifest_at))
 MEMO = Memo(READER, max_entries=256, busy=st.spinner)
 
 
@@ -45,12 +48,24 @@ def run_key(path: Path) -> str:
     return str(p.relative_to(PROJECT_ROOT)) if p.is_relative_to(PROJECT_ROOT) else str(p)
 
 
-def available_runs() -> dict[str, Run]:
-    """{url key: Run}, the demo runs first, then the runs under the runs root (`RunsRoot.runs`)."""
+def _all_runs() -> dict[str, Run]:
+    """{url key: Run}, the demo runs first, then the runs under the runs root (`RunsRoot.runs`),
+    readable or not."""
     out = {run_key(p): Run(p, READER) for p in demo_paths() if Run(p, READER).exists()}
     for r in RunsRoot(runs_root()).runs(READER):
         out.setdefault(run_key(r.path), r)
     return out
+
+
+def available_runs() -> dict[str, Run]:
+    """{url key: Run} of the runs pages can show: `_all_runs` but those whose run.json cannot
+    be read (`unreadable_runs`)."""
+    return {k: r for k, r in _all_runs().items() if r.problem() is None}
+
+
+def unreadable_runs() -> dict[str, str]:
+    """{url key: why its run.json cannot be read} (file and reason), in `_all_runs`' order."""
+    return {k: problem for k, r in _all_runs().items() if (problem := r.problem()) is not None}
 
 
 def run_label(run: Run) -> str:
@@ -66,13 +81,20 @@ def select_run(container=None) -> Run | None:
     """The sidebar run picker; returns the selected run (None when there is none)."""
     from ragdash.ui import widgets
 
-    runs, box = available_runs(), container or st.sidebar
+    runs, bad, box = available_runs(), unreadable_runs(), container or st.sidebar
+    if bad:
+        with box.expander(f"{len(bad)} run{'s' if len(bad) > 1 else ''} cannot be read",
+                          icon=":material/warning:"):
+            st.markdown("\n".join(f"- {widgets.code(k)}: {widgets.md(why)}"
+                                   for k, why in list(bad.items())[:20])
+                        + (f"\n\n… and {len(bad) - 20} more." if len(bad) > 20 else ""))
     if not runs:
         box.info("No run yet: build one on **Build a run**.")
         return None
     asked = st.query_params.get("run")
     if asked and asked not in runs and "run" not in st.session_state:
-        box.warning(f"Run {widgets.code(asked)} (from the link) was not found; showing "
+        why = f"cannot be read ({widgets.md(bad[asked])})" if asked in bad else "was not found"
+        box.warning(f"Run {widgets.code(asked)} (from the link) {why}; showing "
                     f"{widgets.code(next(iter(runs)))} instead.")
     key = widgets.url_select("Run", list(runs), "run", container=box,
                              format_func=lambda k: run_label(runs[k]),
