@@ -2,7 +2,8 @@
 of this test's own): a labeller draws the sample, labels five answers with the keyboard, reloads
 and resumes where they were, undoes one, and finds the labels on the Overview (share correct
 with its interval and n); on a one-system run, 25 labels switch its tile from "too few labels"
-to an interval."""
+to an interval; the Overview and LLM results, opened before any label, show the labels given
+on the Label page without a server restart."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from urllib.parse import quote
 import pandas as pd
 import pytest
 from fixtures.make_run import make_run
-from helpers import goto, no_exception, settle, shot
+from helpers import goto, no_exception, open_from_sidebar, settle, shot
 from playwright.sync_api import expect
 
 from ragdash.labels import store
@@ -166,3 +167,64 @@ def test_twenty_five_labels_switch_the_tile_from_too_few_to_an_interval(server, 
     assert page.get_by_text("too few for an interval").count() == 0
     assert page.get_by_text(re.compile(r"^\d+–\d+ % · 25 labels$")).count() == 1
     shot(page, "97-overview-tile-interval")
+
+
+NO_LABEL_YET = "No answer is labelled yet"
+
+
+def test_pages_opened_before_labelling_show_the_labels_without_a_restart(server, page):
+    """Issue 49: the Overview and LLM results, opened before any label (the server keeps what
+    they showed), show the share correct with its interval once ten answers are labelled on the
+    Label page: by the sidebar, then after a reload, with no server restart. The run's
+    calibration.json holds its label sections, as the calibrate stage leaves them."""
+    from ragdash import labels
+    from ragdash.labels.headline import sentences
+
+    path = server["root"] / "runs" / "label-live"
+    run = Run(make_run(path, n_questions=20, seed=2, retrievers=("bm25",)))
+    assert labels.refresh(run) and run.calibration().labels["n"] == 0
+    run_key = quote(str(path.resolve()))
+    page.set_viewport_size({"width": 1400, "height": 2400})
+    goto(page, server, f"?run={run_key}")
+    expect(page.get_by_text(NO_LABEL_YET)).to_have_count(1)
+    open_from_sidebar(page, "llm")
+    expect(page.get_by_text(NO_LABEL_YET)).to_have_count(1)
+    open_from_sidebar(page, "label")
+    expect(page.get_by_text(re.compile(r"Intervals now: pooled: no label yet"))).to_have_count(0)
+    size = page.get_by_label("Answers to label")
+    size.fill("10")
+    size.press("Enter")
+    settle(page)
+    expect(size).to_have_value("10")
+    page.get_by_role("button", name="Draw the sample").click()
+    expect(page.get_by_text("Give your name to start")).to_have_count(1)
+    name = page.get_by_label("Your name (stored with each label)")
+    name.fill("Cy")
+    name.press("Enter")
+    settle(page)
+    expect(page.get_by_text(re.compile(r"Intervals now: pooled: no label yet"))).to_have_count(1)
+    for i in range(1, 11):  # each label by its key, as a labeller gives it
+        page.get_by_text(re.compile(rf"^{i - 1} of 10 labelled by Cy")).wait_for()
+        settle(page)
+        page.locator("h1").first.click()
+        page.keyboard.press("1" if i % 2 else "3")
+    page.get_by_text(re.compile(r"^10 of 10 labelled by Cy")).wait_for()
+    settle(page)
+    no_exception(page, "ten labels")
+    expect(page.get_by_text(re.compile(r"Intervals now: pooled ±[\d.]+ points"))).to_have_count(1)
+    found = labels.current(Run(path))
+    assert found["labels"]["n"] == 10 and found["share"]["pooled"]["ci"]
+    lead = sentences(found["share"], found["labels"], "judge")[0].replace("**", "")
+    said = page.get_by_test_id("stMarkdownContainer").filter(has_text=lead)
+    for where in ("overview", "llm"):
+        open_from_sidebar(page, where)
+        expect(said.first).to_be_visible()
+        expect(page.get_by_text(NO_LABEL_YET)).to_have_count(0)
+        if where == "overview":
+            shot(page, "98-overview-labelled-while-open")
+    page.reload()  # a new session on the same server: the same figures
+    page.get_by_role("heading", name="Share correct, checked against labels").wait_for()
+    settle(page)
+    no_exception(page, "LLM results reloaded")
+    expect(said.first).to_be_visible()
+    expect(page.get_by_text(NO_LABEL_YET)).to_have_count(0)
