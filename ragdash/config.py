@@ -54,7 +54,12 @@ from ragdash.rundir.manifest import MIGRATIONS as MIGRATIONS
 from ragdash.rundir.manifest import SPEC_VERSION as SPEC_VERSION
 from ragdash.stress.settings import StressSpec
 
-SAMPLE_DATASET = PROJECT_ROOT / "data" / "hotpot_dev_distractor_v1_subset1186.json.gz"
+SAMPLE_NAME = "hotpot_dev_distractor_v1_subset1186.json.gz"
+SAMPLE_DATASET = next((p for p in (PROJECT_ROOT / "data" / SAMPLE_NAME,
+                                   Path(__file__).parent / "sample" / SAMPLE_NAME) if p.exists()),
+                      PROJECT_ROOT / "data" / SAMPLE_NAME)
+"""The bundled HotpotQA sample: `data/` of the source tree, else the installed package's copy
+(`pip install .`)."""
 
 Override = Mapping[str, Any] | Iterable[str] | None
 """Overrides: a mapping of (dotted or nested) keys to values, or `KEY=VALUE` texts whose value

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ragdash.config import SAMPLE_DATASET
 from ragdash.constants import BUNDLED_RUNS, PROJECT_ROOT
 
 DATA_ROOTS_ENV = "RAGDASH_DATA_ROOTS"
@@ -35,7 +36,8 @@ def allowed_roots() -> list[Path]:
     """The folders the dashboard may read, resolved."""
     extra = [Path(p).expanduser() for p in os.environ.get(DATA_ROOTS_ENV, "").split(os.pathsep)
              if p.strip()]
-    return [p.resolve() for p in (runs_root(), PROJECT_ROOT / "data", *demo_paths(), *extra)]
+    return [p.resolve() for p in (runs_root(), PROJECT_ROOT / "data", SAMPLE_DATASET.parent,
+                                  *demo_paths(), *extra)]
 
 
 def inside(path: Path | str, root: Path | str) -> bool:
