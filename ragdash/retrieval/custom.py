@@ -237,6 +237,27 @@ def refused(cfg: Mapping[str, Any], environ: Mapping[str, str] | None = None) ->
     return out
 
 
+def key_variables(configs: Iterable[Any], environ: Mapping[str, str] | None = None) -> set[str]:
+    """The key variables a dashboard job over `configs` (run configs) passes on to its live
+    retrievers: the `api_key_env` of each `retrievers.custom` entry that is exactly one the
+    server's config file offers (`configured`), when set; no other live retriever runs there."""
+    env = os.environ if environ is None else environ
+    try:
+        offered = configured(env)
+    except ValueError:
+        return set()
+    out = set()
+    for cfg in configs:
+        retrievers = cfg.get("retrievers") if isinstance(cfg, Mapping) else None
+        live = retrievers.get("custom") if isinstance(retrievers, Mapping) else None
+        for name, spec in (live.items() if isinstance(live, Mapping) else ()):
+            var = offered.get(name, {}).get("api_key_env")
+            if var and env.get(var) and not refused({"retrievers": {"custom": {name: spec}}},
+                                                    env):
+                out.add(var)
+    return out
+
+
 # --- asking a live retriever ----------------------------------------------------------------------
 
 
