@@ -30,10 +30,12 @@ import hashlib
 import importlib
 import json
 import math
+import numbers
 import os
 import re
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -278,17 +280,20 @@ Search = Callable[[str], list[Passage]]
 
 
 def _number(value: Any) -> float | None:
+    """A score: any finite real number (numpy's included), or None."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            or not math.isfinite(float(value)):
         raise ValueError(f"score {value!r} is not a finite number")
     return float(value)
 
 
 def _ident(value: Any) -> str | None:
+    """An id: text, a whole number or a UUID (a vector database's point id), or None."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, str | int):
+    if isinstance(value, bool) or not isinstance(value, str | numbers.Integral | uuid.UUID):
         raise ValueError(f"id {value!r} is not a string or a whole number")
     return str(value)[:200]
 
