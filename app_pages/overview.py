@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ragdash.analysis.sentences import plural
 from ragdash.rundir import stage_table
 from ragdash.stages.retrieve import empty_message
 from ragdash.ui import navigation, state, trust, widgets
@@ -89,7 +90,8 @@ with st.expander("Pipeline stages and input issues"):
                      width="stretch")
     issues = run.table("issues")
     if issues is not None and len(issues):
-        st.markdown(f"**{len(issues)} input issue(s)** (errors: record skipped; warnings: kept)")
+        st.markdown(f"**{plural(len(issues), 'input issue')}** (errors: record skipped; "
+                    "warnings: kept)")
         st.dataframe(issues, hide_index=True, width="stretch")
     else:
         st.caption("No input issue was recorded.")

@@ -97,7 +97,7 @@ def panel() -> None:
                 "run and its judgments are scored.", icon="ℹ️")
         return
     head, rest = page.bias
-    st.markdown(f"**{head}:** {rest}")
+    st.markdown(f"**{head}:** {rest}" if head else rest)
     widgets.chart(calibration.estimated_vs_actual(page.result["compare"]), key="thr_cmp")
     pct = [c for c in page.table.columns if c not in ("answers", "MAE (pp)")
            and not c.startswith("error")]

@@ -192,7 +192,7 @@ def _labels_html(run: Run) -> list[str]:
     out += [f"<p>{html.escape(line.replace('**', ''))}</p>" for line in
             headline.sentences(share, lab, (lab.get("sample") or {}).get("rule"))]
     out.append(_table(pd.DataFrame(
-        [{"system": s, "share correct": headline.tile(e)[0], "interval · labels":
+        [{"system": label(s), "share correct": headline.tile(e)[0], "interval · labels":
           headline.tile(e)[1]} for s, e in share["systems"].items()]), fmt=None, index=False))
     out.append('<p class="note">' + html.escape(
         f"Intervals at {share['level']:.0%} on {share['estimand_text']}; a system's interval "
@@ -457,7 +457,8 @@ def build_report(run: Run | str | Path) -> str:
     iss = run.table("issues")
     if iss is not None:
         parts.append("<h2>Input issues</h2>")
-        parts.append(f'<p class="note">{len(iss):,} issue(s); the first 50:</p>')
+        parts.append(f'<p class="note">{sentences.plural(len(iss), "issue")}'
+                     f'{"; the first 50" if len(iss) > 50 else ""}:</p>')
         parts.append(_table(iss.head(50), fmt=None, index=False))
     parts.append("<h2>Run manifest</h2>")
     parts.append(f"<pre>{html.escape(json.dumps(_no_paths(man), indent=2, default=str))}</pre>")

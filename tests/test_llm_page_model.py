@@ -74,7 +74,11 @@ def test_gain_errors_and_cost():
     gain = pd.DataFrame({"system": ["bm25"], "fixed": [4], "broken": [1], "n": [20]})
     assert gain_sentence(gain, "bm25", name=str.upper) == (
         "With **BM25**, 4 answers became fully correct that were not without retrieval, and 1 "
-        "correct answers were lost (of 20 questions judged both ways).")
+        "correct answer was lost (of 20 questions judged both ways).")
+    one = pd.DataFrame({"system": ["bm25"], "fixed": [1], "broken": [0], "n": [1]})
+    assert gain_sentence(one, "bm25") == (
+        "With **bm25**, 1 answer became fully correct that was not without retrieval, and 0 "
+        "correct answers were lost (of 1 question judged both ways).")
     errs = pd.DataFrame({"stage": ["judge", "generate", "judge"],
                          "system": ["sim", "bm25", "bm25"]})
     counts = error_counts(errs, ["bm25", "sim"], name=str.upper)

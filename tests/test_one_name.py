@@ -175,3 +175,75 @@ def test_a_stage_count_without_a_value_is_left_out_not_none():
 
     assert _counts_text({"examples": 60, "scores": None, "parts": {"a": 1}, "mae": 0.12345}) \
         == "examples: 60, mae: 0.123"
+
+
+# --- issue 49: the judge's two shares, the label planner, display names ------------------------
+
+
+def test_the_judges_share_over_every_answer_is_named_apart_from_the_rag_answers():
+    """"The judge alone" over every answer (LLM only included) and "Judged 5 (RAG answers)" are
+    two quantities: the sentence names its answers, so the two never read as one."""
+    from ragdash.labels import headline
+
+    entry = {"estimate": 0.40, "ci": [0.30, 0.50], "labels": 60, "answers": 60, "method": "m",
+             "reason": "", "bounds": None, "to_target": 190}
+    system = {"estimate": None, "ci": None, "labels": 30, "answers": 30, "method": "m"}
+    share = {"estimand": "these answers", "estimand_text": "t", "level": 0.95, "pooled": entry,
+             "systems": {"llm_only": system, "bm25": system}, "cannot_tell": 0,
+             "judge": {"pooled": 0.38}}
+    said = headline.sentences(share, {"outside_sample": 0, "stale": 0})[1]
+    assert said.startswith("The judge alone gives 5 to 38 % of these 60 answers (LLM-only "
+                           "answers included): 2 points below")
+    rag = headline.sentences(share | {"systems": {"bm25": system}},
+                             {"outside_sample": 0, "stale": 0})[1]
+    assert rag.startswith("The judge alone gives 5 to 38 % of these 60 answers: ")
+
+
+def test_a_systems_label_need_is_never_below_the_labels_its_interval_needs():
+    """"≈15 for ±10" beside intervals shown only from 20 labels was a promise the page broke:
+    the need said is at least MIN_SYSTEM_LABELS (or every answer of a smaller system)."""
+    from ragdash.calibration.survey import MIN_SYSTEM_LABELS
+    from ragdash.labels import headline
+
+    def system(labels: int, need: int, answers: int = 60) -> dict:
+        return {"estimate": 0.5, "ci": None, "labels": labels, "answers": answers,
+                "to_target": need, "target": 10.0}
+
+    share = {"pooled": {"ci": None, "reason": "no interval yet", "labels": 12},
+             "systems": {"llm_only": system(10, 15), "bm25": system(1, 150),
+                         "sim": system(5, 9, answers=12)}}
+    line = headline.intervals_now(share, name=str.upper)
+    assert f"LLM_ONLY: 10 labels (≈{MIN_SYSTEM_LABELS} for ±10)" in line
+    assert "BM25: 1 label (≈60 for ±10)" in line  # never more than its 60 answers
+    assert "SIM: 5 labels (≈12 for ±10)" in line  # a system of 12 answers: all of them
+
+
+def test_the_reports_share_table_names_systems_as_every_page_does(tmp_path, monkeypatch):
+    """No raw `llm_only`, `bm25`, `sim` in the report's share table, no config key on the
+    stakeholder pages' share section, and counts said in the singular when there is one."""
+    from fixtures.apptest import open_app
+    from fixtures.make_run import make_run
+
+    from ragdash import labels
+    from ragdash.labels import store
+    from ragdash.report import build_report
+    from ragdash.rundir import Run
+
+    run = Run(make_run(tmp_path / "named", n_questions=20, seed=2, retrievers=("bm25", "sim")))
+    store.draw_sample(run, 12)
+    for i, item in enumerate(store.sample_items(run)):
+        store.add_label(run, item.qid, item.system, "correct" if i % 2 else "wrong", "ana")
+    labels.refresh(run)
+    html = build_report(run.path)
+    shares = html[html.index("<h2>Share correct, checked against labels</h2>"):]
+    shares = shares[:shares.index("</table>")]
+    assert "<td>LLM only</td>" in shares and "<td>BM25</td>" in shares
+    assert not re.search(r"<td>(llm_only|bm25|sim)</td>", shares)
+    assert "issue(s)" not in html and re.search(r"\b2 issues:", html)
+    monkeypatch.setenv("RAGDASH_DEMO_RUN", str(run.path))
+    monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(tmp_path / "runs"))
+    for page in (None, "llm"):
+        at = open_app(page, run=str(run.path))
+        said = "\n".join(str(c.value) for c in [*at.caption, *at.markdown])
+        assert "calibration.estimand" not in said and "issue(s)" not in said, page
+        assert not re.search(r"\b1 (answers|labels|questions|issues)\b", said), page

@@ -225,6 +225,8 @@ def test_all_refusals_give_no_estimate_no_best_and_no_false_alarm(refusal_run, m
     assert "The h/k rule gives no estimate here: Not measurable: no answer was judged correct " \
            "(5), so nothing separates correct from wrong answers here." in said
     assert ".." not in said and "estimates correct answers by" not in said
+    # no estimator gives an estimate here: nothing "avoided next time" is offered
+    assert not [m.label for m in ov.metric if "avoided" in m.label]
     # nothing is "best" on answer quality: every system's answers are the same refusal
     thr = _texts(at["thresholds"])
     assert "Ranked by estimated correct answers: BM25 = SIM; by the judge: BM25 = SIM" in thr
@@ -380,17 +382,28 @@ def test_k_at_an_end_of_its_range_gives_no_estimate_and_one_direction(end_k_run,
     assert not thr.exception
     said = _all_text(thr)
     assert "**Verdict.**" in said
-    bias = [t for t in said.split("\n") if re.search(r"estimates correct answers by|matches "
-                                                     r"the judge|within noise", t)]
-    assert len(bias) == 1, bias  # said once, at the sliders' k, in the panel
-    est, act = map(float, re.search(r"([0-9.]+) % estimated vs ([0-9.]+) % judged 5",
-                                    bias[0]).groups())
-    assert f"Score_IR > k = {k:.3f}" in bias[0]
-    word = "overestimates" if est > act else "underestimates"
-    assert word in bias[0] and len(re.findall(r"(?:over|under)-?estimat", said)) == 1
-    assert act == _judged5_overview(ov)
+    # at the fitted k the panel says what the Overview says, in its words, and gives no number
+    no_estimate = next(t for t in _texts(ov).split("\n")
+                       if t.startswith("The h/k rule gives no estimate here"))
+    assert no_estimate in said.split("\n")
+    assert not re.search(r"estimates correct answers by|matches the judge|within noise|"
+                         r"% estimated vs", said)
     if case != "k0 by hand":  # the page says why the fitted k carries no information
         assert "No k beats predicting that" in said
+    # the sliders moved inside the scores: the rule gives a number, its direction said once
+    ir = Run(run).read("ir_scores")
+    at = np.unique(ir.loc[ir["budget"] == Run(run).calibration().budget, "score"].round(3))
+    inside = float(at[len(at) // 2 - 1] + at[len(at) // 2]) / 2  # between two scores
+    thr.slider(key="thr_k").set_value(round(inside, 3)).run()
+    assert not thr.exception
+    moved = _all_text(thr)
+    bias = [t for t in moved.split("\n") if re.search(r"estimates correct answers by|matches "
+                                                      r"the judge|within noise", t)]
+    assert len(bias) == 1, bias
+    est, act = map(float, re.search(r"([0-9.]+) % estimated vs ([0-9.]+) % judged 5",
+                                    bias[0]).groups())
+    assert 0 < est < 100 and act == _judged5_overview(ov)
+    assert f"Score_IR > k = {round(inside, 3):.3f}" in bias[0]
     html_ = build_report(run)
     estimate, card5, row5 = _judged5_report(html_)
     assert estimate == "no estimate" and card5 == row5 == act
@@ -398,3 +411,50 @@ def test_k_at_an_end_of_its_range_gives_no_estimate_and_one_direction(end_k_run,
     assert "% estimated vs" not in text and "The h/k rule gives no estimate here" in text
     for s in (_all_text(ov), said, text):
         _one_name_checks(s)
+
+
+# --- every Score_IR the same: nothing to rank, no estimate, no zero-width result -------------
+
+
+@pytest.fixture(scope="module")
+def same_ir_run(tmp_path_factory):
+    """Every Score_IR exactly 1.0 (each retriever finds all the evidence at every budget), the
+    calibration fitted again on them."""
+    from ragdash.calibration import calibrate
+    from ragdash.rundir import Run
+
+    run = make_run(tmp_path_factory.mktemp("same") / "same", n_questions=30, seed=4,
+                   retrievers=("bm25", "sim"))
+    r = Run(run)
+    r.write("ir_scores", r.read("ir_scores").assign(score=1.0))
+    cal = calibrate(r.read("ir_scores"), r.read("judgments"), budget=1000, n_boot=50)
+    r.write_json("calibration", cal.to_dict())
+    return run
+
+
+ZERO_WIDTH = re.compile(r"\[(-?[0-9.]+), \1\]|\((-?[0-9.]+)[–-]\2\)|CI (-?[0-9.]+)[–-]\3\b")
+
+
+def test_every_score_ir_alike_is_not_measurable_and_the_rule_gives_no_estimate(same_ir_run,
+                                                                              monkeypatch):
+    """With every Score_IR 1.0 retrieval cannot separate anything: "not measurable", never
+    "Weak: AUC 0.50 [0.50, 0.50]"; the h/k rule gives no estimate, said in the same words on
+    the Overview and the Thresholds page (which shows no estimated share for it)."""
+    shown(monkeypatch, same_ir_run)
+    ov = open_app(run=str(same_ir_run))
+    thr = open_app("thresholds", run=str(same_ir_run))
+    said_ov, said_thr = _all_text(ov), _all_text(thr)
+    for said in (said_ov, said_thr):
+        assert "Weak:" not in said and "AUC 0.50" not in said
+        assert not ZERO_WIDTH.search(said), ZERO_WIDTH.search(said)
+    verdict = "every answer has the same Score_IR (1.00), so retrieval cannot separate"
+    assert verdict in said_ov
+    card = next(m for m in ov.metric if m.label == "Estimated by the h/k rule")
+    assert card.value == "no estimate"
+    line = next(t for t in _texts(ov).split("\n") if t.startswith("The h/k rule gives no "
+                                                                    "estimate here"))
+    assert line in said_thr.split("\n")
+    assert "% estimated vs" not in said_thr and "estimates correct answers by" not in said_thr
+    text = _report_text(build_report(same_ir_run))
+    assert "Weak:" not in text and "AUC 0.50 [0.50, 0.50]" not in text
+    assert "The h/k rule gives no estimate here" in text

@@ -52,10 +52,15 @@ def test_left_out_labels_and_cannot_tell_bounds_are_said():
     lines = headline.sentences(_share(bounds=[0.38, 0.45]) | {"cannot_tell": 4},
                                {"outside_sample": 9, "stale": 2})
     text = " ".join(lines)
-    assert "4 sampled answer(s) labelled only \"cannot tell\" are left out: all wrong they " \
+    assert "4 sampled answers labelled only \"cannot tell\" are left out: all wrong they " \
            "give 38 %, all correct 45 %" in text
-    assert "Left out of every estimate: 9 label(s) outside the drawn sample (not random) and " \
-           "2 stale label(s)" in text
+    assert "Left out of every estimate: 9 labels outside the drawn sample (not random) and " \
+           "2 stale labels" in text
+    one = " ".join(headline.sentences(_share(bounds=[0.38, 0.45]) | {"cannot_tell": 1},
+                                      {"outside_sample": 1, "stale": 1}))
+    assert "1 sampled answer labelled only \"cannot tell\" is left out: all wrong it gives" in one
+    assert "1 label outside the drawn sample (not random) and stale 1 label" not in one
+    assert "1 label outside the drawn sample (not random) and 1 stale label" in one
     small = headline.sentences(_share(bounds=[0.40, 0.405]) | {"cannot_tell": 1}, LABELS)
     assert "cannot tell" not in " ".join(small)  # moves the figure by under a point
 

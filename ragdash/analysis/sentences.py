@@ -100,14 +100,14 @@ def confusion_reading(conf: pd.DataFrame, h: float, k: float, budget: int) -> li
     if n_below == n_above == 0:
         verdict = "The rule puts every answer in the class the judge gave it."
     elif n_below > n_above:
-        verdict = (f"The rule errs mostly on the optimistic side: {n_below:,} answers below the "
-                   f"diagonal against {n_above:,} above.")
+        verdict = (f"The rule errs mostly on the optimistic side: {plural(n_below, 'answer')} "
+                   f"below the diagonal against {n_above:,} above.")
     elif n_above > n_below:
-        verdict = (f"The rule errs mostly on the pessimistic side: {n_above:,} answers above the "
-                   f"diagonal against {n_below:,} below.")
+        verdict = (f"The rule errs mostly on the pessimistic side: {plural(n_above, 'answer')} "
+                   f"above the diagonal against {n_below:,} below.")
     else:
-        verdict = f"The rule errs as often on each side: {n_below:,} answers below the diagonal " \
-                  f"and {n_above:,} above."
+        verdict = (f"The rule errs as often on each side: {plural(n_below, 'answer')} below the "
+                   f"diagonal and {n_above:,} above.")
     out = [verdict,
            f"Rows: the class the rule estimates from Score_IR (h = {h:.3f}, k = {k:.3f}, "
            f"N = {budget}); columns: the judge's score; {_plural(total, 'judged answer')}.",

@@ -98,10 +98,13 @@ def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
 def _side(ir: np.ndarray, positive: np.ndarray, boots: list[np.ndarray], level: float,
           higher_is_positive: bool) -> dict:
     signed = ir if higher_is_positive else -ir
-    value = auc(signed, positive)
+    same = ir.size > 0 and bool(np.all(ir == ir[0]))  # nothing to rank: no AUC, not 0.5
+    value = None if same else auc(signed, positive)
     out = {"auc": value, "ci": None, "n_positive": int(positive.sum()),
            "n_negative": int((~positive).sum()), "roc": None,
            "reliability": reliability(ir, positive)}
+    if same:
+        out["same_score"] = float(ir[0])
     if value is not None:
         out["ci"] = _ci([auc(signed[b], positive[b]) for b in boots], level)
         out["roc"] = roc_points(signed, positive)
@@ -127,6 +130,11 @@ def _fmt(a: float, ci: list[float] | None) -> str:
 
 def verdict_text(level: str, side: dict) -> str:
     """The one-line verdict in words for the judge = 5 side."""
+    if level == "n/a" and side.get("same_score") is not None and side["n_positive"] and \
+            side["n_negative"]:
+        return (f"Not measurable: every answer has the same Score_IR "
+                f"({side['same_score']:.2f}), so retrieval cannot separate correct from wrong "
+                "answers here.")
     if level == "n/a":
         what = "no answer" if side["n_positive"] == 0 else "every answer"
         return (f"Not measurable: {what} was judged correct (5), so nothing separates correct "
@@ -210,6 +218,27 @@ def share_estimates(pairs_df: pd.DataFrame, ir_scores: pd.DataFrame, judgments: 
             "estimates": {name: summary(v) for name, v in methods.items()}}
 
 
+SAME_CLASS = "no threshold on Score_IR beats predicting the same class for every answer"
+
+
+def no_estimate_at(ir: np.ndarray, judge: np.ndarray, k: float) -> str | None:
+    """Why the h/k rule at `k` gives no estimate on judged answers (Score_IR `ir`, judge
+    scores `judge`): one judge class only, k at 0 or 1, or every answer on one side of k; None
+    when it gives one. `degenerate` says the same of a stored fit."""
+    ir, five = np.asarray(ir, float), np.asarray(judge) == 5
+    if not ir.size:
+        return None
+    if five.all() or not five.any():
+        return verdict_text("n/a", {"n_positive": int(five.sum())})
+    if k <= 0.0 or k >= 1.0:
+        return f"k = {k:.3f} sits at the end of its range: {SAME_CLASS}"
+    above = ir > k
+    if above.all() or not above.any():
+        where = "above" if above.all() else "at or below"
+        return f"k = {k:.3f} puts every judged answer {where} it: {SAME_CLASS}"
+    return None
+
+
 def degenerate(calibration: Calibration) -> str | None:
     """Why a calibration's k carries no estimate (k at 0 or 1, every judged answer on one side
     of k, or an empty class), or None."""
@@ -218,7 +247,7 @@ def degenerate(calibration: Calibration) -> str | None:
     if side and (side.get("n_positive") == 0 or side.get("n_negative") == 0):
         return ev.get("verdict") or "every answer has the same judge class"
     k = float(calibration.k)
-    same = "no threshold on Score_IR beats predicting the same class for every answer"
+    same = SAME_CLASS
     if k <= 0.0 or k >= 1.0:
         return f"the fitted k = {k:.3f} sits at the end of its range: {same}"
     est = calibration.per_retriever.get("est_5")  # % above k per retriever, at the fitted k

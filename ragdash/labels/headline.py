@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ragdash.analysis.sentences import plural
-from ragdash.calibration.survey import TARGET_HALF
+from ragdash.calibration.survey import MIN_SYSTEM_LABELS, TARGET_HALF
 
 RULE_WORDS = {"judge": "stratified by system and the judge's verdict",
               "neyman": "stratified by system and the judge's verdict, Neyman allocation",
@@ -29,6 +29,14 @@ def subject(share: dict, n_answers: int) -> str:
     if share["estimand"] == "new questions":
         return "answers to new questions like these"
     return "this answer" if n_answers == 1 else f"these {n_answers:,} answers"
+
+
+def _with_llm_only(share: dict) -> str:
+    """" (LLM-only answers included)" when the share's answers include them: the judge's share
+    over every answer is not the "Judged 5 (RAG answers)" of the Overview."""
+    from ragdash.constants import LLM_ONLY
+
+    return " (LLM-only answers included)" if LLM_ONLY in share.get("systems", {}) else ""
 
 
 def planner(entry: dict, scope: str = "the pooled interval") -> str:
@@ -54,8 +62,10 @@ def intervals_now(share: dict, name: Callable[[str], str] = str) -> str:
 
     def one(system: str, e: dict) -> str:
         width = (f"±{(e['ci'][1] - e['ci'][0]) * 50:.0f}" if e.get("ci") else
-                 f"{e['labels']} labels")
+                 plural(e["labels"], "label"))
         need = e.get("to_target")
+        if need and not e.get("ci"):  # no interval is shown below MIN_SYSTEM_LABELS
+            need = min(max(need, MIN_SYSTEM_LABELS), e.get("answers") or need)
         more = (f" (≈{need:,} for ±{e.get('target', 10):g})"
                 if need and need > e["labels"] else "")
         return f"{name(system)}: {width}{more}"
@@ -86,19 +96,22 @@ def sentences(share: dict, labels: dict, rule: str | None = None) -> list[str]:
         lo, hi = pooled["ci"]
         inside = lo <= judge <= hi
         lean = "too lenient" if gap > 0 else "too strict"
-        out.append(f"The judge alone says {_pct(judge)}: "
+        out.append(f"The judge alone gives 5 to {_pct(judge)} of "
+                   f"{subject(share, pooled['answers'])}{_with_llm_only(share)}: "
                    + (f"{abs(gap):.0f} points {'above' if gap > 0 else 'below'}"
                       if round(abs(gap)) >= 1 else "the same")
                    + (", within the interval." if inside else
                       f", outside the interval: the judge is {lean} here."))
     if pooled.get("bounds") and (pooled["bounds"][1] - pooled["bounds"][0]) > 0.01:
         b = pooled["bounds"]
-        out.append(f"{share['cannot_tell']} sampled answer(s) labelled only \"cannot tell\" are "
-                   f"left out: all wrong they give {_pct(b[0])}, all correct {_pct(b[1])}; the "
-                   "interval spans both.")
-    left = [f"{k} {what}" for k, what in
-            ((labels.get("outside_sample", 0), "label(s) outside the drawn sample (not random)"),
-             (labels.get("stale", 0), "stale label(s) (answer generated again)")) if k]
+        one = share["cannot_tell"] == 1
+        out.append(f"{plural(share['cannot_tell'], 'sampled answer')} labelled only \"cannot "
+                   f"tell\" {'is' if one else 'are'} left out: all wrong "
+                   f"{'it gives' if one else 'they give'} {_pct(b[0])}, all correct "
+                   f"{_pct(b[1])}; the interval spans both.")
+    left = [f"{plural(k, what)}{why}" for k, what, why in
+            ((labels.get("outside_sample", 0), "label", " outside the drawn sample (not random)"),
+             (labels.get("stale", 0), "stale label", " (answer generated again)")) if k]
     if left:
         out.append("Left out of every estimate: " + " and ".join(left) + ".")
     if line := planner(pooled):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ragdash.analysis.sentences import plural
+
 ESTIMATOR_NAMES = {"labels_only": "labels only", "judge_only": "judge only",
                    "ppi_judge": "PPI judge", "ppi_retrieval": "PPI retrieval"}
 
@@ -47,7 +49,7 @@ def labels_line(lab: dict) -> list[str]:
     if not lab["n"]:
         return ["No labels yet: `ragdash label export` writes a sample to label."]
     who = ", ".join(f"{k} ({v})" for k, v in lab["labellers"].items())
-    out = [f"Labels: {lab['n']} on {lab['answers']} answers by {who}"
+    out = [f"Labels: {lab['n']} on {plural(lab['answers'], 'answer')} by {who}"
            + (f"; {lab['cannot_tell']} 'cannot tell' left out" if lab["cannot_tell"] else "")
            + (f"; {lab['stale']} stale (answer generated again) left out"
               if lab["stale"] else "")]
@@ -55,8 +57,10 @@ def labels_line(lab: dict) -> list[str]:
         out.append("Stand-in labels from a reference metric, not human labels: "
                    + ", ".join(lab["stand_in"]))
     if lab["outside_sample"]:
-        out.append(f"{lab['outside_sample']} label(s) outside the drawn sample are left out of "
-                   "every estimate (not a random sample); the agreement tables use them")
+        one = lab["outside_sample"] == 1
+        out.append(f"{plural(lab['outside_sample'], 'label')} outside the drawn sample "
+                   f"{'is' if one else 'are'} left out of every estimate (not a random sample); "
+                   "the agreement tables use " + ("it" if one else "them"))
     return out
 
 

@@ -54,13 +54,12 @@ def summary(run: Run, detail: bool = False) -> None:
         for col, system in zip(cols, systems[row:row + 6], strict=False):
             e = share["systems"][system]
             value, caption = headline.tile(e)
-            col.metric(label(system), value, delta=caption, delta_color="off",
-                       delta_arrow="off",
+            col.metric(label(system), value,
                        help=(e["method"] if e.get("ci") else e.get("reason") or "")
                        + f"; {e['labels']} of its {e['answers']} answers labelled")
-    st.caption(f"Intervals at {share['level']:.0%} on {share['estimand_text']} "
-               f"(calibration.estimand: {share['estimand']!r}); a system's interval from "
-               f"{MIN_SYSTEM_LABELS} of its labels on.")
+            col.caption(caption)  # under the tile, wrapped: a metric's delta is cut short
+    st.caption(f"Intervals at {share['level']:.0%} on {share['estimand_text']}; a system's "
+               f"interval from {MIN_SYSTEM_LABELS} of its labels on.")
     if verdict := agreement.get("verdict"):
         st.markdown(f"**How good is the judge?** {widgets.md(verdict)}")
     for line in tables.labels_line(lab)[1:]:

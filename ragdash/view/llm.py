@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ragdash.analysis import frames
+from ragdash.analysis.sentences import plural
 from ragdash.llm.refusal import RefusalRule
 
 
@@ -56,9 +57,10 @@ def gain_sentence(gain: pd.DataFrame, system: str, name: Callable[[str], str] = 
     lost (`judging.rag_gain`'s row for it)."""
     g = gain.set_index("system").loc[system]
     fixed, broken, n_both = int(g["fixed"]), int(g["broken"]), int(g["n"])
-    return (f"With **{name(system)}**, {fixed:,} answers became fully correct that were not "
-            f"without retrieval, and {broken:,} correct answers were lost (of {n_both:,} "
-            "questions judged both ways).")
+    return (f"With **{name(system)}**, {plural(fixed, 'answer')} became fully correct that "
+            f"{'was' if fixed == 1 else 'were'} not without retrieval, and "
+            f"{plural(broken, 'correct answer')} {'was' if broken == 1 else 'were'} lost (of "
+            f"{plural(n_both, 'question')} judged both ways).")
 
 
 def error_counts(errors: pd.DataFrame, order: Sequence[str],

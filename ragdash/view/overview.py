@@ -165,7 +165,9 @@ def _prediction(view: RunView, cal, n_q: int, n_retrievers: int) -> Prediction:
     basis = None if pairs is None else "Every figure in this section rests on the " + \
         sentences.judged_basis(len(pairs), pairs["qid"].nunique(), n_q) + "."
     tiles = _share_tiles(cal, shares, flat)
-    tiles.append(_avoided_tile(run, calls_avoided(n_q, n_retrievers), n_q))
+    shown = [e for e in (shares or {}).get("estimates", {}) if not (flat and e == "h/k rule")]
+    if shown if shares else not flat:  # what estimating saves, only where it estimates
+        tiles.append(_avoided_tile(run, calls_avoided(n_q, n_retrievers), n_q))
     note: tuple[str, str] | None = None
     if flat:
         note = ("", f"The h/k rule gives no estimate here: {flat.rstrip('.')}.")

@@ -134,6 +134,19 @@ def fit_sentence(data: ThresholdData, n: int, h: float, k: float, failed: bool) 
             f"excluded). Sliders now: h = {h:.3f}, k = {k:.3f}.{overlap}")
 
 
+def no_estimate(view: RunView, data: ThresholdData, n: int, k: float) -> str | None:
+    """Why the h/k rule gives no estimate at (N, k) on the judged answers, or None: at the
+    run's fitted N and k, the Overview's and the report's reason (`degenerate`); elsewhere the
+    same test at the sliders' k (`no_estimate_at`)."""
+    from ragdash.calibration.predictive import degenerate, no_estimate_at
+
+    cal = view.run.calibration()
+    if cal is not None and cal.budget == n and round(float(cal.k), 3) == round(k, 3) and \
+            cal.fits_on(view.run.score_method):
+        return degenerate(cal)
+    return no_estimate_at(data.pairs["ir"], data.pairs["judge"], k)
+
+
 def panel(view: RunView, n: int, h: float, k: float,
           name: Callable[[str], str] = str) -> Panel:
     """The Thresholds panel at budget N with the sliders at (h, k)."""
@@ -147,9 +160,13 @@ def panel(view: RunView, n: int, h: float, k: float,
     n_questions = int(view.ir_scores()["qid"].nunique())
     bias = None
     if judged:
-        head, _, rest = sentences.rule_bias(thresholds.rule_bias(data.pairs, k, n),
-                                            n_questions).partition(": ")
-        bias = (head, rest)
+        flat = no_estimate(view, data, n, k)
+        if flat:  # the Overview's words at the fitted k: no number for a rule without one
+            bias = ("", f"The h/k rule gives no estimate here: {flat.rstrip('.')}.")
+        else:
+            head, _, rest = sentences.rule_bias(thresholds.rule_bias(data.pairs, k, n),
+                                                n_questions).partition(": ")
+            bias = (head, rest)
     return Panel(
         data=data, result=result,
         basis=("Every figure below counts the same answers: the " + sentences.judged_basis(
