@@ -123,6 +123,15 @@ def test_a_deep_run_json_is_refused_quickly(tmp_path):
     assert time.perf_counter() - start < 0.5
 
 
+def test_a_run_json_nests_at_most_max_depth_levels(tmp_path):
+    from ragdash.rundir.manifest import check_manifest
+
+    deepest = {"a": json.loads("[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1))}
+    assert check_manifest(deepest) is deepest  # the object and 63 lists: 64 levels
+    with pytest.raises(ManifestError, match=f"deeper than {MAX_DEPTH} levels"):
+        check_manifest({"a": json.loads("[" * MAX_DEPTH + "]" * MAX_DEPTH)})
+
+
 def test_the_demos_and_a_fresh_run_read_as_before(tmp_path):
     from ragdash.constants import PROJECT_ROOT
 

@@ -74,21 +74,28 @@ class RunConfig:
         """The view of a saved config (already migrated: `manifest.migrated_config`); ValueError
         naming the key when a value it reads has the wrong type."""
         cfg = cfg or {}
-        gen = _part(cfg, "generation")
-        budgets = _listed(cfg.get("budgets"), "budgets", int)
-        budget = gen.get("budget")
+        return cls(**cls._read(cfg), sections=_freeze(dict(cfg)))
+
+    @classmethod
+    def check(cls, cfg: Mapping[str, Any] | None) -> None:
+        """ValueError as `from_dict` would raise it, without building the view."""
+        cls._read(cfg or {})
+
+    @staticmethod
+    def _read(cfg: Mapping[str, Any]) -> dict[str, Any]:
+        """The typed fields of a saved config (every one but `sections`)."""
+        budget = _part(cfg, "generation").get("budget")
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
             raise ValueError(f"generation.budget must be a whole number, not {budget!r}"[:200])
-        return cls(
-            name=str(cfg.get("name") or ""),
-            description=str(cfg.get("description") or ""),
-            retrievers=_listed(_part(cfg, "retrievers").get("use"), "retrievers.use", str),
-            budgets=budgets,
-            tokenizer=str(cfg.get("tokenizer") or DEFAULT_TOKENIZER),
-            scoring_mode=str(_part(cfg, "scoring").get("mode") or DEFAULT_SCORING_MODE),
-            generation_budget=budget,
-            sections=_freeze(dict(cfg)),
-        )
+        return {
+            "name": str(cfg.get("name") or ""),
+            "description": str(cfg.get("description") or ""),
+            "retrievers": _listed(_part(cfg, "retrievers").get("use"), "retrievers.use", str),
+            "budgets": _listed(cfg.get("budgets"), "budgets", int),
+            "tokenizer": str(cfg.get("tokenizer") or DEFAULT_TOKENIZER),
+            "scoring_mode": str(_part(cfg, "scoring").get("mode") or DEFAULT_SCORING_MODE),
+            "generation_budget": budget,
+        }
 
     def section(self, name: str) -> Mapping[str, Any]:
         """One top-level section ({} when the run predates it)."""

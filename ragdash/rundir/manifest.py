@@ -141,19 +141,23 @@ def _fits(value: object, hint: Any) -> bool:
 
 _RECORD = {f.name: get_type_hints(StageRecord)[f.name] for f in fields(StageRecord)
            if f.name != "name"}
+"""The type of each field of a stage record, as `StageRecord` declares it."""
+_PLAIN = {key: hint for key, hint in _RECORD.items()
+          if set(get_args(hint)) - {NoneType} <= {str, dict} and get_args(hint)}
+"""The record's fields that are a string or an object (or null): checked with one isinstance."""
 
 
-def _depth(value: object) -> int:
-    """How deeply objects and lists nest in `value` (0 for a scalar), without recursion."""
-    deepest, todo = 0, [(value, 1)]
-    while todo:
-        item, depth = todo.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            if depth > MAX_DEPTH:
-                break
-            todo += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
-    return deepest
+def _too_deep(value: object) -> bool:
+    """Whether objects and lists nest deeper than MAX_DEPTH in `value`: one level at a time,
+    containers only, without recursion."""
+    level = [value]
+    for _ in range(MAX_DEPTH):
+        level = [v for item in level
+                 for v in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(v, dict | list)]
+        if not level:
+            return False
+    return True
 
 
 def check_manifest(data: object) -> dict[str, Any]:
@@ -162,7 +166,7 @@ def check_manifest(data: object) -> dict[str, Any]:
     migrates and reads as a `RunConfig`. ManifestError naming the first problem otherwise."""
     if not isinstance(data, dict):
         raise ManifestError(f"the top level is {_kind(data)}, not an object")
-    if _depth(data) > MAX_DEPTH:
+    if _too_deep(data):
         raise ManifestError(f"it nests deeper than {MAX_DEPTH} levels")
     for key, kind in FIELDS.items():
         value = data.get(key)
@@ -173,11 +177,12 @@ def check_manifest(data: object) -> dict[str, Any]:
             raise ManifestError(f"stages.{name} is {_shown(record)}, not an object")
         for key, hint in _RECORD.items():
             value = record.get(key)
-            if value is not None and not _fits(value, hint):
+            if value is not None and not (isinstance(value, get_args(_PLAIN[key]))
+                                          if key in _PLAIN else _fits(value, hint)):
                 raise ManifestError(f"stages.{name}.{key} is {_shown(value)}, not "
                                     f"{_expected(hint)}")
     try:
-        RunConfig.from_dict(migrated_config(data))
+        RunConfig.check(migrated_config(data))
     except ManifestError:
         raise
     except (TypeError, ValueError) as exc:
