@@ -817,3 +817,25 @@ def _schema() -> dict[str, Any]:
 
 DEFAULTS: dict[str, Any] = _schema()
 """Every setting at its default (derived from RunSpec)."""
+
+
+def sections_of(kind: type[BaseModel], model: type[BaseModel] | None = None,
+                prefix: str = "") -> tuple[str, ...]:
+    """The dotted keys of every field of the run specification (at any depth) that holds a
+    `kind` section; `*` stands for the names of a free mapping of sections (`systems.*`)."""
+    out: list[str] = []
+    for name, field in (model or RunSpec).model_fields.items():
+        inner = section_model(field.annotation)
+        if inner is None:
+            continue
+        key = f"{prefix}{field.alias or name}" + (".*" if _is_mapping(field.annotation) else "")
+        if inner is kind:
+            out.append(key)
+        else:
+            out.extend(sections_of(kind, inner, f"{key}."))
+    return tuple(out)
+
+
+LLM_SECTIONS: tuple[str, ...] = sections_of(LLMSpec)
+"""Every LLM section of the run specification (`llm`, `generation.llm`, `judge.llm`, ...):
+what names a local model file (`ragdash.ui.paths`) or a server, wherever a stage adds one."""

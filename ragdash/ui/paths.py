@@ -67,14 +67,20 @@ def refused_inputs(dataset: dict) -> list[str]:
     return refused_config({"dataset": dataset})
 
 
-LLM_SECTIONS = ("llm", "generation.llm", "judge.llm", "metrics.llm")
-"""The LLM settings of a run config, whose local model may be a GGUF path."""
-
-
 def _section(cfg: Mapping[str, Any], dotted: str) -> Mapping[str, Any]:
     for part in dotted.split("."):
         cfg = cfg.get(part) if isinstance(cfg, Mapping) else None  # type: ignore[assignment]
     return cfg if isinstance(cfg, Mapping) else {}
+
+
+def _sections(cfg: Mapping[str, Any], dotted: str) -> list[tuple[str, Mapping[str, Any]]]:
+    """(key, section) of each mapping at `dotted` in `cfg`, a `*` part standing for every key
+    of the mapping there (`systems.*.llm`)."""
+    head, star, tail = dotted.partition(".*")
+    if not star:
+        return [(dotted, _section(cfg, dotted))]
+    return [part for name in _section(cfg, head)
+            for part in _sections(cfg, f"{head}.{name}{tail}")]
 
 
 def named_paths(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -84,6 +90,7 @@ def named_paths(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
     an embedding model directory (the semantic chunker's and each dense retriever's `model`)
     and a local LLM's GGUF file. Names of bundled tokenizers and models are no paths."""
     from ragdash.budget import TOKENIZERS
+    from ragdash.config import LLM_SECTIONS
     from ragdash.embeddings import bundled
     from ragdash.llm.local.models import named_model
 
@@ -115,10 +122,10 @@ def named_paths(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
             "/" in text or "\\" in text or text.lower().endswith(".gguf")
             or text.startswith(("~", ".")) or Path(text).exists())
 
-    for key in LLM_SECTIONS:
-        llm = _section(cfg, key)
-        if (llm.get("backend") or "local") == "local":
-            add(f"{key}.model", llm.get("model"), model_name)
+    for dotted in LLM_SECTIONS:  # every LLM section of the run specification
+        for key, llm in _sections(cfg, dotted):
+            if (llm.get("backend") or "local") == "local":
+                add(f"{key}.model", llm.get("model"), model_name)
     return out
 
 
