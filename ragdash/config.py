@@ -18,13 +18,13 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 
-from ragdash.budget import DEFAULT_BUDGETS, parse_budgets
+from ragdash.budget import DEFAULT_BUDGETS, MAX_BUDGET, parse_budgets
 from ragdash.constants import (
     DEFAULT_SCORING_MODE,
     DEFAULT_TOKENIZER,
@@ -49,6 +49,7 @@ from ragdash.llm.settings import (
     local_default_llm,
 )
 from ragdash.metrics import resolve as resolve_metrics
+from ragdash.params import MAX_BOOT, MAX_CHARS, MAX_QUESTIONS
 from ragdash.rundir import manifest
 from ragdash.rundir.manifest import MIGRATIONS as MIGRATIONS
 from ragdash.rundir.manifest import SPEC_VERSION as SPEC_VERSION
@@ -98,7 +99,7 @@ class DatasetSpec(Section):
     corpus: str | None = None
     """The corpus file, folder or .zip (generic datasets)."""
     corpus_format: str | None = "auto"
-    limit: int | None = None
+    limit: Annotated[int, Field(ge=1, le=MAX_QUESTIONS)] | None = None
     """Only the first N questions."""
     include_unanswerable: bool = False
     """Keep questions without relevant parts (scored 0)."""
@@ -141,8 +142,8 @@ class ChunkerSpec(Section):
     """semantic, recursive, tokens or none (parameters: below)."""
     params: dict[str, Any] = Field(default_factory=dict)
     """The method's parameters (unset ones at their defaults)."""
-    max_chars: int | None = None
-    """Split chunks longer than this many characters."""
+    max_chars: Annotated[int, Field(ge=1, le=MAX_CHARS)] | None = None
+    """Split chunks longer than this many characters (none: never)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -271,7 +272,7 @@ class GenerationSpec(Section):
     """Answers of the LLM alone and with each retriever's C_N (the paper's §3.2)."""
 
     enabled: bool = False
-    budget: int = 1000
+    budget: Annotated[int, Field(ge=1, le=MAX_BUDGET)] = 1000
     """N: the tokens of retrieved context the answers are written from."""
     llm_only: bool = True
     """Also answer without retrieved context (the paper's LLM only)."""
@@ -283,7 +284,7 @@ class GenerationSpec(Section):
     reference_prompts: bool = False
     llm: LLMSpec | None = None
     """The generator's LLM settings (default: the run's `llm`)."""
-    limit: int | None = None
+    limit: Annotated[int, Field(ge=1, le=MAX_QUESTIONS)] | None = None
     """Answer only the first N questions."""
 
     @model_validator(mode="before")
@@ -339,7 +340,7 @@ class MetricsSpec(Section):
     """The metrics (names, or ragas, ragchecker, all); docs/metrics.md lists them."""
     llm: LLMSpec | None = None
     """The metrics' LLM settings (default: the judge's, else the run's `llm`)."""
-    limit: int | None = None
+    limit: Annotated[int, Field(ge=1, le=MAX_QUESTIONS)] | None = None
     """Measure only the answers to the first N questions."""
 
     @model_validator(mode="before")
@@ -361,12 +362,14 @@ class CalibrationSpec(Section):
     """Fitting the thresholds h and k (the paper's §3.3)."""
 
     enabled: bool = False
-    budget: int | None = None
+    budget: Annotated[int, Field(ge=1, le=MAX_BUDGET)] | None = None
     """The N the thresholds are fit at (default: generation.budget)."""
     per_retriever: bool = False
     method: Literal["sweep", "de"] = "sweep"
-    n_boot: int = 200
-    seed: int = 0
+    n_boot: Annotated[int, Field(ge=1, le=MAX_BOOT)] = 200
+    """Bootstrap resamples of the intervals."""
+    seed: Annotated[int, Field(ge=0)] = 0
+    """The seed of the bootstrap resamples."""
     scores: str | None = None
     """The Score_IR method h and k are fit on (None: scoring.method)."""
     estimand: Literal["these answers", "new questions"] = "these answers"
@@ -557,6 +560,24 @@ def deep_merge(base: dict, override: dict) -> dict:
     return out
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, reading numbers in exponent form as YAML 1.2 does: `1e300`,
+    `2E-3`, `5e+2` are numbers (YAML 1.1, which PyYAML follows, reads them as text unless
+    they hold a dot and a signed exponent: `1.0e+300`)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"))
+
+
+def load_yaml(text: str) -> Any:
+    """`text` read as YAML with the safe loader (no objects built), `1e300` read as a number;
+    yaml.YAMLError when it is not YAML."""
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader)
+
+
 def parse_set(text: str) -> tuple[str, Any]:
     """`a.b.c=VALUE` -> ('a.b.c', VALUE read as a YAML scalar or flow collection)."""
     key, sep, value = text.partition("=")
@@ -565,7 +586,7 @@ def parse_set(text: str) -> tuple[str, Any]:
         raise ConfigError(f"override {text!r}: expected KEY=VALUE with a dotted config key "
                           "(e.g. retrievers.params.bm25.k=10)")
     try:
-        return key, yaml.safe_load(value) if value.strip() else None
+        return key, load_yaml(value) if value.strip() else None
     except yaml.YAMLError as exc:
         raise ConfigError(f"override {key}: cannot read the value {value!r} "
                           f"({getattr(exc, 'problem', exc)})") from None
@@ -598,7 +619,7 @@ def read_yaml(path: str | Path) -> dict:
     if not path.is_file():
         raise ConfigError(f"config file {path} does not exist")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = load_yaml(path.read_text()) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

@@ -126,8 +126,9 @@ def render() -> str:
            "overrides: the options of `ragdash run` and `--set KEY=VALUE` with a dotted key, "
            "its value read as YAML (`--set retrievers.params.bm25.k=10`). Every key has a "
            "default; an unknown key or a bad value stops the run before any stage, naming the "
-           "key. The Build page, `ragdash sweep --vary KEY=V1,V2` and the sub-commands use the "
-           "same keys.", ""]
+           "key, its value and what it takes. A number may be written in exponent form (`1e-3`, "
+           "`2e5`: a number, as YAML 1.2 reads it). The Build page, `ragdash sweep --vary "
+           "KEY=V1,V2` and the sub-commands use the same keys.", ""]
     top = ["| key | type | default | meaning |", "|---|---|---|---|"]
     sections = []
     for name, field in RunSpec.model_fields.items():

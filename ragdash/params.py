@@ -13,6 +13,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+MAX_K = 10_000
+"""The most chunks a retriever keeps (or fetches) per question, and eRAG judges: a retriever
+keeps at most the corpus's chunks whatever k says (its search asks for no more), and every
+chunk kept is a row of the results and a share of the contexts."""
+MAX_QUESTIONS = 1_000_000
+"""The largest question count a config may set (dataset.limit, generation.limit, ...)."""
+MAX_CHARS = 64 * 1024**2
+"""The largest character count a config may set (chunk sizes, chunker.max_chars): the size of
+one document (`ragdash.data.readers.base.MAX_DOCUMENT_BYTES`); a chunk cannot be longer."""
+MAX_BOOT = 10_000
+"""The most bootstrap resamples (calibration.n_boot): each one is kept in memory."""
+
 
 @dataclass(frozen=True)
 class Param:

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from ragdash.config import ConfigError, RunSpec, expand, load_config, load_spec
+from ragdash.config import ConfigError, RunSpec, expand, load_config, load_spec, load_yaml
 from ragdash.rundir import Run
 from ragdash.stages import STAGES
 from ragdash.stages.base import Progress, no_progress
@@ -52,7 +52,7 @@ def parse_vary(text: str) -> Vary:
         raise ConfigError(f"--vary {text!r}: '{key}' is not a dotted config key (e.g. "
                           "retrievers.params.bm25.k)")
     try:
-        values = yaml.safe_load(f"[{rhs}]")
+        values = load_yaml(f"[{rhs}]")
     except yaml.YAMLError as exc:
         raise ConfigError(f"--vary {key}: cannot read the values {rhs!r} ({exc.problem})") \
             from None

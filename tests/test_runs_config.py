@@ -91,7 +91,7 @@ def test_config_defaults_file_and_overrides(tmp_path):
     ("budgets: [100, 5000000]", "above the 1,000,000-token limit"),
     # retriever parameters are checked before any stage runs, against their defaults' types
     ("retrievers: {params: {bm25: {k: x}}}", "bm25.k must be a whole number .* not 'x'"),
-    ("retrievers: {params: {bm25: {k: 0}}}", "bm25.k must be a whole number of at least 1"),
+    ("retrievers: {params: {bm25: {k: 0}}}", "bm25.k must be a whole number between 1 and 10000"),
     ("retrievers: {params: {bm25: {k: 2.5}}}", "bm25.k must be a whole number"),
     ("retrievers: {params: {bm25: {k: true}}}", "bm25.k must be a whole number"),
     ("retrievers: {params: {bm25: {b: 1.5}}}", "bm25.b must be a number between 0 and 1, not 1.5"),

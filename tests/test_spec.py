@@ -64,11 +64,11 @@ def test_defaults_come_from_the_sections():
     ({"generation.enabled": "maybe"}, r"^generation.enabled must be true or false, not"),
     ({"judge.seed": "x"}, r"^judge.seed must be a whole number, not 'x'"),
     ({"name": 5}, r"^name must be text, not 5"),
-    ({"retrievers.params.bm25.k": 0}, r"bm25.k must be a whole number of at least 1"),
+    ({"retrievers.params.bm25.k": 0}, r"bm25.k must be a whole number between 1 and 10000"),
     ({"chunker.params.percentile": 120}, r"semantic.percentile must be a number between 0 "
                                          r"and 100, not 120"),
     ({"chunker.method": "recursive", "chunker.params.chunk_overlap": -1},
-     "recursive.chunk_overlap must be a whole number of at least 0"),
+     "recursive.chunk_overlap must be a whole number between 0 and 67108864"),
     ({"scoring.methd": "token"}, "did you mean 'scoring.method'"),
     ({"generation.sweep": {"retriever": "sim"}, "retrievers.use": "bm25"},
      "generation.sweep.retriever must be one of retrievers.use"),

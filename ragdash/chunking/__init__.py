@@ -21,7 +21,7 @@ from ragdash.chunking.simple import chunk_recursive, chunk_tokens, chunk_whole
 from ragdash.data.layout import Layout
 from ragdash.data.schema import Document
 from ragdash.embeddings import DEFAULT_MODEL
-from ragdash.params import Param, check_all, defaults
+from ragdash.params import MAX_CHARS, Param, check_all, defaults
 
 Chunker = Callable[..., list[list[Span]]]
 CHUNKERS: dict[str, Chunker] = {
@@ -35,26 +35,33 @@ def _p(name: str, kind: type, default: Any, help: str, **kw: Any) -> Param:
     return Param(name, kind, default, help, text_numbers=True, **kw)
 
 
+MAX_BUFFER = 100
+"""The most sentences on each side of a semantic window: the embedding model reads 256
+word-pieces of it, and every sentence's window is built in memory."""
+
 PARAMS: dict[str, tuple[Param, ...]] = {
     "semantic": (
         _p("buffer_size", int, 3, "semantic: sentences on each side joined into the window that "
-           "is embedded", low=0),
+           "is embedded", low=0, high=MAX_BUFFER),
         _p("percentile", float, 80.0, "semantic: a chunk ends where the distance between "
            "neighbouring windows is above this percentile (higher: fewer, longer chunks)",
            low=0, high=100),
-        _p("min_chars", int, 200, "semantic: shorter chunks are merged into the next", low=0),
+        _p("min_chars", int, 200, "semantic: shorter chunks are merged into the next", low=0,
+           high=MAX_CHARS),
         _p("model", str, DEFAULT_MODEL, "sentence-embedding model"),
         _p("spacing", str, "exact", "semantic: exact slices of the document, or the paper's "
            "joined text", choices=SPACINGS),
     ),
     "recursive": (
-        _p("chunk_size", int, 1000, "recursive: most characters per chunk", low=1),
+        _p("chunk_size", int, 1000, "recursive: most characters per chunk", low=1,
+           high=MAX_CHARS),
         _p("chunk_overlap", int, 100, "recursive: characters shared by neighbouring chunks",
-           low=0),
+           low=0, high=MAX_CHARS),
     ),
     "tokens": (
-        _p("size", int, 200, "tokens: tokens per chunk", low=1),
-        _p("overlap", int, 50, "tokens: tokens shared by neighbouring chunks", low=0),
+        _p("size", int, 200, "tokens: tokens per chunk", low=1, high=MAX_CHARS),
+        _p("overlap", int, 50, "tokens: tokens shared by neighbouring chunks", low=0,
+           high=MAX_CHARS),
         _p("tokenizer", str, "llama3", "tokens: the tokenizer that counts them (a name or a "
            "tokenizer.json path)"),
     ),

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragdash.data.schema import Example
+from ragdash.params import MAX_QUESTIONS
 
 CONTEXT_KEY = "paragraph"
 
@@ -23,11 +24,11 @@ class SampleRule(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True,
                               use_attribute_docstrings=True)
 
-    per_context: Annotated[int, Field(ge=1)] | None = None
+    per_context: Annotated[int, Field(ge=1, le=MAX_QUESTIONS)] | None = None
     """Keep the first N questions of each context (SQuAD: paragraph), in file order."""
-    every: Annotated[int, Field(ge=1)] | None = None
+    every: Annotated[int, Field(ge=1, le=MAX_QUESTIONS)] | None = None
     """Then every k-th of those (the 1st, the k+1-th, ...)."""
-    n: Annotated[int, Field(ge=1)] | None = None
+    n: Annotated[int, Field(ge=1, le=MAX_QUESTIONS)] | None = None
     """Then the first n."""
 
 

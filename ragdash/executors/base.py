@@ -73,6 +73,9 @@ def batch_size(executor: Executor, rows: int, most: int, per_worker: int = 2) ->
 
 
 Kind = Literal["local", "ray"]
+MAX_WORKERS = 10_000
+"""The most batches a Ray executor runs at once (`executor.workers`); no more run than there
+are batches."""
 KINDS: tuple[str, ...] = get_args(Kind)
 
 
@@ -88,7 +91,7 @@ class ExecutorSpec(BaseModel):
     """local (this process) or ray (a Ray cluster, docs/speed-and-scale.md)."""
     address: str | None = None
     """Ray only: None (a Ray instance on this machine), auto, or ray://host:port."""
-    workers: Annotated[int, Field(ge=1)] | None = None
+    workers: Annotated[int, Field(ge=1, le=MAX_WORKERS)] | None = None
     """Ray only: batches run at once (None: the cluster's CPUs)."""
     runtime_env: dict[str, Any] | None = None
     """Ray only: passed to ray.init, e.g. {working_dir: ., env_vars: {...}}."""

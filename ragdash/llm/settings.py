@@ -64,6 +64,40 @@ def judge_model_for(backend: str, model: str | None) -> str | None:
     return model or (LOCAL_JUDGE if backend == "local" else None)
 
 
+MAX_TOKENS = 32_768
+"""The most tokens a reply may be asked for (`max_tokens`): longer than any answer, judgment or
+sub-question list a stage asks for; the reply size cap grows with it
+(`ragdash.llm.clients.bounds.reply_byte_limit`)."""
+MAX_CONCURRENCY, MAX_RETRIES = 256, 20
+"""The most calls at once, and retries after a call's first attempt."""
+MAX_TIMEOUT_S, MAX_BACKOFF_S = 86_400, 3_600
+"""The longest deadline of one request (a day), and the longest wait between retries (an
+hour)."""
+
+
+def check_bounds(values: Mapping[str, Any], where: str = "llm") -> None:
+    """ValueError naming `where.key`, its value and what is allowed, for the first of
+    max_tokens, concurrency, retries, timeout_s, backoff_base_s and backoff_max_s in `values`
+    outside its bounds (None: unset, allowed)."""
+    for key, allowed, ok in (
+            ("max_tokens", f"a whole number from 1 to {MAX_TOKENS}",
+             lambda v: isinstance(v, int) and 1 <= v <= MAX_TOKENS),
+            ("concurrency", f"a whole number from 1 to {MAX_CONCURRENCY}",
+             lambda v: isinstance(v, int) and 1 <= v <= MAX_CONCURRENCY),
+            ("retries", f"a whole number from 0 to {MAX_RETRIES}",
+             lambda v: isinstance(v, int) and 0 <= v <= MAX_RETRIES),
+            ("timeout_s", f"a number of seconds above 0, at most {MAX_TIMEOUT_S:g}",
+             lambda v: 0 < v <= MAX_TIMEOUT_S),
+            ("backoff_base_s", f"a number of seconds from 0 to {MAX_BACKOFF_S:g}",
+             lambda v: 0 <= v <= MAX_BACKOFF_S),
+            ("backoff_max_s", f"a number of seconds from 0 to {MAX_BACKOFF_S:g}",
+             lambda v: 0 <= v <= MAX_BACKOFF_S)):
+        value = values.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                  or not ok(value)):
+            raise ValueError(f"{where}.{key} must be {allowed}, not {value!r}")
+
+
 Structured = Literal["auto", "json_schema", "json_object", "none"]
 STRUCTURED: tuple[str, ...] = get_args(Structured)
 DEFAULT_MODELS = {"local": None, "ollama": "llama3", "openai": "gpt-4o"}
@@ -114,6 +148,7 @@ class LLMSettings:
             raise ValueError("llm.concurrency must be at least 1")
         if self.retries < 0 or self.timeout_s <= 0:
             raise ValueError("llm.retries must be >= 0 and llm.timeout_s > 0")
+        check_bounds(vars(self))
         if self.model is None:
             self.model = DEFAULT_MODELS[self.backend]
 
@@ -191,17 +226,17 @@ class LLMSpec(BaseModel):
     """The OpenAI-compatible URL or the Ollama host (local: a running server to use)."""
     temperature: Annotated[Number, Field(ge=0)] | None = None
     """Sampling temperature (default 0: the same reply to the same prompt)."""
-    max_tokens: Annotated[StrictInt, Field(ge=1)] | None = None
+    max_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_TOKENS)] | None = None
     """The most tokens of a reply (default 256)."""
-    concurrency: Annotated[StrictInt, Field(ge=1)] | None = None
+    concurrency: Annotated[StrictInt, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
     """Calls at once (default: 1 for local, else 4)."""
-    timeout_s: Annotated[Number, Field(gt=0)] | None = None
+    timeout_s: Annotated[Number, Field(gt=0, le=MAX_TIMEOUT_S)] | None = None
     """A deadline for each request, reply included (default: 600 s local, else 120 s)."""
-    retries: Annotated[StrictInt, Field(ge=0)] | None = None
+    retries: Annotated[StrictInt, Field(ge=0, le=MAX_RETRIES)] | None = None
     """Retries after the first attempt."""
-    backoff_base_s: Annotated[Number, Field(ge=0)] | None = None
+    backoff_base_s: Annotated[Number, Field(ge=0, le=MAX_BACKOFF_S)] | None = None
     """The wait before retry i is min(backoff_base_s × 2^i, backoff_max_s) (default 1 s)."""
-    backoff_max_s: Annotated[Number, Field(ge=0)] | None = None
+    backoff_max_s: Annotated[Number, Field(ge=0, le=MAX_BACKOFF_S)] | None = None
     """The longest wait between retries (default 30 s)."""
     seed: StrictInt | None = None
     """The sampling seed where the backend takes one (default 0)."""

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from ragdash.embeddings import DEFAULT_MODEL
-from ragdash.params import Param, check_all, defaults
+from ragdash.params import MAX_K, Param, check_all, defaults
 from ragdash.retrieval.base import RESULT_COLUMNS, Retriever, corpus_fingerprint
 from ragdash.retrieval.bm25 import BACKENDS, BM25, STEMMERS, STOPWORDS
 from ragdash.retrieval.dense import INDEXES, MMR, Reorder, Sim
@@ -42,7 +42,9 @@ DESCRIPTIONS: dict[str, str] = {
 }
 """One line per retriever (dashboard help, `--help`)."""
 
-_K = "chunks kept per question"
+_K = "chunks kept per question (at most the corpus's chunks)"
+MAX_QUERIES = 100
+"""The most MLQ sub-questions kept per question: each one is a search."""
 _MODEL = Param("model", str, DEFAULT_MODEL, "sentence-embedding model")
 _INDEX = Param("index", str, "exact", "dense: exact search, or an approximate index for large "
                "corpora (hnsw, ivf); its recall@10 against exact search is shown on the "
@@ -52,7 +54,7 @@ _LONG = Param("long_chunks", str, "truncate", "dense: a chunk past the model's 2
               "windows (windows)", choices=LONG_CHUNKS)
 PARAMS: dict[str, tuple[Param, ...]] = {
     "bm25": (
-        Param("k", int, 5, _K, low=1),
+        Param("k", int, 5, _K, low=1, high=MAX_K),
         Param("k1", float, 1.2, "BM25 term-frequency saturation (higher: repeated terms count "
               "more)", low=0),
         Param("b", float, 0.75, "BM25 length normalisation (0: none, 1: full)", low=0, high=1),
@@ -62,22 +64,23 @@ PARAMS: dict[str, tuple[Param, ...]] = {
         Param("backend", str, "pisa", "BM25 engine: PISA (bundled) or Terrier (needs Java "
               "jars)", choices=BACKENDS),
     ),
-    "sim": (Param("k", int, 10, _K, low=1), _MODEL, _INDEX, _LONG),
+    "sim": (Param("k", int, 10, _K, low=1, high=MAX_K), _MODEL, _INDEX, _LONG),
     "mmr": (
-        Param("k", int, 10, _K, low=1),
+        Param("k", int, 10, _K, low=1, high=MAX_K),
         Param("fetch_k", int, 20, "MMR: candidates fetched by similarity before diversifying "
-              "down to k", low=1),
+              "down to k", low=1, high=MAX_K),
         Param("lambda_mult", float, 0.5, "MMR: 1 = pure relevance, 0 = pure diversity", low=0,
               high=1),
         _MODEL, _INDEX, _LONG,
     ),
-    "reo": (Param("k", int, 10, _K, low=1), _MODEL, _INDEX, _LONG),
+    "reo": (Param("k", int, 10, _K, low=1, high=MAX_K), _MODEL, _INDEX, _LONG),
     "mlq": (
-        Param("k", int, 5, _K, low=1),
-        Param("per_query_k", int, 10, "MLQ: chunks fetched for each sub-question", low=1),
+        Param("k", int, 5, _K, low=1, high=MAX_K),
+        Param("per_query_k", int, 10, "MLQ: chunks fetched for each sub-question", low=1,
+              high=MAX_K),
         Param("mode", str, "default", "MLQ: default (original question searched too, fused by "
               "rank) or the paper's reference behaviour", choices=MODES),
-        Param("max_queries", int, 5, "MLQ: sub-questions kept", low=1),
+        Param("max_queries", int, 5, "MLQ: sub-questions kept", low=1, high=MAX_QUERIES),
         _MODEL,
     ),
 }

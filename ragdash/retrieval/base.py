@@ -163,6 +163,12 @@ def results_frame(rows: list[tuple[str, str, str, float]]) -> pd.DataFrame:
     return df
 
 
+def searched(k: int, chunks: int) -> int:
+    """How many results a search of `k` asks its engine for over `chunks` chunks: no more than
+    there are (a larger k finds the same chunks, but an engine sizes its buffers by k)."""
+    return max(1, min(int(k), int(chunks)))
+
+
 class Retriever(pt.Transformer):
     """Base class: subclasses implement `search(queries) -> list of ranked (docno, score) lists`."""
 

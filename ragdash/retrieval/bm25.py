@@ -11,7 +11,14 @@ from pathlib import Path
 import pandas as pd
 
 from ragdash.children import die_with_parent
-from ragdash.retrieval.base import Retriever, cached_build, corpus_fingerprint, held, index_key
+from ragdash.retrieval.base import (
+    Retriever,
+    cached_build,
+    corpus_fingerprint,
+    held,
+    index_key,
+    searched,
+)
 
 _LIBC = ctypes.CDLL(None)
 STEMMERS = ("porter2", "krovetz", "none")
@@ -73,7 +80,7 @@ class BM25(Retriever):
         if backend == "terrier":
             key = index_key("bm25-terrier", corpus_fingerprint(chunks), {})
             self._dir = Path(cache_dir) / key
-            self._pipe = _terrier_pipeline(chunks, self._dir, k, k1, b)
+            self._pipe = _terrier_pipeline(chunks, self._dir, searched(k, len(chunks)), k1, b)
             return
         from pyterrier_pisa import PisaIndex
 
@@ -97,7 +104,7 @@ class BM25(Retriever):
                     _in_child(self._dir, None, settings)
         index = PisaIndex(str(self._dir / "pisa"), text_field="text", stemmer=stemmer,
                           stops=stopwords, threads=1)
-        self._pipe = index.bm25(k1=k1, b=b, num_results=k)
+        self._pipe = index.bm25(k1=k1, b=b, num_results=searched(k, len(chunks)))
 
     def search(self, queries: list[str]) -> list[list[tuple[str, float]]]:
         frame = pd.DataFrame({"qid": [str(i) for i in range(len(queries))], "query": queries})

@@ -24,7 +24,13 @@ import numpy as np
 import pandas as pd
 
 from ragdash.embeddings import DEFAULT_MODEL, current_settings, get_embedder
-from ragdash.retrieval.base import Retriever, cached_build, corpus_fingerprint, index_key
+from ragdash.retrieval.base import (
+    Retriever,
+    cached_build,
+    corpus_fingerprint,
+    index_key,
+    searched,
+)
 from ragdash.retrieval.long_chunks import LONG_CHUNKS, embed_whole
 
 Embed = Callable[[list[str]], Sequence]
@@ -207,7 +213,8 @@ class Sim(_Dense):
     name = "sim"
 
     def search_vector(self, vector):
-        hits = self.store.similarity_search_with_score_by_vector(vector, k=self.k)
+        hits = self.store.similarity_search_with_score_by_vector(
+            vector, k=searched(self.k, self.store.index.ntotal))
         return [(d.metadata["chunk_id"], float(s)) for d, s in hits]
 
 
@@ -228,7 +235,8 @@ class MMR(_Dense):
 
     def search_vector(self, vector):
         hits = self.store.max_marginal_relevance_search_with_score_by_vector(
-            vector, k=self.k, fetch_k=self.fetch_k, lambda_mult=self.lambda_mult)
+            vector, k=searched(self.k, self.store.index.ntotal),
+            fetch_k=searched(self.fetch_k, self.store.index.ntotal), lambda_mult=self.lambda_mult)
         return [(d.metadata["chunk_id"], float(s)) for d, s in hits]
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ragdash.constants import MLQ_MODES as MODES
 from ragdash.embeddings import DEFAULT_MODEL
-from ragdash.retrieval.base import Retriever
+from ragdash.retrieval.base import Retriever, searched
 from ragdash.retrieval.dense import build_vectorstore
 
 Ask = Callable[[Sequence[str]], list[str]]
@@ -76,7 +76,7 @@ class MultiQuery(Retriever):
             raise ValueError("mlq needs an LLM to write its sub-questions; none was configured")
         self.ask, self.mode, self.max_queries = ask, mode, max_queries
         self.per_query = build_vectorstore(chunks, cache_dir, model).as_retriever(
-            search_kwargs={"k": per_query_k})
+            search_kwargs={"k": searched(per_query_k, len(chunks))})
         self.generated: dict[str, list[str]] = {}
 
     def _parse(self, reply: str) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ragdash.llm.settings import LLMSpec
+from ragdash.params import MAX_QUESTIONS
 
 Position = Literal["first", "middle", "last"]
 RATIOS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
@@ -23,7 +24,7 @@ class StressSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     enabled: bool = False
-    limit: Annotated[int, Field(ge=1)] | None = 10
+    limit: Annotated[int, Field(ge=1, le=MAX_QUESTIONS)] | None = 10
     """Test the first N questions that have a relevant chunk (None: all)."""
     chunks: Annotated[int, Field(ge=1, le=20)] = 5
     """Chunks per context, as RGB's five passages."""
@@ -38,7 +39,7 @@ class StressSpec(BaseModel):
     integration: bool = True
     """For questions whose parts lie in different chunks: one part's chunk against every part's
     (RGB's information integration), at `position_ratio`'s share of noise chunks."""
-    seed: int = 0
+    seed: Annotated[int, Field(ge=0)] = 0
     """Where the relevant chunks go in the noise test (RGB shuffles its passages)."""
     llm: LLMSpec | None = None
     """The LLM that answers (default: the run's generator)."""

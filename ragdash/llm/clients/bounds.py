@@ -29,12 +29,18 @@ MIN_REPLY_BYTES = 1024 * 1024
 """The smallest cap: 1 MiB, whatever `max_tokens` is."""
 UNCAPPED_MAX_TOKENS = 131_072
 """The `max_tokens` assumed when none is set (the server's own limit applies): 8 MiB."""
+MAX_REPLY_BYTES = REPLY_BYTES_PER_TOKEN * UNCAPPED_MAX_TOKENS + REPLY_ENVELOPE_BYTES
+"""The largest cap, whatever `max_tokens` says (8 MiB + 64 KiB): `llm.max_tokens` is at most
+32,768 (`ragdash.llm.settings.MAX_TOKENS`, a 2 MiB cap), and a call made past those checks
+still cannot ask for more."""
 
 
 def reply_byte_limit(max_tokens: int | None) -> int:
-    """The most bytes a reply to a call with this `max_tokens` may take on the wire."""
+    """The most bytes a reply to a call with this `max_tokens` may take on the wire: between
+    MIN_REPLY_BYTES and MAX_REPLY_BYTES."""
     tokens = max_tokens if max_tokens and max_tokens > 0 else UNCAPPED_MAX_TOKENS
-    return max(MIN_REPLY_BYTES, REPLY_BYTES_PER_TOKEN * int(tokens) + REPLY_ENVELOPE_BYTES)
+    tokens = min(int(tokens), UNCAPPED_MAX_TOKENS)
+    return max(MIN_REPLY_BYTES, REPLY_BYTES_PER_TOKEN * tokens + REPLY_ENVELOPE_BYTES)
 
 
 def mib(n: int) -> str:
