@@ -136,3 +136,29 @@ def test_export_draws_the_default_sample_by_the_judges_verdict(run, tmp_path, ca
     assert len(sample) == 30 and set(sample["rule"]) == {"judge"} and \
         set(sample["seed"]) == {5}
     assert "sample rule judge, seed 5" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("label", ["wrong", "reference"])
+def test_label_status_never_states_a_width_its_interval_does_not_have(run, capsys, label):
+    """150 labels all wrong once printed "interval 0–13 %" beside "within ±5 points"; every
+    width `ragdash label status` states is the interval's it prints."""
+    import re
+
+    if label == "reference":
+        assert main(["label", "import", "--run-dir", str(run.path), "--from-reference",
+                     "contains", "--n", "150"]) == 0
+    else:
+        labels.draw_sample(run, 150, seed=0)
+        label_all(run, sample_with_sha(run), "wrong")
+    capsys.readouterr()
+    assert main(["label", "status", "--run-dir", str(run.path)]) == 0
+    text = capsys.readouterr().out
+    assert main(["label", "status", "--run-dir", str(run.path), "--json"]) == 0
+    lo, hi = json.loads(capsys.readouterr().out)["pooled"]["ci"]
+    assert f"interval {lo * 100:.0f}–{hi * 100:.0f} %" in text
+    for said in re.findall(r"within ±([\d.]+) points", text):
+        assert (hi - lo) / 2 <= float(said) / 100, (said, lo, hi)
+    for said in re.findall(r"is ±([\d.]+) points", text):
+        assert float(said) == pytest.approx((hi - lo) * 50, abs=0.05)
+    if label == "wrong":
+        assert hi < 0.04 and "within ±5 points" in text  # 0/150: Clopper–Pearson's 2.4 %

@@ -42,10 +42,22 @@ def test_judge_above_below_or_same_is_said_from_the_numbers():
 def test_the_planner_counts_the_labels_for_five_points_or_says_it_is_there():
     assert headline.sentences(_share(), LABELS)[-1] == (
         "About 190 labels in all (130 more) bring the pooled interval to ±5 points.")
-    assert headline.sentences(_share(to_target=60), LABELS)[-1] == (
+    assert headline.sentences(_share(ci=(0.36, 0.44), to_target=60), LABELS)[-1] == (
         "The pooled interval is within ±5 points.")
     assert headline.sentences(_share(to_target=None), LABELS)[-1].startswith(
         "No number of labels brings the pooled interval within ±5 points")
+
+
+def test_within_target_is_said_only_of_an_interval_that_is():
+    """An interval of ±10 points is never "within ±5 points", whatever the count says (150
+    labels all wrong once gave "interval 0–13 %" and "within ±5 points")."""
+    for ci in ((0.0, 0.129), (0.30, 0.50), (0.399, 0.501)):
+        line = headline.planner(_share(ci=ci, to_target=60)["pooled"])
+        assert "within" not in line, (ci, line)
+    assert headline.planner(_share(ci=(0.30, 0.50), to_target=60)["pooled"]) == (
+        "The pooled interval is ±10.0 points: the answers labelled only \"cannot tell\" "
+        "widen it")
+    assert headline.planner(_share(ci=None, to_target=60)["pooled"]) == ""
 
 
 def test_left_out_labels_and_cannot_tell_bounds_are_said():

@@ -19,11 +19,19 @@ Two estimands (`ESTIMANDS`):
   independent, so the variance is that of the estimate's per-question contributions (questions
   as ultimate clusters, drawn from an endless supply; no correction).
 
-A stratum's s_h² is never taken below p̃(1 − p̃), p̃ = (Σy + 1) / (n_h + 2), so a few identical
-labels do not make a stratum look certain; a stratum with fewer than 2 labels is merged with
-the other verdict of its system (then with the scope). The interval is Clopper–Pearson at the
-design's effective sample size p̂(1 − p̂) / v̂ (Korn & Graubard, 1998): never zero-width before
-every answer is labelled, and conservative where the normal approximation is not.
+Every stratum with a label keeps its own mean, whatever its sampling fraction, so the estimate
+is unbiased for any allocation (by enumeration, tests/test_survey.py); a stratum with one label
+gets the largest variance labels in [0, 1] can have (Popoviciu), one without labels the mean of
+its nearest stratum with labels (the same verdict of the nearest system: the judge is kept).
+From 2 labels a stratum's s_h² is never taken below p̃(1 − p̃), p̃ = (Σy + 1) / (n_h + 2), so a
+few identical labels do not make a stratum look certain.
+
+The interval is Clopper–Pearson at the design's effective sample size (Korn & Graubard, 1998):
+n* = p̃(1 − p̃) / v̂ with p̃ = Σ W_h p̃_h shrunk as the floors are, times the degrees-of-freedom
+factor (t_{n−1} / t_df)²; at p̂ = 0 or 1 the design's own Clopper–Pearson bound (n* = n when the
+labels are proportional). Never zero-width before every answer is labelled; coverage by
+simulation in benchmarks/bench_ppi_coverage.py. The planner (`labels_for`) counts the labels at
+which that same interval, projected, is within ±target.
 
 The same Korn–Graubard bound is the home of every other mean over questions the dashboard shows
 (`beta_interval`, and `mean_interval` for a signal in a known range).
@@ -84,43 +92,33 @@ class Share:
 
 def strata(frame: pd.DataFrame) -> pd.Series:
     """Each answer's stratum: "<system>|5" when judged 5, "<system>|<5" otherwise (unjudged
-    answers included: the judge did not say 5)."""
+    answers included: the judge did not say 5). A `stratum` column (the strata stored with the
+    sample when it was drawn) is used where it is set."""
     five = frame["judged5"].fillna(0).to_numpy(float) >= 0.5
-    return frame["system"].astype(str) + np.where(five, "|5", "|<5")
+    now = frame["system"].astype(str) + np.where(five, "|5", "|<5")
+    if "stratum" not in frame:
+        return now
+    return frame["stratum"].where(frame["stratum"].notna(), now).astype(str)
 
 
-def _collapsed(stratum: pd.Series, labelled: np.ndarray) -> pd.Series:
-    """Strata with fewer than 2 labels merged with their system's other verdict, then (still
-    fewer) with the whole scope."""
-    out = stratum.copy()
-    count = pd.Series(labelled, index=stratum.index).groupby(out).sum()
-    thin = set(count[count < 2].index)
-    if thin:
-        system = out.str.rsplit("|", n=1).str[0]
-        out = out.where(~out.isin(thin), system)
-        count = pd.Series(labelled, index=out.index).groupby(out).sum()
-        if (count < 2).any():
-            out = pd.Series("all", index=out.index)
-    return out
+def _clopper_pearson(p: np.ndarray, n_eff: np.ndarray, level: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper–Pearson bounds at x = p·n_eff of n_eff (arrays; clipped to hold p)."""
+    from scipy.stats import beta
 
-
-def _floor_var(y: np.ndarray) -> float:
-    """s² of a stratum's labels, at least p̃(1 − p̃) with p̃ = (Σy + 1) / (n + 2)."""
-    n = y.size
-    s2 = float(y.var(ddof=1)) if n > 1 else 0.0
-    pt = (y.sum() + 1) / (n + 2)
-    return max(s2, pt * (1 - pt))
+    a = (1 - level) / 2
+    p, n_eff = np.asarray(p, float), np.asarray(n_eff, float)
+    x = p * n_eff
+    with np.errstate(invalid="ignore"):
+        lo = np.where(x <= 0, 0.0, beta.ppf(a, np.maximum(x, 1e-300), n_eff - x + 1))
+        hi = np.where(x >= n_eff, 1.0, beta.ppf(1 - a, x + 1, np.maximum(n_eff - x, 1e-300)))
+    return np.maximum(0.0, np.minimum(lo, p)), np.minimum(1.0, np.maximum(hi, p))
 
 
 def beta_interval(p: float, n_eff: float, level: float) -> tuple[float, float]:
     """Clopper–Pearson at an effective sample size (Korn & Graubard, 1998)."""
-    from scipy.stats import beta
-
-    a = (1 - level) / 2
-    x = p * n_eff
-    lo = 0.0 if x <= 0 else float(beta.ppf(a, x, n_eff - x + 1))
-    hi = 1.0 if x >= n_eff else float(beta.ppf(1 - a, x + 1, n_eff - x))
-    return max(0.0, min(lo, p)), min(1.0, max(hi, p))
+    lo, hi = _clopper_pearson(np.array(p), np.array(n_eff), level)
+    return float(lo), float(hi)
 
 
 def mean_interval(values: np.ndarray, bounds: tuple[float, float] = (0.0, 1.0),
@@ -148,89 +146,223 @@ def mean_interval(values: np.ndarray, bounds: tuple[float, float] = (0.0, 1.0),
     return low + (high - low) * ends[:, 0], low + (high - low) * ends[:, 1]
 
 
+def _cells(names: np.ndarray, big_n: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """The cell of each stratum: its own when it has a label; a stratum without labels joins
+    the nearest stratum with labels, whose mean then stands for it: the same verdict first
+    (the judge's strata kept), of the system whose share judged 5 is nearest, then the one
+    with more labels; within one system, its other verdict."""
+    system = np.array([str(x).rsplit("|", 1)[0] for x in names])
+    five = np.array([str(x).endswith("|5") for x in names], float)
+    share5 = {s: float((big_n * five)[system == s].sum() / big_n[system == s].sum())
+              for s in set(system)}
+    judge = np.array([share5[s] for s in system])
+    out = np.arange(len(names))
+    have = np.flatnonzero(n > 0)
+    for h in np.flatnonzero(n == 0):
+        out[h] = min(have, key=lambda g: (2 * abs(five[g] - five[h]) + abs(judge[g] - judge[h]),
+                                          -n[g], str(names[g])))
+    return np.unique(out, return_inverse=True)[1]
+
+
+def _spread(raw: np.ndarray, n: np.ndarray, big_n: np.ndarray, mean: np.ndarray,
+            floor: bool) -> np.ndarray:
+    """Each cell's s²: from 2 labels on, the labels' own (ddof 1), floored at p̃(1 − p̃) with
+    p̃ = (n·mean + 1) / (n + 2) (a few alike labels prove no certainty); from 1 label, the
+    largest any labels in [0, 1] can have, N / (4 (N − 1)) (Popoviciu's bound on the
+    stratum's S²), so the variance is conservative whatever the stratum holds."""
+    pt = (n * mean + 1) / (n + 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        most = np.where(big_n > 1, big_n / (4 * (big_n - 1)), 0.25)
+    own = np.fmax(raw, pt * (1 - pt)) if floor else raw
+    return np.where(n >= 2, own, most)
+
+
 @dataclass(frozen=True)
 class Fit:
-    """The stratified estimate of one scope: estimate, variance, and per stratum N_h, n_h, s²."""
+    """The stratified estimate of one scope with what its interval and planner need.
+
+    `table` has a row per cell (a stratum with labels, with the strata without labels that
+    take its mean): N, n (labels), mean, s2 (`_spread`) and raw (the labels' own s², NaN
+    below 2). `var` is the estimate's variance for the estimand; `shrunk` Σ W p̃, the p̃ of
+    the floors; `df` the variance's degrees of freedom; `extreme_n` the effective labels when
+    every label is alike (`_extreme_n`); for "new questions" also `clustered` (the variance
+    over questions before its floor), `between` (the part labels do not shrink), `questions`
+    (with a label) and `all_questions`."""
 
     estimate: float
     var: float
-    table: pd.DataFrame  # index stratum; columns N, n, mean, s2
+    table: pd.DataFrame
+    estimand: str = DEFAULT_ESTIMAND
+    labels: int = 0
+    shrunk: float = float("nan")
+    df: float = float("nan")
+    extreme_n: float = float("nan")
+    clustered: float = float("nan")
+    between: float = 0.0
+    questions: int = 0
+    all_questions: int = 0
 
 
 def fit(frame: pd.DataFrame, y: np.ndarray, estimand: str = DEFAULT_ESTIMAND,
         floor: bool = True) -> Fit:
-    """The stratified estimate over `frame`'s answers from labels `y` (NaN: unlabelled) and its
-    variance for the estimand (`floor=False`: the textbook s², for checking unbiasedness)."""
-    labelled = ~np.isnan(y)
-    stratum = _collapsed(strata(frame).reset_index(drop=True), labelled)
-    s = stratum.to_numpy()
-    rows = {}
-    for h in pd.unique(s):
-        at = s == h
-        yh = y[at & labelled]
-        rows[h] = {"N": int(at.sum()), "n": yh.size,
-                   "mean": float(yh.mean()) if yh.size else np.nan,
-                   "s2": (_floor_var(yh) if floor else float(yh.var(ddof=1)))
-                   if yh.size > 1 else (_floor_var(yh) if yh.size else np.nan)}
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    n_all = table["N"].sum()
-    w = table["N"] / n_all
-    estimate = float((w * table["mean"]).sum())
-    if estimand == "these answers":
-        var = float((w**2 * (1 - table["n"] / table["N"]) * table["s2"] / table["n"]).sum())
-    elif estimand == "new questions":
-        var = _clustered_var(frame["qid"].astype(str).to_numpy(), s, y, labelled, table, n_all)
-    else:
+    """The stratified estimate p̂ = Σ_h W_h ȳ_h over `frame`'s answers from labels `y` (NaN:
+    unlabelled) and its variance for the estimand (`floor=False`: the labels' own s², for
+    checking by enumeration).
+
+    Every stratum with a label keeps its own mean, so p̂ is unbiased for any allocation once
+    each stratum has a label; a stratum with one label gets the largest variance labels can
+    have (`_spread`), one without labels its nearest stratum's mean (`_cells`)."""
+    if estimand not in ESTIMANDS:
         raise ValueError(f"estimand {estimand!r} is not one of {', '.join(ESTIMANDS)}")
-    return Fit(estimate, max(var, 0.0), table)
+    y = np.asarray(y, float)
+    labelled = ~np.isnan(y)
+    labels = int(labelled.sum())
+    codes, names = pd.factorize(strata(frame).to_numpy(), sort=True)
+    nh = np.bincount(codes[labelled], minlength=len(names)).astype(float)
+    cell = _cells(np.asarray(names), np.bincount(codes, minlength=len(names)), nh)[codes]
+    k = int(cell.max()) + 1
+    big_n = np.bincount(cell, minlength=k).astype(float)
+    n = np.bincount(cell[labelled], minlength=k).astype(float)
+    yl = np.where(labelled, y, 0.0)
+    mean = np.bincount(cell, yl, minlength=k) / n
+    resid = np.where(labelled, yl - mean[cell], 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        raw = np.where(n > 1, np.bincount(cell, resid**2, minlength=k) / (n - 1), np.nan)
+    s2 = _spread(raw, n, big_n, mean, floor)
+    weight = big_n / big_n.sum()
+    estimate = float(weight @ mean)
+    table = pd.DataFrame({"N": big_n.astype(int), "n": n.astype(int), "mean": mean,
+                          "s2": s2, "raw": raw})
+    pt = (n * mean + 1) / (n + 2)
+    common = {"table": table, "estimand": estimand, "labels": labels,
+              "shrunk": float(weight @ pt), "extreme_n": float(_extreme_n(n, weight))}
+    if estimand == "these answers":
+        fpc = np.clip(1 - n / big_n, 0.0, 1.0)
+        var = float(np.where(fpc > 0, weight**2 * fpc * s2 / n, 0.0).sum())
+        return Fit(estimate, var, df=max(labels - k, 1), **common)
+    qcodes, qnames = pd.factorize(frame["qid"].astype(str).to_numpy())
+    q = len(qnames)
+    asked = int(np.unique(qcodes[labelled]).size)
+    part = (mean[cell] - estimate) / big_n.sum()
+    expand = np.where(labelled, (big_n / n)[cell] * resid / big_n.sum(), 0.0)
+    clustered = _over_questions(qcodes, q, part + expand)
+    var = max(clustered, float((weight**2 * s2 / n).sum())) if q > 1 else float("nan")
+    common["extreme_n"] = min(common["extreme_n"], asked)
+    return Fit(estimate, var, df=max(asked - 1, 1), clustered=clustered,
+               between=_over_questions(qcodes, q, part), questions=asked, all_questions=q,
+               **common)
 
 
-def _clustered_var(qid: np.ndarray, s: np.ndarray, y: np.ndarray, labelled: np.ndarray,
-                   table: pd.DataFrame, n_all: int) -> float:
-    """The variance over questions (ultimate clusters) of the estimate's linearisation: each
-    answer contributes its stratum's mean / N, each labelled answer also its residual, expanded
-    by N_h / (n_h N)."""
-    mean = table["mean"].reindex(s).to_numpy()
-    expand = (table["N"] / table["n"]).reindex(s).to_numpy()
-    u = mean / n_all + np.where(labelled, expand * (np.nan_to_num(y) - mean) / n_all, 0.0)
-    per_q = pd.Series(u).groupby(qid).sum().to_numpy()
-    q = per_q.size
+def _over_questions(qcodes: np.ndarray, q: int, u: np.ndarray) -> float:
+    """q / (q − 1) Σ_q (u_q − ū)², u_q each question's sum of `u`, the answers' linearised
+    contributions (ŷ − p̂) / N (questions as ultimate clusters); NaN below 2 questions."""
     if q < 2:
         return float("nan")
-    floor = float((table["N"] ** 2 * table["s2"] / table["n"]).sum()) / n_all**2
-    return max(float(q / (q - 1) * ((per_q - per_q.mean()) ** 2).sum()), floor)
+    per_q = np.bincount(qcodes, u, minlength=q)
+    return float(q / (q - 1) * ((per_q - per_q.mean()) ** 2).sum())
 
 
-def interval(f: Fit, level: float = LEVEL) -> tuple[float, float]:
-    """The Korn–Graubard interval of a fit; the point itself when its variance is 0 (every
-    answer labelled, "these answers")."""
+def _extreme_n(n: np.ndarray, weight: np.ndarray, level: float = LEVEL) -> np.ndarray:
+    """The effective labels when every label is alike (all 0; all 1 by symmetry): the n* at
+    which Clopper–Pearson's bound is the stratified design's own. Its bound U is the largest
+    share Σ W_h q_h whose likeliest strata shares still give every label 0 with probability
+    (1 − level) / 2 (max Π (1 − q_h)^{n_h}: q_h = max(0, 1 − n_h / (μ W_h)), by bisection on
+    μ); n* = log((1 − level) / 2) / log(1 − U). Proportional labels give n* = n (Korn &
+    Graubard 1998's n* = n at p̂ = 0 or 1); a cell with few labels for its weight, less.
+    `n`: labels per cell, one row per case (or one case)."""
+    n = np.atleast_2d(np.asarray(n, float))
+    weight = np.asarray(weight, float)
+    alpha = np.log((1 - level) / 2)
+    ratio = n / weight
+    lo, hi = ratio.min(axis=1), ratio.max(axis=1) * 1e6
+    for _ in range(100):
+        mid = np.sqrt(lo * hi)
+        q = np.clip(1 - ratio / mid[:, None], 0.0, 1 - 1e-15)
+        above = (n * np.log1p(-q)).sum(axis=1) > alpha
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    upper = np.clip(1 - ratio / lo[:, None], 0.0, 1.0) @ weight
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where((upper > 0) & (upper < 1), alpha / np.log1p(-upper), n.sum(axis=1))
+    return out if out.size > 1 else out.reshape(())
+
+
+def _df_factor(labels: np.ndarray | float, df: np.ndarray | float, level: float
+               ) -> np.ndarray:
+    """Korn & Graubard's (1998) degrees-of-freedom factor (t_{n−1} / t_df)²."""
+    from scipy.stats import t
+
+    q = 1 - (1 - level) / 2
+    labels = np.maximum(np.asarray(labels, float), 2.0)
+    df = np.maximum(np.asarray(df, float), 1.0)
+    return (t.ppf(q, labels - 1) / t.ppf(q, df)) ** 2
+
+
+def _neff(p: float, var: np.ndarray, shrunk: np.ndarray, labels: np.ndarray, df: np.ndarray,
+          extreme: np.ndarray, level: float) -> np.ndarray:
+    """The effective sample size of Korn & Graubard (1998): p(1 − p) / v̂ times the
+    degrees-of-freedom factor, with p(1 − p) and v̂ shrunk alike (p̃ of the strata's floors in
+    both; a pooled p̃ over per-stratum floors overstated the design effect); at p̂ = 0 or 1,
+    where v̂ says nothing, `_extreme_n`."""
+    var = np.asarray(var, float)
+    if p <= 0 or p >= 1:
+        return np.asarray(extreme, float) * np.ones_like(var)
+    with np.errstate(divide="ignore"):
+        return shrunk * (1 - shrunk) / var * _df_factor(labels, df, level)
+
+
+def interval(f: Fit, level: float = LEVEL) -> tuple[float, float] | None:
+    """The Korn–Graubard interval of a fit: Clopper–Pearson at `_neff`; the point itself
+    when its variance is 0 (every answer labelled, "these answers"); None when the variance
+    cannot be estimated (fewer than 2 questions, "new questions")."""
+    if np.isnan(f.var):
+        return None
     if f.var <= 0:
         return f.estimate, f.estimate
     p = min(max(f.estimate, 0.0), 1.0)
-    n = int(f.table["n"].sum())
-    pt = (p * n + 1) / (n + 2)  # as the strata's floor: 0 or 1 labels-wide is no certainty
-    return beta_interval(p, pt * (1 - pt) / f.var, level)
+    n_eff = float(_neff(p, np.array(f.var), np.array(f.shrunk), np.array(f.labels),
+                        np.array(f.df), np.array(f.extreme_n), level))
+    return beta_interval(p, n_eff, level)
 
 
-def labels_for(f: Fit, half: float = TARGET_HALF / 100, level: float = LEVEL,
-               estimand: str = DEFAULT_ESTIMAND) -> int | None:
-    """The labels in all, allocated across the strata as now (proportionally where none yet),
-    at which the interval's half-width reaches `half`, from the fit's own s²; None when no
-    number of the scope's answers reaches it."""
-    from scipy.stats import norm
-
+def _projected(f: Fit, m: np.ndarray, level: float) -> tuple[np.ndarray, ...]:
+    """(var, shrunk, df, extreme_n) of `f` at each of m labels in all: each cell's labels
+    scaled from now (at most its answers), its own s² as now with the floors at the new
+    counts. At m = the labels now, `f`'s own."""
     t = f.table
-    n_all = t["N"].sum()
-    z = norm.ppf(1 - (1 - level) / 2)
-    w = (t["N"] / n_all).to_numpy()
-    share = (t["N"] / n_all).to_numpy()  # proportional allocation
-    s2 = t["s2"].to_numpy()
-    for m in range(max(int(t["n"].sum()), 2), int(n_all) + 1):
-        nh = np.clip(np.maximum(share * m, 1.0), 1.0, t["N"].to_numpy())
-        fpc = 1 - nh / t["N"].to_numpy() if estimand == "these answers" else 1.0
-        if z * np.sqrt((w**2 * fpc * s2 / nh).sum()) <= half:
-            return m
-    return None
+    big_n, now = t["N"].to_numpy(float), t["n"].to_numpy(float)
+    n = np.minimum(now * (m / f.labels)[:, None], big_n)
+    mean = t["mean"].to_numpy(float)
+    s2 = _spread(t["raw"].to_numpy(float), n, big_n, mean, floor=True)
+    weight = big_n / big_n.sum()
+    pt = (n * mean + 1) / (n + 2)
+    p = min(max(f.estimate, 0.0), 1.0)
+    extreme = _extreme_n(n, weight, level) if p in (0.0, 1.0) else np.full(m.size, np.nan)
+    if f.estimand == "these answers":
+        fpc = np.clip(1 - n / big_n, 0.0, 1.0)
+        var = np.where(fpc > 0, weight**2 * fpc * s2 / n, 0.0).sum(axis=1)
+        return var, pt @ weight, np.maximum(m - len(t), 1), extreme
+    asked = np.minimum(f.questions * m / f.labels, f.all_questions)
+    var = np.maximum((weight**2 * s2 / n).sum(axis=1),
+                     f.between + (f.clustered - f.between) * f.labels / m)
+    return var, pt @ weight, np.maximum(asked - 1, 1), np.minimum(extreme, asked)
+
+
+def labels_for(f: Fit, half: float = TARGET_HALF / 100, level: float = LEVEL) -> int | None:
+    """The labels in all at which the interval the pages show (`interval`, of the fit
+    projected by `_projected`: labels allocated across the strata as now) has a half-width
+    of at most `half`; None when no number of the scope's answers reaches it ("new
+    questions" keeps the variance between questions that labels do not remove). At the
+    labels now it is the interval now: at most the labels exactly when that is within."""
+    if f.labels < 2 or np.isnan(f.var):
+        return None
+    m = np.arange(f.labels, int(f.table["N"].sum()) + 1, dtype=float)
+    var, shrunk, df, extreme = _projected(f, m, level)
+    p = min(max(f.estimate, 0.0), 1.0)
+    n_eff = _neff(p, var, shrunk, m, df, extreme, level)
+    lo, hi = _clopper_pearson(np.full(m.size, p), n_eff, level)
+    width = np.where(var > 0, (hi - lo) / 2, 0.0)
+    ok = np.flatnonzero(width <= half)
+    return int(m[ok[0]]) if ok.size else None
 
 
 METHOD = ("stratified estimate on the judge's verdict (system × judged 5), "
@@ -251,11 +383,15 @@ def share(frame: pd.DataFrame, y: np.ndarray, estimand: str = DEFAULT_ESTIMAND,
     if n == 0:
         return Share(None, None, 0, big_n, method, reason="no label yet", target=target)
     f = fit(frame, y, estimand)
-    to_target = labels_for(f, target / 100, level, estimand) if n >= 2 else None
+    to_target = labels_for(f, target / 100, level)
     if n < min_labels:
         return Share(f.estimate, None, n, big_n, method, to_target=to_target, target=target,
                      reason=f"too few labels for an interval ({n}; from {min_labels} on)")
-    lo, hi = interval(f, level)
+    ci = interval(f, level)
+    if ci is None:
+        return Share(f.estimate, None, n, big_n, method, target=target,
+                     reason="answers to one question only: no interval for new questions")
+    lo, hi = ci
     bounds = None
     if cannot_tell is not None and cannot_tell.any():
         worst = fit(frame, np.where(cannot_tell, 0.0, y), estimand)

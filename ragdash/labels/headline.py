@@ -40,15 +40,21 @@ def _with_llm_only(share: dict) -> str:
 
 
 def planner(entry: dict, scope: str = "the pooled interval") -> str:
-    """How many labels in all give ±target points (from the estimator's own variance)."""
+    """How many labels in all give ±target points (`survey.labels_for`: the interval the pages
+    show, projected), or that the interval shown is within ±target: said only of an interval
+    whose half-width is at most the target."""
     need, have = entry.get("to_target"), entry.get("labels", 0)
-    half = entry.get("target", TARGET_HALF)
+    half, ci = entry.get("target", TARGET_HALF), entry.get("ci")
+    scope_ = f"{scope[0].upper()}{scope[1:]}"
+    if ci and (ci[1] - ci[0]) / 2 <= half / 100:
+        return f"{scope_} is within ±{half:g} points"
     if need is None:
         return (f"No number of labels brings {scope} within ±{half:g} points"
                 if have >= 2 else "")
-    if need <= have and entry.get("ci"):
-        return f"{scope[0].upper()}{scope[1:]} is within ±{half:g} points"
-    return (f"About {need:,} labels in all ({max(need - have, 1):,} more) bring {scope} to "
+    if need <= have:  # the interval shown spans the "cannot tell" bounds, or none is shown
+        return (f"{scope_} is ±{(ci[1] - ci[0]) * 50:.1f} points: the answers labelled only "
+                "\"cannot tell\" widen it" if ci else "")
+    return (f"About {need:,} labels in all ({need - have:,} more) bring {scope} to "
             f"±{half:g} points")
 
 
