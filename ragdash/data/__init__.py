@@ -16,7 +16,7 @@ from pathlib import Path, PurePath
 from ragdash.data import crag, generic, hotpotqa, readers, squad, textfiles
 from ragdash.data import sample as sampling
 from ragdash.data.common import IssueLog, Loaded, within_limits
-from ragdash.data.reading import decode, fatal, parse_json, read_file
+from ragdash.data.reading import decode, fatal, open_regular, parse_json, read_file
 from ragdash.data.schema import DataError, Dataset, Document, Example, Issue
 from ragdash.data.validate import check_parts_found
 
@@ -52,12 +52,12 @@ def _by_extension(path: Path) -> str:
 
 def _head(p: Path) -> str:
     """The first bytes of a file, decompressed, as text ('' when unreadable)."""
-    opener = {".gz": gzip.open, ".bz2": bz2.open}.get(_packed(p.name) or "", open)
+    unpack = {".gz": gzip.open, ".bz2": bz2.open}.get(_packed(p.name) or "")
     try:
-        with opener(p, "rb") as f:
+        with open_regular(p) as raw, (unpack(raw, "rb") if unpack else raw) as f:
             return f.read(_PEEK_BYTES).decode("utf-8", "replace")
-    except (OSError, EOFError, ValueError):
-        return ""  # read_file reports the problem
+    except (OSError, EOFError, ValueError, DataError):
+        return ""  # read_file reports the problem (a pipe or a device by name)
 
 
 def _json_format(obj: object, path: Path) -> str:

@@ -6,6 +6,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from ragdash.data.reading import loads
 from ragdash.data.schema import Document, Example, Issue
 
 
@@ -121,10 +122,12 @@ def parse_parts(value: object) -> list[object]:
     stripped = text.strip()
     if stripped.startswith("[") and stripped.endswith("]"):
         try:
-            parsed = json.loads(stripped)
+            parsed = loads(stripped)
         except json.JSONDecodeError as exc:
             raise BadValue(f"looks like a JSON list but is not valid JSON: {exc.msg} "
                            f"(column {exc.colno})") from None
+        except ValueError as exc:  # nested too deeply
+            raise BadValue(f"looks like a JSON list but is not valid JSON: {exc}") from None
         if not isinstance(parsed, list):
             raise BadValue(f"expected a JSON list, got {kind(parsed)}")
         return parsed

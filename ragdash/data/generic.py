@@ -20,6 +20,7 @@ import io
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -44,6 +45,8 @@ from ragdash.terminal import name as shown_name
 from ragdash.terminal import names as shown_names
 
 TABULAR = ("jsonl", "csv", "parquet", "xlsx")
+MAX_COLUMNS = 16_384
+"""The most columns a CSV header may name (Excel's own limit)."""
 EXAMPLE_COLUMNS = {"id": ("id", "qid"), "question": ("question",), "answer": ("answer",),
                    "relevant_parts": ("relevant_parts", "parts"), "answers": ("answers",)}
 DOCUMENT_COLUMNS = {"doc_id": ("doc_id",), "text": ("text",)}
@@ -132,8 +135,12 @@ def _csv(raw: RawFile) -> Table:
             raise fatal(raw.path, f"holds bytes that are not valid UTF-8 at "
                                   f"{text.where(sum(len(SURROGATE.findall(c)) for c in header))}",
                         "header")
+        if len(header) > MAX_COLUMNS:
+            raise fatal(raw.path, f"the header has {len(header):,} columns, more than "
+                                  f"{MAX_COLUMNS:,}, the limit of a table: keep the columns "
+                                  "you need", "header", "(header)")
         header = [c.strip() for c in header]
-        dupes = sorted({c for c in header if header.count(c) > 1})
+        dupes = sorted(c for c, n in Counter(header).items() if n > 1)
         if dupes:
             raise fatal(raw.path, f"column(s) {dupes} appear more than once", "header", dupes[0])
         table = Table(header)

@@ -9,11 +9,16 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import re
+import stat
+import struct
+import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from ragdash.data.schema import DataError, Issue
 
@@ -31,6 +36,10 @@ def fatal(file: str | Path, message: str, record: str = "-", field: str = "(file
     return DataError(Issue(str(file), record, field, message))
 
 
+class FileTooLarge(DataError):
+    """A file over the limit it was read with (`read_regular`)."""
+
+
 @dataclass
 class RawFile:
     """A file's content (decompressed when it ends in .gz or .bz2) and the sha256 of its bytes
@@ -45,11 +54,7 @@ def read_file(path: str | Path) -> RawFile:
     """Read a whole file; DataError naming the path when it is missing, unreadable or too large."""
     p = Path(path)
     try:
-        if p.is_dir():
-            raise fatal(p, "is a folder, expected a file")
-        if p.stat().st_size > MAX_BYTES:
-            raise fatal(p, f"is larger than {MAX_BYTES} bytes")
-        raw = p.read_bytes()
+        raw = read_regular(p, MAX_BYTES)
     except FileNotFoundError:
         raise fatal(p, "file not found") from None
     except OSError as exc:
@@ -58,6 +63,74 @@ def read_file(path: str | Path) -> RawFile:
     data = _gunzip(p, raw) if name.endswith(".gz") else _bunzip(p, raw) \
         if name.endswith(".bz2") else raw
     return RawFile(p, data, hashlib.sha256(raw).hexdigest())
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """A regular file opened for reading. DataError naming the path for a folder, a pipe, a
+    device or a socket: it is opened without blocking (a pipe with no writer would wait forever)
+    and checked before a byte is read. OSError when it cannot be opened."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise fatal(path, "is a folder, expected a file" if stat.S_ISDIR(mode) else
+                          "is not a regular file (a pipe, a device or a socket): give a file")
+    return os.fdopen(fd, "rb")
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file (`open_regular`) of at most `limit` bytes; FileTooLarge
+    naming the path for a file over `limit`, by its size or by what it holds (one that grows
+    while it is read is never read past `limit` + 1 bytes)."""
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        out = bytearray()
+        while (size <= limit and len(out) <= limit
+               and (block := f.read(min(BLOCK, limit + 1 - len(out))))):
+            out += block
+    if size > limit or len(out) > limit:
+        raise FileTooLarge(Issue(str(path), "-", "(file)", f"is larger than {limit:,} bytes, "
+                                                           "the limit of an input file"))
+    return bytes(out)
+
+
+def loads(text: str | bytes, where: str | None = None) -> object:
+    """`json.loads` for text from outside (a record of a file, a cell, an LLM reply): a value
+    nested too deeply for the parser is a ValueError (naming `where` when given), as malformed
+    JSON is (a json.JSONDecodeError, raised as it is), instead of a RecursionError that no
+    `except ValueError` catches."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        said = f"{where}: " if where else ""
+        raise ValueError(f"{said}nested too deeply (more than about "
+                         f"{sys.getrecursionlimit():,} levels of lists and objects, the most "
+                         "the JSON parser takes)") from None
+
+
+def zip_entries(data: bytes) -> int:
+    """How many entries a zip's central directory holds, counted in its bytes before zipfile
+    parses it (zipfile builds an object for every entry: a directory of millions fills the
+    memory): the entry signatures in the directory's span, at least as many as zipfile reads;
+    0 when the file has no end record (zipfile then refuses it)."""
+    import zipfile
+
+    f = io.BytesIO(data)
+    try:
+        end = zipfile._EndRecData(f)  # noqa: SLF001 (zipfile's own reading of the end record)
+    except (OSError, ValueError, struct.error):
+        return 0
+    if end is None:
+        return 0
+    location = end[zipfile._ECD_LOCATION]  # noqa: SLF001
+    if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:  # noqa: SLF001
+        location -= zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator
+    start = max(location - end[zipfile._ECD_SIZE], 0)  # noqa: SLF001
+    return data.count(zipfile.stringCentralDir, start, max(location, start))
 
 
 def check_inflation(path: Path | str, packed: int, unpacked: int, what: str = "") -> None:

@@ -12,12 +12,11 @@ is skipped with a located error (`ragdash.data.common.IssueLog`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from ragdash.data.common import BadValue, IssueLog, SeenIds, as_id, as_text, kind, non_empty
-from ragdash.data.reading import decode, read_file, undecodable
+from ragdash.data.reading import decode, loads, read_file, undecodable
 from ragdash.data.schema import Issue
 
 LICENCE = "RGB data (Chen et al., AAAI 2024) is CC BY-NC-SA 4.0: not for commercial use."
@@ -104,7 +103,7 @@ def load_fact(path: str | Path, limit: int | None = None) -> tuple[list[FactReco
             break
         label = f"line {n}"
         try:
-            parsed = json.loads(line)
+            parsed = loads(line)
         except ValueError as exc:
             log.error(label, "(record)", f"is not valid JSON: {exc}")
             continue

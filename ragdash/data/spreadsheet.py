@@ -12,27 +12,35 @@ Refused with a located `DataError`: a file that is not a zip (an encrypted workb
 .xls is an OLE file), a corrupt one, one that inflates like a decompression bomb
 (`reading.check_inflation`), one with a part (each checked alone, so that an incompressible part
 cannot hide a bomb in another) over MAX_PART_BYTES unpacked or holding more than
-MAX_SHARED_STRINGS shared strings, a sheet over MAX_ROWS rows or MAX_CELLS cells, merged or
-empty header cells and duplicate column names. Kept with a located error on its row: a formula
-without a stored value and an error value (`#DIV/0!`).
+MAX_SHARED_STRINGS shared strings, one of more than MAX_PARTS parts (counted before the zip's
+directory is read) or MAX_SHEETS sheets, a sheet over MAX_ROWS rows (by its rows' numbers: a gap
+is never walked) or MAX_CELLS cells, XML openpyxl cannot read, merged or empty header cells and
+duplicate column names. Finding the sheets with data (`sheet_names`) reads all of them within
+one sheet's bounds. Kept with a located error on its row: a formula without a stored value and
+an error value (`#DIV/0!`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import io
 import re
 import zipfile
 import zlib
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ragdash.data.common import BadValue
-from ragdash.data.reading import RawFile, check_inflation, fatal
+from ragdash.data.reading import RawFile, check_inflation, fatal, zip_entries
 from ragdash.data.schema import DataError
 
 MAX_ROWS = 1_048_576  # Excel's own limit; a sheet claiming more is not a real workbook
 MAX_CELLS = 10_000_000  # cells read (empty ones inside the used area included)
+MAX_SHEETS = 1_000  # sheets of a workbook; all of them are read within one sheet's bounds
+MAX_PARTS = 20_000  # zip entries of a workbook, counted before its directory is parsed
 MAX_PART_BYTES = 256 * 1024**2  # one part (a sheet's XML, the shared strings) unpacked
 MAX_SHARED_STRINGS = 1_000_000  # <si> elements of a part: openpyxl keeps each in memory
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted .xlsx and old .xls files
@@ -50,14 +58,59 @@ def _column_letter(index: int) -> str:
     return get_column_letter(index)
 
 
+class _TooManySheets(Exception):
+    """Raised by the reader before any sheet is set up: the workbook names `count` sheets."""
+
+    def __init__(self, count: int):
+        super().__init__(count)
+        self.count = count
+
+
+@functools.cache
+def _reader() -> type:
+    """openpyxl's workbook reader, changed in one way: in read-only mode it sets up a sheet
+    without reading its size, which openpyxl finds by parsing the sheet's XML up to the end of
+    its data when there is no <dimension> (every sheet of a workbook, each time it is opened: 1,000
+    sheets pointing at one sheet of 1M rows is 1G rows). Nothing here uses the stored size
+    (`_rows` reads the rows the sheet holds). _TooManySheets past MAX_SHEETS."""
+    from openpyxl.reader.excel import ExcelReader
+    from openpyxl.worksheet._read_only import ReadOnlyWorksheet
+
+    class Sheet(ReadOnlyWorksheet):
+        def _get_size(self) -> None:
+            """No size: the stored one may be wrong, and finding it may read the whole sheet."""
+
+    class Reader(ExcelReader):
+        def read_worksheets(self) -> None:
+            sheets = list(self.parser.find_sheets())
+            if len(sheets) > MAX_SHEETS:
+                raise _TooManySheets(len(sheets))
+            if not self.read_only:
+                super().read_worksheets()
+                return
+            valid = set(self.valid_files)
+            for sheet, rel in sheets:
+                if rel.target not in valid:
+                    continue
+                if "chartsheet" in rel.Type:
+                    self.read_chartsheet(sheet, rel)
+                    continue
+                ws = Sheet(self.wb, sheet.name, rel.target, self.shared_strings)
+                ws.sheet_state = sheet.state
+                self.wb._sheets.append(ws)  # noqa: SLF001 (as openpyxl's own reader does)
+
+    return Reader
+
+
 def _open(raw: RawFile, data_only: bool = True) -> Any:
     """The workbook in read-only mode; DataError when the file is not a readable workbook."""
-    import openpyxl
-
     if raw.data.startswith(OLE_MAGIC):
         raise fatal(raw.path, "is an encrypted (password-protected) workbook or an old .xls "
                               "file: open it in Excel or LibreOffice and save it as .xlsx "
                               "without a password")
+    if (parts := zip_entries(raw.data)) > MAX_PARTS:
+        raise fatal(raw.path, f"has {parts:,} parts (zip entries), more than {MAX_PARTS:,}, the "
+                              "limit of a workbook: save the sheet as CSV or split the workbook")
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw.data))
         infos = archive.infolist()
@@ -69,8 +122,14 @@ def _open(raw: RawFile, data_only: bool = True) -> Any:
                               "xl/workbook.xml)")
     _check_parts(raw, archive, infos)
     try:
-        return openpyxl.load_workbook(io.BytesIO(raw.data), read_only=True, data_only=data_only,
-                                      keep_links=False)
+        reader = _reader()(io.BytesIO(raw.data), read_only=True, data_only=data_only,
+                           keep_links=False)
+        reader.read()
+        return reader.wb
+    except _TooManySheets as exc:
+        raise fatal(raw.path, f"has {exc.count:,} sheets, more than {MAX_SHEETS:,}, the limit "
+                              "of a workbook: save the sheet with the questions as a workbook "
+                              "of its own or as CSV", field="(sheet)") from None
     except Exception as exc:  # openpyxl raises many kinds on a damaged file  # noqa: BLE001
         raise fatal(raw.path, f"is a damaged .xlsx workbook that cannot be read "
                               f"({type(exc).__name__}: {exc})") from None
@@ -121,17 +180,94 @@ def _check_parts(raw: RawFile, archive: zipfile.ZipFile, infos: list[zipfile.Zip
                                   f"{info.filename}: {exc})") from None
 
 
-def _has_data(ws: Any) -> bool:
-    ws.reset_dimensions()  # no padding up to a stored size
-    return any(any(v is not None and v != "" for v in row)
-               for row in ws.iter_rows(values_only=True))
+@dataclass
+class _Budget:
+    """Rows and cells read so far, against MAX_ROWS and MAX_CELLS: one sheet's for
+    `read_sheet`, all the sheets examined for `sheet_names`."""
+
+    rows: int = 0
+    cells: int = 0
+
+    @property
+    def spent(self) -> bool:
+        return self.rows > MAX_ROWS or self.cells > MAX_CELLS
+
+
+def _too_large(raw: RawFile, name: str, what: str, record: str) -> DataError:
+    return fatal(raw.path, f"sheet {name!r} is too large: {what}; split it or save it as CSV",
+                 record, "(sheet)")
+
+
+def _rows(raw: RawFile, ws: Any, budget: _Budget) -> Iterator[tuple[int, list[dict]]]:
+    """(row number, cells) of each row element of a sheet, in order, without the empty rows
+    openpyxl fills a gap with (`<row r="1000000000000"/>` is one row, refused at once by its
+    number); each cell a dict of openpyxl's parser (row, column, value, data_type). A row
+    numbered below one before it is skipped, as openpyxl does. DataError, located, once a row
+    number passes MAX_ROWS, once the rows or cells read (`budget`, shared by the caller) pass
+    MAX_ROWS or MAX_CELLS (the cells of a row counted up to its last one, empty ones included),
+    and on XML openpyxl cannot read."""
+    from openpyxl.worksheet._reader import WorkSheetParser  # the parser openpyxl's rows use
+
+    wb, name, last = ws.parent, ws.title, 0
+    with ws._get_source() as src:  # noqa: SLF001 (read-only sheets have no other way)
+        parser = WorkSheetParser(src, ws._shared_strings, data_only=wb.data_only,  # noqa: SLF001
+                                 epoch=wb.epoch, date_formats=wb._date_formats,  # noqa: SLF001
+                                 timedelta_formats=wb._timedelta_formats)  # noqa: SLF001
+        rows = parser.parse()
+        while True:
+            try:
+                number, cells = next(rows)
+            except StopIteration:
+                return
+            except Exception as exc:  # openpyxl raises many kinds on damaged XML  # noqa: BLE001
+                raise fatal(raw.path, f"sheet {name!r} is damaged and cannot be read "
+                                      f"({type(exc).__name__}: {exc})",
+                            f"sheet {name!r} after row {last}", "(sheet)") from None
+            if number > MAX_ROWS:
+                raise _too_large(raw, name, f"it has a row numbered {number:,}, past "
+                                            f"{MAX_ROWS:,}, the most rows a sheet has",
+                                 f"sheet {name!r} row {number}")
+            if number <= last:
+                continue
+            last = number
+            budget.rows += 1
+            budget.cells += cells[-1]["column"] if cells else 0
+            if budget.spent:
+                raise _too_large(raw, name, f"more than {MAX_ROWS:,} rows or {MAX_CELLS:,} "
+                                            "cells read", f"sheet {name!r} row {number}")
+            yield number, cells
+
+
+def _values(cells: list[dict]) -> list[object]:
+    """The values of a row's cells by column, None where a cell is empty (to its last cell)."""
+    values: list[object] = [None] * (cells[-1]["column"] if cells else 0)
+    for c in cells:
+        if 1 <= c["column"] <= len(values):
+            values[c["column"] - 1] = c["value"]
+    return values
+
+
+def _has_data(raw: RawFile, ws: Any, budget: _Budget) -> bool:
+    """Whether a sheet holds a value, reading its rows until the first one (`_rows`)."""
+    return any(c["value"] is not None and c["value"] != ""
+               for _, cells in _rows(raw, ws, budget) for c in cells)
 
 
 def sheet_names(raw: RawFile) -> list[tuple[str, bool]]:
-    """(name, holds any value) of each sheet of a workbook, in the workbook's order."""
+    """(name, whether it may hold a value) of each sheet of a workbook, in the workbook's
+    order. The sheets together are read within one sheet's bounds (MAX_ROWS, MAX_CELLS): once
+    they are spent, the sheets left are not examined; those, and a sheet over its bounds or
+    damaged, are given as possibly holding values (reading one says why it cannot be read)."""
     wb = _open(raw)
     try:
-        return [(ws.title, _has_data(ws)) for ws in wb.worksheets]
+        budget, out = _Budget(), []
+        for ws in wb.worksheets:
+            try:
+                data = budget.spent or _has_data(raw, ws, budget)
+            except DataError:  # too large or damaged: `read_sheet` says which, located
+                data = True
+            out.append((ws.title, data))
+        return out
     finally:
         wb.close()
 
@@ -139,13 +275,18 @@ def sheet_names(raw: RawFile) -> list[tuple[str, bool]]:
 def choose_sheet(raw: RawFile, sheet: str | None) -> str:
     """The sheet to read: `sheet` when the workbook has it, else its only sheet with data;
     DataError listing the names when `sheet` is missing or several sheets hold data."""
-    sheets = sheet_names(raw)
-    names = [n for n, _ in sheets]
     if sheet is not None:
+        wb = _open(raw)
+        try:
+            names = [ws.title for ws in wb.worksheets]
+        finally:
+            wb.close()
         if sheet not in names:
             raise fatal(raw.path, f"has no sheet named {sheet!r}; its sheets: {names}",
                         field="(sheet)")
         return sheet
+    sheets = sheet_names(raw)
+    names = [n for n, _ in sheets]
     full = [n for n, data in sheets if data]
     if len(full) == 1:
         return full[0]
@@ -203,10 +344,11 @@ def _formulas(raw: RawFile, name: str) -> dict[tuple[int, int], str]:
     wb = _open(raw, data_only=False)
     try:
         out = {}
-        for row in wb[name].iter_rows():
-            for c in row:
-                if getattr(c, "data_type", None) == "f":
-                    out[(c.row, c.column)] = str(getattr(c.value, "text", None) or c.value)
+        for r, cells in _rows(raw, wb[name], _Budget()):
+            for c in cells:
+                if c["data_type"] == "f":
+                    out[(r, c["column"])] = str(getattr(c["value"], "text", None)
+                                                or c["value"])
         return out
     finally:
         wb.close()
@@ -231,15 +373,9 @@ def read_sheet(raw: RawFile, name: str) -> SheetRows:
     try:
         ws = wb[name]
         xml = _part(raw, ws)
-        ws.reset_dimensions()  # the stored size may be wrong: read every row the sheet has
-        found, cells = [], 0
-        for r, values in enumerate(ws.iter_rows(values_only=True), 1):
-            cells += len(values)
-            if r > MAX_ROWS or cells > MAX_CELLS:
-                raise fatal(raw.path, f"sheet {name!r} is too large: more than "
-                                      f"{MAX_ROWS:,} rows or {MAX_CELLS:,} cells; split it",
-                            field="(sheet)")
-            texts = [cell_text(v) for v in values]
+        found = []
+        for r, cells in _rows(raw, ws, _Budget()):  # every row the sheet has, whatever its size
+            texts = [cell_text(v) for v in _values(cells)]
             if any(t is not None and t.strip() for t in texts):
                 found.append((r, texts))
     finally:
@@ -289,7 +425,7 @@ def _names(raw: RawFile, name: str, header_row: int, header: list[str | None],
                               "but its column holds values; give every column a name",
                     record, "(header)")
     kept = [names[i] for i in keep]
-    dupes = sorted({c for c in kept if kept.count(c) > 1})
+    dupes = sorted(c for c, n in Counter(kept).items() if n > 1)
     if dupes:
         raise fatal(raw.path, f"column(s) {dupes} appear more than once", record, dupes[0])
     return kept, keep

@@ -5,14 +5,16 @@ headings of HTML, DOCX and Markdown are kept as the document's layout. doc_id = 
 relative to the folder or zip root (with '/'), title = the file stem. Hidden files and folders
 are ignored. A file that cannot be read (encrypted, a PDF without a text layer, corrupt, not
 UTF-8, too large: over `MAX_DOCUMENT_BYTES`, of another type than its extension, with a name
-that is not UTF-8) is skipped with one error naming it and the reason; files of other types are
+that is not UTF-8, a pipe, a socket or a device) is skipped with one error naming it and the
+reason; files of other types are
 listed; a summary warning, first among the corpus's issues, counts both. One bad file never
 fails the corpus; a corpus where no file could be read fails with the first reasons.
 
 A folder's symbolic links (to files or folders) that lead outside it are refused and listed,
 as a zip's links and `..` paths are; a link inside it leads to a file read once: a folder
 reached through a link is not entered (its files are read where they are) and a link to a file
-read under its own name is listed, not read again.
+read under its own name is listed, not read again. A zip of more than MAX_ZIP_ENTRIES entries is
+refused before its directory is read.
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ from pathlib import Path, PurePosixPath
 from ragdash.data import readers
 from ragdash.data.common import DocumentSet, IssueLog
 from ragdash.data.readers import Unreadable, base, too_large
-from ragdash.data.reading import MAX_BYTES, SURROGATE, RawFile, fatal, inflate
+from ragdash.data.reading import MAX_BYTES, SURROGATE, RawFile, fatal, inflate, zip_entries
 from ragdash.data.schema import Document, Issue
 
 MAX_TOTAL_BYTES = MAX_BYTES  # more than this in all is refused
 MAX_FILES = 200_000
+MAX_ZIP_ENTRIES = 2 * MAX_FILES  # entries of any kind (folders, hidden files), before parsing
 MAX_LISTED = 10  # files of other types named in the summary
 TYPES = ", ".join(readers.SUFFIXES)
 
@@ -48,8 +51,9 @@ def _hidden(name: str) -> bool:
 
 
 def _plural(reason: str) -> str:
-    """'corrupt file' -> 'corrupt files', 'PDF without a text layer' -> 'PDFs without ...'."""
-    return re.sub(r"\b(file|PDF|page|symlink)\b", r"\1s", reason, count=1)
+    """'corrupt file' -> 'corrupt files', 'PDF without a text layer' -> 'PDFs without ...',
+    'file name not in UTF-8' -> 'file names not in UTF-8'."""
+    return re.sub(r"\b(file name|file|PDF|page|symlink)\b", r"\1s", reason, count=1)
 
 
 def _summary(seen: int, skipped: Counter, ignored: list[str]) -> str:
@@ -113,6 +117,13 @@ def _shown(name: str) -> str:
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def _special() -> Unreadable:
+    """Why a pipe, a socket or a device in a folder is skipped (listed with the reason)."""
+    return Unreadable("special file", "is not a regular file (a pipe, a socket or a "
+                                            "device); skipped: copy what it holds into a file "
+                                            "to include it")
+
+
 def _outside(real: Path, base_dir: Path) -> Unreadable | None:
     """Why a symbolic link to `real` is refused: it leads outside the folder `base_dir`."""
     if real.is_relative_to(base_dir):
@@ -149,11 +160,15 @@ def _folder_files(root: Path) -> list[Found]:
             links.append((name, Path(os.path.realpath(path))))  # a loop raises nothing
         elif path.is_file():  # a regular file, not a pipe or a device
             found.append((name, base_dir / name))
+        else:  # a pipe, a socket or a device: never opened (a pipe would wait for a writer)
+            found.append((name, _special()))
     read = {p: n for n, p in found if isinstance(p, Path) and readers.readable(n)}
     for name, real in sorted(links):  # the first name of a file, in order, reads it
         refused = _outside(real, base_dir)
-        if refused is None and (real.is_dir() or real.exists() and not real.is_file()):
-            continue  # a folder inside: its files are read where they are; or a pipe, a device
+        if refused is None and real.is_dir():
+            continue  # a folder inside: its files are read where they are
+        if refused is None and real.exists() and not real.is_file():
+            refused = _special()  # a pipe, a socket or a device
         if refused is None and real in read:
             refused = Unreadable("symlink to a file already read",
                                  f"is a symbolic link to a file already read, as {read[real]}; "
@@ -239,6 +254,9 @@ def _zip_items(zf: zipfile.ZipFile, path: Path) -> Iterator[Item]:
 def load_zip(raw: RawFile) -> tuple[list[Document], IssueLog]:
     """Documents of a .zip of document files, and the issues."""
     log = IssueLog(raw.path)
+    if (entries := zip_entries(raw.data)) > MAX_ZIP_ENTRIES:
+        raise fatal(raw.path, f"holds {entries:,} entries (files and folders), more than "
+                              f"{MAX_ZIP_ENTRIES:,}, the most a corpus zip may hold: split it")
     try:
         zf = zipfile.ZipFile(io.BytesIO(raw.data))
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:

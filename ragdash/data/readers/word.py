@@ -4,7 +4,8 @@ them; paragraphs in Title and Heading 1-3 styles are noted as headings.
 Only the package's XML parts are unpacked, each through a bounded stream, and they are refused
 past MAX_DOCUMENT_BYTES in all (from the zip's directory first: before anything is unpacked) or
 past MAX_ELEMENTS XML elements in all (python-docx's memory and time grow with them: 8 MiB of
-empty paragraphs took 28 s and 350 MB); python-docx then parses a copy of the package that holds
+empty paragraphs took 28 s and 350 MB); a package of more than MAX_PARTS parts (zip entries) is
+refused before zipfile reads its directory. python-docx then parses a copy of the package that holds
 just them, so neither a zip bomb nor a zip directory that understates sizes can make it unpack
 more."""
 
@@ -18,10 +19,12 @@ from ragdash.data.layout import TextBuilder
 from ragdash.data.readers import base
 from ragdash.data.readers.base import Extracted, Unreadable, too_large
 from ragdash.data.readers.magic import OLE
+from ragdash.data.reading import zip_entries
 
 XML_PARTS = (".xml", ".rels")  # the parts that hold text, styles and the package's structure
 BLOCK = 1024**2  # parts are unpacked in blocks of this size
 MAX_ELEMENTS = 1_000_000  # XML elements of all parts (hundreds of pages of formatted text)
+MAX_PARTS = 10_000  # zip entries of a package, counted before zipfile reads its directory
 _HEADING = re.compile(r"heading (\d)$", re.IGNORECASE)
 
 
@@ -59,6 +62,10 @@ def _text_parts(data: bytes) -> io.BytesIO:
         raise Unreadable("encrypted or old Word file",
                          "is a password-protected Word file or an old binary .doc renamed "
                          ".docx; skipped: save it as an unprotected .docx to include it")
+    if (parts := zip_entries(data)) > MAX_PARTS:
+        raise Unreadable("file too large", f"is a .docx file of {parts:,} parts (zip entries), "
+                                           f"more than {MAX_PARTS:,}, the limit of one Word "
+                                           "document; skipped: split it to include it")
     limit, elements, out = base.MAX_DOCUMENT_BYTES, 0, io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(data)) as zf:  # not a zip: read_document reports it
         if sum(i.file_size for i in zf.infolist() if _is_xml(i)) > limit:
