@@ -16,7 +16,6 @@ correction message; if that keeps failing the candidates are recorded with an er
 
 from __future__ import annotations
 
-import contextlib
 import json
 import random
 import re
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pandas as pd
 
 from ragdash.constants import PAPER_SYSTEMS
+from ragdash.data.reading import loads
 from ragdash.llm.ask import Exchange, UnreadableReply, ask
 from ragdash.llm.cache import LLMCache
 from ragdash.llm.factory import calls_session
@@ -104,11 +104,16 @@ def _check(values: list[Any], n: int) -> list[int]:
 
 
 def _json_in(text: str) -> Any:
-    """The first JSON object or list in a reply, or None."""
+    """The first JSON object or list in a reply, or None; ScoreParseError when it is nested too
+    deeply to parse (that reply's error, not the stage's)."""
     m = _JSON.search(text)
     if m:
-        with contextlib.suppress(json.JSONDecodeError):
-            return json.loads(m.group(0))
+        try:
+            return loads(m.group(0))
+        except json.JSONDecodeError:
+            return None
+        except ValueError as exc:  # nested too deeply
+            raise ScoreParseError(f"the reply's JSON is {exc}") from None
     return None
 
 

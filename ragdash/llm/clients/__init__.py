@@ -47,6 +47,9 @@ def refused(where: str, exc: Exception) -> LLMError:
 
 
 def not_a_reply(where: str, exc: Exception) -> LLMError:
-    """The retryable error for a 200 whose body is not a chat response."""
-    return LLMError(f"{where}: the server's reply is not a chat response ({short(str(exc))})",
+    """The retryable error for a 200 whose body is not a chat response (not JSON, or JSON
+    nested too deeply to parse: a RecursionError)."""
+    why = ("its JSON is nested too deeply to parse" if isinstance(exc, RecursionError)
+           else short(str(exc)))
+    return LLMError(f"{where}: the server's reply is not a chat response ({why})",
                     kind="invalid_reply", retryable=True)

@@ -66,8 +66,8 @@ class OllamaBackend:
         except httpx.TimeoutException as exc:
             raise LLMError(f"{where}: timed out ({timeout_note(timeout_s)})", kind="timeout",
                            retryable=True) from exc
-        except ValueError as exc:  # a 200 whose body is not JSON (an HTML page, cut JSON)
-            raise not_a_reply(where, exc) from exc
+        except (ValueError, RecursionError) as exc:  # a 200 whose body is not JSON (an
+            raise not_a_reply(where, exc) from exc  # HTML page, cut or too deep JSON)
         except (ConnectionError, httpx.TransportError) as exc:
             raise LLMError(f"{where}: cannot connect to {self.host or 'the Ollama host'} "
                            f"({short(str(exc))})", kind="connection", retryable=True) from exc

@@ -136,8 +136,8 @@ class OpenAIBackend:
                 raise _openai_error(exc, where, timeout_s) from exc
             except ReplyRefused as exc:
                 raise refused(where, exc) from exc
-            except ValueError as exc:  # a 200 whose body is not JSON (an HTML page, cut JSON)
-                raise not_a_reply(where, exc) from exc
+            except (ValueError, RecursionError) as exc:  # a 200 whose body is not JSON (an
+                raise not_a_reply(where, exc) from exc  # HTML page, cut or too deep JSON)
             latency = time.perf_counter() - t0
             if not hasattr(resp, "choices"):  # a 200 whose body is not a chat completion
                 raise not_a_reply(where, ValueError(str(resp)))
