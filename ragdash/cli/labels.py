@@ -8,11 +8,35 @@ import argparse
 from ragdash.constants import REFERENCE_METRICS
 from ragdash.labels import headline
 from ragdash.labels.exchange import MAX_IMPORT_BYTES, MAX_IMPORT_LABELLERS, MAX_IMPORT_ROWS
-from ragdash.labels.store import LABELS, MAX_LABELLERS, MAX_LABELS, RULES
+from ragdash.labels.store import LABELS, MAX_LABELLERS, MAX_LABELS, MAX_SEED, RULES
 from ragdash.labels.tables import footnotes, labels_line, ppi_frame
 from ragdash.rundir import Run
 
 METRICS = tuple(REFERENCE_METRICS)
+
+
+def _size(text: str) -> int:
+    """--n: a sample size, a whole number of 1 or more."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"the sample size must be a whole number of 1 or more, "
+                                         f"not {text[:40]!r}")
+    return n
+
+
+def _seed(text: str) -> int:
+    """--seed: a whole number from 0 to MAX_SEED (what label_sample.parquet stores)."""
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if not 0 <= seed <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"the seed must be a whole number from 0 to "
+                                         f"{MAX_SEED:,}, not {text[:40]!r}")
+    return seed
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -25,8 +49,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     cmd = p.add_subparsers(dest="label_command", required=True)
     ex = cmd.add_parser("export", help="write the sample to label as a CSV (no judge score)")
     ex.add_argument("--run-dir", required=True, help="run with answers.parquet")
-    ex.add_argument("--n", type=int, help="sample size (drawn once; a larger n extends it)")
-    ex.add_argument("--seed", type=int, help="seed of the draw (default: the sample's, else 0)")
+    ex.add_argument("--n", type=_size, help="sample size (drawn once; a larger n extends it)")
+    ex.add_argument("--seed", type=_seed, help="seed of the draw (default: the sample's, else "
+                                               "0)")
     ex.add_argument("--rule", choices=RULES, help="judge: by system × the judge's verdict "
                                                   "(default); neyman: the same strata, "
                                                   "allocated for the narrowest pooled "
@@ -49,9 +74,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     im.add_argument("--from-reference", choices=METRICS, metavar="METRIC",
                     help="instead of a file: stand-in labels for the sample from a reference "
                          "metric (contains, em, f1), named as such, never as human labels")
-    im.add_argument("--n", type=int, help="with --from-reference: sample size (default 60 "
+    im.add_argument("--n", type=_size, help="with --from-reference: sample size (default 60 "
                                           "when none is drawn)")
-    im.add_argument("--seed", type=int, help="with --from-reference: seed of the draw")
+    im.add_argument("--seed", type=_seed, help="with --from-reference: seed of the draw")
     im.add_argument("--rule", choices=RULES, help="with --from-reference: rule of the draw")
     st = cmd.add_parser("status", help="labelling progress, judge agreement, PPI estimates")
     st.add_argument("--run-dir", required=True, help="run with labels")

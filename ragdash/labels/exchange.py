@@ -4,7 +4,9 @@ their labeller begins with "stand-in: ")."""
 
 from __future__ import annotations
 
+import codecs
 import csv
+import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from ragdash.constants import REFERENCE_METRICS
-from ragdash.data.schema import Issue
+from ragdash.data.reading import FileTooLarge, read_regular
+from ragdash.data.schema import DataError, Issue
 from ragdash.labels.sampling import DEFAULT_RULE
 from ragdash.labels.store import (
     STAND_IN,
@@ -41,11 +44,17 @@ MAX_IMPORT_ROWS = 100_000
 checked or saved."""
 MAX_IMPORT_LABELLERS = 10
 """The most distinct labellers one labels file may name (a run keeps `MAX_LABELLERS`)."""
+MAX_IMPORT_COLUMNS = 1_000
+"""The most columns a labels file's header may have (an export has 8; others are ignored)."""
 MAX_ERRORS_SHOWN = 20
+BOM = codecs.BOM_UTF8
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 """What a cell a spreadsheet may run as a formula starts with (OWASP's CSV injection list, and
 the fullwidth = + - @ some spreadsheets read as their ASCII forms)."""
 _CELL_START = re.compile(r"(?<=[;\r\n])")
+_LEADING = re.compile("[\\s'\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]*")
+"""Blanks (every Unicode space: a space, a tab, a no-break space), apostrophes and invisible
+characters (soft hyphen, zero-width spaces and joiners, direction marks, word joiner, BOM)."""
 
 
 class LabelFileError(ValueError):
@@ -82,7 +91,8 @@ def ensure_sample(run: Run, n: int | None = None, rule: str | None = None,
         return old
     rule = rule or (str(old["rule"].iloc[0]) if old is not None else DEFAULT_RULE)
     seed = seed if seed is not None else (int(old["seed"].iloc[0]) if old is not None else 0)
-    n = n or (len(old) if old is not None else DEFAULT_SAMPLE)
+    if n is None:
+        n = len(old) if old is not None else DEFAULT_SAMPLE
     return draw_sample(run, n, rule, seed)
 
 
@@ -93,8 +103,11 @@ def _segments(text: str) -> list[str]:
 
 
 def _formula_like(segment: str) -> bool:
-    """Whether `segment`, after any leading apostrophes, starts like a formula."""
-    return segment.lstrip("'").startswith(FORMULA_START)
+    """Whether `segment`, after any leading apostrophes, starts like a formula, or does so
+    after the blanks and invisible characters a spreadsheet may skip (`_LEADING`: a space, a
+    no-break or zero-width space, a BOM), apostrophes among them."""
+    return (segment.lstrip("'").startswith(FORMULA_START)
+            or segment[_LEADING.match(segment).end():].startswith(FORMULA_START))
 
 
 def cell(text: str) -> str:
@@ -128,26 +141,50 @@ def export_csv(run: Run, path: Path | str, n: int | None = None, rule: str | Non
     return len(table)
 
 
+def _header_width(text: str) -> tuple[int, str]:
+    """(the number of columns of the header, its separator: , or ;) of a CSV, reading its
+    header record alone (pandas makes a column of each, whatever rows follow)."""
+    first = next(csv.reader(io.StringIO(text, newline="")), [])
+    if len(first) == 1 and ";" in first[0]:
+        first = next(csv.reader(io.StringIO(text, newline=""), delimiter=";"), [])
+        return len(first), ";"
+    return len(first), ","
+
+
 def _read(path: Path, max_rows: int) -> pd.DataFrame:
     """The CSV's cells as text (comma or semicolon separated), at most `max_rows + 1` data rows
-    read (one more tells a file over the limit); LabelFileError otherwise."""
-    def fail(field: str, message: str) -> LabelFileError:
-        return LabelFileError(path, [Issue(str(path), "file", field, message)])
+    read (one more tells a file over the limit); LabelFileError otherwise. The file is read
+    once, bounded (`MAX_IMPORT_BYTES`; a pipe or a device refused by name), and its header
+    checked against `MAX_IMPORT_COLUMNS` before pandas parses it."""
+    def fail(field: str, message: str, record: str = "file") -> LabelFileError:
+        return LabelFileError(path, [Issue(str(path), record, field, message)])
 
     try:
-        size = path.stat().st_size
+        data = read_regular(path, MAX_IMPORT_BYTES)
+    except FileTooLarge:
+        raise fail("size", f"the file is larger than {MAX_IMPORT_BYTES:,} bytes, the limit of "
+                           "a labels file") from None
+    except DataError as exc:  # a folder, a pipe, a device
+        raise fail("path", exc.issue.message) from None
     except OSError as exc:
-        raise fail("path", f"cannot read it ({exc.strerror})") from None
-    if size > MAX_IMPORT_BYTES:
-        raise fail("size", f"the file is {size:,} bytes, over the limit of {MAX_IMPORT_BYTES:,}")
+        raise fail("path", f"cannot read it ({exc.strerror or exc})") from None
     try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig",
+        text = data.decode("utf-8-sig")  # the BOM an export writes, and Excel's "CSV UTF-8"
+    except UnicodeDecodeError as exc:
+        at = exc.start + len(BOM) * data.startswith(BOM)
+        raise fail("encoding", f"not UTF-8 text (a bad byte at offset {at:,}): save it as CSV "
+                               "UTF-8") from None
+    try:
+        width, sep = _header_width(text)
+    except csv.Error as exc:
+        raise fail("format", f"not a readable CSV ({exc})", "header") from None
+    if width > MAX_IMPORT_COLUMNS:
+        raise fail("columns", f"the header has {width:,} columns, over the limit of "
+                              f"{MAX_IMPORT_COLUMNS:,}: keep qid, system, label, labeller and "
+                              "comment (other columns are ignored)", "header")
+    try:
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, sep=sep,
                          nrows=max_rows + 1)
-        if len(df.columns) == 1 and ";" in str(df.columns[0]):
-            df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig",
-                             sep=";", nrows=max_rows + 1)
-    except UnicodeDecodeError:
-        raise fail("encoding", "not UTF-8 text: save it as CSV UTF-8") from None
     except pd.errors.EmptyDataError:
         raise fail("format", "empty: it needs a header row (qid, system, label)") from None
     except pd.errors.ParserError as exc:
@@ -302,6 +339,6 @@ def from_reference(run: Run, metric: str = "contains", n: int | None = None,
 
 
 __all__ = ["DEFAULT_SAMPLE", "EXPORT_COLUMNS", "FORMULA_START", "MAX_IMPORT_BYTES",
-           "MAX_IMPORT_LABELLERS", "MAX_IMPORT_ROWS", "Imported", "LabelFileError", "cell",
-           "ensure_sample", "export_csv", "from_reference", "import_csv", "read_labels_csv",
-           "stand_in_name", "uncell"]
+           "MAX_IMPORT_COLUMNS", "MAX_IMPORT_LABELLERS", "MAX_IMPORT_ROWS", "Imported",
+           "LabelFileError", "cell", "ensure_sample", "export_csv", "from_reference",
+           "import_csv", "read_labels_csv", "stand_in_name", "uncell"]

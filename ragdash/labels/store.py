@@ -32,6 +32,8 @@ LABELS: dict[str, int | None] = {"correct": 5, "partly correct": 3, "wrong": 1,
 """The allowed labels and their score on the judge's scale ("cannot tell": excluded)."""
 COLUMNS = ("qid", "system", "label", "score", "labeller", "time", "comment", "answer_sha")
 SAMPLE_COLUMNS = ("qid", "system", "position", "rule", "seed", "drawn")
+MAX_SEED = 2**63 - 1
+"""The largest seed of a sample's draw (label_sample.parquet stores it as a 64-bit integer)."""
 MAX_LABELLER, MAX_COMMENT = 100, 2000
 """The longest labeller name and comment, in characters."""
 MAX_LABELS = 200_000
@@ -296,6 +298,9 @@ def draw_sample(run: Run, n: int, rule: str = DEFAULT_RULE, seed: int = 0) -> pd
         raise ValueError(f"sample rule {rule!r} is not one of {', '.join(RULES)}")
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
         raise ValueError(f"the sample size must be a positive whole number, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) \
+            or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"the seed must be a whole number from 0 to {MAX_SEED:,}, got {seed!r}")
     population = _with_verdict(run, labelable(run)[["qid", "system"]])
     with locked(run):
         old = read_sample(run)
