@@ -129,7 +129,57 @@ def overrides_from(args: argparse.Namespace) -> dict[str, object]:
         if switch := STAGES[name].switch:
             o[f"{switch}.enabled"] = True
     o.update(parse_set(text) for text in getattr(args, "set", None) or ())
-    return o
+    return with_llm_options(args, o)
+
+
+LLM_OPTIONS = {"llm_backend": "backend", "llm_model": "model", "llm_url": "base_url"}
+"""The options that set the run's LLM (`llm.*`), and with it the generator's and judge's."""
+
+
+def with_llm_options(args: argparse.Namespace, over: dict[str, object]) -> dict[str, object]:
+    """`over` with the generator and the judge following `--llm-backend`, `--llm-model` and
+    `--llm-url` as on a new run, when the config they go onto (`--config`, else the run's
+    saved one) names its own `generation.llm` or `judge.llm` that no `--set` or `--judge-*`
+    of this command sets: one that is the local default (`with_local_defaults` filled it in
+    from the run's `llm`) is made again from the new `llm`; a generator set otherwise that
+    the options would not change is refused (ConfigError naming `generation.llm` and how to
+    set it); a judge set otherwise keeps its own LLM."""
+    from ragdash.config import ConfigError, deep_merge, expand, read_yaml
+    from ragdash.llm.settings import LOCAL_GENERATOR, LOCAL_JUDGE, local_default_llm
+
+    given = {key: getattr(args, opt) for opt, key in LLM_OPTIONS.items()
+             if getattr(args, opt, None) not in (None, "")}
+    if not given:
+        return over
+    config = getattr(args, "config", None)
+    base = read_yaml(config) if config else \
+        on_saved(args, {}) if getattr(args, "run_dir", None) else {}
+    nested = expand(over)
+    old = base.get("llm") if isinstance(base.get("llm"), dict) else {}
+    new = deep_merge(old, nested["llm"] if isinstance(nested.get("llm"), dict) else {})
+    out = dict(over)
+    for section, model in (("generation", LOCAL_GENERATOR), ("judge", LOCAL_JUDGE)):
+        own = (base.get(section) or {}).get("llm") if isinstance(base.get(section), dict) \
+            else None
+        asked = nested.get(section, {})
+        if not isinstance(own, dict) or not isinstance(asked, dict) or "llm" in asked:
+            continue  # it follows the run's llm already, or this command sets it
+        if own == local_default_llm(old, model):
+            out[f"{section}.llm"] = local_default_llm(new, model)
+            continue
+        kept = {"backend": own.get("backend") or "local", "model": own.get("model"),
+                "base_url": own.get("base_url")}
+        if section == "generation" and any(kept[k] != v for k, v in given.items()):
+            options = " ".join(f"--{opt.replace('_', '-')} {getattr(args, opt)}"
+                               for opt, k in LLM_OPTIONS.items() if k in given)
+            sets = " ".join(f"--set generation.llm.{k}={v}" for k, v in given.items())
+            where = f"config file {config}" if config else f"the config saved in {args.run_dir}"
+            shown = ", ".join(f"{k} {v}" for k, v in kept.items() if v)
+            raise ConfigError(
+                f"{options} sets the run's LLM (llm.*), but {where} gives the generator its "
+                f"own generation.llm ({shown}), which these options do not change: set it "
+                f"with {sets}, or --set generation.llm=null to answer with the run's llm")
+    return out
 
 
 def on_saved(args: argparse.Namespace, overrides: dict) -> dict:
