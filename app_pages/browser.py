@@ -15,6 +15,7 @@ import streamlit as st
 from ragdash.analysis import frames, judging
 from ragdash.constants import LLM_ONLY, SCORE_LABELS, SCORES
 from ragdash.scoring import part_scores
+from ragdash.systems.store import coverage
 from ragdash.ui import context_view, crossrun, evidence, server, state, widgets
 from ragdash.view import browser as model
 from ragdash.viz.colors import PART_COLORS, label
@@ -185,6 +186,11 @@ def show(side: crossrun.Side, wide: bool) -> None:
                 + widgets.chip(ret), unsafe_allow_html=True)
     view = context_view.cut_context(r, qid, ret, n)
     if view is None:
+        has = coverage(r).get(ret)
+        if has is not None and qid not in has:  # an imported system without this question
+            st.info(f"{label(ret)}'s file has no record for this question: it is scored on "
+                    f"the {len(has):,} questions it has.")
+            return
         st.info(f"No chunk retrieved: {label(ret)} found nothing for this question, so its "
                 "Score_IR is 0 at every budget.")
         return

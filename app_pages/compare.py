@@ -34,6 +34,8 @@ chosen = widgets.retriever_picker("cmp_ret", rets, rets[:2], container=c1,
 if len(chosen) < 2:
     st.warning("Pick at least two retrievers.")
     st.stop()
+if note := state.view(run).coverage_note(chosen, label):  # imported systems with questions missing
+    st.caption(widgets.md(note))
 n = widgets.budget_picker("cmp_n", budgets, area.separating_budget(ir, chosen[0], chosen[1]),
                           container=c2, help_="Opens at the budget where the first two "
                                               "retrievers differ most.")

@@ -36,6 +36,10 @@ if page.empty_retrievals:
                + "\n".join(f"- {empty_message(w, quote=widgets.code)}"
                            for w in page.empty_retrievals), icon="⚠️")
 
+if page.systems:  # plain sentences of names, counts and file names: escaped as Markdown
+    st.info("**Your own systems**, compared beside the built-in retrievers:\n"
+            + "\n".join(f"- {widgets.md(t)}" for t in page.systems), icon="ℹ️")
+
 # --- headline figures -------------------------------------------------------------------------
 for col, t in zip(st.columns(4), page.tiles, strict=True):
     tile(col, t)

@@ -47,6 +47,8 @@ if not rets:
     st.warning("Pick at least one retriever.")
     st.stop()
 sub = ir[ir["retriever"].isin(rets)]
+if note := state.view(run).coverage_note(rets, label):  # imported systems with questions missing
+    st.caption(widgets.md(note))
 
 # --- curves and Table 3.1 ---------------------------------------------------------------------
 if overlay:

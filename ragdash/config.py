@@ -54,6 +54,7 @@ from ragdash.rundir import manifest
 from ragdash.rundir.manifest import MIGRATIONS as MIGRATIONS
 from ragdash.rundir.manifest import SPEC_VERSION as SPEC_VERSION
 from ragdash.stress.settings import StressSpec
+from ragdash.systems.settings import SystemSpec, check_name
 
 SAMPLE_NAME = "hotpot_dev_distractor_v1_subset1186.json.gz"
 SAMPLE_DATASET = next((p for p in (PROJECT_ROOT / "data" / SAMPLE_NAME,
@@ -439,6 +440,9 @@ class RunSpec(BaseModel):
     stress: StressSpec = Field(default_factory=StressSpec)
     """Controlled contexts answered by the generator (`ragdash stress`; docs/metrics.md)."""
     calibration: CalibrationSpec = Field(default_factory=CalibrationSpec)
+    systems: dict[str, SystemSpec] = Field(default_factory=dict)
+    """Your own RAG systems, compared beside the built-in retrievers: {NAME: {file, format,
+    generate}}, each the file of its results (docs/own-data.md "Your own RAG system")."""
     embeddings: EmbeddingsSpec = Field(default_factory=EmbeddingsSpec)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     """Where stages run: local, or ray (docs/speed-and-scale.md "On a Ray cluster"); never in a
@@ -460,7 +464,14 @@ class RunSpec(BaseModel):
         inherit_url(d)
         if d.get("executor") is None:
             d["executor"] = {}
+        d["systems"] = _systems(d.get("systems"))
         return d
+
+    @property
+    def compared(self) -> list[str]:
+        """Every retriever compared, in order: the built-in ones (`retrievers.use`), then the
+        imported systems (`systems`)."""
+        return [*self.retrievers.use, *self.systems]
 
     @model_validator(mode="after")
     def _across(self) -> RunSpec:
@@ -720,6 +731,13 @@ def check_shape(data: dict, where: str = "", model: type[BaseModel] | None = Non
         inner = section_model(fields[key].annotation)
         if value is None or inner is None:  # a value: its field's own checks
             continue
+        if _is_mapping(fields[key].annotation) and isinstance(value, dict):  # NAME: section
+            for name, part in value.items():
+                if not isinstance(part, dict):
+                    raise ConfigError(f"{where}'{path}.{name}' must be a mapping (key: value "
+                                      f"lines), not {type(part).__name__} {part!r}"[:300])
+                check_shape(part, where, inner, f"{path}.{name}.")
+            continue
         if not isinstance(value, dict):
             raise ConfigError(f"{where}'{path}' must be a mapping (key: value lines), not "
                               f"{type(value).__name__} {value!r}"[:300])
@@ -738,6 +756,28 @@ def _number(value: object, key: str, kind: type) -> int | float:
         raise ConfigError(f"{key} must be {'a whole number' if kind is int else 'a number'}, "
                           f"not {value!r}") from None
     return number
+
+
+def _systems(value: object) -> dict:
+    """`systems` with each name checked (`systems.check_name`: no markup, no built-in
+    retriever's name); ConfigError naming the key otherwise."""
+    from ragdash.retrieval import RETRIEVERS
+
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"systems must be a mapping of names to {{file, format}}, not "
+                          f"{value!r}"[:300])
+    out = {}
+    for name, system in value.items():
+        try:
+            check_name(name, tuple(RETRIEVERS))
+        except ValueError as exc:
+            raise ConfigError(f"systems: {exc}") from None
+        if isinstance(system, Mapping) and isinstance(system.get("file"), str):
+            system = {**system, "file": resolve_path(system["file"])}  # as dataset.path
+        out[name] = system
+    return out
 
 
 def _also(value: object, method: str) -> list[str]:

@@ -139,6 +139,11 @@ def render() -> str:
     out += ["## Top-level keys", "", *top, ""]
     for name, model in sections:
         out += _section(name, model, DEFAULTS[name], "##")
+    for name, field in RunSpec.model_fields.items():  # a mapping of named sections (`systems`)
+        if get_origin(field.annotation) is dict and (inner := section_model(field.annotation)):
+            out += _section(f"{name}.<NAME>", inner, {k: f.default for k, f in
+                                                      inner.model_fields.items()
+                                                      if not f.is_required()}, "##")
     out += ["## Retriever parameters", "",
             "Set under `retrievers.params.<retriever>`; unset ones take the preset's value, "
             "else the default. Presets: " + "; ".join(

@@ -47,7 +47,8 @@ def stand_in_context(run: Run, tokenizer: str, budget: int) -> str:
 def stand_in_contexts(run: Run, spec: RunSpec):
     """`requests`' contexts before retrieval: every (qid, retriever) gets `stand_in_context`."""
     sweep = spec.generation.sweep
-    names = {*spec.retrievers.use, *([sweep.retriever] if sweep else [])}
+    names = {*spec.retrievers.use, *([sweep.retriever] if sweep else []),
+             *(n for n, s in spec.systems.items() if s.generate)}
     qids = run.read("examples")["qid"].astype(str).tolist()
 
     def contexts(budget: int) -> dict[tuple[str, str], str]:

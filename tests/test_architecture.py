@@ -94,7 +94,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("embeddings and tokens", ("ragdash.embeddings", "ragdash.budget", "ragdash.executors")),
     ("data", ("ragdash.data",)),
     ("components", ("ragdash.chunking", "ragdash.retrieval", "ragdash.scoring",
-                    "ragdash.calibration")),
+                    "ragdash.calibration", "ragdash.systems")),
     ("llm", ("ragdash.llm",)),
     ("evidence and analysis", ("ragdash.evidence", "ragdash.analysis", "ragdash.judge_audit",
                                "ragdash.view", "ragdash.labels", "ragdash.metrics",

@@ -45,6 +45,13 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="any config key, dotted, its value read as YAML (repeatable), e.g. "
                         "--set retrievers.params.bm25.k=10 (docs/config.md lists them)")
+    p.add_argument("--system", action="append", metavar="NAME=FILE",
+                   help="your own RAG system, compared beside the built-in retrievers: NAME and "
+                        "the file of its results (RAGAS-style records, a TREC run or "
+                        "OpenInference spans; repeatable) [systems.NAME.file]")
+    p.add_argument("--system-format", choices=("auto", "ragas", "trec", "spans"),
+                   help="the format of the --system files (default: detected from the content) "
+                        "[systems.NAME.format]")
     p.add_argument("--force", action="store_true", help="redo stages even if up to date")
     p.add_argument("--dry-run", action="store_true",
                    help="run the stages that call no LLM (retrieval, unless mlq would ask "
@@ -128,6 +135,8 @@ def overrides_from(args: argparse.Namespace) -> dict[str, object]:
     for name in stage_commands().get(args.command, ((), ""))[0] or ():
         if switch := STAGES[name].switch:
             o[f"{switch}.enabled"] = True
+    o.update(system_overrides(getattr(args, "system", None) or (),
+                              getattr(args, "system_format", None)))
     o.update(parse_set(text) for text in getattr(args, "set", None) or ())
     return with_llm_options(args, o)
 
@@ -179,6 +188,29 @@ def with_llm_options(args: argparse.Namespace, over: dict[str, object]) -> dict[
                 f"{options} sets the run's LLM (llm.*), but {where} gives the generator its "
                 f"own generation.llm ({shown}), which these options do not change: set it "
                 f"with {sets}, or --set generation.llm=null to answer with the run's llm")
+    return out
+
+
+def system_overrides(given: Iterable[str], fmt: str | None = None) -> dict[str, object]:
+    """`--system NAME=FILE` texts (and `--system-format`) as `systems.NAME.*` overrides;
+    ConfigError for a text without `=` or a name that cannot name a system."""
+    from ragdash.config import ConfigError
+    from ragdash.retrieval import RETRIEVERS
+    from ragdash.systems import check_name
+
+    out: dict[str, object] = {}
+    for text in given:
+        name, sep, file = str(text).partition("=")
+        if not sep or not file.strip():
+            raise ConfigError(f"--system {text!r}: expected NAME=FILE, e.g. --system "
+                              "mine=results.jsonl")
+        try:
+            check_name(name.strip(), tuple(RETRIEVERS))
+        except ValueError as exc:
+            raise ConfigError(f"--system: {exc}") from None
+        out[f"systems.{name.strip()}.file"] = file.strip()
+        if fmt:
+            out[f"systems.{name.strip()}.format"] = fmt
     return out
 
 

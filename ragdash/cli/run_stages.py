@@ -28,6 +28,10 @@ def run(args: argparse.Namespace) -> int:
     spec = load_spec(args.config, on_saved(args, overrides_from(args)))
     run_dir = Path(args.run_dir) if args.run_dir else Path(spec.runs_root) / spec.name
     stages = stage_commands()[args.command][0] or configured_stages(spec)
+    if spec.systems and "retrieve" in stages:  # a bad file stops here, before any stage
+        from ragdash.systems import read_all
+
+        read_all(spec)
     if args.dry_run:
         return dry_run(spec, run_dir, stages, args.force, args.quiet)
     with Bars(args.quiet) as bars:

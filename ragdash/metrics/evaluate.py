@@ -75,7 +75,9 @@ def items_from_run(run: Run, cut: ContextCut, answers: pd.DataFrame | None = Non
     answers = answers[answers["qid"].astype(str).isin(set(qids))]
     ex = examples.set_index("qid")
     retrieved = run.read("retrieved").sort_values(["qid", "retriever", "rank"])
-    chunks = run.read("chunks")
+    from ragdash.systems.store import chunk_table
+
+    chunks = chunk_table(run)
     text_of = dict(zip(chunks["chunk_id"].astype(str), chunks["text"], strict=True))
     ranked: dict[tuple[str, str], list[str]] = {}
     for q, r, c in zip(retrieved["qid"].astype(str), retrieved["retriever"],

@@ -60,7 +60,8 @@ class RunConfig:
     name: str = ""
     description: str = ""
     retrievers: tuple[str, ...] = ()
-    """The retrievers the config asked for (`retrievers.use`), in its order."""
+    """The retrievers the config asked for (`retrievers.use`), in its order, then its imported
+    systems (`systems`)."""
     budgets: tuple[int, ...] = ()
     tokenizer: str = DEFAULT_TOKENIZER
     scoring_mode: str = DEFAULT_SCORING_MODE
@@ -90,7 +91,8 @@ class RunConfig:
         return {
             "name": str(cfg.get("name") or ""),
             "description": str(cfg.get("description") or ""),
-            "retrievers": _listed(_part(cfg, "retrievers").get("use"), "retrievers.use", str),
+            "retrievers": (*_listed(_part(cfg, "retrievers").get("use"), "retrievers.use", str),
+                           *map(str, _part(cfg, "systems"))),  # then the imported systems
             "budgets": _listed(cfg.get("budgets"), "budgets", int),
             "tokenizer": str(cfg.get("tokenizer") or DEFAULT_TOKENIZER),
             "scoring_mode": str(_part(cfg, "scoring").get("mode") or DEFAULT_SCORING_MODE),

@@ -74,6 +74,15 @@ _FILES = (
             ("qid", "retriever", "rank", "chunk_id", "score")),
     RunFile("queries", "queries.parquet", "retrieve", ("qid", "retriever", "queries"),
             "the sub-questions MLQ generated", conditional=True),
+    RunFile("passages", "passages.parquet", "retrieve",
+            ("chunk_id", "doc_id", "title", "text", "start", "end", "retriever"),
+            "the passages live retrievers returned (retrievers.custom), looked up as chunks by "
+            "the chunk ids in retrieved.parquet (ragdash.retrieval.passages)", conditional=True),
+    RunFile("imported", "imported.parquet", "retrieve",
+            ("system", "qid", "record", "contexts", "context_ids", "doc_ids", "scores",
+             "answer"), "each imported system's record of each question it has: its contexts "
+            "in rank order, their chunk ids in retrieved.parquet, document ids and scores where "
+            "given, its answer (ragdash.systems)", conditional=True),
     RunFile("ir_scores", "ir_scores.parquet", "score",
             ("qid", "retriever", "budget", "score", "part_scores", "context_tokens", "cut",
              "reached"), "Score_IR of every (question, retriever, budget N)"),

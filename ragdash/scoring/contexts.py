@@ -32,9 +32,13 @@ def contexts(run: Run, chunks: bool = False) -> pd.DataFrame:
     with `chunks` also the list of those texts (what `context_token_ends` composes from).
 
     Every question of the run gets a row for every retriever of its config: a question that
-    retrieved nothing has the empty context, which scores 0 at every budget."""
+    retrieved nothing has the empty context, which scores 0 at every budget. An imported
+    system (`ragdash.systems`) gets a row for each question its file has: it is scored on
+    those."""
+    from ragdash.systems.store import chunk_table, coverage
+
     retrieved = run.read("retrieved").sort_values(["retriever", "qid", "rank"])
-    chunk_rows = run.read("chunks")
+    chunk_rows = chunk_table(run)
     texts = dict(zip(chunk_rows["chunk_id"].tolist(), chunk_rows["text"].tolist(), strict=True))
     lists: dict[tuple[str, str], list[str]] = {}
     for key, cid in zip(zip(retrieved["retriever"].tolist(), retrieved["qid"].tolist(),
@@ -42,7 +46,8 @@ def contexts(run: Run, chunks: bool = False) -> pd.DataFrame:
         lists.setdefault(key, []).append(texts[cid])
     names = list(dict.fromkeys([*retrieved["retriever"], *run.config.retrievers]))
     qids = sorted(run.read("examples")["qid"].astype(str))
-    keys = [(r, q) for r in names for q in qids]
+    has = coverage(run)
+    keys = [(r, q) for r in names for q in qids if r not in has or q in has[r]]
     texts_of = [lists.get(k, []) for k in keys]
     out = pd.DataFrame({"qid": [q for _, q in keys], "retriever": [r for r, _ in keys],
                         "context": [join_chunks(x) for x in texts_of]})

@@ -38,15 +38,18 @@ def erag_settings(spec: RunSpec, api_key: str | None = None) -> LLMSettings:
 def depth(spec: RunSpec) -> dict[str, int]:
     """The chunks judged per question for each retriever of the run, in its order: `erag.k`
     (default the retriever's own k), at most `erag.max_k`."""
-    return {r: spec.erag.depth(int(spec.retrievers.resolved[r]["k"]))
-            for r in spec.retrievers.use}
+    out = {r: spec.erag.depth(int(spec.retrievers.resolved[r]["k"]))
+           for r in spec.retrievers.use}
+    # an imported system has no k of its own: erag.k, else erag.max_k
+    return {**out, **{s: spec.erag.depth(spec.erag.max_k) for s in spec.systems}}
 
 
 def chunk_items(run: Run, spec: RunSpec) -> list[ChunkItem]:
     """The chunks eRAG judges on `run` (`ragdash.erag.calls.chunk_items`)."""
     from ragdash.erag.calls import chunk_items as items
+    from ragdash.systems.store import chunk_table
 
-    return items(run.read("examples"), run.read("retrieved"), run.read("chunks"), depth(spec),
+    return items(run.read("examples"), run.read("retrieved"), chunk_table(run), depth(spec),
                  spec.erag.limit)
 
 
@@ -81,7 +84,7 @@ def run(ctx: StageContext) -> dict:
     out.write("erag", table)
     out.update(llm={**out.manifest.get("llm", {}), "erag": llm.to_manifest()})
     made, cached = calls_made(labels)
-    means = erag_view(table, spec.retrievers.use).means
+    means = erag_view(table, spec.compared).means
     return {"questions": int(table["qid"].nunique()), "chunks": len(labels), "calls": made,
             "cached": cached, "errors": int(labels["error"].notna().sum()),
             "means": {str(r["system"]): {m: round(float(r[m]), 4) for m in MEASURES}

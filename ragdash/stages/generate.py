@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
 from ragdash.constants import LLM_ONLY
 from ragdash.llm.prompts import generation_prompt_version
 from ragdash.rundir import Run
@@ -41,7 +43,7 @@ def requests(run: Run, spec: RunSpec,
     qids = list(questions)[: g.limit or None]  # generation.limit: the first N only
     sweep = g.sweep
     plan = ([(sweep.retriever, b) for b in sweep.budgets] if sweep
-            else [(r, g.budget) for r in spec.retrievers.use])
+            else [(r, g.budget) for r in [*spec.retrievers.use, *generated_systems(spec, run)]])
     out = [(q, LLM_ONLY, None, questions[q], None) for q in qids] if g.llm_only else []
     by_budget: dict[int, dict] = {}
     for retriever, budget in plan:
@@ -56,6 +58,32 @@ def requests(run: Run, spec: RunSpec,
     return out
 
 
+def generated_systems(spec: RunSpec, run: Run) -> list[str]:
+    """The imported systems whose contexts the run's generator answers: `generate: true`, or a
+    file with no answer at all (a TREC run)."""
+    from ragdash.systems.store import answered, imported
+
+    if not spec.systems:
+        return []
+    table = imported(run)
+    has = answered(table) if table is not None else set()
+    return [name for name, s in spec.systems.items() if s.generate or name not in has]
+
+
+def imported_answers(run: Run, spec: RunSpec) -> list[dict]:
+    """The answers of the imported systems that bring their own (`ragdash.systems`), to the
+    first `generation.limit` questions, as answer rows at the generation budget."""
+    from ragdash.systems.store import answer_rows, imported
+
+    table = imported(run)
+    own = [n for n in spec.systems if n not in generated_systems(spec, run)]
+    if table is None or not own:
+        return []
+    qids = run.read("examples")["qid"].astype(str).tolist()[: spec.generation.limit or None]
+    table = table[table["qid"].astype(str).isin(set(qids))]
+    return answer_rows(table, own, spec.generation.budget)
+
+
 ADDED_LATER = {"prompt": "paper", "limit": None}
 """Generation settings added after runs were made, with their defaults: each is hashed only
 when it differs from its default, so those runs keep their key (and their answers)."""
@@ -64,8 +92,11 @@ when it differs from its default, so those runs keep their key (and their answer
 def settings(spec: RunSpec) -> tuple:
     gen = {k: v for k, v in spec.generation.model_dump().items()
            if not (k in ADDED_LATER and v == ADDED_LATER[k])}
-    return (spec.tokenizer, spec.scoring.mode, spec.llm.model_dump(), gen,
-            generation_prompt_version(spec.generation.prompt))
+    key = (spec.tokenizer, spec.scoring.mode, spec.llm.model_dump(), gen,
+           generation_prompt_version(spec.generation.prompt))
+    # imported systems: which are answered by the generator (left out without, as before them)
+    return (*key, {"generate": [n for n, s in spec.systems.items() if s.generate]}) \
+        if spec.systems else key
 
 
 def run(ctx: StageContext) -> dict:
@@ -78,6 +109,10 @@ def run(ctx: StageContext) -> dict:
                        prompt=spec.generation.prompt,
                        progress=lambda d, t: ctx.progress("generating answers", d, t),
                        executor=ctx.executor)
+    if own := imported_answers(out, spec):  # the systems' own answers, as they gave them
+        from ragdash.llm.generate import answers_frame
+
+        answers = pd.concat([answers, answers_frame(own)], ignore_index=True)
     out.write("answers", answers)
     out.update(llm={**out.manifest.get("llm", {}), "generator": gen.to_manifest()})
     return {"answers": len(answers), "errors": int(answers["error"].notna().sum()),

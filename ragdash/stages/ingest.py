@@ -58,6 +58,13 @@ def file_sha256(path: str | Path | None) -> str | None:
     return h.hexdigest()
 
 
+def system_keys(spec: RunSpec) -> dict[str, dict]:
+    """{imported system: its format and the sha256 of its file}: what a stage key hashes of the
+    systems (`ragdash.systems`; a changed file is imported again)."""
+    return {name: {"format": s.format, "sha256": file_sha256(s.file)}
+            for name, s in spec.systems.items()}
+
+
 def settings(spec: RunSpec) -> tuple:
     from ragdash.data.textfiles import holds_layout_files
     from ragdash.stages import evidence
@@ -68,6 +75,10 @@ def settings(spec: RunSpec) -> tuple:
     if (found_by := evidence.key(spec)) is not None:  # a dataset without relevant parts
         ds["evidence"] = found_by
     key = (ds, file_sha256(ds["path"]), file_sha256(ds.get("corpus")))
+    from ragdash.systems.pool import pooled
+
+    if pooled(spec):  # no corpus: the pool of the systems' passages is the corpus
+        key = (*key, {"pool": system_keys(spec)})
     # PDF, HTML and DOCX files of a folder or .zip corpus were ignored before they were read:
     # such a corpus gets a new key (read again), every other keeps its key
     return (*key, "documents-v1") if holds_layout_files(ds.get("corpus")) else key
@@ -89,11 +100,16 @@ def examples_frame(examples: Sequence[Example]) -> pd.DataFrame:
 def run(ctx: StageContext) -> dict:
     from ragdash.data import layout, load_dataset
     from ragdash.stages.evidence import find_if_missing
+    from ragdash.systems.pool import corpus_file
 
     ds, out = ctx.spec.dataset, ctx.run
-    dataset = load_dataset(ds.path, ds.format, corpus=ds.corpus, corpus_fmt=ds.corpus_format,
-                           include_unanswerable=ds.include_unanswerable, limit=ds.limit,
-                           sample=ds.sample, sheet=ds.sheet, columns=ds.columns)
+    with corpus_file(ctx.spec) as (pool, pooled):  # no corpus but systems: their pool
+        dataset = load_dataset(ds.path, ds.format, corpus=pool or ds.corpus,
+                               corpus_fmt="jsonl" if pool else ds.corpus_format,
+                               include_unanswerable=ds.include_unanswerable, limit=ds.limit,
+                               sample=ds.sample, sheet=ds.sheet, columns=ds.columns)
+    if pooled is not None:
+        dataset.source.update(corpus=None, corpus_sha256=None, pool=pooled)
     dataset, evidence = find_if_missing(dataset, ctx)  # no relevant_parts column: find them
     issues = pd.DataFrame([asdict(i) for i in dataset.issues],
                           columns=["file", "record", "field", "message", "severity"])
@@ -117,6 +133,7 @@ def run(ctx: StageContext) -> dict:
     })
     if evidence is not None:
         out.update(evidence=evidence)
+    out.update(pool=pooled)  # None: the corpus is the dataset's or the one given
     if licence := dataset.source.get("licence"):  # e.g. CRAG's, non-commercial
         logging.getLogger("ragdash").warning("ingest: %s", licence)
     return {"examples": len(examples), "documents": len(documents),

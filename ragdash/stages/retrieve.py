@@ -16,6 +16,7 @@ import pandas as pd
 from ragdash.rundir import read_table, write_table
 from ragdash.rundir.root import RunsRoot
 from ragdash.stages.base import Progress, Stage, StageContext
+from ragdash.systems.store import retrieved_rows
 
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
@@ -57,7 +58,12 @@ def settings(spec: RunSpec) -> tuple:
     # the embedding precision only where it shapes results (left out at fp32, as before it)
     dense = any(RETRIEVERS[name].embeds for name in r.use)
     precision = precision_key(spec.embeddings.precision) if dense else None
-    return key if precision is None else (*key, precision)
+    key = key if precision is None else (*key, precision)
+    if spec.systems:  # imported systems: their files (left out without, as before them)
+        from ragdash.stages.ingest import system_keys
+
+        key = (*key, {"systems": system_keys(spec)})
+    return key
 
 
 def index_recalls(spec: RunSpec, chunks: pd.DataFrame, queries: list[str], k: int = 10) -> dict:
@@ -189,6 +195,8 @@ def run(ctx: StageContext) -> dict:
     examples = ctx.run.read("examples")
     chunks = ctx.run.read("chunks")
     topics = pd.DataFrame({"qid": examples["qid"].astype(str), "query": examples["question"]})
+    # the systems' files first: a bad one stops the stage before any search
+    systems, matched = import_systems(ctx, examples, chunks)
     parts_dir = ctx.run.path / ".parts" / f"retrieve-{ctx.key}"
     parts_dir.mkdir(parents=True, exist_ok=True)
     ctx.run.set_stage(STAGE.name, warnings=[])  # those of an earlier run no longer hold
@@ -213,17 +221,59 @@ def run(ctx: StageContext) -> dict:
         write_table(part, frame)
         counts[name] = len(frame)
     progress("retrieval done", len(names), len(names))
-    retrieved = pd.concat([read_table(parts_dir / f"{n}.parquet") for n in names],
-                          ignore_index=True)
+    retrieved = pd.concat([read_table(parts_dir / f"{n}.parquet") for n in names]
+                          + [retrieved_rows(systems)], ignore_index=True)
+    if spec.systems:
+        ctx.run.write("imported", systems)
+    else:  # systems of an earlier run no longer asked for
+        ctx.run.file("imported").unlink(missing_ok=True)
     ctx.run.write("retrieved", retrieved)
-    warnings = empty_results(retrieved, examples, names)
-    ctx.run.set_stage(STAGE.name, warnings=[{**w, "message": empty_message(w)}
-                                            for w in warnings])
+    warnings = [{**w, "message": empty_message(w)}
+                for w in empty_results(retrieved, examples, names)]
+    ctx.run.set_stage(STAGE.name, warnings=warnings + system_warnings(matched))
+    ctx.run.update(systems={m.name: m.summary() for m in matched})
+    counts.update({m.name: int(sum(map(len, systems.loc[systems["system"] == m.name,
+                                                        "contexts"]))) for m in matched})
     ctx.run.update(index_recall=index_recalls(spec, chunks, topics["query"].tolist()))
     if (parts_dir / "mlq.queries.parquet").exists():
         ctx.run.write("queries", read_table(parts_dir / "mlq.queries.parquet"))
     shutil.rmtree(ctx.run.path / ".parts", ignore_errors=True)  # only needed to resume
     return counts
+
+
+def import_systems(ctx: StageContext, examples: pd.DataFrame, chunks: pd.DataFrame
+                   ) -> tuple[pd.DataFrame, list]:
+    """The imported systems' rows of `imported.parquet` and their matchings (`ragdash.systems`;
+    none without `systems`)."""
+    from ragdash.systems import import_systems as imports
+
+    if not ctx.spec.systems:
+        from ragdash.systems.store import IMPORTED_COLUMNS
+
+        return pd.DataFrame(columns=IMPORTED_COLUMNS), []
+    ctx.progress("reading your systems' files", 0, len(ctx.spec.systems))
+    return imports(ctx.spec, examples, ctx.run.read("documents"), chunks)
+
+
+def system_warnings(matched: Sequence) -> list[dict]:
+    """The retrieve stage's warnings about imported systems: questions a file lacks (the
+    system is scored on those it has), records that match no question, several or one already
+    matched (each kind with its first records)."""
+    out = []
+    for m in matched:
+        if m.missing:
+            out.append({"retriever": m.name, "questions": m.missing, "of": m.questions,
+                        "message": f"{m.name} is scored on {len(m.records):,} of "
+                                   f"{m.questions:,} questions: its file has no record for the "
+                                   f"other {m.missing:,}"})
+        issues = m.issues()
+        if issues:
+            shown = "; ".join(f"{i.record}: {i.message}" for i in issues[:3])
+            out.append({"retriever": m.name, "issues": [str(i) for i in issues],
+                        "message": f"{m.name}: {len(m.unmatched):,} record(s) match no "
+                                   f"question of the run, {len(m.ambiguous):,} match several, "
+                                   f"{len(m.duplicates):,} repeat a question (e.g. {shown})"})
+    return out
 
 
 def calls_llm(spec: RunSpec) -> bool:

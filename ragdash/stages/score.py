@@ -13,6 +13,7 @@ from ragdash.stages.base import Progress, Stage, StageContext
 
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
+    from ragdash.rundir import Run
 
 
 def score_batch(batch: pd.DataFrame, budgets: list[int], tokenizer: str, method: str,
@@ -31,7 +32,6 @@ def run(ctx: StageContext) -> dict:
     from ragdash.analysis.curves import summary_table
     from ragdash.executors import batch_size
     from ragdash.scoring.contexts import contexts
-    from ragdash.scoring.ir_metrics import chunk_metrics
 
     spec, out = ctx.spec, ctx.run
     examples = out.read("examples")
@@ -56,16 +56,37 @@ def run(ctx: StageContext) -> dict:
                                               ignore_index=True))
     else:  # scores of methods no longer asked for would be shown as this run's
         out.file("ir_scores_also").unlink(missing_ok=True)
-    table = summary_table(ir, spec.retrievers.use, s.mode)
+    table = summary_table(ir, spec.compared, s.mode)
     out.write("ir_summary", table.reset_index())
-    metrics = chunk_metrics(out.read("retrieved"), out.read("chunks"), parts,
-                            share=s.relevance_share, retrievers=list(spec.retrievers.use))
+    metrics = system_metrics(out, parts, s.relevance_share, spec)
     out.write("ir_metrics", metrics)
     ctx.progress("scoring done", len(ctx_), len(ctx_))
     top = table.loc[table.index.max()]
     return {"contexts": len(ctx_), "rows": len(ir), "methods": [s.method, *also],
             "mean_at_max_budget": {k: round(float(v), 4) for k, v in top.items()
                                    if not np.isnan(v)}}
+
+
+def system_metrics(run: Run, parts: dict[str, list[str]], share: float,
+                   spec: RunSpec) -> pd.DataFrame:
+    """The chunk-level metrics of every retriever: the built-in ones over the run's chunks, each
+    imported system over the contexts it returned for each question (`systems.store`), on the
+    questions it has."""
+    from ragdash.scoring.ir_metrics import chunk_metrics
+    from ragdash.systems import store
+
+    retrieved = run.read("retrieved")
+    chunks = run.read("chunks")
+    own = retrieved["retriever"].isin(list(spec.systems))
+    frames = [chunk_metrics(retrieved[~own], chunks, parts, share=share,
+                            retrievers=list(spec.retrievers.use))]
+    if spec.systems:
+        every, has = store.chunk_table(run, chunks), store.coverage(run)
+        frames += [store.chunk_metrics(name, retrieved[own], every,
+                                       {q: p for q, p in parts.items()
+                                        if q in has.get(name, ())}, share)
+                   for name in spec.systems]
+    return pd.concat(frames, ignore_index=True)
 
 
 def settings(spec: RunSpec) -> tuple:

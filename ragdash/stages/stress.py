@@ -49,7 +49,9 @@ def build(run: Run, spec: RunSpec) -> list[Condition]:
     st = spec.stress
     examples = run.read("examples")
     parts = {str(q): list(p) for q, p in zip(examples["qid"], examples["parts"], strict=True)}
-    chunks = run.read("chunks")
+    from ragdash.systems.store import chunk_table
+
+    chunks = chunk_table(run)  # the imported systems' contexts too
     chunk_ids = chunks["chunk_id"].astype(str).tolist()
     each = {f"{q}{SEP}{i}": [p] for q, plist in parts.items() for i, p in enumerate(plist)}
     qrels = relevant_chunks(chunks, each, spec.scoring.relevance_share)
@@ -85,7 +87,9 @@ def stress_requests(run: Run, spec: RunSpec) -> tuple[list[Condition], pd.DataFr
 
     conds = build(run, spec)
     budget = spec.generation.budget
-    chunks = run.read("chunks")
+    from ragdash.systems.store import chunk_table
+
+    chunks = chunk_table(run)
     texts = dict(zip(chunks["chunk_id"].astype(str), chunks["text"], strict=True))
     examples = run.read("examples")
     questions = dict(zip(examples["qid"].astype(str), examples["question"], strict=True))

@@ -289,10 +289,29 @@ class RunView:
         """{retriever: its chunks for `qid` in rank order} ({} before retrieval)."""
         if not (self.run.has("retrieved") and self.run.has("chunks")):
             return {}
-        return matching.question_chunks(self.run.read("retrieved"), self.run.read("chunks"),
+        from ragdash.systems.store import chunk_table
+
+        return matching.question_chunks(self.run.read("retrieved"), chunk_table(self.run),
                                         str(qid))
 
     @kept()
+    @kept()
+    def partial(self) -> dict[str, tuple[int, int]]:
+        """{imported system: (questions it has, questions of the run)} for each system whose
+        file lacks some of the run's questions (`ragdash.systems.store.partial`)."""
+        from ragdash.systems.store import partial
+
+        return partial(self.run)
+
+    def coverage_note(self, names: list[str] | None = None,
+                      name: Callable[[str], str] = str) -> str:
+        """One plain sentence on the systems among `names` (None: all) scored on part of the
+        questions; "" when none is."""
+        from ragdash.systems.store import coverage_note
+
+        counts = {s: c for s, c in self.partial().items() if names is None or s in names}
+        return coverage_note(counts, name)
+
     def audit(self) -> list[judge_audit.Check]:
         """The judge audit of the run's main judgments (empty without judgments)."""
         judged = self.judgments()

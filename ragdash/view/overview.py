@@ -65,6 +65,8 @@ class Overview:
     """(what, value) of the run's make: created, dataset, chunker, tokenizer, Score_IR."""
     empty_retrievals: list[dict]
     """The retrieve stage's warnings of questions a retriever found nothing for."""
+    systems: list[str]
+    """One sentence per imported system: its file, format and questions (`imported_systems`)."""
     tiles: list[Tile]
     all_failed: str | None
     prediction: Prediction | None
@@ -101,7 +103,9 @@ def overview(view: RunView, name: Callable[[str], str] = str) -> Overview:
     has_scores = ir is not None
     return Overview(
         title=f"Run {run.id}", facts=_facts(run), order=order,
-        empty_retrievals=list(run.stages(["retrieve"])["retrieve"].warnings or []),
+        empty_retrievals=[w for w in run.stages(["retrieve"])["retrieve"].warnings or []
+                          if "examples" in w],  # not the imported systems' (`systems`)
+        systems=imported_systems(run, name),
         tiles=_headline_tiles(view, examples, judgments, ir, order, name),
         all_failed=failed,
         prediction=_prediction(view, cal, len(examples) if examples is not None else 0,
@@ -111,6 +115,36 @@ def overview(view: RunView, name: Callable[[str], str] = str) -> Overview:
         if has_scores else "",
         table=curves.summary_table(ir, order, cfg.scoring_mode) if has_scores else None,
         paper_data="hotpot" in str(cfg.section("dataset").get("path") or "").lower())
+
+
+def imported_systems(run, name: Callable[[str], str] = str) -> list[str]:
+    """One plain sentence per imported system of the run (its manifest's `systems`): the file
+    and format it came from, on how many of the run's questions it is scored, and the records
+    that matched none."""
+    from ragdash.systems.pool import MEANING
+
+    pool = run.manifest.get("pool")
+    out = []
+    if isinstance(pool, dict):
+        out.append(f"The corpus is the pool of the {int(pool.get('passages', 0)):,} distinct "
+                   "passages your systems retrieved"
+                   + (f". {MEANING}" if run.manifest.get("evidence") else
+                      ": the built-in retrievers search only those passages."))
+    for system, m in (run.manifest.get("systems") or {}).items():
+        if not isinstance(m, dict):
+            continue
+        n, of = int(m.get("matched", 0)), int(m.get("questions", 0))
+        text = (f"{name(system)}: imported from {Path(str(m.get('file', ''))).name} "
+                f"({m.get('format')}), scored on {n:,} of {of:,} questions")
+        if int(m.get("answers", 0)):
+            text += f", with its own answers to {int(m['answers']):,}"
+        left = [f"{int(m[k]):,} {what}" for k, what in (
+            ("unmatched", "match no question"), ("ambiguous", "match several"),
+            ("duplicates", "repeat a question")) if int(m.get(k, 0))]
+        if left:
+            text += f"; of its {int(m.get('records', 0)):,} records " + ", ".join(left)
+        out.append(text + ".")
+    return out
 
 
 def _facts(run) -> list[tuple[str, str]]:
