@@ -21,6 +21,7 @@ from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, LOCAL_GENERATOR, judge_model_for
 from ragdash.params import Param
 from ragdash.planning import stage_plan
+from ragdash.retrieval import custom as live_retrievers
 from ragdash.rundir import Run, list_runs, stage_table
 from ragdash.rundir.lock import RunLocked
 from ragdash.rundir.manage import delete_run, rename_run
@@ -137,14 +138,24 @@ with st.container(border=True):
     preset = c1.selectbox("Preset", list(retrieval.PRESETS), key="build_preset",
                           help="paper: BM25 and MLQ keep 5 chunks, SIM/MMR/REO 10; equal-k: 10 "
                                "everywhere")
-    use = c2.multiselect("Retrievers", list(retrieval.RETRIEVERS), default=["bm25"],
+    try:  # live retrievers: only those of the server's config file (never typed here)
+        live = live_retrievers.configured()
+    except ValueError as exc:
+        live = {}
+        st.warning(widgets.md(exc))
+    use = c2.multiselect("Retrievers", [*retrieval.RETRIEVERS, *live], default=["bm25"],
                          format_func=label, key="build_rets",
-                         help="\n\n".join(retrieval.DESCRIPTIONS.values()))
+                         help="\n\n".join([*retrieval.DESCRIPTIONS.values(),
+                                            *(live_retrievers.describe(n, live[n])
+                                              for n in live)]))
     if "mlq" in use:
         st.warning("MLQ writes sub-questions with an LLM: the local llama.cpp model is started "
                    "for it (minutes on a CPU).")
     r_params = {}
     for name in use:
+        if name in live:  # its settings are the server's
+            st.caption(widgets.md(live_retrievers.describe(name, live[name])))
+            continue
         with st.expander(f"{label(name)} parameters"):
             st.caption(retrieval.DESCRIPTIONS[name])
             r_params[name] = param_inputs(name, retrieval.params_of(name),
@@ -250,7 +261,7 @@ with st.container(border=True):
     vary_texts: list[str] = []
     if sweeping:
         keys = ["chunker.method", "chunker.max_chars", "tokenizer", "scoring.method",
-                *(f"retrievers.params.{r}.k" for r in use)]
+                *(f"retrievers.params.{r}.k" for r in use if r in retrieval.RETRIEVERS)]
         examples = {"chunker.method": "semantic, recursive", "chunker.max_chars": "500, 1000",
                     "tokenizer": "llama3, cl100k", "scoring.method": "substring, semantic"}
         c = st.columns(2)
@@ -268,7 +279,8 @@ name = st.text_input("Run name (folder under the runs root)", f"run-{stamp}", ke
 form = BuildForm(name, ds, source, upload, int(limit), method, ch_params, int(max_chars), preset,
                  use, r_params, tokenizer, budgets, s_method, s_mode,
                  llm_cfg if use_llm else None, judge_cfg if use_llm else None,
-                 judge_mode if use_llm else "stepwise", prompt if use_llm else "abstain")
+                 judge_mode if use_llm else "stepwise", prompt if use_llm else "abstain",
+                 custom={n: live[n] for n in use if n in live})
 problems = form.problems()
 run_dir = state.runs_root() / (name or "_")
 if Run(run_dir).exists() and not problems:

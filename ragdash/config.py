@@ -50,6 +50,7 @@ from ragdash.llm.settings import (
 )
 from ragdash.metrics import resolve as resolve_metrics
 from ragdash.params import MAX_BOOT, MAX_CHARS, MAX_QUESTIONS
+from ragdash.retrieval.custom import CustomRetrieverSpec
 from ragdash.rundir import manifest
 from ragdash.rundir.manifest import MIGRATIONS as MIGRATIONS
 from ragdash.rundir.manifest import SPEC_VERSION as SPEC_VERSION
@@ -186,6 +187,12 @@ class RetrieversSpec(Section):
     """Per retriever, the parameters set over the preset (below)."""
     resolved: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Derived: every parameter of every retriever used."""
+    # each live retriever's keys are checked by `_custom` (Annotated: a free mapping to
+    # `check_shape` and config_doc, which documents its keys once, under its own heading)
+    custom: dict[str, Annotated[CustomRetrieverSpec, "live retriever"]] = Field(
+        default_factory=dict)
+    """Live retrievers, your own system asked for every question: {NAME: {kind, ...}} (keys
+    below; docs/own-data.md "Live retrievers"); NAME in `use` compares it."""
 
     @model_validator(mode="before")
     @classmethod
@@ -193,21 +200,26 @@ class RetrieversSpec(Section):
         from ragdash.retrieval import RETRIEVERS, resolve_params
 
         d = dict(data or {})
+        custom = d["custom"] = _custom(d.get("custom"))
         use = d.get("use", list(PAPER_RETRIEVERS))
         if not isinstance(use, str | list):
             raise ConfigError(f"retrievers.use must be a list of retriever names (or "
                               f"'bm25,sim'), not {use!r}")
         if isinstance(use, str):
             use = [u.strip() for u in use.split(",") if u.strip()]
-        unknown = [u for u in use if u not in RETRIEVERS]
+        unknown = [u for u in use if u not in RETRIEVERS and u not in custom]
         if unknown or not use:
             raise ConfigError(f"retrievers.use: unknown or empty {unknown or use}; "
-                              f"known: {', '.join(RETRIEVERS)}")
+                              f"known: {', '.join([*RETRIEVERS, *custom])}")
         d["use"] = list(dict.fromkeys(use))
         params = d.get("params") or {}
+        live = [name for name in params if name in custom]
+        if live:
+            raise ConfigError(f"retrievers.params.{live[0]}: a live retriever's settings are "
+                              f"under retrievers.custom.{live[0]}")
         try:
-            d["resolved"] = {name: resolve_params(name, d.get("preset", "paper"),
-                                                  params.get(name))
+            d["resolved"] = {name: custom[name].key_fields() if name in custom else
+                             resolve_params(name, d.get("preset", "paper"), params.get(name))
                              for name in d["use"]}
         except ValueError as exc:  # "bm25.k must be ...": named by its dotted key
             text = str(exc)
@@ -476,6 +488,11 @@ class RunSpec(BaseModel):
     @model_validator(mode="after")
     def _across(self) -> RunSpec:
         """Checks that read two sections."""
+        imported = {str(n).lower() for n in getattr(self, "systems", None) or {}}
+        both = sorted(n for n in self.retrievers.custom if n.lower() in imported)
+        if both:
+            raise ConfigError(f"retrievers.custom.{both[0]}: an imported system (systems) has "
+                              "that name too; give one of them another name")
         sweep = self.generation.sweep
         if sweep and sweep.retriever not in self.retrievers.use:
             raise ConfigError("generation.sweep.retriever must be one of retrievers.use")
@@ -778,6 +795,26 @@ def _systems(value: object) -> dict:
             system = {**system, "file": resolve_path(system["file"])}  # as dataset.path
         out[name] = system
     return out
+
+
+def _custom(value: object) -> dict[str, CustomRetrieverSpec]:
+    """`retrievers.custom`, each name checked (no markup, no built-in retriever's name) and
+    each live retriever's settings validated; ConfigError naming the key otherwise."""
+    from ragdash.retrieval import RETRIEVERS
+    from ragdash.retrieval.custom import check_name, validate
+
+    if not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"retrievers.custom must be a mapping of names to {{kind, ...}}, not "
+                          f"{value!r}"[:300])
+    try:
+        return {check_name(name, RETRIEVERS): validate(name, spec)
+                for name, spec in value.items()}
+    except ValueError as exc:
+        text = str(exc)
+        raise ConfigError(text if text.startswith("retrievers.") else
+                          f"retrievers.custom: {text}") from None
 
 
 def _also(value: object, method: str) -> list[str]:

@@ -19,6 +19,7 @@ from ragdash import chunking, retrieval
 from ragdash.config import DEFAULTS, RunSpec, section_model
 from ragdash.llm.settings import LLMSpec
 from ragdash.params import Param
+from ragdash.retrieval.custom import CustomRetrieverSpec
 
 
 def _cell(text: Any) -> str:
@@ -152,6 +153,9 @@ def render() -> str:
     for name, about in retrieval.DESCRIPTIONS.items():
         out += [f"### `{name}`", "", about, "",
                 *_params(name, retrieval.params_of(name), f"retrievers.params.{name}.")]
+    live = CustomRetrieverSpec.model_fields
+    out += _section("retrievers.custom.<NAME>", CustomRetrieverSpec,
+                    {k: f.default for k, f in live.items() if not f.is_required()}, "##")
     out += ["## Chunker parameters", "", "Set under `chunker.params` for the `chunker.method` "
             "chosen.", ""]
     for method in chunking.CHUNKERS:

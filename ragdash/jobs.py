@@ -31,6 +31,7 @@ from pathlib import Path
 from ragdash.config import SPEC_VERSION
 from ragdash.exit_watch import reported
 from ragdash.llm import keys
+from ragdash.retrieval.custom import key_variables as live_key_variables
 from ragdash.rundir import MANIFEST, Run, write_json
 from ragdash.rundir import lock as run_lock
 from ragdash.rundir.manifest import MAX_MANIFEST_BYTES, load_json
@@ -236,6 +237,7 @@ def job_environment(configs: Sequence[object], api_key: str | None = None,
     out = {k: v for k, v in env.items() if k != API_KEY_ENV and (
         k in JOB_ENV_NAMES or k.startswith(JOB_ENV_PREFIXES))}
     out.update({var: env[var] for var in keys.needed_variables(configs, env)})
+    out.update({var: env[var] for var in live_key_variables(configs, env)})  # the server's
     out[keys.CONFINE_ENV] = "1"
     if api_key:
         out[API_KEY_ENV] = api_key

@@ -56,7 +56,7 @@ def settings(spec: RunSpec) -> tuple:
     if mlq and decompose_prompt_version() != DECOMPOSE_PROMPT_V1:
         key = (*key, decompose_prompt_version())  # a new sub-question prompt: mlq again
     # the embedding precision only where it shapes results (left out at fp32, as before it)
-    dense = any(RETRIEVERS[name].embeds for name in r.use)
+    dense = any(RETRIEVERS[name].embeds for name in r.use if name in RETRIEVERS)
     precision = precision_key(spec.embeddings.precision) if dense else None
     key = key if precision is None else (*key, precision)
     if spec.systems:  # imported systems: their files (left out without, as before them)
@@ -208,9 +208,12 @@ def run(ctx: StageContext) -> dict:
             counts[name] = "resumed"
             continue
         progress(f"{name}: loading the embedding model and embedding {len(chunks):,} chunks…"
-                 if RETRIEVERS[name].embeds else f"retrieving with {name}", i, len(names))
+                 if name in RETRIEVERS and RETRIEVERS[name].embeds else
+                 f"retrieving with {name}", i, len(names))
         params = spec.retrievers.resolved[name]
-        if name == "mlq":  # its LLM calls are dispatched from this process
+        if name in spec.retrievers.custom:  # a live retriever, asked from this process
+            frame = live(ctx, name, topics, parts_dir)
+        elif name == "mlq":  # its LLM calls are dispatched from this process
             ret = build_retriever(name, chunks, cache_dir(spec), params, ask=mlq_ask(ctx, params))
             frame = ranked(name, ret(topics))
             write_table(parts_dir / "mlq.queries.parquet", pd.DataFrame({
@@ -227,6 +230,13 @@ def run(ctx: StageContext) -> dict:
         ctx.run.write("imported", systems)
     else:  # systems of an earlier run no longer asked for
         ctx.run.file("imported").unlink(missing_ok=True)
+    live_names = [n for n in names if n in spec.retrievers.custom]
+    if live_names:  # their passages, looked up as chunks (ragdash.retrieval.passages)
+        ctx.run.write("passages", pd.concat(
+            [read_table(parts_dir / f"{n}.passages.parquet") for n in live_names],
+            ignore_index=True))
+    else:  # passages of an earlier run's live retrievers
+        ctx.run.file("passages").unlink(missing_ok=True)
     ctx.run.write("retrieved", retrieved)
     warnings = [{**w, "message": empty_message(w)}
                 for w in empty_results(retrieved, examples, names)]
@@ -276,10 +286,24 @@ def system_warnings(matched: Sequence) -> list[dict]:
     return out
 
 
+def live(ctx: StageContext, name: str, topics: pd.DataFrame, parts_dir: Path) -> pd.DataFrame:
+    """A live retriever's ranked passages for every question (`ragdash.retrieval.custom`:
+    cached by content key under the index cache, resumed from its checkpoint in `.parts/`); its
+    passages kept beside its part until the stage writes passages.parquet."""
+    from ragdash.retrieval.custom import retrieve as ask
+
+    frame, passages = ask(name, ctx.spec.retrievers.custom[name], topics["qid"].tolist(),
+                          topics["query"].tolist(), cache_dir(ctx.spec),
+                          ctx.run.path / ".parts" / "live", progress=ctx.progress)
+    write_table(parts_dir / f"{name}.passages.parquet", passages)
+    return frame
+
+
 def calls_llm(spec: RunSpec) -> bool:
     """Whether retrieval asks the LLM: mlq writes its sub-questions with it."""
     return "mlq" in spec.retrievers.use
 
 
 STAGE = Stage("retrieve", "retrieve chunks for every question", needs=("chunk",),
-              settings=settings, run=run, writes=("retrieved", "queries"), calls_llm=calls_llm)
+              settings=settings, run=run, writes=("retrieved", "queries", "passages"),
+              calls_llm=calls_llm)

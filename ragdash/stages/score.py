@@ -77,15 +77,18 @@ def system_metrics(run: Run, parts: dict[str, list[str]], share: float,
 
     retrieved = run.read("retrieved")
     chunks = run.read("chunks")
-    own = retrieved["retriever"].isin(list(spec.systems))
+    # live retrievers (retrievers.custom) have no corpus of their own either: scored as the
+    # imported systems are, over the passages they returned, on every question
+    live = [n for n in spec.retrievers.use if n in spec.retrievers.custom]
+    own = retrieved["retriever"].isin([*spec.systems, *live])
     frames = [chunk_metrics(retrieved[~own], chunks, parts, share=share,
-                            retrievers=list(spec.retrievers.use))]
-    if spec.systems:
+                            retrievers=[n for n in spec.retrievers.use if n not in live])]
+    if spec.systems or live:
         every, has = store.chunk_table(run, chunks), store.coverage(run)
         frames += [store.chunk_metrics(name, retrieved[own], every,
                                        {q: p for q, p in parts.items()
-                                        if q in has.get(name, ())}, share)
-                   for name in spec.systems]
+                                        if name in live or q in has.get(name, ())}, share)
+                   for name in [*spec.systems, *live]]
     return pd.concat(frames, ignore_index=True)
 
 

@@ -23,7 +23,8 @@ class BuildForm:
     came from (`source`: sample, upload or path) and the Data page's upload record; the first
     `limit` questions (0: all); the chunker and its parameters; the retrievers, their preset and
     parameters; tokenizer, budgets, matching method and mode; and, when the LLM stages are on,
-    the generator's and the judge's `llm` sections, the judge mode and the generation prompt."""
+    the generator's and the judge's `llm` sections, the judge mode and the generation prompt;
+    the live retrievers among the retrievers (`custom`, from the server's config file)."""
 
     name: str
     dataset: dict[str, Any]
@@ -44,6 +45,9 @@ class BuildForm:
     judge: dict[str, Any] | None = None
     judge_mode: str = "stepwise"
     prompt: str = "abstain"
+    custom: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The live retrievers chosen, as the server's config file has them
+    (`ragdash.retrieval.custom.configured`): never typed on the page."""
 
     def problems(self) -> list[str]:
         """What keeps the run from starting, in the page's words (none: it may start once the
@@ -76,6 +80,7 @@ class BuildForm:
             "retrievers.preset": self.preset, "retrievers.use": list(self.retrievers),
             **{f"retrievers.params.{r}.{k}": v for r, ps in self.retriever_params.items()
                for k, v in ps.items()},
+            **{f"retrievers.custom.{r}": dict(spec) for r, spec in self.custom.items()},
             "tokenizer": self.tokenizer, "budgets": self.budgets,
             "scoring.method": self.matching, "scoring.mode": self.mode,
         }

@@ -131,11 +131,15 @@ def named_paths(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def refused_config(cfg: Mapping[str, Any]) -> list[str]:
     """Why a run config may not be run from the dashboard: one message per path it names
-    (`named_paths`) outside the allowed roots, `<first setting naming it>: <why>`."""
+    (`named_paths`) outside the allowed roots, `<first setting naming it>: <why>`, and one per
+    live retriever (`retrievers.custom`) that is not exactly one of the server's config file
+    (`ragdash.retrieval.custom.refused`: it would run code or call a service a user chose)."""
+    from ragdash.retrieval.custom import refused as refused_live
+
     out: dict[str, str] = {}
     for key, path in named_paths(cfg):
         try:
             readable(path)
         except OutsideRoots as exc:
             out.setdefault(path, f"{key}: {exc}")
-    return list(out.values())
+    return [*out.values(), *refused_live(cfg)]
