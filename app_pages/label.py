@@ -144,11 +144,11 @@ else:
                 f"{html.escape(item.answer)}</div></div>")
         st.text_input("Comment (optional)", key="lb_comment", max_chars=store.MAX_COMMENT)
         keys = st.columns(4)
-        for col, (choice, key, kind) in zip(keys, (
-                ("correct", "1", "primary"), ("partly correct", "2", "secondary"),
-                ("wrong", "3", "secondary"), ("cannot tell", "4", "tertiary")), strict=True):
+        for col, (choice, key) in zip(keys, (("correct", "1"), ("partly correct", "2"),
+                                             ("wrong", "3"), ("cannot tell", "4")), strict=True):
+            # all four alike: no button suggests an answer to the labeller
             col.button(choice.capitalize(), key=f"lb_{key}", on_click=_label,
-                       args=(item, choice), shortcut=key, type=kind, width="stretch")
+                       args=(item, choice), shortcut=key, type="secondary", width="stretch")
 
     # the context the answer was generated from, relevant parts highlighted
     budget = run.config.generation_budget

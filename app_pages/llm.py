@@ -377,7 +377,7 @@ if answers is not None:
         .style.format({"median latency (s)": "{:.2f}", "p90 latency (s)": "{:.2f}",
                        "prompt tokens (mean)": "{:,.0f}", "answer tokens (mean)": "{:,.0f}"}),
         width="stretch")
-cost = judging.costs(all_answers, all_judgments)
+cost = judging.costs(all_answers, all_judgments, state.view(run).llm_backends)
 if not cost.empty:
     st.markdown(model.cost_line(cost))
     st.dataframe(cost.style.format({"usd": "${:,.4f}", "latency_s": "{:,.1f}",

@@ -73,6 +73,8 @@ else:
         st.subheader("Mean Score_IR per budget (Table 3.1)")
         st.dataframe(page.table.rename(columns=label).style.format("{:.3f}").highlight_max(
             axis=1, props="font-weight:700;background-color:#e7f5ff"), width="stretch")
+        st.caption("Bold: the highest mean at that budget, not a test: the sentences under the "
+                   "curves say which leads hold beyond noise.")
     with right:
         st.subheader("Where to go next")
         for name, text, icon in (

@@ -68,7 +68,8 @@ st.dataframe(t.rename(columns=label).style.format("{:.3f}").highlight_max(
 st.caption(("Every question counts at every N (a context shorter than N keeps its whole-context "
             "score)." if mode == "corrected" else "Reference mode: at each N only the questions "
             "whose context reaches N are averaged, as the original code did.")
-           + " Bold: the best retriever at that budget.")
+           + " Bold: the highest mean at that budget, not a test (the Overview says which "
+             "leads hold beyond noise).")
 
 # --- distributions at N ----------------------------------------------------------------------
 st.subheader(f"Distribution over questions at N = {n}")

@@ -84,5 +84,21 @@ def test_gain_errors_and_cost():
     counts = error_counts(errs, ["bm25", "sim"], name=str.upper)
     assert list(counts.columns) == ["BM25", "SIM"]
     assert counts.loc["judge"].tolist() == [1, 1] and counts.loc["generate"].tolist() == [1, 0]
-    assert "$0.0150" in cost_line(pd.DataFrame({"usd": [0.01, 0.005]}))
-    assert "unknown" in cost_line(pd.DataFrame({"usd": [math.nan]}))
+    assert "$0.0150" in cost_line(pd.DataFrame({"model": ["a", "b"], "usd": [0.01, 0.005]}))
+    assert "unknown (mystery-7b not in the price table)" in cost_line(
+        pd.DataFrame({"model": ["mystery-7b"], "usd": [math.nan]}))
+
+
+def test_a_local_model_outside_the_price_table_costs_nothing_as_the_build_page_says():
+    """Issue 49: the Build page priced the local stages at $0.00 and LLM results said
+    "unknown": each stage's model is priced with the backend it ran on."""
+    from ragdash.analysis.judging import costs
+
+    answers = pd.DataFrame({"model": ["qwen2.5-coder-1.5b-instruct"] * 2, "tokens_in": [40, 50],
+                            "tokens_out": [9, 8], "latency_s": [1.0, 2.0]})
+    judged = answers.rename(columns={"model": "judge_model"})
+    local = costs(answers, judged, {"generation": "local", "judging": "local"})
+    assert local["usd"].tolist() == [0.0, 0.0]
+    assert cost_line(local).startswith("**Total cost:** $0.00 — ")
+    unknown = costs(answers, judged, {"generation": "openai", "judging": "local"})
+    assert "unknown (qwen2.5-coder-1.5b-instruct not in the price table)" in cost_line(unknown)

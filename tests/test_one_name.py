@@ -104,13 +104,19 @@ def test_partly_correct_is_not_correct_for_the_signals_panel_either():
 
 
 def test_beyond_the_paper_never_restates_the_rule_at_another_k(demo):
-    """The h/k rule's over/underestimate is said once, at the sliders' k (k = 0 here)."""
+    """The h/k rule's over/underestimate is said once, at the sliders' k (k = 0.3 here)."""
     from fixtures.apptest import open_app
 
-    at = open_app("thresholds", run=str(demo), thr_k="0", thr_h="0")
+    at = open_app("thresholds", run=str(demo), thr_k="0.3", thr_h="0")
     said = [c.value for c in at.caption] + [m.value for m in at.markdown]
     bias = [t for t in said if "estimates correct answers by" in t]
     assert len(bias) == 1, bias
+    # at k = 0 the rule gives no estimate, said once, with no share beside it (issue 49)
+    at = open_app("thresholds", run=str(demo), thr_k="0", thr_h="0")
+    said = [c.value for c in at.caption] + [m.value for m in at.markdown]
+    assert [t for t in said if t.startswith("The h/k rule gives no estimate here: k = 0.000 "
+                                            "sits at the end of its range")] != []
+    assert not [t for t in said if "estimates correct answers by" in t or "% estimated vs" in t]
 
 
 def test_the_judge_audit_matches_long_answers_by_rouge_not_containment():
@@ -247,3 +253,20 @@ def test_the_reports_share_table_names_systems_as_every_page_does(tmp_path, monk
         said = "\n".join(str(c.value) for c in [*at.caption, *at.markdown])
         assert "calibration.estimand" not in said and "issue(s)" not in said, page
         assert not re.search(r"\b1 (answers|labels|questions|issues)\b", said), page
+
+
+def test_the_label_page_suggests_no_answer(tmp_path, monkeypatch):
+    """The four label buttons look alike: none is the highlighted primary one."""
+    from fixtures.apptest import open_app
+    from fixtures.make_run import make_run
+
+    from ragdash.labels import store
+    from ragdash.rundir import Run
+
+    run = Run(make_run(tmp_path / "nudge", n_questions=12, seed=2, retrievers=("bm25",)))
+    store.draw_sample(run, 6)
+    monkeypatch.setenv("RAGDASH_DEMO_RUN", str(run.path))
+    monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(tmp_path / "runs"))
+    at = open_app("label", run=str(run.path), lb_name="ana")
+    kinds = {at.button(key=f"lb_{k}").proto.type for k in "1234"}
+    assert kinds == {"secondary"}, kinds

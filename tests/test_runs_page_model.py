@@ -72,3 +72,7 @@ def test_two_pairs_tiles():
     assert "A scores more" in tiles[0].help and "B scores more" in tiles[2].help
     assert "(1207 of 1210)" in tiles[4].help
     assert pair_tiles({**pair, "pvalue": 0.00012}, "A", "B")[4].value == "0.00012"
+    # every question ties (issue 49): no interval beside "the same on every question"
+    ties = pair_tiles({**pair, "win": 0, "loss": 0, "tie": 20, "n": 20, "mean_diff": 0.0,
+                       "lo": -0.1, "hi": 0.1}, "A", "B")
+    assert ties[3].delta == "every question ties: no interval"

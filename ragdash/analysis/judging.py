@@ -154,8 +154,11 @@ def usage(answers: pd.DataFrame, order: Sequence[str] = ()) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def costs(answers: pd.DataFrame | None, judgments: pd.DataFrame | None) -> pd.DataFrame:
-    """Actual calls, tokens, USD and summed latency per stage and model (ragdash.llm.cost)."""
+def costs(answers: pd.DataFrame | None, judgments: pd.DataFrame | None,
+          backends: dict[str, str | None] | None = None) -> pd.DataFrame:
+    """Actual calls, tokens, USD and summed latency per stage and model (ragdash.llm.cost).
+    `backends`: each stage's backend ("generation", "judging"; `RunView.llm_backends`), so a
+    local model outside the price table costs $0, as the Build page's estimate prices it."""
     from ragdash.llm.cost import actual_cost
 
     frames = []
@@ -163,7 +166,7 @@ def costs(answers: pd.DataFrame | None, judgments: pd.DataFrame | None) -> pd.Da
         needed = {"tokens_in", "tokens_out", "latency_s"}
         if df is None or df.empty or not needed <= set(df.columns):
             continue
-        frames.append(actual_cost(df).assign(stage=stage))
+        frames.append(actual_cost(df, backend=(backends or {}).get(stage)).assign(stage=stage))
     if not frames:
         return pd.DataFrame(columns=["stage", "model", "calls", "tokens_in", "tokens_out", "usd",
                                      "latency_s"])

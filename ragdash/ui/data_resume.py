@@ -110,4 +110,4 @@ def panel(uploads: Path, datasets: Path, expanded: bool) -> None:
             c2.button("Use it", key="data_saved_go", width="stretch", on_click=_choose,
                       args=({"dataset": str(d.path), "name": d.name, "corpus": str(d.corpus),
                              "corpus_name": d.corpus_name or d.corpus.name},))
-            st.caption(f"Saved as {widgets.code(str(d.path))}.")
+            st.caption(f"Saved as {widgets.code(d.path.name)} on this server.")  # no server path

@@ -241,7 +241,8 @@ def _save(result: EvidenceResult, decisions: dict[str, str], name: str, sig: tup
         st.warning("Decisions changed since the last save: save again for the Build page to "
                    "use them.")
     elif saved:
-        st.success(f"Saved as {widgets.code(saved['dataset'])}: {saved['examples']:,} questions "
+        st.success(f"Saved as {widgets.code(Path(saved['dataset']).name)}: "
+                   f"{saved['examples']:,} questions "
                    "with relevant parts. **Build a run** now uses this file.")
 
 

@@ -149,7 +149,7 @@ def _results(result: dict[str, Any], source: dict[str, Any], dataset_in_uploader
                      hide_index=True, width="stretch", height=240, key="synth_kept",
                      column_config={"relevant_parts": st.column_config.TextColumn(
                          "relevant parts", width="large")})
-    st.caption(f"Saved as {widgets.code(saved[0])} (rejected pairs in "
+    st.caption(f"Saved as {widgets.code(Path(saved[0]).name)} (rejected pairs in "
                f"{widgets.code(saved[1].name)}).")
     c1, c2 = st.columns(2)
     if dataset_in_uploader:

@@ -88,6 +88,15 @@ class RunView:
     def generation_budget(self) -> int | None:
         return self.run.config.generation_budget
 
+    @property
+    def llm_backends(self) -> dict[str, str | None]:
+        """The backend each LLM stage ran on ({"generation", "judging"}): the stage's own `llm`
+        section's, else the run's `llm` (what the Build page priced)."""
+        cfg = self.run.config
+        base = cfg.section("llm").get("backend")
+        return {stage: (cfg.section(section).get("llm") or {}).get("backend") or base
+                for stage, section in (("generation", "generation"), ("judging", "judge"))}
+
     @kept()
     def score_methods(self) -> list[str]:
         """The Score_IR matching methods scored: scoring.method first, then scoring.also's."""

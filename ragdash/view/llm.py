@@ -72,7 +72,9 @@ def error_counts(errors: pd.DataFrame, order: Sequence[str],
 
 def cost_line(cost: pd.DataFrame) -> str:
     """The run's total LLM cost, or why it is unknown."""
-    total = cost["usd"].sum(min_count=1)
-    money = "unknown (a model is not in the price table)" if pd.isna(total) else f"${total:,.4f}"
+    unpriced = sorted({str(m) for m in cost.loc[cost["usd"].isna(), "model"]})
+    total = float(cost["usd"].sum())
+    money = (f"unknown ({', '.join(unpriced)} not in the price table)" if unpriced else
+             f"${total:,.2f}" if total == 0 or total >= 1 else f"${total:,.4f}")
     return (f"**Total cost:** {money} — from recorded tokens and `ragdash.llm.cost`'s price "
             "table (local models cost $0).")

@@ -201,7 +201,7 @@ def _prediction(view: RunView, cal, n_q: int, n_retrievers: int) -> Prediction:
     tiles = _share_tiles(cal, shares, flat)
     shown = [e for e in (shares or {}).get("estimates", {}) if not (flat and e == "h/k rule")]
     if shown if shares else not flat:  # what estimating saves, only where it estimates
-        tiles.append(_avoided_tile(run, calls_avoided(n_q, n_retrievers), n_q))
+        tiles.append(_avoided_tile(view, calls_avoided(n_q, n_retrievers), n_q))
     note: tuple[str, str] | None = None
     if flat:
         note = ("", f"The h/k rule gives no estimate here: {flat.rstrip('.')}.")
@@ -239,11 +239,11 @@ def _share_tiles(cal, shares: dict | None, flat: str | None) -> list[Tile]:
     return tiles
 
 
-def _avoided_tile(run, calls: dict, n_q: int) -> Tile:
+def _avoided_tile(view: RunView, calls: dict, n_q: int) -> Tile:
     """What estimating from Score_IR saves next time: the money a priced model spent on these
     calls, else (local models cost no money) the time they took."""
-    answers, judgments = run.table("answers"), run.table("judgments")
-    cost = judging.costs(answers, judgments)
+    answers, judgments = view.run.table("answers"), view.run.table("judgments")
+    cost = judging.costs(answers, judgments, view.llm_backends)
     spent = cost["usd"].dropna().sum() if not cost.empty else 0.0
     said = (f"Estimating from Score_IR instead of generating and judging avoids "
             f"{calls['generation_calls']:,} generations (each retriever + LLM only) and "

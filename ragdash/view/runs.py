@@ -88,7 +88,8 @@ def pair_tiles(pair: dict, first: str, second: str) -> list[Tile]:
         Tile("Second higher", f"{pair['loss']:,}",
              help=f"Questions where {second} scores more."),
         Tile("Mean difference", f"{pair['mean_diff']:+.3f}",
-             delta=f"95 % CI {pair['lo']:+.3f} to {pair['hi']:+.3f}",
+             delta=f"95 % CI {pair['lo']:+.3f} to {pair['hi']:+.3f}" if pair["win"] or
+             pair["loss"] else "every question ties: no interval",
              help=f"Mean of first − second over {pair['n']} questions."),
         Tile("Wilcoxon p (unadjusted)", sentences.p_text(pv),
              help="Two-sided Wilcoxon signed-rank test on the non-zero differences "

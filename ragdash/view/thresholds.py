@@ -110,15 +110,45 @@ def compare_table(result: dict, name: Callable[[str], str] = str) -> pd.DataFram
     return show[list(COMPARE_COLUMNS)].rename(columns=COMPARE_COLUMNS)
 
 
-def order_sentence(result: dict, name: Callable[[str], str] = str) -> str:
+def judge_order(pairs: pd.DataFrame, act: pd.Series, name: Callable[[str], str] = str) -> str:
+    """The retrievers by share judged 5 (`act`, indexed by retriever), best first: neighbours
+    joined by ">" only where the paired difference over questions is significant (Wilcoxon,
+    Holm-adjusted over the neighbours, p ≤ 0.05), by "≈" where it is not, by "=" where the
+    shares are equal: a few answers' difference is never an order."""
+    from ragdash.analysis import compare
+    from ragdash.analysis.system_means import SAME
+
+    v = act.dropna().sort_values(ascending=False, kind="stable")
+    if len(v) < 2:
+        return order_text(v, name)
+    five = pairs.assign(five=(pairs["judge"] == 5).astype(float)).pivot_table(
+        index="qid", columns="retriever", values="five", aggfunc="mean")
+    steps = list(zip(v.index[:-1], v.index[1:], strict=True))
+    tests = compare.pairwise_columns(five, steps)
+    out = name(v.index[0])
+    for (a, b), p in zip(steps, tests["p_holm"], strict=True):
+        told = p is not None and not pd.isna(p) and p <= 0.05
+        out += (" = " if abs(v[a] - v[b]) <= SAME else " > " if told else " ≈ ") + name(b)
+    return out
+
+
+def order_sentence(result: dict, name: Callable[[str], str] = str,
+                   pairs: pd.DataFrame | None = None) -> str:
     """The retrievers ranked by estimated correct answers and by the judge, and whether the
-    order is the same (equal shares tie, "="; a tie is never an order)."""
+    order is the same (equal shares tie, "="; a tie is never an order). With the judged
+    `pairs`, the judge's order says which steps a test tells apart (`judge_order`)."""
     by = result["compare"].set_index("retriever")
-    est_rank, act_rank = order_text(by["est_5"], name), order_text(by["act_5"], name)
-    same = "the same" if est_rank == act_rank else "a different"
+    est_rank = order_text(by["est_5"], name)
+    act_rank = (order_text(by["act_5"], name) if pairs is None else
+                judge_order(pairs, by["act_5"], name))
+    if "≈" in act_rank:
+        verdict = ("≈: no significant difference in judged 5, paired over questions; the judge "
+                   "does not order these, so there is no order for the rule to preserve")
+    else:
+        same = "the same" if est_rank == act_rank else "a different"
+        verdict = f"{same} order — the paper's claim is that the ranking is preserved"
     return (f"Errors in percentage points, estimated − judged. Ranked by estimated correct "
-            f"answers: {est_rank}; by the judge: {act_rank} ({same} order — the paper's claim "
-            "is that the ranking is preserved).")
+            f"answers: {est_rank}; by the judge: {act_rank} ({verdict}).")
 
 
 def fit_sentence(data: ThresholdData, n: int, h: float, k: float, failed: bool) -> str:
@@ -177,5 +207,5 @@ def panel(view: RunView, n: int, h: float, k: float,
         tiles=agreement_tiles(data, result) if judged else [],
         reference=reference, bias=bias,
         table=compare_table(result, name) if judged else None,
-        order=order_sentence(result, name) if judged else None,
+        order=order_sentence(result, name, data.pairs) if judged else None,
         confusion=sentences.confusion_reading(result["confusion"], h, k, n) if judged else [])
