@@ -162,3 +162,32 @@ def test_label_status_never_states_a_width_its_interval_does_not_have(run, capsy
         assert float(said) == pytest.approx((hi - lo) * 50, abs=0.05)
     if label == "wrong":
         assert hi < 0.04 and "within ±5 points" in text  # 0/150: Clopper–Pearson's 2.4 %
+
+
+def test_extending_a_sample_after_the_judge_changed_keeps_the_draws_strata(run, tmp_path):
+    """Issue 50 item 4: 40 of the judge's 5s change between a 30- and a 60-answer sample. The
+    60 are still the first 60 of the order drawn at first (as drawing 60 at once before the
+    change), every answer keeps the stratum it was drawn in, the estimate is the one those
+    strata give, and the share section says how many verdicts changed."""
+    before = Run(shutil.copytree(run.path, tmp_path / "before"))
+    labels.draw_sample(run, 30, seed=4)
+    first = labels.read_sample(run)
+    judgments = run.read("judgments")
+    fives = judgments.index[judgments["score"] == 5][:40]
+    run.write("judgments", judgments.assign(score=judgments["score"].where(
+        ~judgments.index.isin(fives), 4)))
+    labels.draw_sample(run, 60, seed=4)
+    got = labels.read_sample(run)
+    labels.draw_sample(before, 60, seed=4)
+    fresh = labels.read_sample(before)
+    key = ["qid", "system"]
+    assert got[key].iloc[:30].equals(first[key])
+    assert got[key].equals(fresh[key])
+    for copy in (run, before):
+        items = sample_with_sha(copy)
+        label_all(copy, [x for i, x in enumerate(items) if i % 3], "correct")
+        label_all(copy, [x for i, x in enumerate(items) if not i % 3], "wrong")
+    changed, same = labels.evaluate(run)["share"], labels.evaluate(before)["share"]
+    assert changed["pooled"] == same["pooled"]
+    assert changed["systems"] == same["systems"]
+    assert changed["strata_changed"] == 40 and same["strata_changed"] == 0

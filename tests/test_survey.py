@@ -322,3 +322,40 @@ def test_new_questions_are_never_within_five_points_when_their_interval_is_not()
     got = survey.share(frame, y, "new questions", min_labels=10, target=survey.TARGET_HALF)
     half = (got.ci[1] - got.ci[0]) / 2
     assert half > 0.05 and got.to_target is None
+
+
+# --- extension after the judge changed (issue 50 item 4) ---------------------------------------
+
+@pytest.mark.parametrize("rule", ["judge", "neyman", "uniform", "stratified"])
+def test_extending_after_the_judge_changed_is_the_draw_made_before(rule):
+    """For every seed: 30 drawn, 40 of the judge's 5s changed, extended to 60 is the first 60
+    drawn before the change, each answer in the stratum it was drawn in, the sample in
+    proportion to the strata of the draw (judge rule) with the inclusion probabilities they
+    give."""
+    from ragdash.labels.design import changed, extended, with_strata
+
+    rng = np.random.default_rng(0)
+    before = pd.DataFrame({"qid": [f"q{i}" for i in range(300)],
+                           "system": np.repeat(["a", "b", "c"], 100),
+                           "judged5": (rng.random(300) < 0.5).astype(float),
+                           "reference": (rng.random(300) < 0.5).astype(float)})
+    after = before.assign(judged5=before["judged5"].where(
+        ~before.index.isin(np.flatnonzero(before["judged5"] == 1)[:40]), 0.0))
+    sizes = survey.strata(before).value_counts()
+    for seed in range(25):
+        first = extended(None, before, rule, seed, 30, "t1")
+        grown = extended(first, after, rule, seed, 60, "t2")
+        fresh = extended(None, before, rule, seed, 60, "t1")
+        assert grown[["qid", "system", "stratum"]].equals(fresh[["qid", "system", "stratum"]])
+        assert (grown["drawn"].iloc[:30] == "t1").all() and (grown["drawn"].iloc[30:60] == "t2"
+                                                             ).all()
+        assert grown["drawn"].iloc[60:].isna().all()
+        assert np.allclose(grown["inclusion"], fresh["inclusion"])
+        if rule == "judge":
+            got = grown["stratum"].iloc[:60].value_counts().reindex(sizes.index, fill_value=0)
+            assert (abs(got - 60 * sizes / 300) < 2).all()  # the draw's own strata, in proportion
+            pi = grown.set_index("stratum")["inclusion"].groupby(level=0).first()
+            assert np.allclose(pi.reindex(sizes.index), got / sizes)
+        framed = with_strata(after, grown)
+        assert changed(framed) == 40
+        assert survey.strata(framed).equals(survey.strata(before))

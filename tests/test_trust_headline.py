@@ -60,6 +60,13 @@ def test_within_target_is_said_only_of_an_interval_that_is():
     assert headline.planner(_share(ci=None, to_target=60)["pooled"]) == ""
 
 
+def test_a_judge_changed_since_the_draw_is_said():
+    lines = headline.sentences(_share() | {"strata_changed": 40}, LABELS)
+    assert ("The judge's verdict changed on 40 answers since the sample was drawn: every "
+            "estimate keeps the strata the sample was drawn in.") in lines
+    assert not any("verdict changed" in line for line in headline.sentences(_share(), LABELS))
+
+
 def test_left_out_labels_and_cannot_tell_bounds_are_said():
     lines = headline.sentences(_share(bounds=[0.38, 0.45]) | {"cannot_tell": 4},
                                {"outside_sample": 9, "stale": 2})

@@ -52,6 +52,9 @@ MIN_SYSTEM_LABELS = 20
 """A system's interval is shown from this many labels of that system on: fewer give the count
 and "too few labels for an interval" (their coverage, checked by simulation, falls short)."""
 MIN_POOLED_LABELS = 10
+VERSION = 2
+"""The method's version, stored with the share section: a calibration.json share section of
+another version is worked out again (2: issue 50's strata, effective n and planner)."""
 TARGET_HALF = 5.0
 """The half-width, in points, the planner counts labels for (pooled)."""
 SYSTEM_TARGET_HALF = 10.0
@@ -94,6 +97,8 @@ def strata(frame: pd.DataFrame) -> pd.Series:
     """Each answer's stratum: "<system>|5" when judged 5, "<system>|<5" otherwise (unjudged
     answers included: the judge did not say 5). A `stratum` column (the strata stored with the
     sample when it was drawn) is used where it is set."""
+    if "stratum" in frame and frame["stratum"].notna().all():
+        return frame["stratum"].astype(str)
     five = frame["judged5"].fillna(0).to_numpy(float) >= 0.5
     now = frame["system"].astype(str) + np.where(five, "|5", "|<5")
     if "stratum" not in frame:
@@ -104,14 +109,14 @@ def strata(frame: pd.DataFrame) -> pd.Series:
 def _clopper_pearson(p: np.ndarray, n_eff: np.ndarray, level: float
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Clopper–Pearson bounds at x = p·n_eff of n_eff (arrays; clipped to hold p)."""
-    from scipy.stats import beta
+    from scipy.special import betaincinv  # the beta distribution's quantile, as a ufunc
 
     a = (1 - level) / 2
     p, n_eff = np.asarray(p, float), np.asarray(n_eff, float)
     x = p * n_eff
     with np.errstate(invalid="ignore"):
-        lo = np.where(x <= 0, 0.0, beta.ppf(a, np.maximum(x, 1e-300), n_eff - x + 1))
-        hi = np.where(x >= n_eff, 1.0, beta.ppf(1 - a, x + 1, np.maximum(n_eff - x, 1e-300)))
+        lo = np.where(x <= 0, 0.0, betaincinv(np.maximum(x, 1e-300), n_eff - x + 1, a))
+        hi = np.where(x >= n_eff, 1.0, betaincinv(x + 1, np.maximum(n_eff - x, 1e-300), 1 - a))
     return np.maximum(0.0, np.minimum(lo, p)), np.minimum(1.0, np.maximum(hi, p))
 
 
@@ -181,26 +186,31 @@ def _spread(raw: np.ndarray, n: np.ndarray, big_n: np.ndarray, mean: np.ndarray,
 class Fit:
     """The stratified estimate of one scope with what its interval and planner need.
 
-    `table` has a row per cell (a stratum with labels, with the strata without labels that
-    take its mean): N, n (labels), mean, s2 (`_spread`) and raw (the labels' own s², NaN
-    below 2). `var` is the estimate's variance for the estimand; `shrunk` Σ W p̃, the p̃ of
-    the floors; `df` the variance's degrees of freedom; `extreme_n` the effective labels when
-    every label is alike (`_extreme_n`); for "new questions" also `clustered` (the variance
-    over questions before its floor), `between` (the part labels do not shrink), `questions`
-    (with a label) and `all_questions`."""
+    `cells` has a column per cell (a stratum with labels, with the strata without labels
+    that take its mean) and rows N, n (labels), mean, s2 (`_spread`) and raw (the labels' own
+    s², NaN below 2); `table` is the same as a DataFrame. `var` is the estimate's variance
+    for the estimand; `shrunk` Σ W p̃, the p̃ of the floors; `df` the variance's degrees of
+    freedom; for "new questions" also `clustered` (the variance over questions before its
+    floor), `between` (the part labels do not shrink), `questions` (with a label) and
+    `all_questions`."""
 
     estimate: float
     var: float
-    table: pd.DataFrame
+    cells: np.ndarray
     estimand: str = DEFAULT_ESTIMAND
     labels: int = 0
     shrunk: float = float("nan")
     df: float = float("nan")
-    extreme_n: float = float("nan")
     clustered: float = float("nan")
     between: float = 0.0
     questions: int = 0
     all_questions: int = 0
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """`cells` as a DataFrame (columns N, n, mean, s2, raw)."""
+        return pd.DataFrame(self.cells.T, columns=["N", "n", "mean", "s2", "raw"]).astype(
+            {"N": int, "n": int})
 
 
 def fit(frame: pd.DataFrame, y: np.ndarray, estimand: str = DEFAULT_ESTIMAND,
@@ -231,11 +241,10 @@ def fit(frame: pd.DataFrame, y: np.ndarray, estimand: str = DEFAULT_ESTIMAND,
     s2 = _spread(raw, n, big_n, mean, floor)
     weight = big_n / big_n.sum()
     estimate = float(weight @ mean)
-    table = pd.DataFrame({"N": big_n.astype(int), "n": n.astype(int), "mean": mean,
-                          "s2": s2, "raw": raw})
+    cells = np.vstack([big_n, n, mean, s2, raw])
     pt = (n * mean + 1) / (n + 2)
-    common = {"table": table, "estimand": estimand, "labels": labels,
-              "shrunk": float(weight @ pt), "extreme_n": float(_extreme_n(n, weight))}
+    common = {"cells": cells, "estimand": estimand, "labels": labels,
+              "shrunk": float(weight @ pt)}
     if estimand == "these answers":
         fpc = np.clip(1 - n / big_n, 0.0, 1.0)
         var = float(np.where(fpc > 0, weight**2 * fpc * s2 / n, 0.0).sum())
@@ -247,7 +256,6 @@ def fit(frame: pd.DataFrame, y: np.ndarray, estimand: str = DEFAULT_ESTIMAND,
     expand = np.where(labelled, (big_n / n)[cell] * resid / big_n.sum(), 0.0)
     clustered = _over_questions(qcodes, q, part + expand)
     var = max(clustered, float((weight**2 * s2 / n).sum())) if q > 1 else float("nan")
-    common["extreme_n"] = min(common["extreme_n"], asked)
     return Fit(estimate, var, df=max(asked - 1, 1), clustered=clustered,
                between=_over_questions(qcodes, q, part), questions=asked, all_questions=q,
                **common)
@@ -275,7 +283,7 @@ def _extreme_n(n: np.ndarray, weight: np.ndarray, level: float = LEVEL) -> np.nd
     alpha = np.log((1 - level) / 2)
     ratio = n / weight
     lo, hi = ratio.min(axis=1), ratio.max(axis=1) * 1e6
-    for _ in range(100):
+    for _ in range(60):
         mid = np.sqrt(lo * hi)
         q = np.clip(1 - ratio / mid[:, None], 0.0, 1 - 1e-15)
         above = (n * np.log1p(-q)).sum(axis=1) > alpha
@@ -289,12 +297,12 @@ def _extreme_n(n: np.ndarray, weight: np.ndarray, level: float = LEVEL) -> np.nd
 def _df_factor(labels: np.ndarray | float, df: np.ndarray | float, level: float
                ) -> np.ndarray:
     """Korn & Graubard's (1998) degrees-of-freedom factor (t_{n−1} / t_df)²."""
-    from scipy.stats import t
+    from scipy.special import stdtrit  # Student's t quantile, as a ufunc
 
     q = 1 - (1 - level) / 2
     labels = np.maximum(np.asarray(labels, float), 2.0)
     df = np.maximum(np.asarray(df, float), 1.0)
-    return (t.ppf(q, labels - 1) / t.ppf(q, df)) ** 2
+    return (stdtrit(labels - 1, q) / stdtrit(df, q)) ** 2
 
 
 def _neff(p: float, var: np.ndarray, shrunk: np.ndarray, labels: np.ndarray, df: np.ndarray,
@@ -319,32 +327,44 @@ def interval(f: Fit, level: float = LEVEL) -> tuple[float, float] | None:
     if f.var <= 0:
         return f.estimate, f.estimate
     p = min(max(f.estimate, 0.0), 1.0)
+    extreme = _extreme_fit(f, f.cells[1][None, :], np.array(f.questions),
+                           p, level)
     n_eff = float(_neff(p, np.array(f.var), np.array(f.shrunk), np.array(f.labels),
-                        np.array(f.df), np.array(f.extreme_n), level))
+                        np.array(f.df), extreme, level))
     return beta_interval(p, n_eff, level)
+
+
+def _extreme_fit(f: Fit, n: np.ndarray, asked: np.ndarray, p: float, level: float
+                 ) -> np.ndarray:
+    """`_extreme_n` of `f`'s cells at labels `n` (one row per case), for "new questions" at
+    most the questions `asked` (every label of a question may be alike); NaN unless p̂ is 0
+    or 1, where alone it is used."""
+    if p not in (0.0, 1.0):
+        return np.full(len(n), np.nan)
+    weight = f.cells[0] / f.cells[0].sum()
+    out = _extreme_n(n, weight, level)
+    return out if f.estimand == "these answers" else np.minimum(out, asked)
 
 
 def _projected(f: Fit, m: np.ndarray, level: float) -> tuple[np.ndarray, ...]:
     """(var, shrunk, df, extreme_n) of `f` at each of m labels in all: each cell's labels
     scaled from now (at most its answers), its own s² as now with the floors at the new
     counts. At m = the labels now, `f`'s own."""
-    t = f.table
-    big_n, now = t["N"].to_numpy(float), t["n"].to_numpy(float)
+    big_n, now, mean, _, raw = f.cells
     n = np.minimum(now * (m / f.labels)[:, None], big_n)
-    mean = t["mean"].to_numpy(float)
-    s2 = _spread(t["raw"].to_numpy(float), n, big_n, mean, floor=True)
+    s2 = _spread(raw, n, big_n, mean, floor=True)
     weight = big_n / big_n.sum()
     pt = (n * mean + 1) / (n + 2)
     p = min(max(f.estimate, 0.0), 1.0)
-    extreme = _extreme_n(n, weight, level) if p in (0.0, 1.0) else np.full(m.size, np.nan)
+    asked = np.minimum(f.questions * m / f.labels, f.all_questions)
+    extreme = _extreme_fit(f, n, asked, p, level)
     if f.estimand == "these answers":
         fpc = np.clip(1 - n / big_n, 0.0, 1.0)
         var = np.where(fpc > 0, weight**2 * fpc * s2 / n, 0.0).sum(axis=1)
-        return var, pt @ weight, np.maximum(m - len(t), 1), extreme
-    asked = np.minimum(f.questions * m / f.labels, f.all_questions)
+        return var, pt @ weight, np.maximum(m - len(big_n), 1), extreme
     var = np.maximum((weight**2 * s2 / n).sum(axis=1),
                      f.between + (f.clustered - f.between) * f.labels / m)
-    return var, pt @ weight, np.maximum(asked - 1, 1), np.minimum(extreme, asked)
+    return var, pt @ weight, np.maximum(asked - 1, 1), extreme
 
 
 def labels_for(f: Fit, half: float = TARGET_HALF / 100, level: float = LEVEL) -> int | None:
@@ -352,17 +372,31 @@ def labels_for(f: Fit, half: float = TARGET_HALF / 100, level: float = LEVEL) ->
     projected by `_projected`: labels allocated across the strata as now) has a half-width
     of at most `half`; None when no number of the scope's answers reaches it ("new
     questions" keeps the variance between questions that labels do not remove). At the
-    labels now it is the interval now: at most the labels exactly when that is within."""
+    labels now it is the interval now, so the count is at most the labels exactly when that
+    interval is within; beyond, the first count within on a geometric grid, then by
+    bisection below it."""
     if f.labels < 2 or np.isnan(f.var):
         return None
-    m = np.arange(f.labels, int(f.table["N"].sum()) + 1, dtype=float)
-    var, shrunk, df, extreme = _projected(f, m, level)
     p = min(max(f.estimate, 0.0), 1.0)
-    n_eff = _neff(p, var, shrunk, m, df, extreme, level)
-    lo, hi = _clopper_pearson(np.full(m.size, p), n_eff, level)
-    width = np.where(var > 0, (hi - lo) / 2, 0.0)
-    ok = np.flatnonzero(width <= half)
-    return int(m[ok[0]]) if ok.size else None
+
+    def width(m: np.ndarray) -> np.ndarray:
+        var, shrunk, df, extreme = _projected(f, m.astype(float), level)
+        lo, hi = _clopper_pearson(np.full(m.size, p),
+                                  _neff(p, var, shrunk, m, df, extreme, level), level)
+        return np.where(var > 0, (hi - lo) / 2, 0.0)
+
+    low = f.labels
+    if width(np.array([low]))[0] <= half:
+        return low
+    grid = np.unique(np.round(np.geomspace(low, int(f.cells[0].sum()), 33)).astype(int))
+    ok = np.flatnonzero(width(grid) <= half)
+    if not ok.size:
+        return None
+    low, high = int(grid[ok[0] - 1]), int(grid[ok[0]])
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if width(np.array([mid]))[0] <= half else (mid, high)
+    return high
 
 
 METHOD = ("stratified estimate on the judge's verdict (system × judged 5), "

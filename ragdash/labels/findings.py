@@ -21,6 +21,7 @@ from ragdash.calibration.agreement import (
 from ragdash.calibration.ppi import LEVEL
 from ragdash.calibration.ppi_shares import features, retrieval_probability, share_table
 from ragdash.judge_audit import long_answers
+from ragdash.labels.design import changed, read_design, with_strata
 from ragdash.labels.judged import judge_scores
 from ragdash.labels.store import STAND_IN, current_labels, labelable, locked, read_sample
 from ragdash.rundir import Run
@@ -120,7 +121,8 @@ def share_section(frame: pd.DataFrame, labels: pd.DataFrame, estimand: str, orde
             "pooled": out, "systems": systems, "cannot_tell": int(unsure.sum()),
             "covers": [len(covered), len(order)],
             "judge": {"pooled": float(five.mean()) if five.size else None, **judge},
-            "unjudged": int(frame["judged5"].isna().sum())}
+            "unjudged": int(frame["judged5"].isna().sum()), "strata_changed": changed(frame),
+            "version": survey.VERSION}
 
 
 def _labels_summary(run: Run, labels: pd.DataFrame, stale: int) -> dict:
@@ -196,7 +198,8 @@ def evaluate(run: Run, n_boot: int | None = None, seed: int | None = None,
     return {"labels": summary,
             "agreement": _agreement(run, labels, judge, n_boot, seed, level,
                                     summary["stand_in"]),
-            "ppi": ppi, "share": share_section(frame, sampled, estimand(run), order, level)}
+            "ppi": ppi, "share": share_section(with_strata(frame, read_design(run)), sampled,
+                                               estimand(run), order, level)}
 
 
 def estimand(run: Run) -> str:
@@ -206,12 +209,20 @@ def estimand(run: Run) -> str:
     return str(run.config.section("calibration").get("estimand") or DEFAULT_ESTIMAND)
 
 
+def _share_version() -> int:
+    """The share section's method version: a stored section of another is worked out again."""
+    from ragdash.calibration.survey import VERSION
+
+    return VERSION
+
+
 def refresh(run: Run) -> bool:
     """Bring calibration.json's labels, agreement and ppi up to date with labels.parquet (a run
     without calibration.json is left alone); True when it rewrote them."""
     cal = run.calibration()
     if cal is None or ((cal.labels or {}).get("fingerprint") == fingerprint(run)
-                       and (cal.share or {}).get("estimand") == estimand(run)):
+                       and (cal.share or {}).get("estimand") == estimand(run)
+                       and (cal.share or {}).get("version") == _share_version()):
         return False
     sections = evaluate(run)
     with locked(run):
@@ -226,7 +237,8 @@ def current(run: Run) -> dict | None:
     cal = run.calibration()
     if cal is not None and all(getattr(cal, k) is not None for k in SECTIONS) and \
             cal.labels.get("fingerprint") == fingerprint(run) and \
-            cal.share.get("estimand") == estimand(run):
+            cal.share.get("estimand") == estimand(run) and \
+            cal.share.get("version") == _share_version():
         return {k: getattr(cal, k) for k in SECTIONS}
     if not run.has("answers"):
         return None

@@ -120,6 +120,9 @@ def sentences(share: dict, labels: dict, rule: str | None = None) -> list[str]:
              (labels.get("stale", 0), "stale label", " (answer generated again)")) if k]
     if left:
         out.append("Left out of every estimate: " + " and ".join(left) + ".")
+    if k := share.get("strata_changed"):
+        out.append(f"The judge's verdict changed on {plural(k, 'answer')} since the sample was "
+                   "drawn: every estimate keeps the strata the sample was drawn in.")
     if line := planner(pooled):
         out.append(line + ".")
     return out

@@ -10,7 +10,9 @@ labellers (and the dashboard, one label at a time) can add labels at once.
 label_sample.parquet holds the answers to label, drawn once by a rule fixed before labelling
 (`ragdash.labels.sampling`: by default stratified by system and the judge's verdict; `uniform`;
 or `stratified`, equal per system). A sample is a prefix of a seeded ordering of the answers, so
-asking for more answers later extends it and keeps it a sample by the same rule.
+asking for more answers later extends it and keeps it a sample by the same rule. The file keeps
+the whole order with each answer's stratum and inclusion probability as drawn
+(`ragdash.labels.design`), so an extension never follows the judge's later verdicts.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ragdash.labels.sampling import DEFAULT_RULE, RULES, ordering
+from ragdash.labels.design import extended, sample_rows
+from ragdash.labels.sampling import DEFAULT_RULE, RULES
 from ragdash.rundir import Run
 from ragdash.rundir.run import now
 
@@ -281,11 +284,11 @@ def _with_verdict(run: Run, population: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_sample(run: Run) -> pd.DataFrame | None:
-    """The stored sample (qid, system, position, rule, seed, drawn), or None."""
+    """The stored sample (qid, system, position, rule, seed, drawn; with its design, also
+    stratum and inclusion: `ragdash.labels.design`), or None."""
     if not run.has("label_sample"):
         return None
-    s = run.read("label_sample").astype({"qid": str, "system": str})
-    return s.sort_values("position").reset_index(drop=True)
+    return sample_rows(run.read("label_sample").astype({"qid": str, "system": str}))
 
 
 def draw_sample(run: Run, n: int, rule: str = DEFAULT_RULE, seed: int = 0) -> pd.DataFrame:
@@ -317,18 +320,11 @@ def draw_sample(run: Run, n: int, rule: str = DEFAULT_RULE, seed: int = 0) -> pd
             old = None
         if old is not None and len(old) >= n:
             return old
-        order = ordering(population, rule, seed)[["qid", "system"]]
-        have = old[["qid", "system"]] if old is not None else order.iloc[:0]
-        fresh = order.merge(have, on=["qid", "system"], how="left", indicator=True)
-        fresh = fresh[fresh["_merge"] == "left_only"].drop(columns="_merge")
-        take = fresh.iloc[:n - len(have)]
-        drawn = now()
-        added = take.assign(rule=rule, seed=int(seed), drawn=drawn)
-        sample = (added if old is None else pd.concat([old.drop(columns="position"), added],
-                                                      ignore_index=True))
-        sample = sample.assign(position=np.arange(1, len(sample) + 1))[list(SAMPLE_COLUMNS)]
-        run.write("label_sample", sample)
-    return sample
+        stored = None if old is None else run.read("label_sample").astype({"qid": str,
+                                                                            "system": str})
+        design = extended(stored, population, rule, seed, n, now())  # order, strata kept
+        run.write("label_sample", design)
+    return sample_rows(design)
 
 
 @dataclass(frozen=True)
