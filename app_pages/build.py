@@ -28,7 +28,7 @@ from ragdash.rundir.manage import delete_run, rename_run
 from ragdash.rundir.manifest import ManifestError
 from ragdash.scoring import METHODS
 from ragdash.stages.runner import configured_stages
-from ragdash.ui import jobs, navigation, paths, server, state, sweep_grid, widgets
+from ragdash.ui import jobs, navigation, paths, server, state, sweep_grid, systems_upload, widgets
 from ragdash.ui.build_form import BuildForm
 from ragdash.viz import questions
 from ragdash.viz.colors import label
@@ -148,6 +148,7 @@ with st.container(border=True):
                          help="\n\n".join([*retrieval.DESCRIPTIONS.values(),
                                             *(live_retrievers.describe(n, live[n])
                                               for n in live)]))
+    own = systems_upload.build_choice(c2)  # the user's own systems, from the Data page
     if "mlq" in use:
         st.warning("MLQ writes sub-questions with an LLM: the local llama.cpp model is started "
                    "for it (minutes on a CPU).")
@@ -280,7 +281,7 @@ form = BuildForm(name, ds, source, upload, int(limit), method, ch_params, int(ma
                  use, r_params, tokenizer, budgets, s_method, s_mode,
                  llm_cfg if use_llm else None, judge_cfg if use_llm else None,
                  judge_mode if use_llm else "stepwise", prompt if use_llm else "abstain",
-                 custom={n: live[n] for n in use if n in live})
+                 custom={n: live[n] for n in use if n in live}, systems=own)
 problems = form.problems()
 run_dir = state.runs_root() / (name or "_")
 if Run(run_dir).exists() and not problems:

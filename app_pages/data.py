@@ -30,6 +30,7 @@ from ragdash.ui import (
     navigation,
     server,
     state,
+    systems_upload,
     table_columns,
     widgets,
 )
@@ -230,6 +231,8 @@ else:
     elif examples is not None:
         st.info(f"Nothing uploaded: the previews and statistics below are those of {source}.",
                 icon="ℹ️")
+
+systems_upload.panel(_save, loaded)  # results of the user's own RAG systems
 
 if examples is not None and len(examples):
     st.subheader("Statistics")

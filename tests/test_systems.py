@@ -278,3 +278,32 @@ def test_a_trec_run_needs_a_corpus_to_pool(tmp_path, capsys):
     code = main(["run", "--dataset", str(ds), *BASE, "--system",
                  f"t={sy.trec(tmp_path / 'run.trec')}", "--run-dir", str(tmp_path / "r")])
     assert code == 2 and "is a TREC run" in capsys.readouterr().err
+
+
+def test_a_text_repeated_in_one_retriever_span_is_kept_and_a_later_spans_repeat_is_not(
+        tmp_path):
+    """What the LLM was given: one RETRIEVER span's documents as they are (a repeat included);
+    a second RETRIEVER span (another query of the same trace) adds only texts not retrieved."""
+    frame = sy.spans_frame().reset_index()
+    first = frame.index[frame["span_kind"] == "RETRIEVER"][0]
+    docs = frame.at[first, "attributes.retrieval.documents"]
+    frame.at[first, "attributes.retrieval.documents"] = [*docs, docs[0]]
+    again = frame.loc[[first]].assign(**{"context.span_id": "extra", "attributes.retrieval."
+                                         "documents": [[docs[1], {"document.content": "new"}]]})
+    pd.concat([frame, again], ignore_index=True).to_parquet(tmp_path / "s.parquet")
+    got = read_system(tmp_path / "s.parquet").records[0].contexts
+    assert got == (*sy.contexts(0), sy.contexts(0)[0], "new")
+
+
+def test_the_build_page_passes_its_systems_and_the_path_check_sees_their_files():
+    """The Build page's form hands the systems uploaded on the Data page to the run, and the
+    dashboard's check of every path a run names (allowed roots only) names their files."""
+    from ragdash.config import expand
+    from ragdash.ui.build_form import BuildForm
+    from ragdash.ui.paths import named_paths
+
+    form = BuildForm("r", {"path": "qa.jsonl"}, retrievers=["bm25"],
+                     systems={"prod": {"file": "/elsewhere/r.jsonl", "format": "auto"}})
+    over = form.overrides("runs")
+    assert over["systems.prod.file"] == "/elsewhere/r.jsonl"
+    assert ("systems.prod.file", "/elsewhere/r.jsonl") in named_paths(expand(over))

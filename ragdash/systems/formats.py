@@ -582,7 +582,8 @@ def _doc_texts(span: _Span, column: str, docs: list[dict]) -> tuple[list[str], l
 def _trace_record(trace: str, members: list[_Span], cols: dict[str, str | None]
                   ) -> SystemRecord:
     """One trace's record: its contexts (the last reranker's output documents, else every
-    RETRIEVER span's documents in start order, a text repeated kept once), question, answer."""
+    RETRIEVER span's documents in start order, a text a later span repeats kept once), question,
+    answer."""
     members = sorted(members, key=lambda s: _started(s, cols["start"]))
     retrievers = [s for s in members if s.kind == RETRIEVER]
     texts: list[str] = []
@@ -593,16 +594,16 @@ def _trace_record(trace: str, members: list[_Span], cols: dict[str, str | None]
     if reranked:
         span, docs = reranked[-1]
         texts, ids, scores = _doc_texts(span, RERANKED, docs)
-    else:
+    else:  # a later RETRIEVER span's text already retrieved is kept once (the first span whole)
         seen: set[str] = set()
         for s in retrievers:
             t, i, sc = _doc_texts(s, DOCUMENTS, _documents(s, DOCUMENTS) or [])
             for a, b, c in zip(t, i, sc, strict=True):
-                if a not in seen:
-                    seen.add(a)
+                if s is retrievers[0] or a not in seen:
                     texts.append(a)
                     ids.append(b)
                     scores.append(c)
+            seen.update(t)
     try:
         contexts = _texts(texts, DOCUMENTS)
     except Bad as exc:

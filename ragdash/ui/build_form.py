@@ -24,7 +24,8 @@ class BuildForm:
     `limit` questions (0: all); the chunker and its parameters; the retrievers, their preset and
     parameters; tokenizer, budgets, matching method and mode; and, when the LLM stages are on,
     the generator's and the judge's `llm` sections, the judge mode and the generation prompt;
-    the live retrievers among the retrievers (`custom`, from the server's config file)."""
+    the live retrievers among the retrievers (`custom`, from the server's config file); the
+    imported systems (`systems`)."""
 
     name: str
     dataset: dict[str, Any]
@@ -48,6 +49,9 @@ class BuildForm:
     custom: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The live retrievers chosen, as the server's config file has them
     (`ragdash.retrieval.custom.configured`): never typed on the page."""
+    systems: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Imported systems compared beside the retrievers: {name: {file, format}}, as uploaded on
+    the Data page (`ragdash.ui.systems_upload`)."""
 
     def problems(self) -> list[str]:
         """What keeps the run from starting, in the page's words (none: it may start once the
@@ -83,6 +87,7 @@ class BuildForm:
             **{f"retrievers.custom.{r}": dict(spec) for r, spec in self.custom.items()},
             "tokenizer": self.tokenizer, "budgets": self.budgets,
             "scoring.method": self.matching, "scoring.mode": self.mode,
+            **{f"systems.{n}.{k}": v for n, s in self.systems.items() for k, v in s.items()},
         }
         if self.llm is not None:
             out.update({f"llm.{k}": v for k, v in self.llm.items() if v is not None})

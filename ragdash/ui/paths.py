@@ -86,9 +86,10 @@ def _sections(cfg: Mapping[str, Any], dotted: str) -> list[tuple[str, Mapping[st
 def named_paths(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(setting, path) of every setting of a run config (nested, as `config.expand` gives the
     Build page's dotted settings, or a part of one) that names a file or folder of this
-    server: the dataset and its corpus, a tokenizer.json (`tokenizer`, the tokens chunker's),
-    an embedding model directory (the semantic chunker's and each dense retriever's `model`)
-    and a local LLM's GGUF file. Names of bundled tokenizers and models are no paths."""
+    server: the dataset and its corpus, the imported systems' files, a tokenizer.json
+    (`tokenizer`, the tokens chunker's), an embedding model directory (the semantic chunker's
+    and each dense retriever's `model`) and a local LLM's GGUF file. Names of bundled
+    tokenizers and models are no paths."""
     from ragdash.budget import TOKENIZERS
     from ragdash.config import LLM_SECTIONS
     from ragdash.embeddings import bundled
@@ -114,6 +115,9 @@ def named_paths(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
         for name, params in _section(cfg, f"retrievers.{part}").items():
             if isinstance(params, Mapping):
                 add(f"retrievers.{part}.{name}.model", params.get("model"), bundled)
+    for name, system in _section(cfg, "systems").items():  # imported systems' files
+        if isinstance(system, Mapping):
+            add(f"systems.{name}.file", system.get("file"))
     def model_name(value: object) -> bool:
         """A packaged model's name, or a name that is no path (no folder, no .gguf, no file
         of that name): the local backend says it knows no such model, nothing is read."""
