@@ -74,6 +74,7 @@ def test_labels_from_one_system_give_no_pooled_interval(run):
     assert share["covers"] == [1, 6]
     assert share["pooled"]["ci"] is None
     assert share["pooled"]["reason"].startswith("the labels cover 1 of 6 systems")
+    assert share["pooled"]["estimate"] is None  # one system's labels say nothing of the pool
     assert all(e["ci"] is None for e in share["systems"].values())
 
 

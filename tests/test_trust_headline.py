@@ -106,6 +106,15 @@ def test_status_json_gives_fractions_and_null_intervals():
     assert got["systems"]["bm25"]["ci"] is None and got["systems"]["bm25"]["labels"] == 9
 
 
+def test_status_json_counts_what_is_left_out():
+    """Labels outside the sample, stale ones, "cannot tell" and verdicts changed since the
+    draw are counted in `label status --json` as on the pages."""
+    share = _share() | {"cannot_tell": 4, "strata_changed": 3}
+    got = headline.status_json(share, {"outside_sample": 9, "stale": 2})
+    assert got["left_out"] == {"outside_sample": 9, "stale": 2, "cannot_tell": 4}
+    assert got["strata_changed"] == 3
+
+
 def test_one_label_is_one_label():
     share = _share(ci=None)
     share["pooled"].update(labels=1, reason="too few labels for an interval (1; from 10 on)")

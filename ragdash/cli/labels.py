@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
         sections = labels.current(run_)
         if sections is None:
             raise FileNotFoundError(f"run {run_.path} has no answers to label")
-        print(json.dumps(headline.status_json(sections["share"]), indent=1))
+        print(json.dumps(headline.status_json(sections["share"], sections["labels"]),
+                         indent=1))
         return 0
     if args.label_command == "export":
         n = labels.export_csv(run_, args.output, args.n, args.rule, args.seed)

@@ -113,8 +113,9 @@ def share_section(frame: pd.DataFrame, labels: pd.DataFrame, estimand: str, orde
                           cannot_tell=unsure, target=survey.TARGET_HALF)
     out = pooled.to_dict()
     if pooled.labels and len(covered) < len(order):
-        out.update(ci=None, reason=f"the labels cover {len(covered)} of {len(order)} systems: "
-                                   "no interval over all of them")
+        out.update(estimate=None, ci=None, se=None, bounds=None,  # the covered ones' alone
+                   reason=f"the labels cover {len(covered)} of {len(order)} systems: "
+                          "no interval over all of them")
     five = frame["judged5"].fillna(0).to_numpy(float) >= 0.5
     judge = {s: float(five[(frame["system"] == s).to_numpy()].mean()) for s in order}
     return {"estimand": estimand, "estimand_text": survey.ESTIMANDS[estimand], "level": level,

@@ -136,11 +136,18 @@ def tile(entry: dict) -> tuple[str, str]:
     return "—", f"{plural(entry['labels'], 'label')} · too few for an interval"
 
 
-def status_json(share: dict) -> dict:
-    """What the Overview shows, as `ragdash label status --json` prints it (fractions)."""
+def status_json(share: dict, labels: dict | None = None) -> dict:
+    """What the Overview shows, as `ragdash label status --json` prints it (fractions), with
+    what every estimate leaves out (labels outside the sample, stale labels, answers labelled
+    only "cannot tell") and the verdicts changed since the draw."""
     def one(e: dict) -> dict:
         return {"estimate": e["estimate"], "ci": e["ci"], "labels": e["labels"],
                 "method": e["method"], **({"reason": e["reason"]} if e.get("reason") else {})}
 
+    labels = labels or {}
     return {"estimand": share["estimand"], "pooled": one(share["pooled"]),
-            "systems": {s: one(e) for s, e in share["systems"].items()}}
+            "systems": {s: one(e) for s, e in share["systems"].items()},
+            "left_out": {"outside_sample": labels.get("outside_sample", 0),
+                         "stale": labels.get("stale", 0),
+                         "cannot_tell": share.get("cannot_tell", 0)},
+            "strata_changed": share.get("strata_changed", 0)}
