@@ -61,7 +61,8 @@ def test_a_tie_is_a_tie_on_every_page(tie_run, monkeypatch):
     assert "Largest area over all budgets" in titles
     assert not [t for t in titles if t.startswith("Best retriever")]
     card = next(m for m in at.metric if m.label == "Largest area over all budgets")
-    assert "≈" in card.value and "tie" in card.delta
+    assert "≈" in card.value  # its caption under it, whole (a delta is cut short)
+    assert [c.value for c in at.caption if c.value.startswith("tie: difference +0.000")]
     cmp = open_app("compare", run=str(tie_run))
     said = _texts(cmp)
     assert "significantly" not in said
@@ -451,6 +452,9 @@ def test_every_score_ir_alike_is_not_measurable_and_the_rule_gives_no_estimate(s
     assert verdict in said_ov
     card = next(m for m in ov.metric if m.label == "Estimated by the h/k rule")
     assert card.value == "no estimate"
+    model = next(m for m in ov.metric if m.label == "Estimated by a logistic model")
+    assert (model.value, model.delta) == ("no estimate", "Score_IR all alike")
+    assert not [m.label for m in ov.metric if "avoided" in m.label]
     line = next(t for t in _texts(ov).split("\n") if t.startswith("The h/k rule gives no "
                                                                     "estimate here"))
     assert line in said_thr.split("\n")

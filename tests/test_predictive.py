@@ -167,3 +167,23 @@ def test_abstention_by_evidence_bands():
     assert t["answers"].tolist() == [2, 1, 1]  # LLM-only answers are left out
     assert t["abstained"].tolist() == [1, 0, 1]
     assert t["share"].tolist() == [0.5, 0.0, 1.0]
+
+
+def test_every_score_ir_alike_is_not_measurable_not_weak():
+    """Issue 49: with every Score_IR 1.0 nothing is ranked, so there is no AUC (never "Weak:
+    AUC 0.50 [0.50, 0.50]"), and both sides say why; the h/k rule gives no estimate at any k."""
+    from ragdash.calibration.predictive import no_estimate_at
+
+    judge = [5, 3, 1, 5, 2, 5, 1, 4] * 5
+    ev = predictiveness(_pairs(np.ones(len(judge)), judge, per_q=2), n_boot=50)
+    assert ev["correct"]["auc"] is None and ev["strength"] == "n/a"
+    assert ev["verdict"] == ("Not measurable: every answer has the same Score_IR (1.00), so "
+                             "retrieval cannot separate correct from wrong answers here.")
+    assert "not measurable, every answer has the same Score_IR (1.00)" in ev["refusal_verdict"]
+    assert "[0.50, 0.50]" not in json.dumps(ev)
+    ir, j = np.ones(len(judge)), np.asarray(judge)
+    assert no_estimate_at(ir, j, 0.5).startswith("k = 0.500 puts every judged answer above it")
+    assert no_estimate_at(ir, j, 0.0).startswith("k = 0.000 sits at the end of its range")
+    assert no_estimate_at(np.linspace(0, 1, len(judge)), j, 0.5) is None
+    assert no_estimate_at(np.linspace(0, 1, 4), np.array([3, 3, 1, 2]), 0.5).startswith(
+        "Not measurable: no answer was judged correct (5)")

@@ -168,6 +168,11 @@ def predictiveness(pairs_df: pd.DataFrame, n_boot: int = 200, seed: int = 0,
     if refusal["auc"] is not None:
         out["refusal_verdict"] = (f"Judged 1 (lacks information) vs low Score_IR: "
                                   f"{_fmt(refusal['auc'], refusal['ci'])}.")
+    elif refusal.get("same_score") is not None and refusal["n_positive"] and \
+            refusal["n_negative"]:
+        out["refusal_verdict"] = ("Judged 1 (lacks information) vs low Score_IR: not "
+                                  "measurable, every answer has the same Score_IR "
+                                  f"({refusal['same_score']:.2f}).")
     else:
         out["refusal_verdict"] = ("Judged 1 (lacks information): "
                                   + ("no answer" if refusal["n_positive"] == 0

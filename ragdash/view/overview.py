@@ -181,7 +181,7 @@ def _headline_tiles(view: RunView, examples, judgments, ir, order: list[str],
         Tile("Retrievers", str(len(order)), delta=", ".join(name(r) for r in order) or None)]
     if ir is not None and len(ir):
         title, value, caption = area.leader_card(view.headline(), name=name)
-        tiles.append(Tile(title, value, delta=caption, help=BEST_HELP))
+        tiles.append(Tile(title, value, help=BEST_HELP, caption=caption))  # wraps, uncut
     else:
         tiles.append(Tile("Best retriever", "—", help="The run has no IR scores yet."))
     return tiles
@@ -198,8 +198,11 @@ def _prediction(view: RunView, cal, n_q: int, n_retrievers: int) -> Prediction:
     pairs = at_cal.pairs if at_cal is not None and at_cal.has_judgments else None
     basis = None if pairs is None else "Every figure in this section rests on the " + \
         sentences.judged_basis(len(pairs), pairs["qid"].nunique(), n_q) + "."
-    tiles = _share_tiles(cal, shares, flat)
-    shown = [e for e in (shares or {}).get("estimates", {}) if not (flat and e == "h/k rule")]
+    same = ((ev or {}).get("correct") or {}).get("same_score") is not None
+    blind = ev["verdict"] if same else None  # every Score_IR alike: no estimator sees anything
+    tiles = _share_tiles(cal, shares, flat, blind)
+    shown = [e for e in (shares or {}).get("estimates", {})
+             if not blind and not (flat and e == "h/k rule")]
     if shown if shares else not flat:  # what estimating saves, only where it estimates
         tiles.append(_avoided_tile(view, calls_avoided(n_q, n_retrievers), n_q))
     note: tuple[str, str] | None = None
@@ -213,7 +216,10 @@ def _prediction(view: RunView, cal, n_q: int, n_retrievers: int) -> Prediction:
                       f"Score_IR by {fit_on} matching)", basis, ev or None, tiles, note)
 
 
-def _share_tiles(cal, shares: dict | None, flat: str | None) -> list[Tile]:
+def _share_tiles(cal, shares: dict | None, flat: str | None,
+                 blind: str | None = None) -> list[Tile]:
+    """Judged 5 and the estimators' shares; `flat`: why the h/k rule gives no estimate;
+    `blind`: why no estimator from Score_IR does (every Score_IR alike)."""
     if not shares:  # a calibration.json written before the evidence was stored
         share = thresholds.correct_share_summary(cal)
         return [Tile("Judged 5 (RAG answers)", f"{share['actual_pct']:.1f}%"),
@@ -227,6 +233,10 @@ def _share_tiles(cal, shares: dict | None, flat: str | None) -> list[Tile]:
         if flat and label == "h/k rule":
             tiles.append(Tile(ESTIMATE_LABELS[label], "no estimate", delta="degenerate fit",
                               help=f"No estimate: {flat}"))
+            continue
+        if blind:
+            tiles.append(Tile(ESTIMATE_LABELS.get(label, label), "no estimate",
+                              delta="Score_IR all alike", help=f"No estimate: {blind}"))
             continue
         err = est["pct"] - shares["actual"]["pct"]
         tiles.append(Tile(
