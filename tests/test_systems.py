@@ -210,6 +210,15 @@ def test_run_with_every_format_beside_bm25(generic, tmp_path, capsys):
     assert run.manifest["systems"]["ragas"]["by"] == {"normalized": 3}
     assert run.manifest["systems"]["trec"]["by"] == {"id": 3}
     assert "ragas" in out and "phoenix" in out
+    # eRAG judges its contexts, the stress tests build contexts from them (no LLM call here)
+    from ragdash.config import saved_spec
+    from ragdash.stages import erag, stress
+
+    spec = saved_spec(run.manifest)
+    items = [i for i in erag.chunk_items(run, spec) if i.system == "ragas" and i.qid == "q1"]
+    assert [i.text for i in items] == sy.contexts(0)
+    assert any(c.startswith("@ragas/") for cond in stress.build(run, spec)
+               for c in cond.chunk_ids)
 
 
 def test_imported_answers_are_judged_and_not_generated(generic, tmp_path, capsys,
