@@ -294,17 +294,6 @@ class RunView:
                               budget=budget)
 
     @kept()
-    def question_chunks(self, qid: str) -> dict[str, pd.DataFrame]:
-        """{retriever: its chunks for `qid` in rank order} ({} before retrieval)."""
-        if not (self.run.has("retrieved") and self.run.has("chunks")):
-            return {}
-        from ragdash.systems.store import chunk_table
-
-        return matching.question_chunks(self.run.read("retrieved"), chunk_table(self.run),
-                                        str(qid))
-
-    @kept()
-    @kept()
     def partial(self) -> dict[str, tuple[int, int]]:
         """{imported system: (questions it has, questions of the run)} for each system whose
         file lacks some of the run's questions (`ragdash.systems.store.partial`)."""
@@ -321,6 +310,17 @@ class RunView:
         counts = {s: c for s, c in self.partial().items() if names is None or s in names}
         return coverage_note(counts, name)
 
+    @kept()
+    def question_chunks(self, qid: str) -> dict[str, pd.DataFrame]:
+        """{retriever: its chunks for `qid` in rank order} ({} before retrieval)."""
+        if not (self.run.has("retrieved") and self.run.has("chunks")):
+            return {}
+        from ragdash.systems.store import chunk_table
+
+        return matching.question_chunks(self.run.read("retrieved"), chunk_table(self.run),
+                                        str(qid))
+
+    @kept()
     def audit(self) -> list[judge_audit.Check]:
         """The judge audit of the run's main judgments (empty without judgments)."""
         judged = self.judgments()
