@@ -54,8 +54,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                                "0)")
     ex.add_argument("--rule", choices=RULES, help="judge: by system × the judge's verdict "
                                                   "(default); neyman: the same strata, "
-                                                  "allocated for the narrowest pooled "
-                                                  "interval; uniform at random; stratified: "
+                                                  "more labels where the reference metric "
+                                                  "varies; uniform at random; stratified: "
                                                   "equal per system")
     ex.add_argument("-o", "--output", required=True, help="CSV to write")
     im = cmd.add_parser("import", help="read labels from a CSV (qid, system, label; optional "

@@ -2,15 +2,18 @@
 larger sample extends a smaller one and stays a sample by the same rule.
 
 - `judge` (the default): stratified by system × the judge's verdict (judged 5 or not), with
-  proportional allocation: every prefix holds each stratum in proportion to its size (±1), in a
-  random order within it. The verdict is known before any label, so the labels go where the
-  judge is unsure of nothing and everything alike, and the stratified estimate
-  (`ragdash.calibration.survey`) is narrower than a uniform sample's for the same labels.
-- `neyman`: the same strata, allocated in proportion to N_h × S_h (Neyman: the narrowest pooled
-  interval for the labels), S_h the spread of the run's reference metric "contains a gold
-  answer" in the stratum (known before any label; floored at 0.15 so no stratum is starved);
-  proportional when the run has no reference metric. Any allocation keeps the stratified
-  estimate unbiased: it weights each stratum by its size, not by its labels.
+  proportional allocation: every prefix holds each stratum in proportion to its size (to within
+  an answer or two), in a random order within it. The verdict is known before any label, so
+  the labels go where the judge is unsure of nothing and everything alike, and the stratified
+  estimate (`ragdash.calibration.survey`) is narrower than a uniform sample's for the same
+  labels.
+- `neyman`: the same strata, allocated in proportion to N_h × S_h, S_h the spread of the run's
+  reference metric "contains a gold answer" in the stratum (known before any label; floored at
+  0.15 so no stratum is starved); proportional when the run has no reference metric. Neyman's
+  allocation is the narrowest only when S_h is the labels' own spread: with the reference's
+  spread standing in, it was never narrower than proportional on the SQuAD demo
+  (benchmarks/bench_ppi_coverage.py), so `judge` stays the default. Any allocation keeps the
+  stratified estimate unbiased: it weights each stratum by its size, not by its labels.
 - `uniform`: every answer equally likely, in a random order.
 - `stratified` (by system): equal counts per system, round-robin; for comparing systems, each
   with the same number of labels (the estimate weights each system by its size).
@@ -26,7 +29,7 @@ import pandas as pd
 RULES = ("judge", "neyman", "uniform", "stratified")
 DEFAULT_RULE = "judge"
 RULE_NAMES = {"judge": "by system × judge's verdict (proportional)",
-              "neyman": "by system × judge's verdict (Neyman: narrowest pooled interval)",
+              "neyman": "by system × judge's verdict (Neyman, by the reference's spread)",
               "uniform": "uniform at random", "stratified": "equal per system"}
 
 
