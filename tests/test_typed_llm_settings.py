@@ -64,11 +64,13 @@ def _mappings(model, prefix=""):
 
 def test_only_free_mappings_are_left_untyped():
     # a method's parameters (checked by its declared Param list), the columns map, Ray's
-    # runtime_env and a backend's own options; everything else is a typed field
+    # runtime_env, a backend's own options and the live retrievers by name (each value a typed
+    # CustomRetrieverSpec); everything else is a typed field
     assert _mappings(RunSpec) == sorted([
         "dataset.columns", "chunker.params", "retrievers.params", "retrievers.resolved",
-        "llm.options", "generation.llm.options", "judge.llm.options", "metrics.llm.options",
-        "erag.llm.options", "stress.llm.options", "executor.runtime_env"])
+        "retrievers.custom", "llm.options", "generation.llm.options", "judge.llm.options",
+        "metrics.llm.options", "erag.llm.options", "stress.llm.options",
+        "executor.runtime_env"])
 
 
 @pytest.mark.parametrize("config", sorted((PROJECT_ROOT / "configs").glob("*.yaml")),
