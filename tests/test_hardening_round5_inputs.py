@@ -520,3 +520,60 @@ def test_a_formula_behind_blanks_or_invisible_characters_is_neutralised(lead):
             body = segment.lstrip(" \u00a0\u200b\ufeff\u2060\u3000")
             assert not body.startswith(exchange.FORMULA_START), (text, out)
     assert exchange.cell(" plain") == " plain" and exchange.cell("\u00a0x") == "\u00a0x"
+
+
+# --- minor: a .docx with one huge text node; a redirect to file:// --------------------------------
+
+
+def test_a_docx_with_one_huge_run_of_text_is_too_large_not_corrupt():
+    import docx
+
+    small = io.BytesIO()
+    doc = docx.Document()
+    doc.add_paragraph("PLACEHOLDER")
+    doc.save(small)
+    big = io.BytesIO()
+    with zipfile.ZipFile(small) as src, zipfile.ZipFile(big, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == "word/document.xml":
+                data = data.replace(b"PLACEHOLDER", b"x" * 10_100_000)
+            out.writestr(info, data)
+    with pytest.raises(Unreadable) as exc:
+        read_document("big.docx", big.getvalue())
+    assert exc.value.reason == "file too large", exc.value
+    assert "10,000,000 characters in one piece" in str(exc.value)
+    assert "corrupt" not in str(exc.value)
+
+
+def test_a_redirect_to_file_is_named_as_such_not_a_server_that_is_down():
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from ragdash.llm.factory import raw_backend
+    from ragdash.llm.settings import LLMSettings
+    from ragdash.llm.types import LLMError
+
+    class ToFile(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's name)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(307)
+            self.send_header("Location", "file:///etc/passwd")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), ToFile)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        backend = raw_backend(LLMSettings(
+            backend="openai", model="m", retries=0,
+            base_url=f"http://127.0.0.1:{srv.server_address[1]}/v1"))
+        with pytest.raises(LLMError) as exc:
+            backend.chat([{"role": "user", "content": "hi"}])
+    finally:
+        srv.shutdown()
+    assert "not http(s)" in str(exc.value) and "file://" in str(exc.value)
+    assert "is the server running" not in str(exc.value)
+    assert exc.value.kind == "bad_request" and not exc.value.retryable

@@ -52,6 +52,11 @@ def read_document(name: str, data: bytes) -> Extracted:
     except Unreadable:
         raise
     except Exception as exc:  # parsers of untrusted files fail in many ways: one bad file
+        if "text node too long" in str(exc).lower() or "huge text node" in str(exc).lower():
+            raise Unreadable("file too large", f"is a {kind} file with a run of text of more "
+                             "than 10,000,000 characters in one piece (one XML text node, the "
+                             "most the XML parser reads); skipped: break it into paragraphs "
+                             "to include it") from None
         raise Unreadable("corrupt file", f"is not a readable {kind} file "
                                           f"({type(exc).__name__}: {exc}); skipped") from None
     if len(got.text) > base.MAX_DOCUMENT_BYTES:

@@ -28,6 +28,20 @@ def _retry_after(exc: Exception) -> float | None:
         return None
 
 
+def _unsupported_protocol(exc: BaseException) -> bool:
+    """Whether `exc` comes of a URL httpx does not fetch (a redirect to file://, ftp://...)."""
+    import httpx
+
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, httpx.UnsupportedProtocol):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def _openai_error(exc: Exception, where: str, timeout_s: float | None = None) -> LLMError:
     """The `LLMError` (with its kind) for an exception of the openai client."""
     import openai
@@ -37,6 +51,10 @@ def _openai_error(exc: Exception, where: str, timeout_s: float | None = None) ->
     if isinstance(exc, openai.APITimeoutError):
         note = f" ({timeout_note(timeout_s)})" if timeout_s else ""
         return LLMError(f"{where}: timed out{note}", kind="timeout", retryable=True)
+    if isinstance(exc, openai.APIConnectionError) and _unsupported_protocol(exc):
+        return LLMError(f"{where}: the server sent the request on to a URL that is not http(s) "
+                        f"({exc.__cause__}); nothing was fetched from it: check the server's "
+                        "URL", kind="bad_request")
     if isinstance(exc, openai.APIConnectionError):
         return LLMError(f"{where}: cannot connect ({exc.__cause__ or exc}); is the server "
                         "running?", kind="connection", retryable=True)
