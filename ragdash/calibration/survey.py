@@ -27,11 +27,12 @@ From 2 labels a stratum's s_h² is never taken below p̃(1 − p̃), p̃ = (Σy 
 few identical labels do not make a stratum look certain.
 
 The interval is Clopper–Pearson at the design's effective sample size (Korn & Graubard, 1998):
-n* = p̃(1 − p̃) / v̂ with p̃ = Σ W_h p̃_h shrunk as the floors are, times the degrees-of-freedom
-factor (t_{n−1} / t_df)²; at p̂ = 0 or 1 the design's own Clopper–Pearson bound (n* = n when the
-labels are proportional). Never zero-width before every answer is labelled; coverage by
-simulation in benchmarks/bench_ppi_coverage.py. The planner (`labels_for`) counts the labels at
-which that same interval, projected, is within ±target.
+n* = p̂(1 − p̂) / v̂ with the design's own variance, capped by the floors' p̃(1 − p̃) / v̂ (p̃ =
+Σ W_h p̃_h shrunk as the floors are), times the degrees-of-freedom factor (t_{n−1} / t_df)²; at
+p̂ = 0 or 1 the design's own Clopper–Pearson bound (n* = n when the labels are proportional).
+Never zero-width before every answer is labelled; coverage by simulation in
+benchmarks/bench_ppi_coverage.py. The planner (`labels_for`) counts the labels at which that
+same interval, projected, is within ±target.
 
 The same Korn–Graubard bound is the home of every other mean over questions the dashboard shows
 (`beta_interval`, and `mean_interval` for a signal in a known range).
@@ -192,13 +193,15 @@ class Fit:
     for the estimand; `shrunk` Σ W p̃, the p̃ of the floors; `df` the variance's degrees of
     freedom; for "new questions" also `clustered` (the variance over questions before its
     floor), `between` (the part labels do not shrink), `questions` (with a label) and
-    `all_questions`."""
+    `all_questions`; `unfloored` the variance without the floors (the clustered one for "new
+    questions")."""
 
     estimate: float
     var: float
     cells: np.ndarray
     estimand: str = DEFAULT_ESTIMAND
     labels: int = 0
+    unfloored: float = float("nan")
     shrunk: float = float("nan")
     df: float = float("nan")
     clustered: float = float("nan")
@@ -247,8 +250,9 @@ def fit(frame: pd.DataFrame, y: np.ndarray, estimand: str = DEFAULT_ESTIMAND,
               "shrunk": float(weight @ pt)}
     if estimand == "these answers":
         fpc = np.clip(1 - n / big_n, 0.0, 1.0)
-        var = float(np.where(fpc > 0, weight**2 * fpc * s2 / n, 0.0).sum())
-        return Fit(estimate, var, df=max(labels - k, 1), **common)
+        var, unfloored = (float(np.where(fpc > 0, weight**2 * fpc * v / n, 0.0).sum())
+                          for v in (s2, _spread(raw, n, big_n, mean, floor=False)))
+        return Fit(estimate, var, df=max(labels - k, 1), unfloored=unfloored, **common)
     qcodes, qnames = pd.factorize(frame["qid"].astype(str).to_numpy())
     q = len(qnames)
     asked = int(np.unique(qcodes[labelled]).size)
@@ -256,7 +260,7 @@ def fit(frame: pd.DataFrame, y: np.ndarray, estimand: str = DEFAULT_ESTIMAND,
     expand = np.where(labelled, (big_n / n)[cell] * resid / big_n.sum(), 0.0)
     clustered = _over_questions(qcodes, q, part + expand)
     var = max(clustered, float((weight**2 * s2 / n).sum())) if q > 1 else float("nan")
-    return Fit(estimate, var, df=max(asked - 1, 1), clustered=clustered,
+    return Fit(estimate, var, df=max(asked - 1, 1), clustered=clustered, unfloored=clustered,
                between=_over_questions(qcodes, q, part), questions=asked, all_questions=q,
                **common)
 
@@ -305,17 +309,21 @@ def _df_factor(labels: np.ndarray | float, df: np.ndarray | float, level: float
     return (stdtrit(labels - 1, q) / stdtrit(df, q)) ** 2
 
 
-def _neff(p: float, var: np.ndarray, shrunk: np.ndarray, labels: np.ndarray, df: np.ndarray,
-          extreme: np.ndarray, level: float) -> np.ndarray:
-    """The effective sample size of Korn & Graubard (1998): p(1 − p) / v̂ times the
-    degrees-of-freedom factor, with p(1 − p) and v̂ shrunk alike (p̃ of the strata's floors in
-    both; a pooled p̃ over per-stratum floors overstated the design effect); at p̂ = 0 or 1,
-    where v̂ says nothing, `_extreme_n`."""
+def _neff(p: float, var: np.ndarray, unfloored: np.ndarray, shrunk: np.ndarray,
+          labels: np.ndarray, df: np.ndarray, extreme: np.ndarray, level: float) -> np.ndarray:
+    """The effective sample size of Korn & Graubard (1998), p̂(1 − p̂) / v̂ with the design's own
+    variance, times the degrees-of-freedom factor; capped by the floors, p̃(1 − p̃) / v̂ with
+    both shrunk alike (p̃ = Σ W_h p̃_h in the numerator, the strata's floors in v̂), so a few
+    alike labels never make a stratum look certain, and the cap is never below n / deff of
+    the floors themselves (a pooled p̃ over per-stratum floors overstated the design effect
+    at the extremes). At p̂ = 0 or 1, where v̂ says nothing, `_extreme_n`."""
     var = np.asarray(var, float)
     if p <= 0 or p >= 1:
         return np.asarray(extreme, float) * np.ones_like(var)
     with np.errstate(divide="ignore"):
-        return shrunk * (1 - shrunk) / var * _df_factor(labels, df, level)
+        n_eff = np.minimum(p * (1 - p) / np.asarray(unfloored, float),
+                           shrunk * (1 - shrunk) / var)
+    return n_eff * _df_factor(labels, df, level)
 
 
 def interval(f: Fit, level: float = LEVEL) -> tuple[float, float] | None:
@@ -329,8 +337,8 @@ def interval(f: Fit, level: float = LEVEL) -> tuple[float, float] | None:
     p = min(max(f.estimate, 0.0), 1.0)
     extreme = _extreme_fit(f, f.cells[1][None, :], np.array(f.questions),
                            p, level)
-    n_eff = float(_neff(p, np.array(f.var), np.array(f.shrunk), np.array(f.labels),
-                        np.array(f.df), extreme, level))
+    n_eff = float(_neff(p, np.array(f.var), np.array(f.unfloored), np.array(f.shrunk),
+                        np.array(f.labels), np.array(f.df), extreme, level))
     return beta_interval(p, n_eff, level)
 
 
@@ -347,12 +355,12 @@ def _extreme_fit(f: Fit, n: np.ndarray, asked: np.ndarray, p: float, level: floa
 
 
 def _projected(f: Fit, m: np.ndarray, level: float) -> tuple[np.ndarray, ...]:
-    """(var, shrunk, df, extreme_n) of `f` at each of m labels in all: each cell's labels
-    scaled from now (at most its answers), its own s² as now with the floors at the new
-    counts. At m = the labels now, `f`'s own."""
+    """(var, unfloored, shrunk, df, extreme_n) of `f` at each of m labels in all: each cell's
+    labels scaled from now (at most its answers), its own s² as now with the floors at the new
+    counts; for "new questions" the part between questions kept, the rest shrinking as 1/m.
+    At m = the labels now, `f`'s own."""
     big_n, now, mean, _, raw = f.cells
     n = np.minimum(now * (m / f.labels)[:, None], big_n)
-    s2 = _spread(raw, n, big_n, mean, floor=True)
     weight = big_n / big_n.sum()
     pt = (n * mean + 1) / (n + 2)
     p = min(max(f.estimate, 0.0), 1.0)
@@ -360,11 +368,13 @@ def _projected(f: Fit, m: np.ndarray, level: float) -> tuple[np.ndarray, ...]:
     extreme = _extreme_fit(f, n, asked, p, level)
     if f.estimand == "these answers":
         fpc = np.clip(1 - n / big_n, 0.0, 1.0)
-        var = np.where(fpc > 0, weight**2 * fpc * s2 / n, 0.0).sum(axis=1)
-        return var, pt @ weight, np.maximum(m - len(big_n), 1), extreme
-    var = np.maximum((weight**2 * s2 / n).sum(axis=1),
-                     f.between + (f.clustered - f.between) * f.labels / m)
-    return var, pt @ weight, np.maximum(asked - 1, 1), extreme
+        var, unfloored = (np.where(fpc > 0, weight**2 * fpc * _spread(raw, n, big_n, mean, fl)
+                                   / n, 0.0).sum(axis=1) for fl in (True, False))
+        return var, unfloored, pt @ weight, np.maximum(m - len(big_n), 1), extreme
+    clustered = f.between + (f.clustered - f.between) * f.labels / m
+    var = np.maximum((weight**2 * _spread(raw, n, big_n, mean, True) / n).sum(axis=1),
+                     clustered)
+    return var, clustered, pt @ weight, np.maximum(asked - 1, 1), extreme
 
 
 def labels_for(f: Fit, half: float = TARGET_HALF / 100, level: float = LEVEL) -> int | None:
@@ -380,9 +390,9 @@ def labels_for(f: Fit, half: float = TARGET_HALF / 100, level: float = LEVEL) ->
     p = min(max(f.estimate, 0.0), 1.0)
 
     def width(m: np.ndarray) -> np.ndarray:
-        var, shrunk, df, extreme = _projected(f, m.astype(float), level)
+        var, unfloored, shrunk, df, extreme = _projected(f, m.astype(float), level)
         lo, hi = _clopper_pearson(np.full(m.size, p),
-                                  _neff(p, var, shrunk, m, df, extreme, level), level)
+                                  _neff(p, var, unfloored, shrunk, m, df, extreme, level), level)
         return np.where(var > 0, (hi - lo) / 2, 0.0)
 
     low = f.labels
