@@ -216,6 +216,7 @@ with st.container(border=True):
                         help="Adds the generate → judge → calibrate stages. The local model "
                              "needs no server but takes seconds per answer on a CPU.")
     llm_cfg: dict = {}
+    api_key = ""
     if use_llm:
         c = st.columns(3)
         backend = c[0].selectbox("Backend", BACKENDS, key="build_llm_backend")
@@ -248,8 +249,10 @@ with st.container(border=True):
                  "paper: the paper's text unchanged")
         judge_cfg = {"backend": judge_backend, "base_url": base_url or None,
                      "model": judge_model_for(judge_backend, judge_model)}
-        st.caption(widgets.md(llm_keys.job_note(backend, base_url or None)) + " API keys are "
-                   "never written to the run.")
+        api_key = st.text_input(
+            "API key for this server (optional; kept in memory only, never written: the job "
+            "process gets it in its environment)", type="password", key="build_api_key")
+        st.caption(widgets.md(llm_keys.job_note(backend, base_url or None, bool(api_key))))
 
 # --- several runs at once ----------------------------------------------------------------------
 with st.container(border=True):
@@ -337,8 +340,9 @@ if st.button(start_label, type="primary", disabled=bool(problems) or busy, key="
         st.error(f"The settings are not valid: {widgets.md(exc)}")
     else:
         try:
-            job = sweep_grid.start(planned, run_dir) if planned else \
-                jobs.start(cfg, run_dir, configured_stages(cfg), plan=plan)
+            job = sweep_grid.start(planned, run_dir, api_key or None) if planned else \
+                jobs.start(cfg, run_dir, configured_stages(cfg), api_key=api_key or None,
+                           plan=plan)
         except (RunLocked, paths.OutsideRoots, ManifestError) as exc:  # RunLocked: another
             st.error(widgets.md(exc))  # user, or a `ragdash` command, runs it now; ManifestError:
             # a run of that name whose run.json cannot be read, left as it is

@@ -522,6 +522,37 @@ def test_build_page_prices_the_llm_stages_before_start(runs):
     assert "generation: qwen2.5-0.5b-instruct: 20 calls" in plain(at)
 
 
+def test_build_page_says_which_key_a_job_sends_and_hands_a_typed_key_to_it(runs, monkeypatch):
+    """Issue 46 item 1: the server's key never goes to a URL typed here; a key typed here goes
+    to the job (in its environment only) and nowhere else."""
+    from ragdash import jobs
+    from ragdash.rundir.lock import RunLocked
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-server-not-for-typed-urls")
+    monkeypatch.delenv("RAGDASH_KEY_ENDPOINTS", raising=False)
+    handed: list = []
+
+    def spawn(home, kind, **kwargs):  # the job is not started: what it would get is kept
+        handed.append(kwargs.get("api_key"))
+        raise RunLocked(home, None)
+
+    monkeypatch.setattr(jobs, "spawn", spawn)
+    at = open_page("build")
+    at.number_input(key="build_limit").set_value(5).run()
+    at.toggle(key="build_llm").set_value(True).run()
+    at.selectbox(key="build_llm_backend").set_value("openai").run()
+    at.text_input(key="build_llm_url").set_value("http://typed.example:8000/v1").run()
+    assert not at.exception, at.exception
+    shown = plain(at)
+    assert "OPENAI_API_KEY is not sent to http" in shown and "typed.example" in shown
+    at.text_input(key="build_api_key").set_value("sk-typed-by-the-user").run()
+    assert "The key you typed goes to this server only" in plain(at)
+    at.button(key="build_start").click().run()
+    assert not at.exception, at.exception
+    assert handed == ["sk-typed-by-the-user"]
+    assert "sk-typed-by-the-user" not in plain(at)
+
+
 def test_thresholds_page_compares_the_estimators(runs):
     at = open_page("thresholds")
     assert "Beyond the paper" in texts(at)

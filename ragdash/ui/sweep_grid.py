@@ -52,9 +52,10 @@ def table(planned: Sequence[Planned]) -> pd.DataFrame:
                          for p in planned])
 
 
-def start(planned: Sequence[Planned], root: Path) -> jobs.Status:
+def start(planned: Sequence[Planned], root: Path, api_key: str | None = None) -> jobs.Status:
     """Run the sweep as a job process that reports in `root/sweep.json` (`RunLocked` when
     `root` is already being swept; `paths.OutsideRoots` when one names a path outside the
-    allowed roots)."""
+    allowed roots). `api_key`, typed by the user, reaches the process in its environment
+    only."""
     _check_paths([p.cfg for p in planned])
-    return jobs.spawn(root, "sweep", planned=planned)
+    return jobs.spawn(root, "sweep", planned=planned, api_key=api_key)
