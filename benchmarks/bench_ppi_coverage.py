@@ -1,22 +1,32 @@
-"""Benchmark: does every interval the product shows cover the truth at its stated 95 %?
+"""Benchmark: does every interval the product shows cover the truth at its stated 95 %, and how
+many labels give ±5 points?
 
 On the SQuAD demo run (data/demo_squad, read only: 360 answers, 60 questions × LLM-only and 5
-retrievers, each judged 1–5 by a 1.5B judge), "contains a gold answer" stands in for a person's
-label (it only plays one here). For each sampling rule (uniform, and the default: by system ×
-the judge's verdict) and number of labels, many samples are drawn with the product's own
-ordering (`ragdash.labels.sampling`) and the product's own estimator
-(`ragdash.calibration.survey.share`) gives each interval the Overview would show, pooled and per
-system (a system's interval only from 20 of its labels on). Two estimands:
+retrievers, each judged 1–5 by a 1.5B judge) a truth plays a person's labels. Four truths:
 
-- "these answers": the truth is the share over the 360 answers;
+- contains: "contains a gold answer";
+- f1: the official SQuAD token F1 against the best gold answer ≥ 0.5;
+- harsh: "contains", with 20 % of the correct answers called wrong (drawn afresh each time);
+- judge-xor: the judge's own verdict (judged 5) with 30 % of answers flipped (afresh each time).
+
+For each sampling rule (uniform; judge, the default: by system × the judge's verdict,
+proportional; neyman: the same strata by N_h S_h), number of labels and truth, many samples are
+drawn with the product's own ordering (`ragdash.labels.sampling`) and the product's own
+estimator (`ragdash.calibration.survey.share`) gives each interval the Overview would show,
+pooled and per system (a system's only from 20 of its labels). Two estimands:
+
+- "these answers": the truth is the share over the 360 answers (of this draw's truth);
 - "new questions": each draw first resamples the 60 questions with replacement (a new run of
-  questions like these), then labels its answers; the truth is the share over the 60 questions'
-  answers (the questions' distribution), which no run sees whole.
+  questions like these), then labels its answers; the truth is the expected share over the 60
+  questions' answers, which no run sees whole.
 
-Per cell: coverage of the intervals shown, how often one is shown, the mean width, and labels
-needed for ±5 points (pooled). Results go to benchmarks/results/ppi-coverage.json and a table.
+Per cell: coverage of the intervals shown, how often one is shown, the mean width, and the
+planner's labels for ±5 points (pooled, median). Then, per truth, the labels at which the pooled
+interval's mean half-width reaches 5 points ("these answers", default rule), by interpolating
+between sizes. Results go to benchmarks/results/ppi-coverage.json and a table.
 
-    nice .venv/bin/python benchmarks/bench_ppi_coverage.py [--reps 1000] [--labels 20,30,50,100,150]
+    nice -n 19 .venv/bin/python benchmarks/bench_ppi_coverage.py [--reps 600 --plan-reps 200]
+        [--labels 20,30,50,100,150] [--plan 100,125,150,175,200,250] [--truths ...]
 """
 
 from __future__ import annotations
@@ -39,20 +49,38 @@ from ragdash.view import RunView
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo_squad"
 OUT = ROOT / "benchmarks" / "results" / "ppi-coverage.json"
-RULES = ("uniform", "judge")
+RULES = ("uniform", "judge", "neyman")
+TRUTHS = ("contains", "f1", "harsh", "judge-xor")
 POOLED = "pooled"
 
 
-def demo_table(run: Run) -> tuple[pd.DataFrame, np.ndarray]:
-    """The answers (qid, system, judged5) and each one's stand-in label."""
+def demo_table(run: Run) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The answers (qid, system, judged5, reference, stratum) and their reference metrics
+    (contains, f1) in the same order."""
     answers = labelable(run)
     frame = answer_table(run, read_labels(run).iloc[:0], judge_scores(run), answers)
     ref = RunView(run).reference().astype({"qid": str, "system": str})
-    contains = frame[["qid", "system"]].merge(ref, on=["qid", "system"], how="left")["contains"]
-    return frame[["qid", "system", "judged5"]], contains.astype(float).to_numpy()
+    ref = frame[["qid", "system"]].merge(ref, on=["qid", "system"], how="left")
+    frame = frame[["qid", "system", "judged5"]].assign(
+        reference=ref["contains"].astype(float).to_numpy())
+    return frame.assign(stratum=survey.strata(frame)), ref[["contains", "f1"]].astype(float)
 
 
-def resampled(frame: pd.DataFrame, truth: np.ndarray, rng: np.random.Generator
+def expected(name: str, frame: pd.DataFrame, ref: pd.DataFrame) -> np.ndarray:
+    """Each answer's probability of being correct under the truth."""
+    five = frame["judged5"].to_numpy(float)
+    return {"contains": ref["contains"].to_numpy(),
+            "f1": (ref["f1"].to_numpy() >= 0.5).astype(float),
+            "harsh": 0.8 * ref["contains"].to_numpy(),
+            "judge-xor": 0.7 * five + 0.3 * (1 - five)}[name]
+
+
+def realised(name: str, p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One draw of the truth's labels (the random truths drawn afresh)."""
+    return p.copy() if name in ("contains", "f1") else (rng.random(p.size) < p).astype(float)
+
+
+def resampled(frame: pd.DataFrame, p: np.ndarray, rng: np.random.Generator
               ) -> tuple[pd.DataFrame, np.ndarray]:
     """A run of questions drawn with replacement from the demo's (each draw its own qid)."""
     qids = frame["qid"].unique()
@@ -60,88 +88,167 @@ def resampled(frame: pd.DataFrame, truth: np.ndarray, rng: np.random.Generator
     picks = rng.choice(qids, qids.size, replace=True)
     rows = np.concatenate([by_q[q] for q in picks])
     new_q = np.concatenate([[f"{q}#{i}"] * by_q[q].size for i, q in enumerate(picks)])
-    return frame.iloc[rows].assign(qid=new_q).reset_index(drop=True), truth[rows]
+    return frame.iloc[rows].assign(qid=new_q).reset_index(drop=True), p[rows]
 
 
-def one_draw(frame: pd.DataFrame, truth: np.ndarray, n: int, rule: str, estimand: str,
-             seed: int) -> dict[str, tuple[float, float] | None]:
-    """Each scope's shown interval when the first `n` answers of the rule's order are labelled."""
-    order = ordering(frame.assign(_row=np.arange(len(frame))), rule, seed)["_row"].to_numpy()
-    y = np.full(len(frame), np.nan)
-    y[order[:n]] = truth[order[:n]]
-    out = {POOLED: survey.share(frame, y, estimand, min_labels=survey.MIN_POOLED_LABELS)}
-    for system in frame["system"].unique():
-        at = (frame["system"] == system).to_numpy()
-        out[system] = survey.share(frame[at], y[at], estimand)
-    return {k: (s.ci, s.to_target) for k, s in out.items()}
+def intervals(frame: pd.DataFrame, order: np.ndarray, truth: np.ndarray, sizes: list[int],
+              estimand: str, systems: list[str]) -> dict:
+    """{n: {scope: (ci, to_target)}} when the first n answers of `order` are labelled."""
+    at = {s: (frame["system"] == s).to_numpy() for s in systems}
+    parts = {s: frame[at[s]] for s in systems}
+    out = {}
+    for n in sizes:
+        y = np.full(len(frame), np.nan)
+        y[order[:n]] = truth[order[:n]]
+        got = {POOLED: survey.share(frame, y, estimand, min_labels=survey.MIN_POOLED_LABELS,
+                                    target=survey.TARGET_HALF)}
+        for s in systems:
+            got[s] = survey.share(parts[s], y[at[s]], estimand)
+        out[n] = {k: (v.ci, v.to_target) for k, v in got.items()}
+    return out
+
+
+def run_cells(frame: pd.DataFrame, ref: pd.DataFrame, truths: list[str], rules: list[str],
+              sizes: list[int], reps: int, seed: int, estimands: list[str]) -> list[dict]:
+    """Coverage, share shown, mean width and the planner's figure per cell."""
+    systems = list(frame["system"].unique())
+    scopes = [POOLED, *systems]
+    cells = []
+    for estimand in estimands:
+        for name in truths:
+            p_all = expected(name, frame, ref)
+            for rule in rules:
+                rng = np.random.default_rng([seed, TRUTHS.index(name), RULES.index(rule)])
+                rec = {(n, s): [] for n in sizes for s in scopes}
+                plan = {n: [] for n in sizes}
+                start = time.perf_counter()
+                for rep in range(reps):
+                    f, p = (frame, p_all) if estimand == "these answers" else \
+                        resampled(frame, p_all, rng)
+                    truth = realised(name, p, rng)
+                    # these answers: this draw's share; new questions: the population's
+                    target, tf = (truth, f) if estimand == "these answers" else (p_all, frame)
+                    true = {POOLED: float(target.mean()),
+                            **{s: float(target[(tf["system"] == s).to_numpy()].mean())
+                               for s in systems}}
+                    order = ordering(f.assign(_row=np.arange(len(f))), rule,
+                                     seed * 100_000 + rep)["_row"].to_numpy()
+                    for n, got in intervals(f, order, truth, sizes, estimand, systems).items():
+                        for s, (ci, _need) in got.items():
+                            if ci is not None:
+                                rec[(n, s)].append((ci[0] <= true[s] <= ci[1], ci[1] - ci[0]))
+                        plan[n].append(got[POOLED][1])
+                for n in sizes:
+                    for s in scopes:
+                        r = np.array(rec[(n, s)], float).reshape(-1, 2)
+                        needs = [x for x in plan[n] if x is not None] if s == POOLED else []
+                        cells.append({
+                            "estimand": estimand, "truth": name, "rule": rule, "labels": n,
+                            "scope": s, "shown": len(r) / reps,
+                            "coverage": float(r[:, 0].mean()) if len(r) else None,
+                            "width": float(r[:, 1].mean()) if len(r) else None,
+                            "to_target": float(np.median(needs)) if needs else None,
+                            "no_target": (sum(x is None for x in plan[n]) / reps
+                                          if s == POOLED else None)})
+                pooled = [c for c in cells[-len(sizes) * len(scopes):] if c["scope"] == POOLED]
+                print(f"{estimand} · {name} · {rule}: pooled "
+                      + ", ".join(f"{c['labels']}: {c['coverage']:.3f}/{c['width'] * 100:.1f}"
+                                  for c in pooled)
+                      + f" ({time.perf_counter() - start:.0f} s)", flush=True)
+    return cells
+
+
+def labels_for_five(cells: list[dict], truths: list[str], rule: str = "judge") -> dict:
+    """Per truth, the labels at which the pooled mean half-width ("these answers") reaches 5
+    points, linear between the two sizes around it (None beyond the largest)."""
+    out = {}
+    for name in truths:
+        pts = sorted((c["labels"], c["width"] * 50) for c in cells
+                     if c["truth"] == name and c["rule"] == rule and c["scope"] == POOLED
+                     and c["estimand"] == "these answers" and c["width"] is not None)
+        out[name] = None
+        for (n0, h0), (n1, h1) in zip(pts, pts[1:], strict=False):
+            if h0 > 5 >= h1:
+                out[name] = round(n0 + (h0 - 5) / (h0 - h1) * (n1 - n0))
+                break
+        if pts and pts[0][1] <= 5:
+            out[name] = pts[0][0]
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=1000, help="samples per cell")
+    ap.add_argument("--reps", type=int, default=300, help="samples per cell")
     ap.add_argument("--labels", default="20,30,50,100,150", help="numbers of labels")
+    ap.add_argument("--plan", default="100,125,150,175,200,250",
+                    help="numbers of labels for the ±5-point search (default rule)")
+    ap.add_argument("--plan-reps", type=int, default=100)
+    ap.add_argument("--truths", default=",".join(TRUTHS))
+    ap.add_argument("--rules", default=",".join(RULES))
+    ap.add_argument("--estimands", default=",".join(survey.ESTIMANDS))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args()
     sizes = [int(s) for s in args.labels.split(",")]
+    truths, rules = args.truths.split(","), args.rules.split(",")
     start = time.perf_counter()
-    frame, truth = demo_table(Run(DEMO))
-    scopes = [POOLED, *frame["system"].unique()]
-    true = {POOLED: float(truth.mean()),
-            **{s: float(truth[(frame["system"] == s).to_numpy()].mean())
-               for s in scopes[1:]}}
-    print(f"SQuAD demo: {len(frame)} answers; stand-in label = \"contains a gold answer\"; "
-          f"true share {true[POOLED]:.1%}; judged 5: {frame['judged5'].mean():.1%}.")
-    rng = np.random.default_rng(args.seed)
-    cells = []
-    for estimand in survey.ESTIMANDS:
-        for rule in RULES:
-            for n in sizes:
-                hits = {s: [] for s in scopes}
-                widths = {s: [] for s in scopes}
-                target = []
-                for rep in range(args.reps):
-                    f, t = (frame, truth) if estimand == "these answers" else \
-                        resampled(frame, truth, rng)
-                    got = one_draw(f, t, n, rule, estimand, seed=rep)
-                    for s, (ci, _to_target) in got.items():
-                        if ci is not None:
-                            hits[s].append(ci[0] <= true[s] <= ci[1])
-                            widths[s].append(ci[1] - ci[0])
-                    target.append(got[POOLED][1])
-                for s in scopes:
-                    cells.append({
-                        "estimand": estimand, "rule": rule, "labels": n, "scope": s,
-                        "truth": true[s], "shown": len(hits[s]) / args.reps,
-                        "coverage": float(np.mean(hits[s])) if hits[s] else None,
-                        "width": float(np.mean(widths[s])) if widths[s] else None,
-                        "to_target": (float(np.median([x for x in target if x is not None]))
-                                      if s == POOLED and any(x is not None for x in target)
-                                      else None)})
-                print(f"{estimand} · {rule} · {n}: pooled "
-                      f"{cells[-len(scopes)]['coverage']}", flush=True)
+    frame, ref = demo_table(Run(DEMO))
+    print(f"SQuAD demo: {len(frame)} answers; judged 5: {frame['judged5'].mean():.1%}; "
+          + "; ".join(f"{t}: {expected(t, frame, ref).mean():.1%}" for t in truths) + ".")
+    cells = run_cells(frame, ref, truths, rules, sizes, args.reps, args.seed,
+                      args.estimands.split(","))
+    plan_sizes = [int(s) for s in args.plan.split(",")] if args.plan else []
+    plan = run_cells(frame, ref, truths, ["judge"], plan_sizes, args.plan_reps, args.seed + 1,
+                     ["these answers"]) if plan_sizes else []
+    five = labels_for_five(plan, truths)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"reps": args.reps, "sizes": sizes, "truth": true,
-                                          "cells": cells}, indent=1))
-    print(table(cells, sizes))
+    Path(args.out).write_text(json.dumps({
+        "reps": args.reps, "sizes": sizes, "plan_reps": args.plan_reps,
+        "plan_sizes": plan_sizes, "truth": {t: float(expected(t, frame, ref).mean())
+                                            for t in truths},
+        "labels_for_five": five, "cells": cells, "plan": plan}, indent=1))
+    print(table(cells, sizes, args.reps))
+    print("\nLabels for ±5 points (pooled, these answers, default rule, mean half-width): "
+          + ", ".join(f"{t} {n if n is not None else f'> {max(plan_sizes, default=0)}'}"
+                      for t, n in five.items()))
+    for c in plan:
+        if c["scope"] == POOLED:
+            print(f"  {c['truth']} · {c['labels']}: ±{c['width'] * 50:.1f} points, coverage "
+                  f"{c['coverage']:.1%}, planner {c['to_target']}")
     print(f"\n({time.perf_counter() - start:.0f} s)")
 
 
-def table(cells: list[dict], sizes: list[int]) -> str:
-    """Markdown: one row per estimand × rule × scope, one column per size: coverage · width
-    (points) · share of draws showing an interval."""
-    rows = {}
+def table(cells: list[dict], sizes: list[int], reps: int) -> str:
+    """Markdown: one row per estimand × truth × rule for the pooled interval and one for the
+    systems, one column per size: coverage · mean width (points), and how often an interval is
+    shown when not always; for the systems, coverage and width over every system's intervals
+    shown, and the lowest coverage of a system with 50 or more intervals shown (fewer say
+    little) with that number."""
+    rows: dict = {}
     for c in cells:
-        key = (c["estimand"], c["rule"], c["scope"])
-        rows.setdefault(key, {})[c["labels"]] = (
-            "no interval" if c["coverage"] is None else
-            f"{c['coverage']:.1%} · {c['width'] * 100:.1f}"
-            + ("" if c["shown"] == 1 else f" ({c['shown']:.0%} shown)"))
-    lines = ["| estimand | rule | scope | " + " | ".join(f"{n} labels" for n in sizes) + " |",
-             "|---|---|---|" + "---|" * len(sizes)]
-    for (estimand, rule, scope), by_n in rows.items():
-        lines.append(f"| {estimand} | {rule} | {scope} | "
-                     + " | ".join(by_n.get(n, "") for n in sizes) + " |")
+        pooled = c["scope"] == POOLED
+        key = (c["estimand"], c["truth"], c["rule"], POOLED if pooled else "per system")
+        rows.setdefault(key, {}).setdefault(c["labels"], []).append(c)
+    lines = ["| estimand | truth | rule | scope | " + " | ".join(f"{n} labels" for n in sizes)
+             + " |", "|---|---|---|---|" + "---|" * len(sizes)]
+    for key, by_n in rows.items():
+        out = []
+        for n in sizes:
+            shown = [c for c in by_n.get(n, []) if c["coverage"] is not None]
+            if not shown:
+                out.append("no interval")
+                continue
+            k = np.array([c["shown"] * reps for c in shown])
+            cov = float(np.average([c["coverage"] for c in shown], weights=k))
+            width = float(np.average([c["width"] for c in shown], weights=k)) * 100
+            seen = np.mean([c["shown"] for c in by_n[n]])
+            text = f"{cov:.1%} · {width:.1f}" + ("" if seen == 1 else f" ({seen:.0%} shown)")
+            many = [c for c in shown if c["shown"] * reps >= 50]
+            if key[3] != POOLED and many:
+                low = min(many, key=lambda c: c["coverage"])
+                text += f"; lowest {low['coverage']:.1%} of {low['shown'] * reps:.0f}"
+            out.append(text)
+        lines.append("| " + " | ".join(key) + " | " + " | ".join(out) + " |")
     return "\n".join(lines)
 
 

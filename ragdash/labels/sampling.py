@@ -11,9 +11,10 @@ larger sample extends a smaller one and stays a sample by the same rule.
   reference metric "contains a gold answer" in the stratum (known before any label; floored at
   0.15 so no stratum is starved); proportional when the run has no reference metric. Neyman's
   allocation is the narrowest only when S_h is the labels' own spread: with the reference's
-  spread standing in, it was never narrower than proportional on the SQuAD demo
-  (benchmarks/bench_ppi_coverage.py), so `judge` stays the default. Any allocation keeps the
-  stratified estimate unbiased: it weights each stratum by its size, not by its labels.
+  spread standing in, it was never narrower than proportional on the SQuAD demo's "these
+  answers" (benchmarks/bench_ppi_coverage.py), so `judge` stays the default. Any allocation
+  keeps the stratified estimate unbiased: it weights each stratum by its size, not by its
+  labels.
 - `uniform`: every answer equally likely, in a random order.
 - `stratified` (by system): equal counts per system, round-robin; for comparing systems, each
   with the same number of labels (the estimate weights each system by its size).
