@@ -1,6 +1,7 @@
-"""The Question browser's model: the question table filtered as its filters say, and one
-system's answer to one question with its judge score, built by pure functions so the page only
-lays them out and each is tested without a browser.
+"""The Question browser's model: the question table filtered as its filters say, one system's
+answer to one question with its judge score, and Score_IR of its context cut at the browser's N
+(each part's share and their mean, the semantic figure beside an exact one), built by pure
+functions so the page only lays them out and each is tested without a browser.
 
     shown = Filters("bm25", (0.2, 1.0), search="album").apply(table)
 """
@@ -10,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from ragdash.analysis import frames
+from ragdash.analysis.matching import SemanticMatch
+from ragdash.scoring import part_scores
 
 EDGE = 1e-9
 """The Score_IR range includes its ends despite float rounding."""
@@ -68,3 +72,31 @@ def answer_of(answers: pd.DataFrame | None, judgments: pd.DataFrame | None, qid:
     wide = frames.judge_wide(judgments)
     score = wide.loc[qid].get(system) if qid in wide.index else None
     return Answer(str(text), None if score is None or pd.isna(score) else int(score))
+
+
+@dataclass(frozen=True)
+class CutScore:
+    """Score_IR of one context cut at N tokens (the paper's §2.2): each relevant part's score
+    (its matched share, or its cosine under semantic matching) and their mean, 0 without
+    parts; `semantic`: the semantic Score_IR shown beside an exact one (None when not asked,
+    or when it is the score itself)."""
+
+    parts: tuple[float, ...]
+    score: float
+    semantic: float | None = None
+
+
+def cut_score(parts: Sequence[str], context: str, cut: int, method: str,
+              windows: Sequence[SemanticMatch] = ()) -> CutScore:
+    """Score_IR of `context` cut at character `cut` with the run's matching `method`; under
+    semantic matching each part's score is its window's (`windows`, one per part:
+    `analysis.matching.semantic_matches`); with exact matching the windows, when given, give
+    the semantic figure beside it."""
+    if not parts:
+        return CutScore((), 0.0)
+    if method == "semantic":
+        scores = np.array([w.score for w in windows], dtype=float)
+        return CutScore(tuple(map(float, scores)), float(scores.mean()) if len(scores) else 0.0)
+    scores = part_scores(list(parts), context, [cut], method)[0]
+    return CutScore(tuple(map(float, scores)), float(np.mean(scores)),
+                    float(np.mean([w.score for w in windows])) if windows else None)

@@ -1,7 +1,8 @@
-"""The Compare runs page's model: the catalogue of runs filtered as its filters say, the runs
-picked on a first visit, the best pair of each run, the leaderboard's shown columns and the two
-pairs' tiles, built by pure functions so the page only lays them out and each is tested without
-a browser.
+"""The Compare runs page's model: the catalogue of runs filtered as its filters say and grouped
+by dataset, the runs picked on a first visit, the best pair of each run, the leaderboard's shown
+columns, the two pairs' tiles and the questions where they differ most (with the question
+browser's view of each), built by pure functions so the page only lays them out and each is
+tested without a browser.
 
     shown = CatalogueFilters(search="sweep").apply(catalogue)
 """
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ragdash.analysis import sentences
+from ragdash.analysis import compare, sentences
+from ragdash.analysis.leaderboard import split_entry
 from ragdash.view.overview import Tile
 
 LLM_CHOICES = ("any", "ran", "not run")
@@ -43,6 +45,42 @@ class CatalogueFilters:
         if self.llm != "any":
             shown = shown[(shown["llm"] != "no") == (self.llm == "ran")]
         return shown
+
+
+CATALOGUE_COLUMNS = ("name", "varied", "questions", "chunker", "chunker_params", "retrievers",
+                     "retriever_params", "budgets", "tokenizer", "scoring", "llm",
+                     "judged_correct", "size_mb", "updated")
+"""The catalogue's columns in a dataset's table ("varied" only where a sweep set values)."""
+
+
+@dataclass(frozen=True)
+class DatasetGroup:
+    """The runs of one dataset file in the catalogue: its name and sha256, the run keys (in
+    the catalogue's order) and their table with the columns shown."""
+
+    key: str
+    dataset: str
+    sha256: str
+    runs: list[str]
+    table: pd.DataFrame
+
+    @property
+    def count(self) -> str:
+        """'1 run', '3 runs'."""
+        return f"{len(self.runs)} run{'s' if len(self.runs) != 1 else ''}"
+
+
+def dataset_groups(shown: pd.DataFrame) -> list[DatasetGroup]:
+    """The filtered catalogue (`CatalogueFilters.apply`) grouped by dataset file, in the order
+    the datasets first appear; "varied" is shown only in a group with sweep values."""
+    out = []
+    for key, group in shown.groupby("dataset_key", sort=False):
+        cols = [c for c in CATALOGUE_COLUMNS
+                if c != "varied" or group["varied"].astype(bool).any()]
+        first = group.iloc[0]
+        out.append(DatasetGroup(str(key), str(first["dataset"]), str(first["sha256"]),
+                                group["key"].tolist(), group[cols]))
+    return out
 
 
 def first_selection(catalogue: pd.DataFrame, is_demo: Callable[[str], bool],
@@ -95,3 +133,24 @@ def pair_tiles(pair: dict, first: str, second: str) -> list[Tile]:
              help="Two-sided Wilcoxon signed-rank test on the non-zero differences "
                   f"({pair['n_nonzero']} of {pair['n']})."),
     ]
+
+
+def differences(scores: pd.DataFrame, examples: pd.DataFrame | None, a: str, b: str, n: int,
+                limit: int = 15) -> pd.DataFrame:
+    """The questions where entries `a` and `b` differ most at N = `n` (at most `limit`, the
+    largest |a − b| first; ties left out): qid, question, a, b, diff. Empty without the
+    examples."""
+    if examples is None:
+        return pd.DataFrame(columns=["qid", "question", a, b, "diff"])
+    big = compare.largest_differences(scores, examples, a, b, n, n=limit)
+    return big[big["diff"].abs() > compare.TIE].reset_index(drop=True)
+
+
+def side_by_side(a: str, b: str, qid: str) -> list[tuple[str, str]]:
+    """The question browser's URL parameters showing `qid` in both entries: one run with both
+    retrievers, or the first run beside the second (the cut is the page's to add,
+    `navigation.browser_query`)."""
+    (ka, ra), (kb, rb) = split_entry(a), split_entry(b)
+    second = [("qb_ret", r) for r in dict.fromkeys([ra, rb])] if ka == kb else \
+        [("qb_ret", ra), ("qb_run2", kb), ("qb_ret2", rb)]
+    return [("run", ka), ("qb_q", qid), *second]
