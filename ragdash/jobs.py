@@ -18,6 +18,7 @@ that two starts of one run, from two users or a user and the CLI, cannot both go
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import subprocess
@@ -25,7 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragdash.config import SPEC_VERSION
@@ -34,7 +35,7 @@ from ragdash.llm import keys
 from ragdash.retrieval.custom import key_variables as live_key_variables
 from ragdash.rundir import MANIFEST, Run, write_json
 from ragdash.rundir import lock as run_lock
-from ragdash.rundir.manifest import MAX_MANIFEST_BYTES, load_json
+from ragdash.rundir.manifest import MAX_MANIFEST_BYTES, ManifestError, load_json
 from ragdash.rundir.run import MANIFEST_LOCK, error_text, now
 from ragdash.terminal import safe
 
@@ -96,6 +97,25 @@ def _read_file(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+def _existing(path: Path) -> dict:
+    """The job file about to be updated: {} when there is none yet; ManifestError when it exists
+    but is no JSON object within the bounds (too large, damaged, a list), so such a run.json is
+    refused untouched, never replaced by a job record. A readable object with fields the run's
+    reader refuses (a newer spec_version) keeps them and gains the record, which says why the
+    job failed."""
+    try:
+        data = load_json(path, MAX_MANIFEST_BYTES if path.name == MANIFEST else None)
+    except FileNotFoundError:
+        return {}
+    except ManifestError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise ManifestError(f"{path} cannot be read: {exc}") from None
+    if not isinstance(data, dict):
+        raise ManifestError(f"{path} cannot be read: its top level is not an object")
+    return data
+
+
 def record(home: Path | str) -> dict:
     """The job record of `home` as written ({} when it never had a job)."""
     job = _read_file(record_file(home)).get(KEY)
@@ -106,7 +126,7 @@ def write(home: Path | str, **fields: object) -> None:
     """Update the job record of `home` (atomically; the manifest's other keys are kept)."""
     path = record_file(home)
     with MANIFEST_LOCK:
-        data = _read_file(path)
+        data = _existing(path)
         data[KEY] = {**(data.get(KEY) or {}), **fields}
         write_json(path, data)
 
@@ -128,6 +148,9 @@ class Status:
     done: int = 0
     total: int = 0
     eta: float | None = None
+    eta_low: float | None = None
+    eta_high: float | None = None
+    """The range of the time left (`Reporter.time_left`), None in a record written before it."""
     eta_includes: tuple[str, ...] = ()
     """The planned stages after the current one that `eta` counts."""
     log: tuple[str, ...] = ()
@@ -165,6 +188,7 @@ def status(home: Path | str) -> Status | None:
             runs=tuple(Path(p["run_dir"]) for p in rec.get("planned") or ()),
             message=str(rec.get("message", "")), done=int(rec.get("done") or 0),
             total=int(rec.get("total") or 0), eta=_number(rec.get("eta")),
+            eta_low=_number(rec.get("eta_low")), eta_high=_number(rec.get("eta_high")),
             eta_includes=tuple(map(str, rec.get("eta_includes") or ())),
             log=tuple(map(str, rec.get("log") or ())), error=_text(rec.get("error")),
             pid=int(rec["pid"]) if rec.get("pid") else None,
@@ -337,14 +361,136 @@ def _kill_after(home: Path, pid: int, grace: float) -> None:
         _killing.discard(home)
 
 
+# --- the time left, as a range --------------------------------------------------------------------
+# The time left of a job, as a range: the current step's items at the rate measured over its
+# last ETA_WINDOW seconds *and* at least ETA_MIN_ITEMS items (a 2-minute window held 2 to 6 slow
+# LLM calls on a loaded machine, and the figure swung 21 → 75 → 29 → 63 → 18 minutes), give or
+# take twice the standard deviation of the items left's total time; the estimated time per call of a
+# priced stage (the dry run's, `ragdash.planning.stage_plan`) weighs as a prior of
+# ETA_PRIOR_CALLS items; the stages not reached yet count their estimated time scaled by how much
+# slower (or faster) than estimated the priced stages ran so far, a stepwise judge up to twice
+# (each partly correct answer asks a second question, which the dry run leaves out).
+#
+# Pure functions: `Reporter` feeds them (time, done) points and writes what they say to the
+# job record.
+
 ETA_WINDOW = 120.0
-"""Seconds of recent progress the ETA's rate is measured over, once a step has run that long:
-a step whose first items were fast (replies from the cache, short questions) would otherwise
-promise minutes for what takes a quarter of an hour."""
+"""Seconds of recent progress the rate is measured over at least, once a step has run that
+long: a step whose first items were fast (replies from the cache, short questions) would
+otherwise promise minutes for what takes a quarter of an hour."""
+ETA_MIN_ITEMS = 20
+"""Items the rate is measured over at least (the window reaches further back until it holds
+them, or to the step's start): a mean of 20 calls moves by a twentieth when one leaves it."""
 ETA_PRIOR_CALLS = 10
 """How many items' worth of weight the estimated time per call (the job's `plan`) has against
 the measured rate of a planned stage: the first call of a local model also starts its server,
 and alone it would promise hours."""
+SPREAD = 2.0
+"""The range is the time left ± this many of its standard deviations."""
+STEPWISE_ASKS = 2
+"""A stepwise judge asks each answer one question, and a partly correct one a second: its
+estimate (of the first questions) is a lower bound, this many times it the upper."""
+
+
+@dataclass(frozen=True)
+class TimeLeft:
+    """Seconds left: `low` ≤ `seconds` ≤ `high`, and the planned stages they count."""
+
+    seconds: float
+    low: float
+    high: float
+
+
+@dataclass
+class Step:
+    """One step's progress: (time, done) points at least a second apart, from its start."""
+
+    since: float
+    done0: int
+    points: list[tuple[float, int]] = field(default_factory=list)
+
+    def add(self, t: float, done: int) -> None:
+        if not self.points or t - self.points[-1][0] >= 1.0:
+            self.points.append((t, done))
+            del self.points[:-2000]
+
+    def window(self, t: float, done: int) -> tuple[float, int, list[float], list[int]]:
+        """(seconds, items) of the last ETA_WINDOW seconds holding ETA_MIN_ITEMS items (else
+        the whole step), with the time per item of each stretch between points, and its items
+        (a stretch without progress counted in the next)."""
+        base = (self.since, self.done0)
+        for p in reversed(self.points):
+            if t - p[0] >= ETA_WINDOW and done - p[1] >= ETA_MIN_ITEMS:
+                base = p
+                break
+        stretches, weights = [], []
+        last = base
+        for p in [*(p for p in self.points if p[0] > base[0]), (t, done)]:
+            if p[1] > last[1]:
+                stretches.append((p[0] - last[0]) / (p[1] - last[1]))
+                weights.append(p[1] - last[1])
+                last = p
+        return t - base[0], done - base[1], stretches, weights
+
+
+def per_item(step: Step, t: float, done: int) -> tuple[float, float, int] | None:
+    """The measured seconds per item of the step's window, their standard deviation (items'
+    times vary: a call without context is quick) and the window's items; None before an item
+    is done."""
+    spent, made, stretches, weights = step.window(t, done)
+    if made <= 0 or spent <= 0:
+        return None
+    mean = spent / made
+    if len(stretches) < 2:
+        return mean, mean, made  # one stretch: as uncertain as the figure itself
+    n = sum(weights)
+    var = sum(w * (x - mean) ** 2 for x, w in zip(stretches, weights, strict=True)) / n
+    return mean, math.sqrt(var), made
+
+
+def blend(prior: float | None, measured: float | None, n: int) -> float | None:
+    """The measured time per item weighed against the estimated one (worth ETA_PRIOR_CALLS
+    items)."""
+    if prior is None:
+        return measured
+    if measured is None:
+        return prior
+    return (ETA_PRIOR_CALLS * prior + n * measured) / (ETA_PRIOR_CALLS + n)
+
+
+def step_left(left: int, prior: tuple[float, float] | None,
+              measured: tuple[float, float, int] | None, n: int) -> TimeLeft | None:
+    """The current step's time left: `left` items at the measured time per item (`per_item`)
+    blended with the estimated one (`n`: the step's items done). Its range: ± SPREAD standard
+    deviations of the sum of `left` items' times, the window mean's own error (sd / √k, for
+    every item left) and the items' spread about it (√left · sd) together, and the prior's own
+    range (low, high: a stepwise judge's estimate is a lower bound)."""
+    mean, sd, k = measured if measured is not None else (None, 0.0, 1)
+    lo_prior, hi_prior = prior if prior is not None else (None, None)
+    mid = blend(lo_prior, mean, n)
+    if mid is None:
+        return None
+    half = 0.0 if mean is None or left <= 0 else \
+        SPREAD * sd * math.sqrt(1 / max(k, 1) + 1 / left)  # per item left
+    lo = blend(lo_prior, None if mean is None else max(mean - half, 0.0), n) or 0.0
+    hi = blend(hi_prior, None if mean is None else mean + half, n) or 0.0
+    return TimeLeft(left * mid, left * min(lo, mid), left * max(hi, mid))
+
+
+def ahead_left(planned: float, factor: float, stepwise_judge: bool) -> TimeLeft:
+    """A stage not reached yet: its estimated `planned` seconds times `factor` (measured over
+    estimated time of the priced stages so far); the range from the estimate to the scaled
+    figure, a stepwise judge's upper end times STEPWISE_ASKS."""
+    mid = planned * factor
+    high = max(planned, mid) * (STEPWISE_ASKS if stepwise_judge else 1)
+    return TimeLeft(mid, min(planned, mid), high)
+
+
+def total(parts: list[TimeLeft]) -> TimeLeft:
+    return TimeLeft(sum(p.seconds for p in parts), sum(p.low for p in parts),
+                    sum(p.high for p in parts))
+
+
 STAGE_WORDS = {"retrieve": "MLQ's sub-questions", "generate": "generation", "judge": "judging",
                "metrics": "the answer metrics", "erag": "eRAG's answers from single chunks",
                "stress": "the controlled contexts"}
@@ -358,25 +504,28 @@ PLANNED_STEPS = {"retrieve": "mlq: sub-questions", "generate": "generating answe
 
 class Reporter:
     """The job process's progress callback: writes the current step to the job record, at most
-    every `interval` seconds (and at each new step), with a log of the steps and the time left:
-    the current step's at the rate of the last ETA_WINDOW seconds (since the step began, before
-    that), weighed with the estimated time per call when the job's `plan` prices the stage,
-    plus the estimated time of the planned stages it has not reached (`eta_includes`)."""
+    every `interval` seconds (and at each new step), with a log of the steps and the time left
+    as a range (`Reporter.time_left`): the current step's at its measured rate, weighed with the
+    estimated time per call when the job's `plan` prices the stage, plus the estimated time of
+    the planned stages it has not reached (`eta_includes`), scaled by how the priced stages ran
+    against their estimate."""
 
     def __init__(self, home: Path, interval: float = 1.0):
         self.home, self.interval = home, interval
         self.started = time.time()
         self.message, self.done, self.total = "starting", 0, 0
-        self.since, self.done0, self.written = self.started, 0, 0.0
-        self.samples: list[tuple[float, int]] = []  # (time, done) of the step, a second apart
+        self.step = Step(self.started, 0)
+        self.written = 0.0
         self.log: list[str] = []
         plan = record(home).get("plan")
         self.plan: dict[str, tuple[int, float]] = {
             str(k): (int(v.get("calls") or 0), float(v.get("seconds") or 0.0))
             for k, v in (plan.items() if isinstance(plan, dict) else ())
             if isinstance(v, dict) and _number(v.get("seconds")) is not None}
+        self.stepwise = bool(self.plan) and _judge_mode(home) == "stepwise"
         self.stage: str | None = None  # the stage running now, when the plan prices one
         self.reached: set[str] = set()
+        self.ran: list[tuple[float, int]] = []  # (measured / estimated, items) of priced steps
         self._lock = threading.Lock()
 
     def __call__(self, message: str, done: int, total: int) -> None:
@@ -385,11 +534,11 @@ class Reporter:
             new = message != self.message
             if new:
                 self.say(message, t)
-                self.since, self.done0, self.samples = t, done, []
+                self._close(t)
+                self.step = Step(t, done)
                 self._locate(message)
-            elif not self.samples or t - self.samples[-1][0] >= 1.0:
-                self.samples.append((t, done))
-                self.samples = [x for x in self.samples if t - x[0] <= 2 * ETA_WINDOW]
+            else:
+                self.step.add(t, done)
             self.message, self.done, self.total = message, done, total
             if new or t - self.written >= self.interval:
                 self.flush(t)
@@ -418,35 +567,78 @@ class Reporter:
         """The planned stages the job has not reached yet."""
         return [s for s in self.plan if s not in self.reached]
 
-    def eta(self, t: float | None = None) -> float | None:
-        """Seconds left: the current step's (class docstring; None before two points unless the
-        plan prices its stage) plus the planned stages ahead."""
+    def _per_call(self) -> float | None:
+        """The estimated seconds per call of the step running now, when the plan prices it."""
+        if self.stage is None or PLANNED_STEPS.get(self.stage) != self.message:
+            return None
+        calls, seconds = self.plan[self.stage]
+        return seconds / calls if calls and seconds else None
+
+    def _ratio(self, t: float) -> tuple[float, int] | None:
+        """(measured / estimated time per call, items) of the priced step running now."""
+        prior, measured = self._per_call(), per_item(self.step, t, self.done)
+        if prior is None or measured is None:
+            return None
+        return measured[0] / prior, self.done - self.step.done0
+
+    def _close(self, t: float) -> None:
+        """The step ends: keep how it ran against its estimate."""
+        if (ratio := self._ratio(t)) is not None:
+            self.ran.append(ratio)
+
+    def factor(self, t: float | None = None, current: bool = True) -> float:
+        """How much longer than estimated the priced steps take (1: as estimated), the
+        estimate weighing as ETA_PRIOR_CALLS items of its own; `current`: the step running
+        now counted too."""
         t = time.time() if t is None else t
-        base = (self.since, self.done0)
-        for sample in self.samples:  # the newest one at least ETA_WINDOW old
-            if t - sample[0] >= ETA_WINDOW:
-                base = sample
-        made, spent = self.done - base[1], t - base[0]
-        left = self.total - self.done
-        priced = self.stage is not None and PLANNED_STEPS.get(self.stage) == self.message
-        calls, seconds = self.plan[self.stage] if priced else (0, 0.0)  # type: ignore[index]
+        ran = [*self.ran, *filter(None, [self._ratio(t) if current else None])]
+        n = sum(k for _, k in ran)
+        return (ETA_PRIOR_CALLS + sum(r * k for r, k in ran)) / (ETA_PRIOR_CALLS + n)
+
+    def time_left(self, t: float | None = None) -> TimeLeft | None:
+        """The time left (`Reporter.time_left`): None before two points unless the plan prices the
+        step."""
+        t = time.time() if t is None else t
         if not self.total:
             return None
-        if calls and seconds:  # the estimate as a prior worth ETA_PRIOR_CALLS items
-            n = self.done - self.done0
-            measured = spent / made if made > 0 and spent > 0 else 0.0
-            per_item = (ETA_PRIOR_CALLS * seconds / calls + n * measured) / (ETA_PRIOR_CALLS + n)
-        elif made > 0 and spent > 0:
-            per_item = spent / made
-        else:
+        before = self.factor(t, current=False)  # how the steps before this one ran
+        per_call = self._per_call()
+        prior = None if per_call is None else (
+            per_call * before,
+            per_call * max(before, 1.0) * (STEPWISE_ASKS if self.stepwise and
+                                           self.stage == "judge" else 1))
+        now = step_left(self.total - self.done, prior,
+                            per_item(self.step, t, self.done), self.done - self.step.done0)
+        if now is None:
             return None
-        return left * per_item + sum(self.plan[s][1] for s in self.ahead())
+        factor = self.factor(t)
+        return total([now, *(ahead_left(self.plan[s][1], factor,
+                                                self.stepwise and s == "judge")
+                                 for s in self.ahead())])
+
+    def eta(self, t: float | None = None) -> float | None:
+        """Seconds left (`time_left`'s middle figure)."""
+        left = self.time_left(t)
+        return None if left is None else left.seconds
 
     def flush(self, t: float | None = None) -> None:
         t = time.time() if t is None else t
         self.written = t
+        left = self.time_left(t)
         write(self.home, message=self.message, done=self.done, total=self.total,
-              eta=self.eta(t), eta_includes=self.ahead(), log=list(self.log), heartbeat_ts=t)
+              eta=None if left is None else left.seconds,
+              eta_low=None if left is None else left.low,
+              eta_high=None if left is None else left.high, eta_includes=self.ahead(),
+              log=list(self.log), heartbeat_ts=t)
+
+
+def _judge_mode(home: Path) -> str | None:
+    """How the run's judge asks (its config's `judge.mode`), None for a job without a run."""
+    try:
+        return Run(home).config.section("judge").get("mode") \
+            if (home / MANIFEST).exists() else None
+    except (ValueError, OSError):
+        return None
 
 
 def run_job(home: Path | str, lock_fd: int | None = None, nice: int = 0) -> int:
@@ -533,6 +725,8 @@ def _run_task(kind: str, task: dict, report: Reporter, api_key: str | None) -> d
 
 
 def _end(home: Path, report: Reporter, state: str, error: str | None) -> None:
-    with contextlib.suppress(OSError):  # a full disk: the record then reads as interrupted
+    # a full disk, or a run.json made unreadable meanwhile: the record then reads as interrupted
+    with contextlib.suppress(OSError, ManifestError):
         report.flush()
-        write(home, state=state, error=error, ended_ts=time.time(), eta=None)
+        write(home, state=state, error=error, ended_ts=time.time(), eta=None, eta_low=None,
+              eta_high=None)

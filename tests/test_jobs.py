@@ -169,14 +169,14 @@ def test_progress_goes_to_the_manifest_throttled_with_an_eta(generic, tmp_path, 
     for i in range(1, 50):
         report("scoring", i, 100)  # within the interval: not written
     assert len(writes) == 1 and jobs.record(run_dir)["done"] == 0
-    report.since -= 10  # the step began 10 s ago, and 49 of 100 are done
+    report.step.since -= 10  # the step began 10 s ago, and 49 of 100 are done
     report("judging", 0, 10)  # a new step is written at once
     assert len(writes) == 2
     rec = jobs.record(run_dir)
     assert (rec["message"], rec["done"], rec["total"]) == ("judging", 0, 10)
     assert [line.split()[-1] for line in rec["log"]] == ["scoring", "judging"]
     report.interval = 0
-    report.since -= 10
+    report.step.since -= 10
     report("judging", 5, 10)
     assert jobs.record(run_dir)["eta"] == pytest.approx(10, abs=0.5)  # 5 left at 0.5 per s
     m = Run(run_dir).manifest  # the manifest keeps its config and stage records

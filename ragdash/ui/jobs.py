@@ -4,6 +4,7 @@ with Cancel; nothing long runs in this server's process."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -17,21 +18,48 @@ from ragdash.rundir.lock import holder
 from ragdash.ui import widgets
 
 
-def eta_text(seconds: float | None, includes: tuple[str, ...] = ()) -> str:
-    """'about 3 min left' (empty when unknown), and the later stages it counts ('about 20 min
-    left, judging included')."""
+def _minutes(seconds: float, up: bool) -> tuple[float, str]:
+    """`seconds` rounded down (or `up`) to a step that suits its size: a minute under 10 min,
+    5 min under an hour, half an hour beyond; (value, unit)."""
+    minutes = seconds / 60
+    step, unit = (1, "min") if minutes < 10 else (5, "min") if minutes < 60 else (30, "h")
+    value = (math.ceil if up else math.floor)(minutes / step - 1e-9 * up) * step
+    return (value / 60, "h") if unit == "h" else (value, "min")
+
+
+def eta_text(seconds: float | None, includes: tuple[str, ...] = (), low: float | None = None,
+             high: float | None = None) -> str:
+    """The time left in words, empty when unknown: a range ('about 20–30 min left') when
+    `low` and `high` are known (`Reporter.time_left`), else the one figure rounded; with the later
+    stages it counts ('…, judging included')."""
     if seconds is None:
         return ""
-    if seconds < 60:
+    ranged = low is not None and high is not None
+    low, high = (low, high) if ranged else (seconds, seconds)
+    if high < 60:
         text = "under a minute left"
-    else:
+    elif not ranged:  # one figure: a record written before ranges
         minutes = round(seconds / 60)
         text = f"about {minutes} min left" if minutes < 90 else \
             f"about {minutes / 60:.1f} h left"
+    else:
+        (lo, lo_unit), (hi, hi_unit) = _minutes(low, up=False), _minutes(high, up=True)
+        if low < 60 or lo == 0:
+            text = f"up to {_number(hi)} {hi_unit} left"
+        elif (lo, lo_unit) == (hi, hi_unit):
+            text = f"about {_number(hi)} {hi_unit} left"
+        elif lo_unit == hi_unit:
+            text = f"about {_number(lo)}–{_number(hi)} {hi_unit} left"
+        else:
+            text = f"about {_number(lo)} {lo_unit} to {_number(hi)} {hi_unit} left"
     words = [core.STAGE_WORDS.get(s, s) for s in includes]
     if words:
         text += f", {' and '.join(words)} included"
     return text
+
+
+def _number(x: float) -> str:
+    return f"{x:g}"
 
 
 def start(cfg: dict, run_dir: Path, stages: tuple[str, ...], api_key: str | None = None,
@@ -104,7 +132,8 @@ def show(job: core.Status, on_open: Callable | None = None, key: str = "job") ->
         if job.kind not in core.TASKS:
             st.dataframe(table, hide_index=True, width="stretch")
         frac = job.done / job.total if job.total else 0.0
-        left = eta_text(job.eta, job.eta_includes) if job.active else ""
+        left = eta_text(job.eta, job.eta_includes, job.eta_low, job.eta_high) \
+            if job.active else ""
         st.progress(min(max(frac, 0.0), 1.0), text=widgets.md(
             f"{job.message} ({job.done:,}/{job.total:,}" + (f", {left})" if left else ")")
             if job.total else job.message))
