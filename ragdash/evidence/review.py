@@ -84,7 +84,8 @@ def status(qe: QuestionEvidence, decision: str | None) -> str:
 
 def table(result: EvidenceResult, decisions: Mapping[str, str]) -> list[dict[str, object]]:
     """One row per question for the review overview: what will be saved (the decision
-    applied), the least confident (automatic choice) first, questions without evidence last."""
+    applied) and whether a person decided it (`reviewed`), the least confident (automatic
+    choice) first, questions without evidence last."""
     rows = []
     for q in result.questions:
         now = decide(q, decisions.get(q.qid))
@@ -94,9 +95,27 @@ def table(result: EvidenceResult, decisions: Mapping[str, str]) -> list[dict[str
                      "confidence": best.confidence if best else None,
                      "candidates": len(q.candidates),
                      "status": status(q, decisions.get(q.qid)),
+                     "reviewed": q.qid in decisions,
                      "_order": q.parts[0].confidence if q.found else None})
     rows.sort(key=lambda r: (r["_order"] is None, r["_order"] or 0))
     return [{k: v for k, v in r.items() if k != "_order"} for r in rows]
+
+
+def resume_at(order: Sequence[str], decisions: Mapping[str, str]) -> str | None:
+    """The question a review takes up (a reload, the same files uploaded again): the first of
+    `order` without a decision, else the first; None for no question."""
+    return next((q for q in order if q not in decisions), order[0] if order else None)
+
+
+REVIEWED_MARK = "✓"
+"""Before a reviewed question's name in the review's question list."""
+
+
+def question_label(qe: QuestionEvidence, decisions: Mapping[str, str], width: int = 90) -> str:
+    """A question in the review's list: '✓ id · question' once decided, 'id · question'
+    before; the question cut at `width` characters."""
+    text = qe.question if len(qe.question) <= width else qe.question[:width] + "…"
+    return f"{REVIEWED_MARK + ' ' if qe.qid in decisions else ''}{qe.qid} · {text}"
 
 
 def save(result: EvidenceResult, decisions: Mapping[str, str], root: str | Path,

@@ -185,11 +185,12 @@ def _next(order: list[str]) -> None:
 def _question(result: EvidenceResult, decisions: dict[str, str], order: list[str],
               dataset: Dataset, sig: tuple) -> None:
     by_id = {q.qid: q for q in result.questions}
-    if st.session_state.get(PICKED) not in by_id:
-        st.session_state[PICKED] = order[0]
+    if st.session_state.get(PICKED) not in by_id:  # a reload takes up the first not reviewed
+        st.session_state[PICKED] = review.resume_at(order, decisions)
     c1, c2 = st.columns([5, 1])
-    qid = c1.selectbox("Question to review (least confident first)", order, key=PICKED,
-                       format_func=lambda k: f"{k} · {by_id[k].question[:90]}")
+    qid = c1.selectbox(f"Question to review (least confident first; {review.REVIEWED_MARK} "
+                       "reviewed)", order, key=PICKED,
+                       format_func=lambda k: review.question_label(by_id[k], decisions))
     c2.button("Next question →", on_click=_next, args=(order,), key="ev_next",
               width="stretch")
     qe = by_id[qid]
@@ -352,8 +353,9 @@ def panel(dataset: Dataset, name: str, sig: tuple, root: Path,
         m[2].metric("Reviewed", f"{len(decisions):,}")
         m[3].metric("Rejected", f"{sum(d == review.REJECT for d in decisions.values()):,}")
         st.dataframe(rows, hide_index=True, width="stretch", height=220, column_order=[
-            "qid", "status", "confidence", "question", "answer", "evidence", "candidates"],
-            column_config={
+            "qid", "reviewed", "status", "confidence", "question", "answer", "evidence",
+            "candidates"], column_config={
+            "reviewed": st.column_config.CheckboxColumn("reviewed", width="small"),
             "evidence": st.column_config.TextColumn("evidence (best part, or why none)",
                                                     width="large"),
             "confidence": st.column_config.ProgressColumn(min_value=0, max_value=1,
