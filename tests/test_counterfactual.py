@@ -16,8 +16,8 @@ from fakes.llm_server import FakeLLMServer, Reply
 from ragdash.cli import main
 from ragdash.constants import PROJECT_ROOT
 from ragdash.data.rgb import LICENCE, as_answer, load_fact
-from ragdash.robustness.counterfactual import PASSAGES, context, verdict
-from ragdash.robustness.summary import Rate, summarise
+from ragdash.stress.counterfactual import PASSAGES, context, verdict
+from ragdash.stress.counterfactual_summary import Rate, summarise
 
 REAL = PROJECT_ROOT.parent / "shared" / "data" / "rgb" / "en_fact.json.gz"
 KEY = "sk-test-never-written-0123456789"

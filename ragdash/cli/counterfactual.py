@@ -8,8 +8,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ragdash.robustness.checker import CHECKERS
-from ragdash.robustness.counterfactual import PASSAGES
+from ragdash.stress.counterfactual import PASSAGES
+from ragdash.stress.counterfactual_check import CHECKERS
 from ragdash.terminal import safe
 
 if TYPE_CHECKING:
@@ -82,8 +82,8 @@ def dry_run(records: list[FactRecord], llm: LLMSettings, root: RunsRoot, passage
     """The estimate of the calls a run would send, those the reply cache answers left out;
     with `judge`, also of the checks (one per reply: a reply not made yet is a stand-in)."""
     from ragdash.planning import answered_note, cache_answers, cache_only
-    from ragdash.robustness.checker import check_calls
-    from ragdash.robustness.counterfactual import calls
+    from ragdash.stress.counterfactual import calls
+    from ragdash.stress.counterfactual_check import check_calls
 
     plan = calls(records, passages)
     with cache_only(llm, root) as replies:
@@ -118,12 +118,12 @@ def run(args: argparse.Namespace, progress: Any = None) -> int:
     from ragdash.config import load_spec
     from ragdash.data.rgb import LICENCE, load_fact
     from ragdash.llm.types import LLMError
-    from ragdash.robustness.checker import run_checks
-    from ragdash.robustness.counterfactual import run_counterfactual
-    from ragdash.robustness.summary import summarise, write
     from ragdash.rundir.root import RunsRoot
     from ragdash.stages.generate import generator_settings
     from ragdash.stages.judge import judge_settings
+    from ragdash.stress.counterfactual import run_counterfactual
+    from ragdash.stress.counterfactual_check import run_checks
+    from ragdash.stress.counterfactual_summary import summarise, write
 
     if args.passages < 1:
         raise ValueError("--passages must be at least 1")

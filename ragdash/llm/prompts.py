@@ -9,7 +9,7 @@ candidates "Candidate's Answers:".
 Also here, so that every prompt lives in one place: the multi-query retriever's sub-question
 prompt (`ragdash.llm.decompose`), the evidence finder's quote prompt (`ragdash.evidence.quotes`)
 and support prompt (`ragdash.evidence.align`), the synthetic question prompts (`ragdash.synth`)
-and RGB's counterfactual robustness prompt (`ragdash.robustness.counterfactual`).
+and RGB's counterfactual robustness prompt (`ragdash.stress.counterfactual`).
 """
 
 from __future__ import annotations
@@ -378,7 +378,7 @@ def synth_prompt_version() -> str:
                    generation_prompt("{q}"))
 
 
-# --- RGB's counterfactual robustness test (ragdash.robustness.counterfactual) -----------------
+# --- RGB's counterfactual robustness test (ragdash.stress.counterfactual) -------------------------
 # Chen et al., AAAI 2024: the English system instruction and user template of RGB's
 # config/instruction.yaml, word for word (its curly quotes included): the test's phrase rules
 # look for the sentences this instruction asks for.

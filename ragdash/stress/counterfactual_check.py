@@ -5,7 +5,7 @@ then detected and the true answer found (that script wants a 1 among the answer 
 refusal does not count), and the rates are over the replies whose check came back.
 
 `ragdash counterfactual --checker judge` asks this of the judge's LLM; the default, `phrase`,
-is the rule of `ragdash.robustness.counterfactual`.
+is the rule of `ragdash.stress.counterfactual`.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def check_calls(replies: Sequence[str]) -> list[ChatCall]:
 def run_checks(table: pd.DataFrame, settings: LLMSettings, *,
                cache: LLMCache | str | Path | None = None, progress: Progress | None = None,
                backend: Backend | None = None) -> pd.DataFrame:
-    """`table` (`ragdash.robustness.counterfactual.COLUMNS`) with each reply checked by the LLM
+    """`table` (`ragdash.stress.counterfactual.COLUMNS`) with each reply checked by the LLM
     of `settings`: `check` holds its reply, `detected` and `corrected` follow RGB's check; a
     failed check leaves the row without a verdict, its `error` saying so."""
     out = table.copy()

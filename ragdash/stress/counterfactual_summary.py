@@ -64,8 +64,8 @@ class Summary:
 
 
 def summarise(table: pd.DataFrame, checker: str = "phrase") -> Summary:
-    """The rates of a per-question table (`ragdash.robustness.counterfactual.COLUMNS`) whose
-    detection came from `checker` (`ragdash.robustness.checker.CHECKERS`)."""
+    """The rates of a per-question table (`ragdash.stress.counterfactual.COLUMNS`) whose
+    detection came from `checker` (`ragdash.stress.counterfactual_check.CHECKERS`)."""
     ok = table[table["error"].isna() & table["reply"].notna()]
     detected = int(ok["detected"].sum())
     corrected = int(ok["corrected"].sum())
