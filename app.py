@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ragdash.rundir.manifest import RunFileError
 from ragdash.ui import navigation, server, state, widgets
 from ragdash.viz.style import use_house_template
 
@@ -31,4 +32,7 @@ with st.sidebar:
     state.select_run()
 
 page = st.navigation(navigation.sections(), position="sidebar", expanded=True)
-page.run()
+try:
+    page.run()
+except RunFileError as exc:  # a damaged file of the run: the page says which, and what to do
+    st.error(f"This page cannot show the run. {widgets.md(exc.shown)}")

@@ -24,7 +24,7 @@ from ragdash import jobs
 from ragdash.cli import main
 from ragdash.config import RunSpec, saved_spec
 from ragdash.rundir import MANIFEST, Run
-from ragdash.rundir.manifest import MAX_DEPTH, MAX_MANIFEST_BYTES, ManifestError
+from ragdash.rundir.manifest import MAX_DEPTH, MAX_MANIFEST_BYTES, MAX_RUN_JSON_BYTES, ManifestError
 from ragdash.rundir.reader import CachedReader, json_at, manifest_at, table_at
 from ragdash.rundir.root import RunsRoot
 from ragdash.ui.navigation import PAGES
@@ -395,3 +395,86 @@ def test_a_build_into_a_run_that_cannot_be_read_is_refused_untouched(made, tmp_p
     with pytest.raises(ManifestError, match="config is a list"):
         jobs.spawn(run_dir, "build", cfg=Run(made).config.to_dict(), stages=["ingest"])
     assert (run_dir / MANIFEST).read_bytes() == before
+
+
+@pytest.mark.parametrize("case", ["not-json", "huge", "list", "deep", "not-utf8"])
+def test_a_job_on_a_run_json_that_is_no_object_is_refused_and_the_file_kept(tmp_path, capsys,
+                                                                            case):
+    """`ragdash job` (and every job record write) on a run.json that cannot be parsed leaves it
+    as it was: the record written over it replaced the file by {"job": ...} before."""
+    f = write_bad(tmp_path / case, case) / MANIFEST
+    before = (f.stat().st_mtime_ns, f.stat().st_size)
+    time.sleep(0.01)
+    with pytest.raises(ManifestError, match="cannot be read"):
+        jobs.write(f.parent, state="running")
+    assert main(["job", "--run-dir", str(f.parent)]) != 0
+    assert "cannot be read" in capsys.readouterr().err
+    assert (f.stat().st_mtime_ns, f.stat().st_size) == before
+
+
+def test_a_job_record_is_still_merged_into_a_readable_run(made, tmp_path):
+    run_dir = tmp_path / "r"
+    shutil.copytree(made, run_dir)
+    config = json.loads((run_dir / MANIFEST).read_text())["config"]
+    jobs.write(run_dir, state="running", message="hello")
+    manifest = json.loads((run_dir / MANIFEST).read_text())
+    assert manifest["config"] == config and manifest[jobs.KEY]["message"] == "hello"
+
+
+# --- a run's other JSON files: bounded, and a damaged one costs its own sections only ----------
+
+
+@pytest.mark.parametrize("text", ['{"thresholds": ', "[1, 2]", None])
+def test_a_damaged_calibration_json_is_refused_with_its_name(made, tmp_path, text):
+    run_dir = tmp_path / "r"
+    shutil.copytree(made, run_dir)
+    f = run_dir / "calibration.json"
+    if text is None:
+        with open(f, "wb") as out:
+            out.truncate(MAX_RUN_JSON_BYTES + 1)  # sparse: nothing on disk
+    else:
+        f.write_text(text)
+    for run in (Run(run_dir), Run(run_dir, CachedReader(table_at, json_at))):
+        with pytest.raises(ValueError, match="calibration.json"):
+            run.calibration()
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory):
+    """The demo run with its calibration.json cut short, as a crash of another program leaves
+    it (ragdash writes it atomically)."""
+    base = tmp_path_factory.mktemp("round5-calibration")
+    run_dir = make_run(base / "demo", n_questions=8, seed=5)
+    (run_dir / "calibration.json").write_text('{"thresholds": {"h": 0.')
+    old = os.environ.get("RAGDASH_DEMO_RUN")
+    os.environ["RAGDASH_DEMO_RUN"] = str(run_dir)
+    yield run_dir
+    if old is None:
+        os.environ.pop("RAGDASH_DEMO_RUN", None)
+    else:
+        os.environ["RAGDASH_DEMO_RUN"] = old
+
+
+@pytest.mark.parametrize("page", list(dict.fromkeys(p.name for p in PAGES)))
+def test_every_page_renders_on_a_run_whose_calibration_json_is_damaged(damaged, page):
+    at = open_app(page)  # asserts no exception box
+    said = " ".join(e.value for e in at.error)
+    if "calibration.json" in said:  # a page that needs it says which file and what to do
+        assert "calibration.json cannot be read" in said.replace("\\", "")
+        assert "calibrate stage again" in said and str(damaged) not in said
+
+
+@pytest.mark.parametrize("page", ["overview", "thresholds", "report"])
+def test_a_page_that_needs_the_calibration_says_it_cannot_be_read(damaged, page):
+    at = open_app(page)
+    assert any("calibration" in e.value and "cannot be read" in e.value for e in at.error), \
+        [e.value for e in at.error]
+
+
+def test_a_damaged_table_is_refused_with_its_name_and_stage(made, tmp_path):
+    run_dir = tmp_path / "r"
+    shutil.copytree(made, run_dir)
+    (run_dir / "ir_scores.parquet").write_bytes(b"PAR1 cut short")
+    with pytest.raises(ValueError, match=r"ir_scores.parquet cannot be read .*: run the score "
+                                         "stage again"):
+        Run(run_dir).read("ir_scores")

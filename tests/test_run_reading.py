@@ -65,7 +65,8 @@ def test_a_calibration_says_which_scores_it_was_fitted_on(run_dir):
 def test_a_malformed_calibration_is_refused_naming_the_file(run_dir):
     run = Run(run_dir)
     run.write_json("calibration", {"h": 0.2})
-    with pytest.raises(ValueError, match=r"calibration\.json is not a calibration"):
+    with pytest.raises(ValueError, match=r"calibration\.json cannot be read \(not a "
+                                         "calibration written by"):
         run.calibration()
     (run_dir / "calibration.json").unlink()
     assert run.calibration() is None

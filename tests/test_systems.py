@@ -308,11 +308,21 @@ def test_the_build_page_passes_its_systems_and_the_path_check_sees_their_files()
     """The Build page's form hands the systems uploaded on the Data page to the run, and the
     dashboard's check of every path a run names (allowed roots only) names their files."""
     from ragdash.config import expand
-    from ragdash.ui.build_form import BuildForm
     from ragdash.ui.paths import named_paths
+    from ragdash.view.build_form import BuildForm
 
     form = BuildForm("r", {"path": "qa.jsonl"}, retrievers=["bm25"],
                      systems={"prod": {"file": "/elsewhere/r.jsonl", "format": "auto"}})
     over = form.overrides("runs")
     assert over["systems.prod.file"] == "/elsewhere/r.jsonl"
     assert ("systems.prod.file", "/elsewhere/r.jsonl") in named_paths(expand(over))
+
+
+def test_a_file_read_in_the_format_given_says_so_and_how_to_detect_it(tmp_path):
+    f = sy.ragas_jsonl(tmp_path / "ragas.jsonl")
+    with pytest.raises(DataError) as err:
+        read_system(f, "trec")
+    message = err.value.issue.message
+    assert "(read as 'trec' because the format was given: --system-format or " \
+           "systems.NAME.format; leave it out to detect it from the content)" in message
+    assert read_system(f).format == "ragas"

@@ -217,11 +217,9 @@ def load_dataset(path: str | Path, fmt: str = "auto", *, corpus: str | Path | No
     except DataError as exc:
         if fmt == "auto":
             raise
-        i = exc.issue
-        raise DataError(Issue(i.file, i.record, i.field, f"{i.message} (read as '{fmt}' because "
-                              "the format was given, e.g. by the config's dataset.format; "
-                              "use --format auto or dataset.format: auto to detect it from "
-                              "the file)", i.severity)) from None
+        raise exc.read_as_given(fmt, "--format or the config's dataset.format",
+                                "use --format auto or dataset.format: auto to detect it from "
+                                "the file") from None
     _apply_sample(loaded, rule, limit)
     documents, issues, corpus_sha = loaded.documents, list(log.issues), None
     if corpus is not None:

@@ -80,6 +80,14 @@ class DataError(Exception):
         super().__init__(str(issue))
         self.issue = issue
 
+    def read_as_given(self, fmt: str, given_by: str, instead: str) -> DataError:
+        """This error of a file read in the format `fmt` someone gave (`given_by`, e.g. a
+        command-line option), saying so and how to have the format detected (`instead`)."""
+        i = self.issue
+        return DataError(Issue(i.file, i.record, i.field, f"{i.message} (read as '{fmt}' "
+                               f"because the format was given: {given_by}; {instead})",
+                               i.severity))
+
 
 @dataclass
 class Dataset:

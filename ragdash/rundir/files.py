@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from ragdash.rundir.io import read_table
+from ragdash.rundir.manifest import RunFileError
 
 
 def _with_answers(examples: pd.DataFrame) -> pd.DataFrame:
@@ -48,9 +49,22 @@ class RunFile:
         return not self.filename.endswith(".json")
 
     def read(self, path: Path) -> pd.DataFrame:
-        """The table at `path`, upgraded to the current columns."""
-        df = read_table(path)
+        """The table at `path`, upgraded to the current columns; RunFileError naming it, the
+        reason and the stage that writes it again when it cannot be read (a damaged file)."""
+        try:
+            df = read_table(path)
+        except FileNotFoundError:
+            raise
+        except Exception as exc:  # pyarrow's errors have no common base below Exception
+            raise self.unreadable(path, exc) from exc
         return self.upgrade(df) if self.upgrade else df
+
+    def unreadable(self, path: Path, why: object) -> RunFileError:
+        """The error saying the file at `path` cannot be read, and how to write it again."""
+        reason = " ".join(str(why).replace(str(path), path.name).split())[:300] \
+            or type(why).__name__
+        then = f"cannot be read ({reason}): run the {self.stage} stage again to write it anew"
+        return RunFileError(f"{path} {then}", shown=f"The run's {path.name} {then}")
 
 
 _FILES = (

@@ -26,6 +26,10 @@ MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 """The largest run.json read (4 MiB; ragdash writes about 10 KB): a larger one is refused
 unread, so one file cannot take a shared dashboard's memory."""
 
+MAX_RUN_JSON_BYTES = 64 * 1024 * 1024
+"""The largest of a run's other JSON files read (calibration.json, estimate.json: ragdash writes
+well under 1 MB): a larger one is refused unread, as run.json is over MAX_MANIFEST_BYTES."""
+
 MAX_DEPTH = 64
 """The deepest nesting of objects and lists read in a run.json (ragdash writes 6 levels)."""
 
@@ -43,7 +47,17 @@ FIELDS: dict[str, type] = {
 not named here is kept as it is)."""
 
 
-class ManifestError(ValueError):
+class RunFileError(ValueError):
+    """A file of a run that cannot be read (damaged, too large, of another shape); the message
+    names it, says why and, where known, which stage writes it again. `shown`: the same
+    without the server's path (the file's name only), for a page."""
+
+    def __init__(self, message: str, shown: str | None = None):
+        super().__init__(message)
+        self.shown = shown or message
+
+
+class ManifestError(RunFileError):
     """A run.json (or its config) that cannot be read; the message names it and says why."""
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import pickle
 import threading
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pandas as pd
 
-from ragdash.rundir.manifest import ManifestError, read_manifest
+from ragdash.rundir.manifest import MAX_RUN_JSON_BYTES, ManifestError, load_json, read_manifest
 
 if TYPE_CHECKING:
     from ragdash.rundir.files import RunFile
@@ -59,7 +58,9 @@ class Reader:
         return spec.read(path)
 
     def json(self, path: Path) -> dict:
-        return json.loads(Path(path).read_text())
+        """A run's JSON file other than run.json (`load_json`, at most MAX_RUN_JSON_BYTES);
+        ManifestError naming the file and the reason when it cannot be read."""
+        return load_json(path, MAX_RUN_JSON_BYTES)
 
     def manifest(self, path: Path) -> dict:
         """The run.json at `path`, checked (`read_manifest`); ManifestError says why not."""
@@ -77,8 +78,9 @@ def table_at(path: str, stamp_: Stamp | None, key: str) -> pd.DataFrame:
 
 
 def json_at(path: str, stamp_: Stamp | None) -> dict:
-    """The JSON file at `path`, as it is when it has stamp `stamp_` (a cache key)."""
-    return json.loads(Path(path).read_text())
+    """The JSON file at `path`, as it is when it has stamp `stamp_` (a cache key): bounded and
+    refused with its reason as `Reader.json` does."""
+    return PLAIN.json(Path(path))
 
 
 def manifest_at(path: str, stamp_: Stamp | None) -> dict | ManifestError:

@@ -22,7 +22,7 @@ from ragdash.rundir.calibration import Calibration
 from ragdash.rundir.config import RunConfig
 from ragdash.rundir.files import FILES, MANIFEST, RunFile
 from ragdash.rundir.io import write_json, write_table
-from ragdash.rundir.manifest import ManifestError, migrated_config
+from ragdash.rundir.manifest import ManifestError, RunFileError, migrated_config
 from ragdash.rundir.reader import PLAIN, Reader
 from ragdash.rundir.records import StageRecord
 
@@ -213,15 +213,19 @@ class Run:
     def calibration(self) -> Calibration | None:
         """calibration.json as its typed record (thresholds, fits, evidence, shares, and the
         calibrate stage's sections), None before calibrate."""
-        data = self.read_json("calibration")
+        spec = FILES["calibration"]
+        try:
+            data = self.read_json("calibration")
+        except RunFileError as exc:
+            raise spec.unreadable(self.file("calibration"), str(exc).split(": ", 1)[-1]) \
+                from exc
         if data is None:
             return None
         try:
             return Calibration.from_dict(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ValueError(f"{self.file('calibration')} is not a calibration written by "
-                             f"`ragdash calibrate` ({type(exc).__name__}: {exc}): run the "
-                             "calibrate stage again") from exc
+            raise spec.unreadable(self.file("calibration"), "not a calibration written by "
+                                  f"`ragdash calibrate`: {type(exc).__name__}: {exc}") from exc
 
     def table(self, key: str) -> pd.DataFrame | None:
         """A table, or None when its stage has not run."""

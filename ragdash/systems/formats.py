@@ -146,10 +146,8 @@ def read_system(path: str | Path, fmt: str = "auto") -> SystemFile:
     except DataError as exc:
         if fmt == "auto":
             raise
-        i = exc.issue
-        raise DataError(Issue(i.file, i.record, i.field, f"{i.message} (read as {fmt} because "
-                              "the format was given: --system-format or systems.NAME.format; "
-                              "leave it out to detect it from the content)")) from None
+        raise exc.read_as_given(fmt, "--system-format or systems.NAME.format",
+                                "leave it out to detect it from the content") from None
 
 
 # --- detection --------------------------------------------------------------------------------
