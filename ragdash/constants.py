@@ -19,8 +19,11 @@ MLQ_MODES = ("default", "reference")
 rank) or the paper's code (§3.1, MLQ); each has its sub-question prompt."""
 
 def label(name: str) -> str:
-    """Display name of a system: 'LLM only', 'BM25', 'SIM', ... (charts, tables, reports)."""
-    return "LLM only" if name == LLM_ONLY else str(name).upper()
+    """Display name of a system: 'LLM only', the paper's retrievers in capitals ('BM25', 'SIM',
+    ...), any other (a user's own system or live retriever) as its owner named it."""
+    if name == LLM_ONLY:
+        return "LLM only"
+    return str(name).upper() if name in PAPER_RETRIEVERS else str(name)
 
 
 PAPER_SYSTEMS = (LLM_ONLY, *PAPER_RETRIEVERS)

@@ -326,3 +326,11 @@ def test_a_file_read_in_the_format_given_says_so_and_how_to_detect_it(tmp_path):
     assert "(read as 'trec' because the format was given: --system-format or " \
            "systems.NAME.format; leave it out to detect it from the content)" in message
     assert read_system(f).format == "ragas"
+
+
+def test_a_users_system_is_shown_as_its_owner_named_it():
+    """The paper's retrievers in capitals, a user's system as named ('my-rag', not 'MY-RAG')."""
+    from ragdash.constants import label
+
+    assert [label(n) for n in ("llm_only", "bm25", "mlq", "my-rag", "Prod_v2")] == \
+        ["LLM only", "BM25", "MLQ", "my-rag", "Prod_v2"]

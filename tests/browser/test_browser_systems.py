@@ -78,9 +78,9 @@ def test_upload_a_system_build_and_compare_it(server, page, tmp_path):
     from ragdash.ui.state import run_key
 
     goto(page, server, f"compare?run={quote(run_key(path))}")
-    expect(page.get_by_text("PROD vs BM25", exact=False).or_(
-        page.get_by_text("BM25 vs PROD", exact=False)).first).to_be_visible()
-    expect(page.get_by_text("PROD: 3 of 4 questions", exact=False)).to_have_count(1)
+    expect(page.get_by_text("prod vs BM25", exact=False).or_(
+        page.get_by_text("BM25 vs prod", exact=False)).first).to_be_visible()
+    expect(page.get_by_text("prod: 3 of 4 questions", exact=False)).to_have_count(1)
     no_exception(page, "compare retrievers with the system")
     shot(page, "92-systems-compare")
     goto(page, server, f"?run={quote(run_key(path))}")
