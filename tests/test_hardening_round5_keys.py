@@ -165,3 +165,58 @@ def test_the_pages_say_what_a_job_will_send(server_env):
     assert "is sent to https://api.openai.com/v1" in keys.job_note("openai", None)
     assert "you typed" in keys.job_note("openai", EVIL, typed_key=True)
     assert "No API key" in keys.job_note("ollama", None)
+
+
+# --- the LLM servers a dashboard user may name: the operator's RAGDASH_LLM_HOSTS ---------------
+
+
+@pytest.mark.parametrize("url, confined, hosts, refused", [
+    ("http://10.0.0.5:8080/v1", True, "llm.internal:8000", True),  # a host of the network
+    ("http://llm.internal:8000/v1", True, "llm.internal:8000", False),
+    ("http://llm.internal:9000/v1", True, "llm.internal:8000", True),  # another port
+    ("localhost:11434", True, "localhost:11434", False),  # an ollama host, no scheme
+    ("http://127.0.0.1:11434", True, "localhost:11434", True),  # names are compared as given
+    ("http://10.0.0.5:8080/v1", True, "", False),  # unset: any host
+    ("http://10.0.0.5:8080/v1", False, "llm.internal", False),  # the operator's own command
+    ("https://x.example.com/v1", True, "*.example.com", False),
+])
+def test_a_dashboard_job_calls_only_the_llm_hosts_the_operator_allows(monkeypatch, url,
+                                                                      confined, hosts, refused):
+    monkeypatch.setenv(keys.LLM_HOSTS_ENV, hosts)
+    monkeypatch.setenv(keys.CONFINE_ENV, "1" if confined else "0")
+    why = keys.refused_llm_url(url)
+    assert bool(why) == refused, why
+    if refused:
+        assert keys.LLM_HOSTS_ENV in why and url in why
+    from ragdash.llm.factory import raw_backend
+    from ragdash.llm.types import LLMError
+
+    settings = LLMSettings.from_config({"backend": "openai", "base_url": url, "model": "m"})
+    if refused:
+        with pytest.raises(LLMError, match=keys.LLM_HOSTS_ENV):
+            raw_backend(settings)
+    else:
+        raw_backend(settings)  # a client is made (nothing is called)
+
+
+def test_the_build_page_refuses_an_llm_host_off_the_operators_list(monkeypatch):
+    from ragdash.ui import paths
+
+    monkeypatch.setenv(keys.LLM_HOSTS_ENV, "llm.internal:8000")
+    monkeypatch.delenv(keys.CONFINE_ENV, raising=False)  # the dashboard's own process
+    cfg = {"generation": {"llm": {"backend": "openai", "base_url": "http://169.254.169.254/v1"}},
+           "judge": {"llm": {"backend": "openai", "base_url": "http://llm.internal:8000/v1"}}}
+    refused = paths.refused_config(cfg)
+    assert len(refused) == 1 and "169.254.169.254" in refused[0], refused
+
+
+def test_a_job_whose_llm_host_is_off_the_list_fails_saying_so(generic, tmp_path, server_env,
+                                                             monkeypatch):
+    with FakeLLMServer(default=Reply(text="An answer.")) as srv:
+        monkeypatch.setenv(keys.LLM_HOSTS_ENV, "llm.internal:8000")
+        cfg = _cfg(generic, tmp_path, srv.openai_url, "m1")
+        run_dir = tmp_path / "runs" / "a"
+        run_stages(cfg, run_dir, requires("generate"))
+        done = _generate(run_dir, cfg, "failed")
+        assert srv.chat_requests() == []  # nothing reached the server
+    assert keys.LLM_HOSTS_ENV in done.error

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragdash.llm import keys
 from ragdash.llm.cache import LLMCache, open_cache
 from ragdash.llm.clients.ollama import OllamaBackend
 from ragdash.llm.clients.openai import OpenAIBackend
@@ -23,8 +24,17 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 
+def _check_server(settings: LLMSettings) -> None:
+    """LLMError when the server the settings name is not one this process may call
+    (`keys.refused_llm_url`: a dashboard job, and a host off the operator's list)."""
+    refusal = keys.refused_llm_url(settings.base_url)
+    if refusal:
+        raise LLMError(refusal, kind="config")
+
+
 def raw_backend(settings: LLMSettings, *, base_url: str | None = None) -> Backend:
     """The client-level backend for settings whose server is reachable now."""
+    _check_server(settings)
     if settings.backend == "ollama":
         return OllamaBackend(settings, host=base_url)
     if settings.backend == "openai":
@@ -77,6 +87,7 @@ def calls_session(settings: LLMSettings, cache: LLMCache | str | Path | None = N
 
 def chat_model(settings: LLMSettings, *, base_url: str | None = None) -> BaseChatModel:
     """A LangChain chat model on the same server (`ChatOllama` or `ChatOpenAI`)."""
+    _check_server(settings)
     url = base_url or settings.base_url
     if settings.backend == "ollama":
         from langchain_ollama import ChatOllama

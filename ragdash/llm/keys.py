@@ -7,6 +7,8 @@ its provider's default (`PROVIDER_ENDPOINTS`; for `OPENAI_API_KEY` also `OPENAI_
 the operator set it) and the URLs listed in `RAGDASH_KEY_ENDPOINTS`
 (`VAR=URL[,URL...]`, several variables separated by `;`). An endpoint allows itself and the
 paths under it, on the same scheme, host and port. A variable nobody allowed is never read.
+Where the operator lists LLM hosts (`RAGDASH_LLM_HOSTS`), a confined process calls no LLM server
+elsewhere, key or not (`refused_llm_url`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 CONFINE_ENV = "RAGDASH_CONFINE_KEYS"
+LLM_HOSTS_ENV = "RAGDASH_LLM_HOSTS"
+"""The hosts a confined process's LLM servers may be at (`host`, `host:port`, `*.domain`, as
+`RAGDASH_RETRIEVER_HOSTS`); unset: any host (the operator sets it on a shared server, so that a
+dashboard user cannot make the server call a host of its network)."""
 ENDPOINTS_ENV = "RAGDASH_KEY_ENDPOINTS"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
@@ -179,3 +185,22 @@ def job_note(backend: str, base_url: str | None, typed_key: bool = False,
     if env.get(var) and may_send(var, url, env):
         return f"The server's {var} is sent to {url} (an endpoint the operator allowed)."
     return f"No key is sent ({var} is not set on the server); type one if the server needs it."
+
+
+def refused_llm_url(url: str | None, environ: Mapping[str, str] | None = None,
+                    confine: bool | None = None) -> str | None:
+    """Why an LLM server a config names at `url` (its `base_url`) may not be called here, or
+    None: in a confined process (or with `confine`) whose operator set RAGDASH_LLM_HOSTS, a
+    URL whose host is not on that list (an `ollama` host without a scheme is read as http)."""
+    from ragdash.retrieval.http import HostNotAllowed, check_host
+
+    env = os.environ if environ is None else environ
+    if not url or not (confined(env) if confine is None else confine) \
+            or not env.get(LLM_HOSTS_ENV, "").strip():
+        return None
+    text = url.strip() if "://" in url else f"http://{url.strip()}"
+    try:
+        check_host(text, env, LLM_HOSTS_ENV, "an LLM server")
+    except (HostNotAllowed, ValueError) as exc:
+        return f"base_url {url}: {exc}"
+    return None

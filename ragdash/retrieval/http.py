@@ -51,9 +51,10 @@ class HostNotAllowed(ValueError):
     """The URL's host is not on the operator's allow-list."""
 
 
-def allowed_hosts(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The entries of `RAGDASH_RETRIEVER_HOSTS`, lower-cased (empty: none allowed)."""
-    raw = (os.environ if environ is None else environ).get(HOSTS_ENV, "")
+def allowed_hosts(environ: Mapping[str, str] | None = None, var: str = HOSTS_ENV) -> list[str]:
+    """The entries of the allow-list in `var` (`RAGDASH_RETRIEVER_HOSTS`), lower-cased (empty:
+    none allowed)."""
+    raw = (os.environ if environ is None else environ).get(var, "")
     return [h.strip().lower().rstrip(".") for h in raw.replace(" ", ",").split(",")
             if h.strip()]
 
@@ -106,17 +107,19 @@ def parse_url(url: str) -> SplitResult:
     return parts
 
 
-def check_host(url: str, environ: Mapping[str, str] | None = None) -> SplitResult:
-    """`url` split when its host (and port) is on the allow-list; HostNotAllowed otherwise."""
+def check_host(url: str, environ: Mapping[str, str] | None = None, var: str = HOSTS_ENV,
+               caller: str = "a live retriever") -> SplitResult:
+    """`url` split when its host (and port) is on the allow-list in `var`; HostNotAllowed
+    otherwise (`caller`: who would call it, for the message)."""
     parts = parse_url(url)
     host = (parts.hostname or "").lower().rstrip(".")
-    entries = allowed_hosts(environ)
+    entries = allowed_hosts(environ, var)
     if not _host_allowed(host, _port(parts), entries):
         shown = ", ".join(entries) if entries else "empty"
         raise HostNotAllowed(
-            f"{host}:{_port(parts)} is not on the allow-list of hosts a live retriever may call "
-            f"({HOSTS_ENV}: {shown}); whoever runs ragdash allows a host with "
-            f"{HOSTS_ENV}=host[:port],... (loopback too: it is not allowed by default)")
+            f"{host}:{_port(parts)} is not on the allow-list of hosts {caller} may call "
+            f"({var}: {shown}); whoever runs ragdash allows a host with "
+            f"{var}=host[:port],... (loopback too: it is not allowed by default)")
     return parts
 
 

@@ -137,7 +137,9 @@ def refused_config(cfg: Mapping[str, Any]) -> list[str]:
     """Why a run config may not be run from the dashboard: one message per path it names
     (`named_paths`) outside the allowed roots, `<first setting naming it>: <why>`, and one per
     live retriever (`retrievers.custom`) that is not exactly one of the server's config file
-    (`ragdash.retrieval.custom.refused`: it would run code or call a service a user chose)."""
+    (`ragdash.retrieval.custom.refused`: it would run code or call a service a user chose), and
+    one per LLM server off the operator's RAGDASH_LLM_HOSTS (`keys.refused_llm_url`)."""
+    from ragdash.llm import keys
     from ragdash.retrieval.custom import refused as refused_live
 
     out: dict[str, str] = {}
@@ -146,4 +148,6 @@ def refused_config(cfg: Mapping[str, Any]) -> list[str]:
             readable(path)
         except OutsideRoots as exc:
             out.setdefault(path, f"{key}: {exc}")
-    return [*out.values(), *refused_live(cfg)]
+    servers = [why for section in keys.llm_sections(cfg)
+               if (why := keys.refused_llm_url(section.get("base_url"), confine=True))]
+    return [*out.values(), *refused_live(cfg), *dict.fromkeys(servers)]
