@@ -26,4 +26,6 @@ in [0, 1] unless a name says `pct`. Import the topic module, e.g.
   the systems and Kendall's tau with the truth's.
 - `reference`: each answer against the gold answers with no LLM (SQuAD exact match, token F1,
   contains a gold answer) and their means per system.
+- `run_tables`: a run's main answers, judgments and answers against the gold answers, one
+  row per (question, system) at the generation budget (what the run view and the labels read).
 """

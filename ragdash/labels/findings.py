@@ -146,8 +146,7 @@ def _labels_summary(run: Run, labels: pd.DataFrame, stale: int) -> dict:
 
 def _agreement(run: Run, labels: pd.DataFrame, judge: pd.DataFrame | None, n_boot: int,
                seed: int, level: float, stand_in: list[str]) -> dict:
-    from ragdash.analysis.frames import primary
-    from ragdash.view import RunView
+    from ragdash.analysis.run_tables import main_reference
 
     scored = labels[labels["score"].notna()]
     out: dict = {"n_boot": n_boot, "level": level,
@@ -162,8 +161,7 @@ def _agreement(run: Run, labels: pd.DataFrame, judge: pd.DataFrame | None, n_boo
         return out
     out["labels"] = judge_vs_labels(scored.merge(judge, on=["qid", "system"]), n_boot, seed,
                                     level)
-    view = RunView(run)
-    ref = primary(view.reference(), view.generation_budget)
+    ref = main_reference(run)
     if ref is not None:
         ref = ref[ref["em"].notna()].astype({"qid": str, "system": str})
         both = ref.merge(judge, on=["qid", "system"])

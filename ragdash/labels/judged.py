@@ -10,9 +10,9 @@ from ragdash.rundir import Run
 
 def judge_scores(run: Run) -> pd.DataFrame | None:
     """(qid, system, judge) of the answers with a valid judge score, or None."""
-    from ragdash.view import RunView
+    from ragdash.analysis.run_tables import judgments
 
-    j = RunView(run).judgments()
+    j = judgments(run)
     if j is None:
         return None
     j = j[j["score"].isin([1, 2, 3, 4, 5])]

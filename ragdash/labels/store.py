@@ -73,9 +73,9 @@ def labelable(run: Run) -> pd.DataFrame:
     """The answers that can be labelled: one per (qid, system) at the run's generation budget,
     with a text and no generation error; columns qid, system, answer, answer_sha, sorted by
     (qid, system)."""
-    from ragdash.view import RunView
+    from ragdash.analysis.run_tables import answers
 
-    a = RunView(run).answers()
+    a = answers(run)
     if a is None:
         raise FileNotFoundError(f"run {run.path} has no answers to label (run `ragdash "
                                 "generate` first)")
@@ -263,9 +263,8 @@ def _with_verdict(run: Run, population: pd.DataFrame) -> pd.DataFrame:
     """The population with judged5 (1: the judge gave 5; 0 otherwise; NaN without a judge), the
     strata of the `judge` and `neyman` rules, and `reference` ("contains a gold answer", NaN
     without reference metrics), the spread the `neyman` rule allocates by."""
-    from ragdash.analysis.frames import primary
+    from ragdash.analysis.run_tables import main_reference
     from ragdash.labels.judged import judge_scores
-    from ragdash.view import RunView
 
     judge = judge_scores(run)
     if judge is None:
@@ -274,8 +273,7 @@ def _with_verdict(run: Run, population: pd.DataFrame) -> pd.DataFrame:
         got = population.merge(judge, on=["qid", "system"], how="left")["judge"]
         population = population.assign(judged5=np.where(got.isna(), np.nan,
                                                         (got == 5).astype(float)))
-    view = RunView(run)
-    ref = primary(view.reference(), view.generation_budget)
+    ref = main_reference(run)
     if ref is None or "contains" not in ref:
         return population.assign(reference=np.nan)
     ref = ref.astype({"qid": str, "system": str}).drop_duplicates(["qid", "system"])

@@ -23,6 +23,7 @@ from ragdash.analysis import (
     leaderboard,
     matching,
     reference,
+    run_tables,
     signals,
     system_means,
     truthfulness,
@@ -108,24 +109,17 @@ class RunView:
         return self.run.ir_scores(method)
 
     def answers(self) -> pd.DataFrame | None:
-        """answers.parquet, one row per (qid, system) (a budget sweep keeps the main budget)."""
-        return frames.primary(self.run.table("answers"), self.generation_budget)
+        """answers.parquet, one row per (qid, system) (`analysis.run_tables.answers`)."""
+        return run_tables.answers(self.run)
 
     def judgments(self) -> pd.DataFrame | None:
-        """judgments.parquet, one row per (qid, system) (main budget, one judge model)."""
-        return frames.primary(self.run.table("judgments"), self.generation_budget)
+        """judgments.parquet, one row per (qid, system) (`analysis.run_tables.judgments`)."""
+        return run_tables.judgments(self.run)
 
     def reference(self) -> pd.DataFrame | None:
-        """Every answer against the gold answers (reference.parquet; computed from the answers
-        when the run has none, or one older than its answers); None without answers."""
-        reader = self.run.reader  # every file looked at through it, so a memo follows them
-        answers = reader.stamp(self.run.file("answers"))
-        if answers is None:
-            return None
-        saved = reader.stamp(self.run.file("reference"))
-        if saved is not None and saved[1] >= answers[1]:  # Stamp: (inode, mtime_ns, size)
-            return self.run.read("reference")
-        return reference.score_answers(self.run.read("answers"), self.run.read("examples"))
+        """Every answer against the gold answers (`analysis.run_tables.reference`); None
+        without answers."""
+        return run_tables.reference(self.run)
 
     @kept("Scoring truthfulness per system…")
     def truthfulness(self) -> tuple[pd.DataFrame, pd.DataFrame, str] | None:
