@@ -359,3 +359,130 @@ def test_extending_after_the_judge_changed_is_the_draw_made_before(rule):
         framed = with_strata(after, grown)
         assert changed(framed) == 40
         assert survey.strata(framed).equals(survey.strata(before))
+
+
+def test_fitting_without_a_label_says_so():
+    """Every caller asks for labels first (`share` returns "no label yet"); called without,
+    `fit` says why instead of failing in the strata merge."""
+    frame, _ = population()
+    with pytest.raises(ValueError, match="no labels to estimate from"):
+        survey.fit(frame, np.full(12, np.nan))
+    assert survey.share(frame, np.full(12, np.nan)).reason == "no label yet"
+
+
+# --- the regression estimate with a cross-fitted predictor (issue 50) --------------------------
+
+def test_the_regression_estimate_is_unbiased_with_its_variance_for_any_fixed_predictor():
+    """Enumerating every stratified sample: p̂ = mean f + Σ W_c r̄_c is unbiased and its
+    residuals' variance is unbiased, whatever the predictor (a poor one costs width only)."""
+    from ragdash.calibration import assisted
+
+    frame, y = population()
+    groups = [list(range(s, s + 3)) for s in (0, 3, 6, 9)]
+    for pred in (np.linspace(0.1, 0.9, 12), np.full(12, 0.3), y[::-1].copy()):
+        est, var = [], []
+        for picks in itertools.product(*[list(itertools.combinations(g, 2)) for g in groups]):
+            shown = np.full(12, np.nan)
+            at = [i for p in picks for i in p]
+            shown[at] = y[at]
+            f = assisted.fit(frame, shown, pred, floored=False)
+            est.append(f.estimate)
+            var.append(f.var)
+        assert np.mean(est) == pytest.approx(y.mean(), abs=1e-12)
+        assert np.mean(var) == pytest.approx(np.var(est), rel=1e-9)
+
+
+def aux_population(n_q: int = 60, seed: int = 3) -> tuple[pd.DataFrame, np.ndarray]:
+    """6 systems × `n_q` questions; a reference metric right 90 % of the time, a judge 75 %."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"qid": np.repeat([f"q{i}" for i in range(n_q)], 6),
+                          "system": np.tile(list("abcdef"), n_q)})
+    truth = (rng.random(len(frame)) < 0.5).astype(float)
+    frame["contains"] = np.where(rng.random(len(frame)) < 0.9, truth, 1 - truth)
+    frame["judged5"] = np.where(rng.random(len(frame)) < 0.75, truth, 1 - truth)
+    frame["judge"] = np.where(frame["judged5"] == 1, 5, rng.integers(1, 5, len(frame)))
+    return frame, truth
+
+
+def test_every_answer_labelled_gives_the_share_itself_with_a_predictor():
+    from ragdash.calibration import assisted
+
+    frame, truth = aux_population(20)
+    got = assisted.share(frame, truth, assisted.cross_fitted(frame, truth), min_labels=10)
+    assert got.estimate == pytest.approx(truth.mean()) and got.ci == (got.estimate,) * 2
+    assert got.method.startswith("regression estimate")
+
+
+@pytest.mark.parametrize("n", [30, 100])
+def test_a_predictor_no_label_contradicts_still_gives_clopper_pearson_width(n):
+    """Truth = the reference metric: every residual near 0, yet the interval is never
+    narrower than Clopper–Pearson's bound on disagreements never seen in n labels."""
+    from ragdash.calibration import assisted
+
+    frame, _ = aux_population()
+    truth = frame["contains"].to_numpy(float)
+    y = np.full(len(frame), np.nan)
+    at = ordering(frame.assign(_row=np.arange(len(frame))), "judge", 0)["_row"][:n]
+    y[at] = truth[at]
+    got = assisted.share(frame, y, assisted.cross_fitted(frame, y), min_labels=10,
+                         target=survey.TARGET_HALF)
+    half = (got.ci[1] - got.ci[0]) / 2
+    unseen = clopper_pearson(0, n)[1] * (1 - n / len(frame))  # disagreements never seen
+    assert half >= 0.9 * unseen and got.ci[0] <= truth.mean() <= got.ci[1]
+
+
+def test_a_predictor_that_cannot_be_fitted_gives_the_stratified_share():
+    from ragdash.calibration import assisted
+
+    frame, _ = aux_population()
+    y = np.full(len(frame), np.nan)
+    y[:40] = 0.0  # every label alike
+    pred = assisted.cross_fitted(frame, y)
+    assert isinstance(pred, str)
+    got = assisted.share(frame, y, pred, min_labels=10)
+    assert got == survey.share(frame, y, min_labels=10)
+
+
+def assisted_coverage(frame: pd.DataFrame, truth: np.ndarray, n: int, reps: int
+                      ) -> tuple[float, float, float]:
+    """(coverage, mean width, the stratified share's mean width) over `reps` draws of `n`
+    labels by the judge rule."""
+    from ragdash.calibration import assisted
+
+    hits, widths, plain = 0, [], []
+    for seed in range(reps):
+        order = ordering(frame.assign(_row=np.arange(len(frame))), "judge", seed)["_row"]
+        y = np.full(len(frame), np.nan)
+        y[order[:n]] = truth[order[:n]]
+        lo, hi = assisted.share(frame, y, assisted.cross_fitted(frame, y), min_labels=10).ci
+        hits += lo <= truth.mean() <= hi
+        widths.append(hi - lo)
+        a, b = survey.share(frame, y, min_labels=10).ci
+        plain.append(b - a)
+    return hits / reps, float(np.mean(widths)), float(np.mean(plain))
+
+
+@pytest.mark.parametrize("n", [30, 80])
+def test_the_regression_estimate_covers_and_is_narrower_where_an_auxiliary_informs(n):
+    """A modest simulation (the benchmark runs the heavy one): a reference metric right 90 %
+    of the time halves the judge's residual variance; the interval still covers."""
+    frame, truth = aux_population()
+    cover, width, plain = assisted_coverage(frame, truth, n, 150)
+    assert cover >= 0.93 and width < 0.85 * plain
+
+
+@pytest.mark.parametrize("n", [20, 60, 150])
+def test_the_regression_planner_says_enough_exactly_when_the_interval_is_within(n):
+    from ragdash.calibration import assisted
+
+    frame, truth = aux_population()
+    y = np.full(len(frame), np.nan)
+    at = ordering(frame.assign(_row=np.arange(len(frame))), "judge", n)["_row"][:n]
+    y[at] = truth[at]
+    pred = assisted.cross_fitted(frame, y)
+    for estimand in survey.ESTIMANDS:
+        for target in (survey.TARGET_HALF, 2.0, survey.SYSTEM_TARGET_HALF):
+            got = assisted.share(frame, y, pred, estimand, min_labels=10, target=target)
+            half = (got.ci[1] - got.ci[0]) / 2
+            enough = got.to_target is not None and got.to_target <= n
+            assert enough == (half <= target / 100), (estimand, target, half, got.to_target)

@@ -230,6 +230,8 @@ def fit(frame: pd.DataFrame, y: np.ndarray, estimand: str = DEFAULT_ESTIMAND,
     y = np.asarray(y, float)
     labelled = ~np.isnan(y)
     labels = int(labelled.sum())
+    if not labels:
+        raise ValueError("no labels to estimate from")
     codes, names = pd.factorize(strata(frame).to_numpy(), sort=True)
     nh = np.bincount(codes[labelled], minlength=len(names)).astype(float)
     cell = _cells(np.asarray(names), np.bincount(codes, minlength=len(names)), nh)[codes]
