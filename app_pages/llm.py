@@ -26,9 +26,9 @@ from ragdash.ui import (
     trust,
     widgets,
 )
-from ragdash.ui.llm_launch import LaunchForm, launch_spec
 from ragdash.view import llm as model
 from ragdash.view import stress as stress_model
+from ragdash.view.llm_launch import LaunchForm, launch_spec
 from ragdash.viz import llm
 from ragdash.viz import stress as stress_viz
 from ragdash.viz.colors import label

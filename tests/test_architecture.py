@@ -1,5 +1,6 @@
-"""The shape of the package: no import cycles, the layers, one stage registry, one declaration
-per run file."""
+"""The shape of the package: no import cycles, the layers, the presentation split (page models in
+`view/`, Streamlit widgets in `ui/`, figures in `viz/`, layout in `app_pages/`), one stage
+registry, one declaration per run file."""
 
 from __future__ import annotations
 
@@ -97,12 +98,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                     "ragdash.calibration", "ragdash.systems")),
     ("llm", ("ragdash.llm",)),
     ("evidence and analysis", ("ragdash.evidence", "ragdash.analysis", "ragdash.judge_audit",
-                               "ragdash.view", "ragdash.labels", "ragdash.metrics",
-                               "ragdash.synth", "ragdash.erag", "ragdash.stress")),
+                               "ragdash.labels", "ragdash.metrics", "ragdash.synth",
+                               "ragdash.erag", "ragdash.stress")),
     # the run specification: checked against the components' own declarations and read by the
     # stages (a typed spec that stages take, #21 part 1), so it sits between the two
     ("config", ("ragdash.config",)),
     ("stages", ("ragdash.stages", "ragdash.planning")),
+    # presentation from here up: what the domain below never imports
+    ("page models", ("ragdash.view",)),  # what a page, the report or the CLI shows: no Streamlit
     ("viz", ("ragdash.viz",)),
     ("workflows", ("ragdash.sweep", "ragdash.report", "ragdash.jobs")),
     ("ui", ("ragdash.ui",)),
@@ -155,6 +158,9 @@ PUT_BACK = {
     "the dashboard reads the CLI's options": [("ragdash.ui.jobs", "ragdash.cli.options")],
     "a domain module reads the dry run": [("ragdash.synth.estimate", "ragdash.planning")],
     "a page reads the CLI": [("app_pages.build", "ragdash.cli.options")],
+    "labels read the run view": [("ragdash.labels.store", "ragdash.view")],
+    "a page model reads the widgets' state": [("ragdash.view.context", "ragdash.ui.state")],
+    "a stage reads a page model": [("ragdash.stages.erag", "ragdash.view")],
     "the library imports a page": [("ragdash.ui.navigation", "app_pages.overview")],
 }
 
@@ -166,6 +172,57 @@ def test_the_layer_check_fails_when_an_import_is_put_back(edges):
     graph.add_edges_from(edges)
     violations = layer_violations(graph)
     assert violations and all(" imports " in v for v in violations), violations
+
+
+PRESENTATION = ("ragdash.view", "ragdash.viz", "ragdash.ui")
+"""Page models, figures and Streamlit widgets: the domain below them never imports them."""
+
+
+def test_no_domain_module_imports_the_presentation():
+    graph = import_graph()
+    top = layer_of("ragdash.view")
+    domain = {m for m in graph if (i := layer_of(m)) is not None and i < top}
+    assert {"ragdash.labels.store", "ragdash.erag.summary", "ragdash.stages.stress"} <= domain
+    assert not domain & {m for m in graph if m.startswith(PRESENTATION)}
+    bad = sorted((a, b) for a, b in graph.edges
+                 if a in domain and b.split(".")[:2] in [p.split(".") for p in PRESENTATION])
+    assert not bad, bad
+
+
+def streamlit_importers(sources: dict[str, str]) -> set[str]:
+    """The modules among {module: source} that import streamlit, at module level or inside a
+    function (under `if TYPE_CHECKING` left out: it never runs)."""
+    out = set()
+    for name, source in sources.items():
+        tree = ast.parse(source)
+        skip = _type_checking_lines(tree)
+        for node in ast.walk(tree):
+            if getattr(node, "lineno", None) in skip:
+                continue
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            if any(n == "streamlit" or n.startswith("streamlit.") for n in names):
+                out.add(name)
+    return out
+
+
+def test_only_the_widgets_and_the_pages_import_streamlit():
+    """`ragdash.ui` is the only importer of Streamlit outside the pages: page models
+    (`ragdash.view`), figures (`ragdash.viz`) and the domain are built and tested without it."""
+    files = [*PACKAGE.rglob("*.py"), ROOT / "app.py", *(ROOT / "app_pages").glob("*.py")]
+    found = streamlit_importers({_module_name(p): p.read_text() for p in files})
+    assert {"ragdash.ui.widgets", "ragdash.ui.state", "app", "app_pages.build"} <= found
+    outside = sorted(m for m in found if not m.startswith(("ragdash.ui.", "app_pages."))
+                     and m not in ("ragdash.ui", "app"))
+    assert not outside, f"Streamlit outside ragdash.ui and the pages: {outside}"
+    assert not any(m.startswith("ragdash.view") for m in found)
+
+
+def test_the_streamlit_check_sees_every_kind_of_import():
+    sources = {"a": "import streamlit as st", "b": "def f():\n    from streamlit import cache\n",
+               "c": "import streamlit.components.v1", "d": "import streamlitx\nimport os",
+               "e": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import streamlit\n"}
+    assert streamlit_importers(sources) == {"a", "b", "c"}
 
 
 def test_only_the_cli_imports_the_cli():

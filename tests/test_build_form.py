@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ragdash.config import SAMPLE_DATASET, load_spec
-from ragdash.ui.build_form import BuildForm
+from ragdash.view.build_form import BuildForm
 
 
 def _form(**over) -> BuildForm:

@@ -21,7 +21,7 @@ from ragdash.config import ConfigError, load_spec, saved_spec
 from ragdash.erag.calls import chunk_items
 from ragdash.erag.evaluate import erag_table, label
 from ragdash.erag.measures import MEASURES, measures
-from ragdash.erag.summary import erag_cost, erag_view
+from ragdash.erag.summary import erag_cost, erag_summary
 from ragdash.rundir import Run
 from ragdash.stages.erag import depth, failed_calls
 
@@ -249,7 +249,7 @@ def test_graded_metric_and_the_view_for_the_dashboard(tmp_path, env_key):
     labels, table = run.read("erag_labels"), run.read("erag")
     assert set(table["metric"]) == {"f1"} and set(table["k"]) == {3}
     assert ((labels["label"] > 0) & (labels["label"] < 1)).any()  # graded labels
-    view = erag_view(table, order=["sim", "bm25"])
+    view = erag_summary(table, order=["sim", "bm25"])
     assert view.means["system"].tolist() == ["sim", "bm25"]
     assert view.means["n"].tolist() == [1, 1]  # q000 (q001 has no gold answer)
     assert list(view.per_answer.columns) == ["qid", "system", *MEASURES]

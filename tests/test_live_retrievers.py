@@ -189,7 +189,7 @@ def test_llamaindex_retriever():
 
 def test_the_dashboard_runs_only_the_servers_live_retrievers(tmp_path, monkeypatch):
     from ragdash.ui import paths
-    from ragdash.ui.build_form import BuildForm
+    from ragdash.view.build_form import BuildForm
 
     offered = {"kind": "langchain", "import_path": "my_rag:retriever", "description": "prod"}
     server_cfg = tmp_path / "server.yaml"

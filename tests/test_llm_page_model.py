@@ -13,13 +13,13 @@ import pytest
 from ragdash.config import ConfigError
 from ragdash.llm.refusal import RefusalRule
 from ragdash.llm.settings import LOCAL_GENERATOR, LOCAL_JUDGE
-from ragdash.ui.llm_launch import LaunchForm, launch_spec
 from ragdash.view.llm import (
     cost_line,
     error_counts,
     gain_sentence,
     refusal_hits,
 )
+from ragdash.view.llm_launch import LaunchForm, launch_spec
 
 
 def _form(**over) -> LaunchForm:

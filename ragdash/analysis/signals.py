@@ -260,7 +260,7 @@ def answer_signals(reference: pd.DataFrame, *, ir: pd.DataFrame | None = None,
     `reference`: reference.parquet (one row per answer); `ir`: Score_IR at one budget (qid,
     retriever, score) as `score_ir`; `judgments`: the 1-5 judge as `judge` (JUDGE_QUALITY);
     `metrics`: metrics.parquet's metric columns; `erag`: eRAG's measures per (qid, system)
-    (`ragdash.erag.summary.erag_view`'s per_answer: retrievers only); `labels`: human labels
+    (`ragdash.erag.summary.erag_summary`'s per_answer: retrievers only); `labels`: human labels
     (a labeller named "stand-in..." is not human). The truth is the share of an answer's human
     labels that say "correct" (correct when at least half do) where the run has human labels,
     else the reference metric `truth_metric` (then not also a signal; the reference metrics are

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
 
         print_estimate("eRAG", *erag_estimate(Run(args.run_dir), spec))
         return 0
-    from ragdash.erag.summary import erag_view
+    from ragdash.erag.summary import erag_summary
     from ragdash.stages.runner import run_on
 
     run_dir, counts = run_on(args.run_dir, "erag", progress, spec=spec)
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
     print(f"eRAG ({spec.erag.metric}) of {counts['questions']:,} questions: {counts['chunks']:,} "
           f"chunks judged; LLM calls: {counts['calls']:,} made, {counts['cached']:,} from the "
           f"reply cache; written to {run_dir.file('erag')}")
-    means = erag_view(run_dir.read("erag"), spec.compared).means
+    means = erag_summary(run_dir.read("erag"), spec.compared).means
     print(means.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if failed.any():
         print(f"warning: {int(failed.sum()):,} calls failed and are labelled 0 "

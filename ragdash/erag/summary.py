@@ -1,5 +1,6 @@
-"""eRAG for the dashboard: per-retriever means and per-answer values of erag.parquet, in the
-shape the signals panel merges (qid, system), and what the labels cost."""
+"""eRAG's summary (Salemi & Zamani, SIGIR 2024): per-retriever means and per-answer values of
+erag.parquet, in the shape the signals panel merges (qid, system), and what the labels cost;
+read by the stage, `ragdash erag` and the run view."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ragdash.erag.evaluate import distinct_calls
 from ragdash.erag.measures import MEASURES
 
 
-class ERAGView(NamedTuple):
+class ERAGSummary(NamedTuple):
     """`means`: per retriever (`system`), n (questions) and the mean of each measure;
     `per_answer`: qid, system and each measure, one row per (question, retriever)."""
 
@@ -20,7 +21,7 @@ class ERAGView(NamedTuple):
     per_answer: pd.DataFrame
 
 
-def erag_view(table: pd.DataFrame, order: Sequence[str] = ()) -> ERAGView:
+def erag_summary(table: pd.DataFrame, order: Sequence[str] = ()) -> ERAGSummary:
     """The per-retriever means and per-answer values of erag.parquet (`table`); retrievers in
     `order` first, then as they come."""
     per = table[["qid", "system", *MEASURES]].assign(qid=table["qid"].astype(str))
@@ -29,7 +30,7 @@ def erag_view(table: pd.DataFrame, order: Sequence[str] = ()) -> ERAGView:
     grouped = per.groupby("system", sort=False)
     means = grouped[list(MEASURES)].mean().join(grouped.size().rename("n"))
     means = means.reindex(systems).reset_index()[["system", "n", *MEASURES]]
-    return ERAGView(means, per.reset_index(drop=True))
+    return ERAGSummary(means, per.reset_index(drop=True))
 
 
 def erag_cost(labels: pd.DataFrame) -> tuple[float, float]:

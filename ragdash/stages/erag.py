@@ -71,7 +71,7 @@ def run(ctx: StageContext) -> dict:
     from ragdash.analysis.reference import gold_answers
     from ragdash.erag.evaluate import calls_made, evaluate
     from ragdash.erag.measures import MEASURES
-    from ragdash.erag.summary import erag_view
+    from ragdash.erag.summary import erag_summary
 
     spec, out = ctx.spec, ctx.run
     llm = erag_settings(spec, ctx.api_key)
@@ -84,7 +84,7 @@ def run(ctx: StageContext) -> dict:
     out.write("erag", table)
     out.update(llm={**out.manifest.get("llm", {}), "erag": llm.to_manifest()})
     made, cached = calls_made(labels)
-    means = erag_view(table, spec.compared).means
+    means = erag_summary(table, spec.compared).means
     return {"questions": int(table["qid"].nunique()), "chunks": len(labels), "calls": made,
             "cached": cached, "errors": int(labels["error"].notna().sum()),
             "means": {str(r["system"]): {m: round(float(r[m]), 4) for m in MEASURES}

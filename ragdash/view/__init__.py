@@ -29,7 +29,7 @@ from ragdash.analysis import (
     truthfulness,
 )
 from ragdash.analysis.thresholds import ThresholdData, threshold_data
-from ragdash.erag.summary import ERAGView, erag_cost, erag_view
+from ragdash.erag.summary import ERAGSummary, erag_cost, erag_summary
 from ragdash.rundir import Memo, Reader, Run
 
 F = TypeVar("F", bound=Callable)
@@ -165,11 +165,11 @@ class RunView:
             metrics=frames.primary(self.run.table("metrics"), self.generation_budget),
             erag=self.erag_cost())
 
-    def erag(self) -> ERAGView | None:
+    def erag(self) -> ERAGSummary | None:
         """eRAG's per-retriever means and per-answer measures (`ragdash.erag.summary`); None
         before `ragdash erag` has run."""
         table = self.run.table("erag")
-        return None if table is None or table.empty else erag_view(table, self.order)
+        return None if table is None or table.empty else erag_summary(table, self.order)
 
     def erag_cost(self) -> tuple[float, float] | None:
         """The LLM calls and tokens eRAG's labels cost; None before it has run."""

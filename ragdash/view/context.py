@@ -1,16 +1,18 @@
-"""A question's retrieved context cut at N tokens, as the question browser and the labelling
-page show it: the chunks in rank order, C_N's end, and the relevant parts' longest matches."""
+"""A question's retrieved context cut at N tokens (C_N, §2.2 of El Yagouby, Chevallet & Gaussier
+2024), as the question browser and the labelling page show it: the chunks in rank order, C_N's
+end, and the relevant parts' longest matches. Pure: the page hands in its run view and its
+(cached) tokenizer loader."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
 
 from ragdash.analysis import matching
-from ragdash.budget import cuts_from_ends, join_chunks
-from ragdash.rundir import Run
-from ragdash.ui import server, state
+from ragdash.budget import Tokenizer, cuts_from_ends, get_tokenizer, join_chunks
+from ragdash.view import RunView
 
 
 @dataclass(frozen=True)
@@ -30,11 +32,13 @@ class Cut:
         return self.cut < len(self.context)
 
 
-def cut_context(run: Run, qid: str, retriever: str, budget: int) -> Cut | None:
-    """The context `retriever` gave `qid` in `run`, cut at `budget` tokens with the run's
-    tokenizer (or at the nearest stored budget when the tokenizer cannot be loaded here);
-    None when it retrieved nothing."""
-    chunks = state.view(run).question_chunks(qid).get(retriever)
+def cut_context(view: RunView, qid: str, retriever: str, budget: int,
+                tokenizer: Callable[[str], Tokenizer] = get_tokenizer) -> Cut | None:
+    """The context `retriever` gave `qid` in the run of `view`, cut at `budget` tokens with the
+    run's tokenizer (loaded by `tokenizer`; at the nearest stored budget when it cannot be
+    loaded here); None when it retrieved nothing."""
+    run = view.run
+    chunks = view.question_chunks(qid).get(retriever)
     if chunks is None or chunks.empty:
         return None
     context = join_chunks(chunks["text"].tolist())
@@ -42,9 +46,9 @@ def cut_context(run: Run, qid: str, retriever: str, budget: int) -> Cut | None:
     stored = (ir[(ir["qid"].astype(str) == qid) & (ir["retriever"] == retriever)]
               .set_index("budget") if ir is not None else pd.DataFrame())
     tokens = int(stored["context_tokens"].iloc[0]) if len(stored) else None
-    tokenizer = run.config.tokenizer
+    spec = run.config.tokenizer
     try:
-        ends = server.tokenizer(tokenizer).token_ends([context])[0]
+        ends = tokenizer(spec).token_ends([context])[0]
         return Cut(chunks, context, cuts_from_ends(ends, [budget], len(context))[0], budget,
                    tokens)
     except Exception as exc:  # noqa: BLE001 (tokenizer unavailable here: nearest stored budget)
@@ -52,7 +56,7 @@ def cut_context(run: Run, qid: str, retriever: str, budget: int) -> Cut | None:
         near = max([b for b in known if b <= budget] or [min(known)])
         cut = int(stored.loc[near, "cut"]) if len(stored) else len(context)
         return Cut(chunks, context, cut, budget, tokens,
-                   f"tokenizer {tokenizer} unavailable ({type(exc).__name__}); cut at the "
+                   f"tokenizer {spec} unavailable ({type(exc).__name__}); cut at the "
                    f"stored N = {near}")
 
 
