@@ -9,16 +9,13 @@ from __future__ import annotations
 import html
 from functools import partial
 
-import numpy as np
 import streamlit as st
 
 from ragdash.analysis import frames, judging
 from ragdash.constants import LLM_ONLY, SCORE_LABELS, SCORES
-from ragdash.scoring import part_scores
 from ragdash.systems.store import coverage
-from ragdash.ui import crossrun, evidence, server, state, widgets
+from ragdash.ui import context_view, crossrun, evidence, server, state, widgets
 from ragdash.view import browser as model
-from ragdash.view.context import cut_context, part_matches
 from ragdash.viz.colors import PART_COLORS, label
 
 run = state.require_run()
@@ -185,7 +182,7 @@ def show(side: crossrun.Side, wide: bool) -> None:
     rmethod = rcfg.section("scoring").get("method", "substring")
     st.markdown((f"**{widgets.md(state.run_label(r))}** · " if other is not None else "")
                 + widgets.chip(ret), unsafe_allow_html=True)
-    view = cut_context(state.view(r), qid, ret, n, server.tokenizer)
+    view = context_view.cut_context(r, qid, ret, n)
     if view is None:
         has = coverage(r).get(ret)
         if has is not None and qid not in has:  # an imported system without this question
@@ -200,21 +197,19 @@ def show(side: crossrun.Side, wide: bool) -> None:
     chunks, context, cut, tokens, reached = (view.chunks, view.context, view.cut, view.tokens,
                                              view.reached)
     sem = server.semantic_matches(tuple(parts), context, cut) if semantic and parts else []
-    scores = (np.array([w.score for w in sem]) if rmethod == "semantic" else
-              part_scores(parts, context, [cut], rmethod)[0] if parts else np.zeros(0))
-    score = float(scores.mean()) if len(scores) else 0.0
+    scored = model.cut_score(parts, context, cut, rmethod, sem)
     # side by side while there is room; stacked with 3+ columns, so numbers are not cut
     m1, m2 = st.columns(2) if wide else (st.container(), st.container())
-    m1.metric(f"Score_IR at N = {n}" + (f" ({rmethod})" if sem else ""), f"{score:.3f}",
+    m1.metric(f"Score_IR at N = {n}" + (f" ({rmethod})" if sem else ""), f"{scored.score:.3f}",
               help="Mean over the parts of their matched share within C_N.")
     m2.metric("Context", f"{len(chunks)} chunks",
               delta=(f"{tokens:,} tokens" if tokens else None) if reached
               else "shorter than N: used whole", delta_color="off", delta_arrow="off")
-    matches = part_matches(view, parts)
-    st.html(evidence.CSS + evidence.parts_legend(parts, list(scores), PART_COLORS))
+    matches = context_view.part_matches(view, parts)
+    st.html(evidence.CSS + evidence.parts_legend(parts, list(scored.parts), PART_COLORS))
     if sem:  # beside the exact score: each part's closest window by meaning
-        head = "" if rmethod == "semantic" else (
-            f"<div><b>Semantic Score_IR {np.mean([w.score for w in sem]):.3f}</b> "
+        head = "" if scored.semantic is None else (
+            f"<div><b>Semantic Score_IR {scored.semantic:.3f}</b> "
             "(by meaning, not by characters)</div>")
         st.html(evidence.CSS + head + evidence.semantic_legend(sem))
     answer = model.answer_of(state.view(r).answers(), state.view(r).judgments(), qid, ret)

@@ -15,21 +15,21 @@ from ragdash import chunking, retrieval
 from ragdash.budget import TOKENIZERS
 from ragdash.config import SAMPLE_DATASET, ConfigError, expand, load_spec
 from ragdash.data import DataError
-from ragdash.data.columns import describe as describe_columns
 from ragdash.llm import keys as llm_keys
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, LOCAL_GENERATOR, judge_model_for
 from ragdash.params import Param
 from ragdash.planning import stage_plan
 from ragdash.retrieval import custom as live_retrievers
-from ragdash.rundir import Run, list_runs, stage_table
+from ragdash.rundir import Run, list_runs
 from ragdash.rundir.lock import RunLocked
 from ragdash.rundir.manage import delete_run, rename_run
 from ragdash.rundir.manifest import ManifestError
 from ragdash.scoring import METHODS
 from ragdash.stages.runner import configured_stages
 from ragdash.ui import jobs, navigation, paths, server, state, sweep_grid, systems_upload, widgets
-from ragdash.view.build_form import BuildForm
+from ragdash.view import build as build_view
+from ragdash.ui.build_form import BuildForm
 from ragdash.viz import questions
 from ragdash.viz.colors import label
 
@@ -85,39 +85,22 @@ st.caption("Runs the ingest → chunk → retrieve → score stages into a run d
 
 # --- dataset ------------------------------------------------------------------------------------
 upload = st.session_state.get("data_upload")
-sources = ["sample", "upload", "path"]
-names = {"sample": f"Bundled HotpotQA sample ({SAMPLE_DATASET.name})",
-         "upload": "Uploaded on the Data page" + (f": {upload['name']}" if upload else
-                                                   " (nothing uploaded yet)"),
-         "path": "A file on this server"}
+names = build_view.source_names(SAMPLE_DATASET.name, upload)
 with st.container(border=True):
     st.subheader("1 · Dataset")
-    source = st.radio("Dataset", sources, format_func=names.get, key="build_source",
+    source = st.radio("Dataset", build_view.SOURCES, format_func=names.get, key="build_source",
                       index=1 if upload else 0, label_visibility="collapsed")
-    ds = {"format": "auto", "corpus": None, "corpus_format": "auto"}
-    if source == "sample":
-        ds["path"] = str(SAMPLE_DATASET)
+    typed = ("", "")
+    if source == "upload" and not upload:
+        st.info("Upload a dataset (and a corpus) on the **Data** page first.")
+        st.page_link(navigation.page("data"), label="Go to Data", icon=":material/dataset:")
     elif source == "upload":
-        if not upload:
-            st.info("Upload a dataset (and a corpus) on the **Data** page first.")
-            st.page_link(navigation.page("data"), label="Go to Data", icon=":material/dataset:")
-        else:
-            ds.update(path=upload["dataset"], format=upload["format"], corpus=upload["corpus"],
-                      corpus_format=upload["corpus_format"])
-            # a workbook's sheet and a column mapping chosen on the Data page (left out when
-            # not needed, so the keys of other runs stay as they were)
-            ds.update({k: upload[k] for k in ("sheet", "columns") if upload.get(k)})
-            st.caption(f"{upload['examples']:,} valid questions in {widgets.md(upload['name'])}"
-                       + (f", sheet {widgets.md(upload['sheet'])}" if upload.get("sheet") else "")
-                       + (", columns " + widgets.code(describe_columns(upload["columns"]))
-                          if upload.get("columns") else "")
-                       + (f", corpus {widgets.md(upload['corpus_name'])}"
-                          if upload.get("corpus") else ""))
-    else:
+        st.caption(build_view.upload_caption(upload, widgets.md, widgets.code))
+    elif source == "path":
         c1, c2 = st.columns(2)
-        ds["path"] = c1.text_input("Dataset path", key="build_path")
-        ds["corpus"] = c2.text_input("Corpus path (file, folder or .zip)", key="build_cpath") \
-            or None
+        typed = (c1.text_input("Dataset path", key="build_path"),
+                 c2.text_input("Corpus path (file, folder or .zip)", key="build_cpath"))
+    ds = build_view.dataset_section(source, str(SAMPLE_DATASET), upload, *typed)
     limit = st.number_input("Sample size: the first N questions (0 = all)", 0, 1_000_000,
                             100 if source == "sample" else 0, step=50, key="build_limit")
 
@@ -168,7 +151,7 @@ with st.expander("Preview the chunks before the run", expanded=False):
     st.caption("Chunks the first 20 documents of the corpus with the chunker above: how many "
                "chunks, how long, the first ones, and a warning when the run could not tell "
                "retrievers apart.")
-    k_max = max([int(p.get("k") or 0) for p in r_params.values()] + [1])
+    k_max = build_view.preview_k(r_params)
     if not ds.get("path"):
         st.info("Choose a dataset first.")
     elif refused := paths.refused_config({"dataset": ds, "chunker": {"params": ch_params}}):
@@ -264,17 +247,14 @@ with st.container(border=True):
                               "together on Compare runs.")
     vary_texts: list[str] = []
     if sweeping:
-        keys = ["chunker.method", "chunker.max_chars", "tokenizer", "scoring.method",
-                *(f"retrievers.params.{r}.k" for r in use if r in retrieval.RETRIEVERS)]
-        examples = {"chunker.method": "semantic, recursive", "chunker.max_chars": "500, 1000",
-                    "tokenizer": "llama3, cl100k", "scoring.method": "substring, semantic"}
+        keys = build_view.sweep_settings(use, retrieval.RETRIEVERS)
         c = st.columns(2)
         for i in range(2):
             k = c[i].selectbox(f"Setting {i + 1}", ["", *keys], key=f"build_vary_key{i}",
                                format_func=lambda x: x or "—")
             v = c[i].text_input(f"Values of setting {i + 1} (comma-separated)",
                                 key=f"build_vary_values{i}",
-                                placeholder=examples.get(k, "5, 10") if k else "")
+                                placeholder=build_view.SWEEP_EXAMPLES.get(k, "5, 10") if k else "")
             if k and v.strip():
                 vary_texts.append(f"{k}={v}")
 
@@ -324,7 +304,7 @@ if use_llm and not problems and not planned:
         except (ConfigError, DataError, ValueError, OSError) as exc:
             st.warning(f"No estimate: {widgets.md(exc)}")
         else:
-            for part, value in est.items():
+            for part, value in build_view.estimate_lines(est):
                 st.markdown(f"**{widgets.md(part)}**: {widgets.md(value)}")
             st.caption("The judge is priced for every answer; answers the refusal rule scores "
                        "are never sent to it, so it takes less when the generator abstains.")
@@ -332,8 +312,8 @@ if use_llm and not problems and not planned:
 
 job = jobs.current(run_dir)
 busy = job is not None and job.active
-start_label = f"▶ Start the {len(planned)} runs" if planned else "▶ Start the run"
-if st.button(start_label, type="primary", disabled=bool(problems) or busy, key="build_start"):
+if st.button(build_view.start_label(len(planned)), type="primary", disabled=bool(problems) or busy,
+             key="build_start"):
     try:
         cfg = load_spec(None, overrides).to_config()
     except (ConfigError, ValueError) as exc:
@@ -366,30 +346,16 @@ runs = list_runs(state.runs_root())
 if not runs:
     st.caption("No run under the runs root yet.")
 else:
-    rows, problems = [], {r.path: r.problem() for r in runs}
-    for r in runs:
-        if problems[r.path]:  # listed with its reason; it can still be renamed or deleted
-            rows.append({"run": r.path.name, "stages": f"unreadable: {problems[r.path]}"})
-            continue
-        cfg_, stages = r.config, r.stages()
-        rows.append({
-            "run": r.id, "updated": r.manifest.get("updated", ""),
-            "questions": stages["ingest"].counts.get("examples") if "ingest" in stages else None,
-            "retrievers": ", ".join(label(x) for x in cfg_.retrievers),
-            "chunker": cfg_.section("chunker").get("method"),
-            "stages": " ".join(f"{s} {mark}" for s, mark in
-                               stage_table(stages.values())[["stage", "mark"]].values)})
-    st.dataframe(pd.DataFrame(rows, columns=["run", "updated", "questions", "retrievers",
-                                             "chunker", "stages"]),
-                 hide_index=True, width="stretch")
+    table, unreadable = build_view.earlier_runs(runs, name=label)
+    st.dataframe(table, hide_index=True, width="stretch")
     keys = {state.run_key(r.path): r for r in runs}
     c1, c2, c3, c4 = st.columns([4, 1, 1, 1])
     pick = c1.selectbox("Open an earlier run", list(keys), key="build_pick",
                         format_func=lambda k: f"{keys[k].path.name} (unreadable)"
-                        if problems[keys[k].path] else keys[k].id,
+                        if unreadable[str(keys[k].path)] else keys[k].id,
                         label_visibility="collapsed")
     c2.button("Open", on_click=_open, args=(pick,), key="build_open_earlier", width="stretch",
-              disabled=bool(problems[keys[pick].path]))
+              disabled=bool(unreadable[str(keys[pick].path)]))
     picked = keys[pick]
     busy_pick = jobs.busy(picked.path)
     with c3.popover("Rename", width="stretch", disabled=busy_pick,

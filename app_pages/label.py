@@ -9,15 +9,11 @@ are now and how many labels reach ±5 points."""
 
 from __future__ import annotations
 
-import html
-
 import streamlit as st
 
-from ragdash import labels
-from ragdash.constants import LLM_ONLY
-from ragdash.labels import headline, sampling, store, tables
-from ragdash.ui import evidence, navigation, server, state, trust, widgets
-from ragdash.view.context import cut_context, part_matches
+from ragdash.labels import headline, sampling, store
+from ragdash.ui import context_view, evidence, navigation, state, trust, widgets
+from ragdash.view import label as model
 from ragdash.viz.colors import PART_COLORS, label
 
 run = state.require_run()
@@ -38,33 +34,24 @@ labeller = st.text_input("Your name (stored with each label)", key="lb_name",
 
 # --- the sample, drawn once ----------------------------------------------------------------------
 sample = store.read_sample(run)
-total = len(store.labelable(run))
-with st.expander("The sample to label" + (f": {len(sample)} answers" if sample is not None
-                                           else ""), expanded=sample is None):
-    if sample is not None:
-        st.caption(f"Drawn {sample['drawn'].iloc[0][:16].replace('T', ' ')} UTC by rule "
-                   f"**{sample['rule'].iloc[0]}**, seed {int(sample['seed'].iloc[0])}, from "
-                   f"{total:,} answers. A larger size extends it in the same random order.")
+box = model.sample_box(sample, len(store.labelable(run)), sampling.RULE_NAMES)
+with st.expander(box.title, expanded=not box.fixed):
+    if box.caption:
+        st.caption(box.caption)
     c = st.columns([1, 1, 1, 1])
-    n = c[0].number_input("Answers to label", 1, max(total, 1),
-                          min(max(len(sample) if sample is not None else 0,
-                                  labels.DEFAULT_SAMPLE), max(total, 1)), key="lb_n")
-    rule = c[1].selectbox("Rule", store.RULES, key="lb_rule", disabled=sample is not None,
-                          index=0 if sample is None else store.RULES.index(sample["rule"].iloc[0]),
-                          format_func=sampling.RULE_NAMES.get,
+    n = c[0].number_input("Answers to label", 1, box.largest, box.size, key="lb_n")
+    rule = c[1].selectbox("Rule", store.RULES, key="lb_rule", disabled=box.fixed,
+                          index=store.RULES.index(box.rule), format_func=sampling.RULE_NAMES.get,
                           help="by system × judge's verdict (default): each system's answers "
                                "judged 5 and not, in proportion; Neyman: the same strata, more "
                                "labels where the answers differ most (the narrowest pooled "
                                "interval); uniform: every answer equally likely; equal per "
                                "system: the same number per system, when each system's figure "
                                "is the goal")
-    seed = c[2].number_input("Seed", 0, 2**31 - 1,
-                             0 if sample is None else int(sample["seed"].iloc[0]), key="lb_seed",
-                             disabled=sample is not None)
+    seed = c[2].number_input("Seed", 0, 2**31 - 1, box.seed, key="lb_seed", disabled=box.fixed)
     c[3].write("")
-    if c[3].button("Draw the sample" if sample is None else "Extend the sample",
-                   key="lb_draw", width="stretch",
-                   disabled=sample is not None and n <= len(sample)):
+    if c[3].button(box.button, key="lb_draw", width="stretch",
+                   disabled=box.fixed and n <= box.drawn):
         try:
             store.draw_sample(run, int(n), rule, int(seed))
         except (ValueError, RuntimeError) as exc:
@@ -81,12 +68,8 @@ if not labeller:
     st.stop()
 
 # --- progress ------------------------------------------------------------------------------------
-done = store.progress(run, labeller)
-everyone = store.progress(run)
-st.progress(done["labelled"] / max(done["sample"], 1),
-            text=f"{done['labelled']} of {done['sample']} labelled by {widgets.md(labeller)}"
-                 + (f" · {everyone['labelled']} of {everyone['sample']} by anyone"
-                    if everyone["labelled"] != done["labelled"] else ""))
+done = model.progress(store.progress(run, labeller), store.progress(run), labeller, widgets.md)
+st.progress(done.fraction, text=done.text)
 
 if (flash := st.session_state.pop("lb_flash", None)) is not None:
     st.toast(flash)
@@ -112,54 +95,37 @@ def _label(item: store.Item, choice: str) -> None:
         st.session_state["lb_flash"] = f"Not saved: {exc}"
         return
     st.session_state["lb_comment"] = ""
-    st.session_state["lb_flash"] = f"Saved: {choice} ({item.qid}, {label(item.system)})"
+    st.session_state["lb_flash"] = model.saved_note(item, choice, label)
 
 
 def _undo() -> None:
-    row = store.undo_last(run, labeller)
-    st.session_state["lb_flash"] = ("Nothing to undo" if row is None else
-                                    f"Undone: {row['label']} ({row['qid']}, "
-                                    f"{label(row['system'])})")
+    st.session_state["lb_flash"] = model.undone_note(store.undo_last(run, labeller), label)
 
 
 item = store.next_to_label(run, labeller)
 undo_col, next_col = st.columns([1, 3])
 undo_col.button("↶ Undo my last label", key="lb_undo", on_click=_undo, shortcut="U",
-                disabled=done["labelled"] == 0)
+                disabled=done.labelled == 0)
 if item is None:
-    st.success(f"All {done['sample']} answers of the sample are labelled by you. Extend the "
-               "sample above to label more, or see what the labels say.")
+    st.success(done.finished)
     st.page_link(navigation.page("overview"), label="See the estimate on the Overview",
                  icon=":material/dashboard:")
 else:
     with st.container(border=True):
-        golds = "".join(f"<li>{html.escape(g)}</li>" for g in item.gold_answers) or \
-            "<li><i>none given</i></li>"
-        st.html(f'<div style="overflow-wrap:anywhere"><div class="rd-note">Answer '
-                f"{item.position} of the sample · question {html.escape(item.qid)} · "
-                f"{widgets.chip(item.system)}</div>"
-                f'<h3 style="margin:0.4rem 0">{html.escape(item.question)}</h3>'
-                f"<div><b>Gold answer(s):</b><ul style='margin:0'>{golds}</ul></div>"
-                f'<div style="font-size:1.15rem;margin-top:0.6rem;padding:10px 14px;'
-                f'background:#f1f3f5;border-radius:6px"><b>Answer:</b> '
-                f"{html.escape(item.answer)}</div></div>")
+        st.html(model.card_html(item, widgets.chip(item.system)))
         st.text_input("Comment (optional)", key="lb_comment", max_chars=store.MAX_COMMENT)
-        keys = st.columns(4)
-        for col, (choice, key) in zip(keys, (("correct", "1"), ("partly correct", "2"),
-                                             ("wrong", "3"), ("cannot tell", "4")), strict=True):
+        for col, (choice, key) in zip(st.columns(4), model.CHOICES, strict=True):
             # all four alike: no button suggests an answer to the labeller
             col.button(choice.capitalize(), key=f"lb_{key}", on_click=_label,
                        args=(item, choice), shortcut=key, type="secondary", width="stretch")
 
     # the context the answer was generated from, relevant parts highlighted
-    budget = run.config.generation_budget
-    if item.system == LLM_ONLY:
-        st.caption("This answer was generated without retrieval (LLM only).")
-    elif budget is not None:
-        examples = run.table("examples")
-        row = examples[examples["qid"].astype(str) == item.qid]
-        parts = list(row["parts"].iloc[0]) if len(row) else []
-        view = cut_context(state.view(run), item.qid, item.system, budget, server.tokenizer)
+    ctx = model.context_of(item, run.table("examples"), run.config.generation_budget)
+    if ctx.note:
+        st.caption(ctx.note)
+    elif ctx.budget is not None:
+        budget, parts = ctx.budget, list(ctx.parts)
+        view = context_view.cut_context(run, item.qid, item.system, budget)
         st.markdown(f"**The context it was given** (the first {budget:,} tokens of "
                     f"{widgets.md(label(item.system))}'s chunks; relevant parts highlighted)")
         if view is None:
@@ -168,20 +134,15 @@ else:
             st.html(evidence.CSS + evidence.parts_legend(parts, None, PART_COLORS))
             with st.container(height=420, border=False):
                 st.html(evidence.CSS + evidence.context_html(
-                    view.chunks, part_matches(view, parts), view.cut, budget,
+                    view.chunks, context_view.part_matches(view, parts), view.cut, budget,
                     whole=not view.reached))
 
 # --- two labellers on the same answers -----------------------------------------------------------
-given = store.read_labels(run)
-given = given[given["label"] != "cannot tell"]
-if given["labeller"].nunique() > 1:
-    from ragdash.calibration.agreement import inter_annotator
-
-    if (pairs := tables.annotators_frame({"annotators": inter_annotator(given)})) is not None:
-        st.subheader("Agreement between labellers")
-        st.caption("On the answers both labelled (\"cannot tell\" left out); Cohen's kappa is 1 "
-                   "for full agreement and 0 for agreement no better than chance.")
-        st.dataframe(pairs, hide_index=True, width="stretch", column_config={
-            "n": st.column_config.NumberColumn("answers"),
-            "same label": st.column_config.NumberColumn(format="percent"),
-            "Cohen's κ": st.column_config.NumberColumn(format="%.2f")})
+if (pairs := model.agreement(store.read_labels(run))) is not None:
+    st.subheader("Agreement between labellers")
+    st.caption("On the answers both labelled (\"cannot tell\" left out); Cohen's kappa is 1 "
+               "for full agreement and 0 for agreement no better than chance.")
+    st.dataframe(pairs, hide_index=True, width="stretch", column_config={
+        "n": st.column_config.NumberColumn("answers"),
+        "same label": st.column_config.NumberColumn(format="percent"),
+        "Cohen's κ": st.column_config.NumberColumn(format="%.2f")})

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from ragdash.analysis import area, compare, frames, sentences
+from ragdash.analysis import area, frames, sentences
 from ragdash.analysis.leaderboard import (
     METRICS,
     NotComparable,
@@ -63,20 +63,16 @@ with st.expander(f"All runs ({len(cat)})", expanded="rn_runs" not in st.query_pa
     shown = model.CatalogueFilters(search, ds_sel, ch_sel, llm_sel).apply(cat)
     if shown.empty:
         st.info("No run matches these filters.")
-    for ds_key, group in shown.groupby("dataset_key", sort=False):
-        first = group.iloc[0]
+    for group in model.dataset_groups(shown):
         head, button = st.columns([5, 2], vertical_alignment="bottom")
-        head.markdown(f"**{widgets.md(first['dataset'])}** · sha256 `{first['sha256']}` · "
-                      f"{len(group)} run{'s' if len(group) != 1 else ''}")
-        if len(group) > 1:
-            button.button(f"Compare these {len(group)} runs", key=f"rn_pick_{ds_key}",
-                          on_click=pick, args=(group["key"].tolist(),), width="stretch")
+        head.markdown(f"**{widgets.md(group.dataset)}** · sha256 `{group.sha256}` · "
+                      f"{group.count}")
+        if len(group.runs) > 1:
+            button.button(f"Compare these {len(group.runs)} runs", key=f"rn_pick_{group.key}",
+                          on_click=pick, args=(group.runs,), width="stretch")
         st.dataframe(
-            group[["name", *(["varied"] if group["varied"].astype(bool).any() else []),
-                   "questions", "chunker", "chunker_params", "retrievers",
-                   "retriever_params", "budgets", "tokenizer", "scoring", "llm",
-                   "judged_correct", "size_mb", "updated"]],
-            hide_index=True, width="stretch", key=f"rn_table_{ds_key}",
+            group.table,
+            hide_index=True, width="stretch", key=f"rn_table_{group.key}",
             column_config={
                 "name": st.column_config.TextColumn("Run", pinned=True),
                 "varied": st.column_config.TextColumn("Sweep values", help="The values "
@@ -274,24 +270,16 @@ with right:
     widgets.chart(retrieval.difference_curves({(a, b): diff}, looks=drawn), key="rn_diff")
 
 st.markdown("**Questions with the largest differences**")
-big = (compare.largest_differences(comp.scores, comp.examples, a, b, n, n=15)
-       if comp.examples is not None else pd.DataFrame(columns=["diff"]))
-big = big[big["diff"].abs() > compare.TIE]
+big = model.differences(comp.scores, comp.examples, a, b, n)
 if big.empty:
     st.caption(f"No question differs at N = {n}: the two score the same on every shared "
                "question.")
 else:
-    (ka, ra), (kb, rb) = split_entry(a), split_entry(b)
-
     def side_by_side(qid: str) -> list[tuple[str, str]]:
-        """The question browser's URL parameters showing `qid` in both pairs, cut at N: one
-        run with both retrievers, or the first run beside the second."""
-        second = [("qb_ret", r) for r in dict.fromkeys([ra, rb])] if same else \
-            [("qb_ret", ra), ("qb_run2", kb), ("qb_ret2", rb)]
-        return navigation.browser_query([("run", ka), ("qb_q", qid), *second], n,
-                                        chosen[ka].budgets)
+        """The browser's URL parameters for `qid` in both pairs, cut at N."""
+        return navigation.browser_query(model.side_by_side(a, b, qid), n,
+                                        chosen[split_entry(a)[0]].budgets)
 
-    same = ka == kb
     big["open"] = ["browser?" + urlencode(side_by_side(q)) for q in big["qid"]]
     st.dataframe(
         big[["open", "qid", "question", a, b, "diff"]],
@@ -304,8 +292,9 @@ else:
             a: st.column_config.ProgressColumn(na, min_value=0, max_value=1, format="%.2f"),
             b: st.column_config.ProgressColumn(nb, min_value=0, max_value=1, format="%.2f"),
             "diff": st.column_config.NumberColumn("first − second", format="%+.2f")})
-    st.caption(f"{len(big)} question(s) shown, the largest |first − second| first; the links "
-               "open them in the question browser with both pairs side by side.")
+    st.caption(f"{sentences.plural(len(big), 'question')} shown, the largest |first − second| "
+               "first; the links open them in the question browser with both pairs side by "
+               "side.")
     top = str(big["qid"].iloc[0])
     params: dict[str, list[str]] = {}
     for k, v in side_by_side(top):

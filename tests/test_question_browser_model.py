@@ -5,6 +5,7 @@ answer with its judge score, a failed call and a failed judgment."""
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from ragdash.view.browser import Filters, answer_of
 
@@ -55,3 +56,26 @@ def test_an_answer_with_its_judge_score():
     assert answer_of(answers, None, "q2", "bm25").text == "Paris"
     assert answer_of(answers, judgments, "q9", "bm25") is None
     assert answer_of(None, judgments, "q1", "bm25") is None
+
+
+def test_score_ir_at_the_cut():
+    """Issue 48 §4: the browser's Score_IR at its movable cut, computed in the page before:
+    each part's score and their mean, the semantic figure beside an exact one."""
+    from ragdash.analysis.matching import SemanticMatch
+    from ragdash.view.browser import CutScore, cut_score
+
+    parts = ["the capital of France", "Lyon is large"]
+    context = "Paris is the capital of France. Lyon is large."
+    first = len("Paris is the capital of France.")
+    assert cut_score(parts, context, first, "contains") == CutScore((1.0, 0.0), 0.5)
+    assert cut_score(parts, context, len(context), "contains") == CutScore((1.0, 1.0), 1.0)
+    part = cut_score(parts, context, first, "substring")
+    assert part.parts[0] == 1.0 and 0 < part.parts[1] < 1  # a share of "Lyon is large"
+    assert part.score == pytest.approx(sum(part.parts) / 2)
+    windows = [SemanticMatch(0, 0, first, cosine=0.9, score=0.8),
+               SemanticMatch(1, 0, first, cosine=0.5, score=0.4)]
+    assert cut_score(parts, context, first, "semantic", windows) == \
+        CutScore((0.8, 0.4), pytest.approx(0.6))
+    beside = cut_score(parts, context, first, "contains", windows)
+    assert (beside.score, beside.semantic) == (0.5, pytest.approx(0.6))
+    assert cut_score([], context, first, "contains", windows) == CutScore((), 0.0)

@@ -5,6 +5,7 @@ pair of each run, the leaderboard's shown columns and the two pairs' tiles."""
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from ragdash.view.runs import (
     CatalogueFilters,
@@ -76,3 +77,49 @@ def test_two_pairs_tiles():
     ties = pair_tiles({**pair, "win": 0, "loss": 0, "tie": 20, "n": 20, "mean_diff": 0.0,
                        "lo": -0.1, "hi": 0.1}, "A", "B")
     assert ties[3].delta == "every question ties: no interval"
+
+
+def test_the_catalogue_grouped_by_dataset():
+    """Issue 48 §4: the page groups the filtered catalogue through the model (it did in the
+    page): datasets in order of first appearance, "varied" only where a sweep set values."""
+    from ragdash.view.runs import dataset_groups
+
+    cat = CATALOGUE.assign(dataset=CATALOGUE["dataset_key"].str.lower() + ".jsonl",
+                           sha256=CATALOGUE["dataset_key"] + "abc",
+                           varied=["chunker=none", "", "", "", "", ""],
+                           **{c: 0 for c in ("questions", "chunker_params", "retrievers",
+                                             "retriever_params", "budgets", "tokenizer",
+                                             "scoring", "judged_correct", "size_mb",
+                                             "updated")})
+    groups = dataset_groups(cat)
+    assert [(g.key, g.dataset, g.sha256, g.runs, g.count) for g in groups] == [
+        ("D1", "d1.jsonl", "D1abc", ["k1", "k2"], "2 runs"),
+        ("D2", "d2.jsonl", "D2abc", ["k3"], "1 run"),
+        ("D3", "d3.jsonl", "D3abc", ["demo1"], "1 run"),
+        ("D4", "d4.jsonl", "D4abc", ["demo2", "demo3"], "2 runs")]
+    assert list(groups[0].table.columns)[:2] == ["name", "varied"]
+    assert "varied" not in groups[1].table.columns
+    assert groups[0].table["name"].tolist() == ["sweep-a", "sweep-b"]
+    assert dataset_groups(cat.iloc[:0]) == []
+
+
+def test_the_largest_differences_leave_out_ties_and_open_both_pairs_in_the_browser():
+    from ragdash.view.runs import differences, side_by_side
+
+    a, b = "runs/x::bm25", "runs/x::sim"
+    scores = pd.DataFrame({"qid": ["q1", "q2", "q3", "q1", "q2", "q3"],
+                           "retriever": [a] * 3 + [b] * 3, "budget": [100] * 6,
+                           "score": [1.0, 0.5, 0.2, 0.0, 0.5, 0.6]})
+    examples = pd.DataFrame({"qid": ["q1", "q2", "q3"], "question": ["One?", "Two?", "Three?"]})
+    big = differences(scores, examples, a, b, 100)
+    assert big["qid"].tolist() == ["q1", "q3"]  # q2 ties: left out
+    assert big["diff"].tolist() == pytest.approx([1.0, -0.4])
+    assert big["question"].tolist() == ["One?", "Three?"]
+    assert differences(scores, examples, a, b, 100, limit=1)["qid"].tolist() == ["q1"]
+    assert differences(scores, None, a, b, 100).empty
+    assert side_by_side(a, b, "q1") == [("run", "runs/x"), ("qb_q", "q1"), ("qb_ret", "bm25"),
+                                        ("qb_ret", "sim")]
+    assert side_by_side(a, "runs/y::bm25", "q3") == [
+        ("run", "runs/x"), ("qb_q", "q3"), ("qb_ret", "bm25"), ("qb_run2", "runs/y"),
+        ("qb_ret2", "bm25")]
+    assert side_by_side(a, a, "q1")[2:] == [("qb_ret", "bm25")]  # one retriever once
