@@ -97,9 +97,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("components", ("ragdash.chunking", "ragdash.retrieval", "ragdash.scoring",
                     "ragdash.calibration", "ragdash.systems")),
     ("llm", ("ragdash.llm",)),
-    ("evidence and analysis", ("ragdash.evidence", "ragdash.analysis", "ragdash.judge_audit",
-                               "ragdash.labels", "ragdash.metrics", "ragdash.synth",
-                               "ragdash.erag", "ragdash.stress")),
+    ("evidence and analysis", ("ragdash.evidence", "ragdash.analysis", "ragdash.labels",
+                               "ragdash.metrics", "ragdash.synth", "ragdash.erag",
+                               "ragdash.stress")),
     # the run specification: checked against the components' own declarations and read by the
     # stages (a typed spec that stages take, #21 part 1), so it sits between the two
     ("config", ("ragdash.config",)),

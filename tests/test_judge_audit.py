@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ragdash import judge_audit as ja
+from ragdash.analysis import judge_audit as ja
 
 SYSTEMS = ("llm_only", "bm25", "sim", "mmr", "reo", "mlq")
 
@@ -106,7 +106,7 @@ def test_normalize_is_squad_like():
 def test_reference_match_with_no_answer_on_one_side_says_so():
     import pandas as pd
 
-    from ragdash.judge_audit import reference_match
+    from ragdash.analysis.judge_audit import reference_match
 
     n = 30
     examples = pd.DataFrame({"qid": [f"q{i}" for i in range(n)], "answer": ["Paris"] * n})

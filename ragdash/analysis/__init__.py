@@ -18,6 +18,8 @@ in [0, 1] unless a name says `pct`. Import the topic module, e.g.
   a retriever returned for a question.
 - `judging`: judge-score distributions (the paper's Table 3.3, §3.2), LLM only vs RAG, errors,
   latency, tokens and cost.
+- `judge_audit`: can the judge's scores be trusted? Four checks that need no second judge.
+  (Asking the judge is `ragdash.llm.judge`; these two modules read what it said.)
 - `thresholds`: the threshold panel (§3.3): sorted scores, fits and objective curves at one
   budget, estimated and actual shares for any (h, k), fit diagnosis, calibration summaries.
 - `sentences`: the sentences pages and the report say about these figures, written from their

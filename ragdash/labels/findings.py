@@ -12,6 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from ragdash.analysis.judge_audit import long_answers
 from ragdash.calibration.agreement import (
     inter_annotator,
     judge_vs_labels,
@@ -20,7 +21,6 @@ from ragdash.calibration.agreement import (
 )
 from ragdash.calibration.ppi import LEVEL
 from ragdash.calibration.ppi_shares import features, retrieval_probability, share_table
-from ragdash.judge_audit import long_answers
 from ragdash.labels.design import changed, read_design, with_strata
 from ragdash.labels.judged import judge_scores
 from ragdash.labels.store import STAND_IN, current_labels, labelable, locked, read_sample

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ragdash import judge_audit
+from ragdash.analysis import judge_audit
 from ragdash.llm.prompts import judge_prompt_version
 from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot

@@ -14,12 +14,12 @@ from typing import TypeVar
 
 import pandas as pd
 
-from ragdash import judge_audit
 from ragdash.analysis import (
     area,
     compare,
     curves,
     frames,
+    judge_audit,
     leaderboard,
     matching,
     reference,
