@@ -303,7 +303,7 @@ def long_run(tmp_path_factory):
 
 def test_long_answers_in_other_words_do_not_fail_the_judge_by_construction(long_run,
                                                                           monkeypatch):
-    from ragdash import judge_audit as ja
+    from ragdash.analysis import judge_audit as ja
     from ragdash.analysis.reference import rouge_l
     from ragdash.rundir import Run
 
