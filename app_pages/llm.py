@@ -14,7 +14,7 @@ from ragdash.llm import keys as llm_keys
 from ragdash.llm.prompts import GENERATION_PROMPTS
 from ragdash.llm.refusal import RefusalPatternError, RefusalRule
 from ragdash.llm.settings import BACKENDS, JUDGE_MODES, LOCAL_GENERATOR
-from ragdash.planning import dry_run, erag_estimate, stage_plan, stress_estimate
+from ragdash.planning import dry_run, stage_plan
 from ragdash.rundir.lock import RunLocked
 from ragdash.stages.runner import llm_stages
 from ragdash.ui import (
@@ -342,12 +342,12 @@ if run.has("retrieved"):
         run, "erag", "Judge retrieval with the generator (eRAG)",
         "One LLM call per question and retrieved chunk (up to k per retriever), each chunk "
         "alone: the direct rival of Score_IR, which needs none. `ragdash erag --run-dir` does "
-        "the same.", erag_estimate, default_limit=5)
+        "the same.", default_limit=5)
     stage_launcher.launcher(
         run, "stress", "Test the generator on controlled contexts (noise, position, no "
         "evidence)", "Nine calls per question by default: six noise ratios and three "
         "positions of the evidence. `ragdash stress --run-dir` does the same.",
-        stress_estimate, default_limit=10)
+        default_limit=10)
 
 refusals()
 

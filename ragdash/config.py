@@ -846,11 +846,12 @@ def _check_tokenizer(spec: object) -> None:
 
 
 def inherit_url(cfg: dict) -> None:
-    """`generation.llm`, `judge.llm`, `metrics.llm`, `erag.llm` and `stress.llm` without a
-    base_url take the run's `llm.base_url` when they use the same backend: a server (and an API
-    key) only ever goes where the user said."""
+    """Each section's own LLM (`<section>.llm` of LLM_SECTIONS: generation, judge, metrics,
+    erag, stress) without a base_url takes the run's `llm.base_url` when it uses the same
+    backend: a server (and an API key) only ever goes where the user said."""
     base = cfg.get("llm") or {}
-    for section in ("generation", "judge", "metrics", "erag", "stress"):
+    for section in (s.removesuffix(".llm") for s in LLM_SECTIONS
+                    if s.count(".") == 1 and s.endswith(".llm")):
         llm = (cfg.get(section) or {}).get("llm")
         if (llm and not llm.get("base_url") and base.get("base_url")
                 and llm.get("backend", base.get("backend")) == base.get("backend")):

@@ -17,11 +17,12 @@ from ragdash.config import RunSpec, deep_merge, saved_spec
 from ragdash.erag.calls import erag_plan
 from ragdash.llm.generate import generation_plan
 from ragdash.llm.judge import items_from_frames, judge_calls
-from ragdash.planning import dry_run, not_cached, stand_in_answers
+from ragdash.llm.plan import not_cached
+from ragdash.planning import dry_run
 from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot
 from ragdash.stages.erag import chunk_items, erag_settings, prompt_options
-from ragdash.stages.generate import generator_settings, requests
+from ragdash.stages.generate import generator_settings, requests, stand_in_answers
 from ragdash.stages.judge import judge_options, judge_settings
 
 
@@ -44,7 +45,9 @@ def test_the_calls_priced_are_the_calls_sent(generic, tmp_path, env_key, capsys)
         args[args.index("--llm-url") + 1] = srv.openai_url
         assert main(["score", *args]) == 0
         run = Run(tmp_path / "r")
-        spec = saved_spec(run.manifest)
+        # generation and judging switched on: a dry run prices the stages a run would perform
+        spec = RunSpec.from_config(deep_merge(saved_spec(run.manifest).to_config(), {
+            "generation": {"enabled": True}, "judge": {"enabled": True}}))
         g = spec.generation
         plan = generation_plan(requests(run, spec), reference_prompts=g.reference_prompts,
                                prompt=g.prompt)

@@ -76,14 +76,23 @@ def cli(srv, generic, run_dir, command, *extra):
                  "--run-dir", str(run_dir), "-q", *extra])
 
 
+GENERATE = ("--set", "generation.enabled=true")
+"""`ragdash run` generates answers: a dry run prices generation too."""
+
+
 def test_dry_run_with_mlq_sends_no_request_and_prices_its_calls(generic, tmp_path, env, capsys):
     with FakeLLMServer(default=subquestions) as srv:
-        assert cli(srv, generic, tmp_path / "r", "run", "--dry-run") == 0
+        assert cli(srv, generic, tmp_path / "r", "run", "--dry-run", *GENERATE) == 0
         assert srv.requests == []  # not one request of any kind
-    out = capsys.readouterr().out
+        out = capsys.readouterr().out
+        # a stage that is switched off is not priced: `ragdash run` would not run it
+        assert cli(srv, generic, tmp_path / "off", "run", "--dry-run") == 0
+        assert srv.requests == []
     assert "no LLM call made" in out
     assert re.search(r"mlq: fake-model: 4 calls, [\d,]+ tokens in, 300 out", out)
     assert re.search(r"generation: fake-model: 12 calls", out)  # 4 LLM-only + 2 x 4 RAG
+    off = capsys.readouterr().out
+    assert "mlq: fake-model: 4 calls" in off and "generation:" not in off
     assert "retrieval not run" in out
     run = Run(tmp_path / "r")
     assert not run.has("retrieved") and run.stage_done("chunk", run.stage("chunk")["key"])
@@ -102,11 +111,11 @@ def test_mlq_in_a_run_is_retried_then_cached_and_a_dry_run_after_it_asks_nothing
         assert len(srv.chat_requests()) == 5  # all from the reply cache
         assert Run(tmp_path / "b").read("retrieved").equals(first)
         capsys.readouterr()
-        assert cli(srv, generic, tmp_path / "b", "run", "--dry-run", "--force") == 0
+        assert cli(srv, generic, tmp_path / "b", "run", "--dry-run", "--force", *GENERATE) == 0
         assert len(srv.requests) == 5  # forced: retrieval would ask again, so it is not run
         assert "mlq: fake-model: 4 calls" in capsys.readouterr().out
         assert cli(srv, generic, tmp_path / "b", "retrieve") == 0  # up to date again (cache)
-        assert cli(srv, generic, tmp_path / "b", "run", "--dry-run") == 0
+        assert cli(srv, generic, tmp_path / "b", "run", "--dry-run", *GENERATE) == 0
         assert len(srv.requests) == 5  # retrieval is up to date: the dry run asks nothing
     out = capsys.readouterr().out
     assert "mlq:" not in out and "retrieval not run" not in out

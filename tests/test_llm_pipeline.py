@@ -200,7 +200,7 @@ def test_judge_inherits_the_generators_url_and_the_endpoints_are_printed(generic
         models = [r["body"]["model"] for r in srv.chat_requests()]
         url = srv.openai_url
     assert models.count("fake-judge") == 4  # one grouped call per question, all to this server
-    assert f"[llm] judging: openai model fake-judge at {url}" in err
+    assert f"[llm] judge: openai model fake-judge at {url}" in err
     assert f"[llm] generation: openai model fake-model at {url}" in err
     judge = Run(tmp_path / "r").manifest["llm"]["judge"]
     assert judge["base_url"] == url and "api_key" not in judge

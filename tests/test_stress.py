@@ -18,7 +18,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from ragdash.cli import main
 from ragdash.config import ConfigError, load_spec, saved_spec
-from ragdash.planning import dry_run, stress_estimate
+from ragdash.planning import dry_run, stage_estimate
 from ragdash.rundir import Run
 from ragdash.stress.contexts import conditions, hard_negatives, noise_count, placed
 from ragdash.stress.settings import StressSpec
@@ -140,7 +140,7 @@ def test_stress_end_to_end_follows_the_evidence(generic, tmp_path, env_key, caps
         run = Run(run_dir)
         spec = load_spec(None, {**saved_spec(run.manifest).to_config(),
                                 "stress": {"enabled": True, "limit": 3}})
-        priced, cached = stress_estimate(run, spec)
+        priced, cached = stage_estimate(run, spec, "stress")
         assert cached == 0 and dry_run(run, spec)["stress"].calls == priced.calls
         assert main(["stress", "--run-dir", str(run_dir), "--limit", "3", "--dry-run"]) == 0
         assert srv.chat_requests() == []  # a dry run asks nothing

@@ -14,7 +14,6 @@ from ragdash.terminal import safe
 
 if TYPE_CHECKING:
     from ragdash.data.rgb import FactRecord
-    from ragdash.llm.cost import Estimate
     from ragdash.llm.settings import LLMSettings
     from ragdash.rundir.root import RunsRoot
 
@@ -68,20 +67,11 @@ CHECK_TOKENS = 12
 """Tokens assumed per check reply ("Yes, the model has identified the factual errors.")."""
 
 
-def _priced(messages: list, llm: LLMSettings, root: RunsRoot, tokens_out: int) -> Estimate:
-    from ragdash.llm.cost import estimate_prompts
-    from ragdash.llm.speed import call_speed, model_name
-
-    model = model_name(llm)
-    return estimate_prompts(messages, model, tokens_out=tokens_out,
-                            speed=call_speed(root, model, llm.backend), backend=llm.backend)
-
-
 def dry_run(records: list[FactRecord], llm: LLMSettings, root: RunsRoot, passages: int,
             judge: LLMSettings | None = None) -> list[str]:
     """The estimate of the calls a run would send, those the reply cache answers left out;
     with `judge`, also of the checks (one per reply: a reply not made yet is a stand-in)."""
-    from ragdash.planning import answered_note, cache_answers, cache_only
+    from ragdash.llm.plan import answered_note, cache_answers, cache_only, price
     from ragdash.stress.counterfactual import calls
     from ragdash.stress.counterfactual_check import check_calls
 
@@ -89,16 +79,15 @@ def dry_run(records: list[FactRecord], llm: LLMSettings, root: RunsRoot, passage
     with cache_only(llm, root) as replies:
         got = [c(replies) if replies is not None else None for c in plan]
     done = [o is not None and o.error is None for o in got]
-    est = _priced([c.messages for c, d in zip(plan, done, strict=True) if not d], llm, root,
-                  REPLY_TOKENS)
+    est = price([c for c, d in zip(plan, done, strict=True) if not d], llm, root, REPLY_TOKENS)
     lines = [f"Dry run, no LLM call made. The test would cost:\n  counterfactual: {est}"]
     notes = [answered_note("counterfactual", sum(done))] if any(done) else []
     if judge is not None:
         checks = check_calls([o.result.text.strip() if d else STAND_IN_REPLY
                               for o, d in zip(got, done, strict=True)])
         checked = cache_answers(checks, judge, root)
-        est = _priced([c.messages for c, d in zip(checks, checked, strict=True) if not d],
-                      judge, root, CHECK_TOKENS)
+        est = price([c for c, d in zip(checks, checked, strict=True) if not d], judge, root,
+                    CHECK_TOKENS)
         lines.append(f"  check: {est} (one per reply received)")
         notes += [answered_note("check", sum(checked))] if any(checked) else []
     return lines + notes

@@ -1,10 +1,11 @@
-"""Where LLM calls (and an API key) will go, printed before the first call."""
+"""Where LLM calls (and an API key) will go, printed before the first call: one line per stage
+of the registry that calls an LLM under the run's specification (`Stage.llm`)."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable
 
 from ragdash.config import RunSpec
 from ragdash.llm.settings import LLMSettings
@@ -20,18 +21,18 @@ def endpoint(settings: LLMSettings) -> str:
                       "https://api.openai.com/v1"}[settings.backend]
 
 
-def print_endpoints(spec: RunSpec, stages: Sequence[str]) -> None:
-    """One line on stderr per LLM use of `stages`: what, backend, model and endpoint."""
-    from ragdash.stages.generate import generator_settings
-    from ragdash.stages.judge import judge_settings
+def endpoint_lines(spec: RunSpec, stages: Iterable[str]) -> list[str]:
+    """One line per stage of `stages` that calls an LLM under `spec`: what its calls are
+    called (`Stage.priced_as`), backend, model and endpoint."""
+    from ragdash.stages import REGISTRY
 
-    uses = []
-    if "retrieve" in stages and "mlq" in spec.retrievers.use:
-        uses.append(("MLQ sub-questions", LLMSettings.from_config(spec.llm)))
-    if "generate" in stages:
-        uses.append(("generation", generator_settings(spec)))
-    if "judge" in stages:
-        uses.append(("judging", judge_settings(spec)))
-    for what, settings in uses:
-        print(f"[llm] {what}: {settings.backend} model {settings.model or '(default)'} at "
-              f"{endpoint(settings)}", file=sys.stderr)
+    wanted = set(stages)
+    return [f"[llm] {s.priced_as}: {llm.backend} model {llm.model or '(default)'} at "
+            f"{endpoint(llm)}" for s in REGISTRY
+            if s.name in wanted and (llm := s.uses_llm(spec)) is not None]
+
+
+def print_endpoints(spec: RunSpec, stages: Iterable[str]) -> None:
+    """`endpoint_lines` on stderr."""
+    for line in endpoint_lines(spec, stages):
+        print(line, file=sys.stderr)

@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ragdash.cli.endpoints import print_endpoints
 from ragdash.cli.metrics import print_estimate, reasons
 from ragdash.cli.options import add_llm_stage_options, stage_spec
 from ragdash.erag.settings import METRICS
@@ -50,13 +51,14 @@ def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
 
     spec = config(args)
     if args.dry_run:
-        from ragdash.planning import erag_estimate
+        from ragdash.planning import stage_estimate
 
-        print_estimate("eRAG", *erag_estimate(Run(args.run_dir), spec))
+        print_estimate("eRAG", *stage_estimate(Run(args.run_dir), spec, "erag"))
         return 0
     from ragdash.erag.summary import erag_summary
     from ragdash.stages.runner import run_on
 
+    print_endpoints(spec, ("erag",))
     run_dir, counts = run_on(args.run_dir, "erag", progress, spec=spec)
     labels = run_dir.read("erag_labels")
     failed = labels["error"].notna()

@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ragdash.cli.endpoints import print_endpoints
 from ragdash.cli.options import add_llm_stage_options, stage_spec
 from ragdash.stages.base import Progress, no_progress
 from ragdash.terminal import safe
@@ -46,15 +47,16 @@ def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
 
     spec = config(args)
     if args.dry_run:
-        from ragdash.planning import metrics_estimate
+        from ragdash.planning import stage_estimate
 
-        print_estimate("The metrics", *metrics_estimate(Run(args.run_dir), spec),
+        print_estimate("The metrics", *stage_estimate(Run(args.run_dir), spec, "metrics"),
                        "(a lower bound: correction rounds after unreadable replies are not "
                        "counted)")
         return 0
     from ragdash.metrics.evaluate import NO_ANSWER
     from ragdash.stages.runner import run_on
 
+    print_endpoints(spec, ("metrics",))
     run_dir, counts = run_on(args.run_dir, "metrics", progress, spec=spec)
     table = run_dir.read("metrics")
     failed = table["error"].notna() & (table["error"] != NO_ANSWER)

@@ -61,7 +61,8 @@ def dry_run(spec: RunSpec, run_dir: Path, stages: Sequence[str], force: bool,
     todo = dry_run_stages(spec, run_dir, stages, force)
     with Bars(quiet) as bars:
         run = run_stages(spec, run_dir, todo, force=force, progress=bars)
-    est = estimate(run, spec, retrieved="retrieve" in todo or "retrieve" not in stages)
+    est = estimate(run, spec, retrieved="retrieve" in todo or "retrieve" not in stages,
+                   stages=stages)
     print("Dry run, no LLM call made. The LLM stages would cost:")
     for stage, e in est.items():
         print(f"  {stage:>10}: {e}")

@@ -9,6 +9,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ragdash.cli.endpoints import print_endpoints
 from ragdash.cli.metrics import print_estimate
 from ragdash.cli.options import add_llm_stage_options, stage_spec
 from ragdash.stages.base import Progress, no_progress
@@ -47,13 +48,15 @@ def run(args: argparse.Namespace, progress: Progress = no_progress) -> int:
 
     spec = config(args)
     if args.dry_run:
-        from ragdash.planning import stress_estimate
+        from ragdash.planning import stage_estimate
 
-        print_estimate("The controlled contexts", *stress_estimate(Run(args.run_dir), spec))
+        print_estimate("The controlled contexts",
+                       *stage_estimate(Run(args.run_dir), spec, "stress"))
         return 0
     from ragdash.stages.runner import run_on
     from ragdash.stress.summary import summary
 
+    print_endpoints(spec, ("stress",))
     run_dir, _ = run_on(args.run_dir, "stress", progress, spec=spec)
     table = run_dir.read("stress")
     if table.empty:

@@ -2,7 +2,7 @@
 ranked within the top k for a question, each asked alone with the generator's own prompt
 (`ragdash.llm.prompts.generation_messages` with a one-chunk context). The same question and
 chunk from two retrievers is one prompt, so one call (`ragdash.llm.generate.generation_plan`).
-What a run sends (`evaluate`) and a dry run prices (`ragdash.planning.erag_estimate`)."""
+What a run sends (`evaluate`) and a dry run prices (`ragdash.stages.erag.plan`)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from ragdash.budget import join_chunks
 from ragdash.llm.ask import Exchange, ask
@@ -70,22 +70,138 @@ def _labels_form(n: int, binary: bool) -> str:
     return f'a JSON object {{"verdicts": [...]}} holding exactly {n} {values}'
 
 
+@dataclass(frozen=True)
+class Reply:
+    """What a step's prompt asks for: `claims` (of `text`), `labels` (an NLI label per claim),
+    `binary` (1 or 0 per sentence or claim), `questions` or a `verdict`; `n` labels."""
+
+    kind: str
+    n: int = 0
+    text: str = ""
+
+    def reading(self) -> tuple[dict, Callable[[str], Any], str]:
+        """The JSON schema a run asks with, how it reads the reply, and the form a correction
+        message names."""
+        n = self.n
+        return {"claims": (P.claims_schema(), parse_claims, _CLAIMS_FORM),
+                "labels": (P.labels_schema(n, binary=False), lambda t: parse_labels(t, n),
+                           _labels_form(n, False)),
+                "binary": (P.labels_schema(n, binary=True), lambda t: parse_labels(t, n),
+                           _labels_form(n, True)),
+                "questions": (P.questions_schema(), parse_questions,
+                              'a JSON object {"questions": [...], "noncommittal": 0 or 1}'),
+                "verdict": (P.verdict_schema(), parse_verdict,
+                            'a JSON object {"verdict": 1} or {"verdict": 0}')}[self.kind]
+
+
+class Asker(Protocol):
+    """Puts one step's prompt: a run asks the LLM (`AnswerTask`), a plan records the prompt and
+    stands in for the reply (`ragdash.metrics.plan.planned_steps`). Returns the parsed reply,
+    None when the step failed; `stopped` once a failure would repeat for every call."""
+
+    stopped: bool
+
+    def __call__(self, step: str, prompt: str, reply: Reply) -> Any: ...
+
+
+def answer_steps(it: MetricItem, steps: tuple[str, ...] | frozenset[str], ask: Asker
+                 ) -> dict[str, Any]:
+    """The LLM steps `steps` of one answer, in STEPS order: the one declaration of the prompt
+    each step sends and what it reads, which the run and the dry run both walk. A step whose
+    input failed (None) is skipped; a check of no claims sends nothing (an empty list)."""
+    v: dict[str, Any] = {}
+    answer, chunks = str(it.answer), it.chunks
+
+    def go(step: str) -> bool:
+        return step in steps and not ask.stopped
+
+    def entailed(step: str, prompt: str, reply: Reply) -> list[bool] | None:
+        labels = ask(step, prompt, reply)
+        return None if labels is None else [lab == ENTAILMENT for lab in labels]
+
+    def check(step: str, reference: str, claims: list[str]) -> list[bool] | None:
+        """Each claim entailed by `reference`? (no call for no claims)"""
+        return entailed(step, P.check_prompt(it.question, reference, claims),
+                        Reply("labels", len(claims))) if claims else []
+
+    if "answer_claims" in steps:
+        v["answer_claims"] = ask("answer_claims", P.claims_prompt(it.question, answer),
+                                 Reply("claims", text=answer))
+    if go("gold_claims"):
+        v["gold_claims"] = ask("gold_claims", P.claims_prompt(it.question, it.gold),
+                               Reply("claims", text=it.gold))
+    mine, gold = v.get("answer_claims"), v.get("gold_claims")
+    if go("precision_check") and mine is not None:
+        v["precision_check"] = check("precision_check", it.gold, mine)
+    if go("recall_check") and gold is not None:
+        v["recall_check"] = check("recall_check", answer, gold)
+    if go("questions"):
+        v["questions"] = ask("questions", P.questions_prompt(answer), Reply("questions"))
+    if chunks is None:
+        return v
+    if go("chunk_check") and (mine is not None or gold is not None):
+        # every claim (the answer's, then the gold answer's) against each chunk: one call per
+        # chunk (RAGChecker's retrieved2response and retrieved2answer)
+        rows_mine, rows_gold = [], []
+        for chunk in chunks:
+            found = check("chunk_check", chunk, [*(mine or []), *(gold or [])])
+            if found is None:
+                break
+            rows_mine.append(found[: len(mine or [])])
+            rows_gold.append(found[len(mine or []):])
+        else:
+            v["chunk_answer"], v["chunk_gold"] = rows_mine, rows_gold
+    context = join_chunks(chunks)
+    if go("nli") and mine is not None:
+        v["nli"] = entailed("nli", P.nli_prompt(context, mine), Reply("binary", len(mine))) \
+            if mine else []
+    if go("chunk_useful"):
+        useful = [ask("chunk_useful", P.useful_prompt(it.question, it.gold, c), Reply("verdict"))
+                  for c in chunks]
+        v["chunk_useful"] = None if any(u is None for u in useful) else useful
+    if go("recall_attribution"):
+        said = sentences(it.gold)
+        v["recall_attribution"] = entailed(
+            "recall_attribution", P.attribution_prompt(it.question, context, said),
+            Reply("binary", len(said))) if said else []
+    return v
+
+
 @dataclass
 class AnswerTask:
-    """The steps `steps` of one answer, in STEPS order (a step whose input failed is skipped)."""
+    """The steps `steps` of one answer (`answer_steps`), each asked of the LLM with a JSON
+    schema and correction rounds for an unreadable reply."""
 
     item: MetricItem
     steps: tuple[str, ...]
     use_schema: bool = True
     max_corrections: int = 1
 
-    def _ask(self, backend: Backend, step: str, prompt: str, schema: dict,
-             parse: Callable[[str], Any], form: str, out: TaskOutcome) -> Any:
+    def __call__(self, backend: Backend) -> TaskOutcome:
+        out = TaskOutcome()
+        out.values.update(answer_steps(self.item, self.steps, _RunAsker(self, backend, out)))
+        return out
+
+
+@dataclass
+class _RunAsker:
+    """`Asker` of a run: the step's prompt to the LLM, the reply read with the step's schema."""
+
+    task: AnswerTask
+    backend: Backend
+    out: TaskOutcome
+
+    @property
+    def stopped(self) -> bool:
+        return bool(self.out.kind)
+
+    def __call__(self, step: str, prompt: str, reply: Reply) -> Any:
         """One prompt; the parsed reply, or None with the step's error recorded."""
-        o = Exchange()
-        value = ask(backend, [{"role": "user", "content": prompt}],
-                    schema if self.use_schema else None, parse,
-                    lambda problem: P.correction(form, problem), self.max_corrections, o,
+        schema, parse, form = reply.reading()
+        out, o = self.out, Exchange()
+        value = ask(self.backend, [{"role": "user", "content": prompt}],
+                    schema if self.task.use_schema else None, parse,
+                    lambda problem: P.correction(form, problem), self.task.max_corrections, o,
                     what=f"{step} reply")
         out.calls += o.attempts
         out.tokens_in += o.tokens_in
@@ -103,80 +219,6 @@ class AnswerTask:
                 out.error, out.kind = o.error, o.kind
             return None
         return value
-
-    def _check(self, backend: Backend, step: str, reference: str, claims: list[str],
-               out: TaskOutcome) -> list[bool] | None:
-        """Each claim entailed by `reference`? (no call for no claims)"""
-        if not claims:
-            return []
-        n = len(claims)
-        labels = self._ask(backend, step, P.check_prompt(self.item.question, reference, claims),
-                           P.labels_schema(n, binary=False), lambda t: parse_labels(t, n),
-                           _labels_form(n, False), out)
-        return None if labels is None else [lab == ENTAILMENT for lab in labels]
-
-    def _binary(self, backend: Backend, step: str, prompt: str, n: int,
-                out: TaskOutcome) -> list[bool] | None:
-        labels = self._ask(backend, step, prompt, P.labels_schema(n, binary=True),
-                           lambda t: parse_labels(t, n), _labels_form(n, True), out)
-        return None if labels is None else [lab == ENTAILMENT for lab in labels]
-
-    def __call__(self, backend: Backend) -> TaskOutcome:
-        it, out, steps = self.item, TaskOutcome(), set(self.steps)
-        answer, chunks = str(it.answer), it.chunks
-        v = out.values
-
-        def ask_claims(step: str, text: str) -> list[str] | None:
-            return self._ask(backend, step, P.claims_prompt(it.question, text),
-                             P.claims_schema(), parse_claims, _CLAIMS_FORM, out)
-
-        if "answer_claims" in steps:
-            v["answer_claims"] = ask_claims("answer_claims", answer)
-        if "gold_claims" in steps and not out.kind:
-            v["gold_claims"] = ask_claims("gold_claims", it.gold)
-        mine, gold = v.get("answer_claims"), v.get("gold_claims")
-        if "precision_check" in steps and mine is not None and not out.kind:
-            v["precision_check"] = self._check(backend, "precision_check", it.gold, mine, out)
-        if "recall_check" in steps and gold is not None and not out.kind:
-            v["recall_check"] = self._check(backend, "recall_check", answer, gold, out)
-        if "questions" in steps and not out.kind:
-            v["questions"] = self._ask(backend, "questions", P.questions_prompt(answer),
-                                       P.questions_schema(), parse_questions,
-                                       'a JSON object {"questions": [...], "noncommittal": 0 '
-                                       "or 1}", out)
-        if chunks is None:
-            return out
-        if "chunk_check" in steps and not out.kind and (mine is not None or gold is not None):
-            self._chunk_check(backend, list(chunks), mine or [], gold or [], out)
-        context = join_chunks(chunks)
-        if "nli" in steps and mine is not None and not out.kind:
-            v["nli"] = self._binary(backend, "nli", P.nli_prompt(context, mine), len(mine),
-                                    out) if mine else []
-        if "chunk_useful" in steps and not out.kind:
-            useful = [self._ask(backend, "chunk_useful", P.useful_prompt(it.question, it.gold, c),
-                                P.verdict_schema(), parse_verdict,
-                                'a JSON object {"verdict": 1} or {"verdict": 0}', out)
-                      for c in chunks]
-            v["chunk_useful"] = None if "chunk_useful" in out.errors else useful
-        if "recall_attribution" in steps and not out.kind:
-            said = sentences(it.gold)
-            v["recall_attribution"] = self._binary(
-                backend, "recall_attribution", P.attribution_prompt(it.question, context, said),
-                len(said), out) if said else []
-        return out
-
-    def _chunk_check(self, backend: Backend, chunks: list[str], mine: list[str],
-                     gold: list[str], out: TaskOutcome) -> None:
-        """Every claim (the answer's, then the gold answer's) against each chunk: one call per
-        chunk (RAGChecker's retrieved2response and retrieved2answer)."""
-        rows_mine, rows_gold = [], []
-        for chunk in chunks:
-            found = self._check(backend, "chunk_check", chunk, [*mine, *gold], out)
-            if found is None:
-                return
-            rows_mine.append(found[: len(mine)])
-            rows_gold.append(found[len(mine):])
-        out.values["chunk_answer"], out.values["chunk_gold"] = rows_mine, rows_gold
 
 
 def answer_task(item: MetricItem, steps: tuple[str, ...], settings: LLMSettings,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from ragdash.budget import join_chunks
 from ragdash.llm.cost import Estimate, count_tokens
 from ragdash.llm.cost import estimate as cost_estimate
 from ragdash.llm.settings import LLMSettings
@@ -17,8 +17,9 @@ from ragdash.llm.speed import Speed
 from ragdash.llm.wrappers import CacheOnly
 from ragdash.metrics import prompts as P
 from ragdash.metrics import resolve, steps_for
-from ragdash.metrics.calls import MetricItem, answer_task
-from ragdash.metrics.parse import sentences
+from ragdash.metrics.calls import MetricItem, Reply, answer_steps, answer_task
+from ragdash.metrics.parse import ENTAILMENT, sentences
+from ragdash.rundir.root import RunsRoot
 
 TOKENS_PER_CLAIM = 20
 """Tokens assumed per claim written in a reply, and per question generated."""
@@ -29,51 +30,45 @@ Claims = tuple[list[str] | None, list[str] | None]
 KnownClaims = Callable[[MetricItem], Claims]
 
 
+@dataclass
+class _PlanAsker:
+    """`Asker` of a plan: records each prompt with the reply tokens assumed for it, and stands
+    in for the reply: the claims known from the reply cache, else the sentences of the text
+    (a claim per sentence); every check entailed (its value is never read)."""
+
+    known: Claims
+    planned: list[tuple[str, str, int]]
+    stopped: bool = False
+
+    def __call__(self, step: str, prompt: str, reply: Reply) -> Any:
+        if reply.kind == "claims":
+            given = self.known[0 if step == "answer_claims" else 1]
+            value: Any = given if given is not None else sentences(reply.text) or [reply.text]
+            tokens_out = TOKENS_PER_CLAIM * len(value) + 10
+        elif reply.kind in ("labels", "binary"):
+            value, tokens_out = [ENTAILMENT] * reply.n, TOKENS_PER_VERDICT * reply.n + 10
+        elif reply.kind == "questions":
+            value, tokens_out = ([], False), TOKENS_PER_CLAIM * P.QUESTIONS + 10
+        else:
+            value, tokens_out = True, TOKENS_PER_VERDICT
+        self.planned.append((step, prompt, tokens_out))
+        return value
+
+
 def planned_steps(items: Iterable[MetricItem], use: Iterable[str] | str | None = None,
                   claims: KnownClaims | None = None) -> list[tuple[str, str, int]]:
     """(step, prompt, reply tokens assumed) of every prompt the metrics `use` select would
-    send, repeats included (`planned_prompts` counts each prompt once). `claims`: the claims
+    send, repeats included (`planned_prompts` counts each prompt once): the steps a run walks
+    (`ragdash.metrics.calls.answer_steps`), with stand-in replies. `claims`: the claims
     already known per item (from the reply cache); the checks of known claims are the exact
-    prompts a run sends, and a known empty list sends none (as `AnswerTask` does)."""
-    steps = set(steps_for(resolve(use)))
+    prompts a run sends, and a known empty list sends none."""
+    steps = frozenset(steps_for(resolve(use)))
     planned: list[tuple[str, str, int]] = []
-
-    def add(step: str, prompt: str, tokens_out: int) -> None:
-        if step in steps:
-            planned.append((step, prompt, tokens_out))
-
     for it in items:
         if it.error is not None or not (it.answer or "").strip():
             continue
-        answer = str(it.answer)
-        said = sentences(it.gold)
-        known_mine, known_gold = claims(it) if claims is not None else (None, None)
-        mine = known_mine if known_mine is not None else sentences(answer) or [answer]
-        gold = known_gold if known_gold is not None else said or [it.gold]
-        add("answer_claims", P.claims_prompt(it.question, answer),
-            TOKENS_PER_CLAIM * len(mine) + 10)
-        add("gold_claims", P.claims_prompt(it.question, it.gold),
-            TOKENS_PER_CLAIM * len(gold) + 10)
-        if mine:
-            add("precision_check", P.check_prompt(it.question, it.gold, mine),
-                TOKENS_PER_VERDICT * len(mine) + 10)
-        if gold:
-            add("recall_check", P.check_prompt(it.question, answer, gold),
-                TOKENS_PER_VERDICT * len(gold) + 10)
-        add("questions", P.questions_prompt(answer), TOKENS_PER_CLAIM * P.QUESTIONS + 10)
-        if it.chunks is None:
-            continue
-        context = join_chunks(it.chunks)
-        for chunk in it.chunks:
-            if mine or gold:
-                add("chunk_check", P.check_prompt(it.question, chunk, [*mine, *gold]),
-                    TOKENS_PER_VERDICT * (len(mine) + len(gold)) + 10)
-            add("chunk_useful", P.useful_prompt(it.question, it.gold, chunk), TOKENS_PER_VERDICT)
-        if mine:
-            add("nli", P.nli_prompt(context, mine), TOKENS_PER_VERDICT * len(mine) + 10)
-        if said:
-            add("recall_attribution", P.attribution_prompt(it.question, context, said),
-                TOKENS_PER_VERDICT * len(said) + 10)
+        known = claims(it) if claims is not None else (None, None)
+        answer_steps(it, steps, _PlanAsker(known, planned))
     return planned
 
 
@@ -134,6 +129,10 @@ class StepPlan:
         steps = set(steps_for(resolve(use)))
         return sum(bool(by & steps) for by in self.cached)
 
+    def chosen(self, use: Iterable[str] | str | None) -> ChosenSteps:
+        """The prompts of the metrics `use` selects, to price with an LLM."""
+        return ChosenSteps(self, use if use is None or isinstance(use, str) else tuple(use))
+
     def estimate(self, use: Iterable[str] | str | None, model: str, *,
                  speed: Speed | None = None, backend: str | None = None) -> Estimate:
         """`ragdash.llm.cost.estimate` of the metrics `use` selects (calls at mean sizes)."""
@@ -141,6 +140,26 @@ class StepPlan:
         return cost_estimate(calls, t_in / calls if calls else 0.0,
                              t_out / calls if calls else 0.0, model, speed=speed,
                              backend=backend)
+
+
+@dataclass(frozen=True)
+class ChosenSteps:
+    """The prompts of a `StepPlan` that the metrics `use` selects: what the metrics stage's
+    plan prices (`ragdash.stages.metrics.plan`, and the metric chooser as boxes are ticked)."""
+
+    steps: StepPlan
+    use: tuple[str, ...] | str | None
+    notes: tuple[str, ...] = ()
+
+    def price(self, llm: LLMSettings, root: RunsRoot) -> tuple[Estimate, int]:
+        """The estimate with the model of `llm` at its measured speed, and the calls the reply
+        cache answers (left out of it)."""
+        from ragdash.llm.speed import call_speed, model_name
+
+        model = model_name(llm)
+        return (self.steps.estimate(self.use, model, backend=llm.backend,
+                                    speed=call_speed(root, model, llm.backend)),
+                self.steps.answered(self.use))
 
 
 def step_plan(items: Iterable[MetricItem], tokenizer: str = "cl100k", *,

@@ -51,4 +51,4 @@ def settings(spec: RunSpec) -> tuple:
 STAGE = Stage("calibrate", "fit thresholds h and k, compare estimated and actual shares",
               needs=("judge", "score"), settings=settings, run=run,
               writes=("estimator_cv", "calibration"),
-              switch="calibration")
+              switch="calibration", section="calibration")

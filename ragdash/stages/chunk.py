@@ -78,4 +78,5 @@ def settings(spec: RunSpec) -> tuple:
 
 
 STAGE = Stage("chunk", "chunk the corpus (indexes are built and cached on first use)",
-              needs=("ingest",), settings=settings, run=run, writes=("chunks",))
+              needs=("ingest",), settings=settings, run=run, writes=("chunks",),
+              section="chunker")

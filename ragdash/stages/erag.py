@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 
 from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot
-from ragdash.stages.base import Stage, StageContext
+from ragdash.stages.base import PlanContext, Stage, StageContext, needs_retrieval
 
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
     from ragdash.erag.calls import ChunkItem
+    from ragdash.llm.plan import CallPlan
     from ragdash.llm.settings import LLMSettings
 
 STEP = "answering from each chunk alone"
@@ -59,6 +60,18 @@ def prompt_options(spec: RunSpec) -> dict:
             "prompt": spec.generation.prompt}
 
 
+def plan(ctx: PlanContext) -> CallPlan:
+    """The calls eRAG sends (`ragdash.erag.calls.erag_plan`, what `evaluate` sends), those the
+    reply cache answers left out, priced as generation's replies are."""
+    from ragdash.erag.calls import erag_plan
+    from ragdash.llm.plan import CallPlan
+    from ragdash.stages.generate import TOKENS_OUT
+
+    needs_retrieval(ctx)
+    return CallPlan(erag_plan(chunk_items(ctx.run, ctx.spec), **prompt_options(ctx.spec)).calls,
+                    TOKENS_OUT)
+
+
 def settings(spec: RunSpec) -> tuple:
     from ragdash.llm.prompts import generation_prompt_version
 
@@ -100,5 +113,6 @@ STAGE = Stage("erag", "eRAG: each retrieved chunk alone to the generator, its ou
               "against the gold answers as the chunk's label; precision, MAP, MRR, nDCG, hit "
               "at k per question and retriever (k LLM calls each)",
               needs=("ingest", "chunk", "retrieve"), settings=settings, run=run,
-              writes=("erag", "erag_labels"), switch="erag", failed_calls=failed_calls,
-              llm=True, on_run_dir=True)
+              writes=("erag", "erag_labels"), switch="erag", section="erag",
+              failed_calls=failed_calls, llm=erag_settings, plan=plan, llm_stage=True,
+              on_run_dir=True)

@@ -15,10 +15,11 @@ from ragdash.constants import LLM_ONLY
 from ragdash.llm.prompts import generation_prompt_version
 from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot
-from ragdash.stages.base import Stage, StageContext
+from ragdash.stages.base import PlanContext, Stage, StageContext
 
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
+    from ragdash.llm.plan import CallPlan
     from ragdash.llm.settings import LLMSettings
 
 
@@ -125,7 +126,77 @@ def failed_calls(run: Run) -> int:
     return int(run.read("answers")["error"].notna().sum()) if run.has("answers") else 0
 
 
+TOKENS_OUT = 40
+"""Tokens assumed per reply of the generator (a one-sentence answer), for its estimate, and
+eRAG's and the stress test's (they ask the same prompt)."""
+STAND_IN_ANSWER = "A one-sentence answer of about twenty tokens written by the generator model."
+"""The answer the judge and the metrics are priced with before answers exist."""
+
+
+def stand_in_context(run: Run, tokenizer: str, budget: int) -> str:
+    """`budget` tokens of the run's chunk texts: as long as a context C_N can be, for pricing
+    generation before retrieval has run."""
+    from ragdash.budget import cuts, join_chunks
+
+    texts = [t for t in run.read("chunks")["text"] if t] if run.has("chunks") else []
+    taken: list[str] = []
+    while texts and sum(map(len, taken)) < 16 * budget:
+        taken.append(texts[len(taken) % len(texts)])
+    text = join_chunks(taken) or "word " * budget
+    return text[: cuts(text, [budget], tokenizer)[0]]
+
+
+def stand_in_contexts(run: Run, spec: RunSpec) -> Callable[[int], dict[tuple[str, str], str]]:
+    """`requests`' contexts before retrieval: every (qid, retriever) gets `stand_in_context`."""
+    sweep = spec.generation.sweep
+    names = {*spec.retrievers.use, *([sweep.retriever] if sweep else []),
+             *(n for n, s in spec.systems.items() if s.generate)}
+    qids = run.read("examples")["qid"].astype(str).tolist()
+
+    def contexts(budget: int) -> dict[tuple[str, str], str]:
+        text = stand_in_context(run, spec.tokenizer, budget)
+        return {(q, r): text for q in qids for r in names}
+
+    return contexts
+
+
+def stand_in_answers(reqs: list[tuple]) -> pd.DataFrame:
+    """An answers table with STAND_IN_ANSWER for every generation request: the judge's and the
+    metrics' calls priced before answers exist, built by their own code."""
+    return pd.DataFrame([{"qid": q, "system": s, "budget": b, "answer": STAND_IN_ANSWER,
+                          "error": None} for q, s, b, _, _ in reqs],
+                        columns=["qid", "system", "budget", "answer", "error"])
+
+
+def planned_requests(ctx: PlanContext) -> list[tuple]:
+    """`requests` as a plan sees them (contexts of the full budget before retrieval), made once
+    per dry run."""
+    if "requests" not in ctx.memo:
+        ctx.memo["requests"] = requests(
+            ctx.run, ctx.spec, None if ctx.retrieved else stand_in_contexts(ctx.run, ctx.spec))
+    return ctx.memo["requests"]
+
+
+def plan(ctx: PlanContext) -> CallPlan:
+    """The calls generation sends (`generation_plan`, what `generate` sends), those the reply
+    cache answers left out; before retrieval, one call per request with stand-in contexts of
+    the full budget (an upper bound: a context holds at most N tokens)."""
+    from ragdash.llm.generate import generation_plan
+    from ragdash.llm.plan import CallPlan
+
+    g = ctx.spec.generation
+    made = generation_plan(planned_requests(ctx), reference_prompts=g.reference_prompts,
+                           prompt=g.prompt)
+    if ctx.retrieved:
+        return CallPlan(made.calls, TOKENS_OUT)
+    why = " (mlq's sub-questions would call the LLM)" if "retrieve" in ctx.before else ""
+    return CallPlan(made.per_request(), TOKENS_OUT, cached=False, notes=(
+        f"retrieval not run{why}: generation priced with full-budget contexts, an upper "
+        "bound",))
+
+
 STAGE = Stage("generate", "generate answers with the LLM (LLM only and each retriever's C_N); "
               "resumable", needs=("retrieve",), after=("score",), settings=settings, run=run,
-              writes=("answers",), switch="generation",
-              failed_calls=failed_calls, llm=True)
+              writes=("answers",), switch="generation", section="generation",
+              failed_calls=failed_calls, llm=generator_settings, plan=plan, part="generation",
+              llm_stage=True)

@@ -141,4 +141,5 @@ def run(ctx: StageContext) -> dict:
 
 
 STAGE = Stage("ingest", "load and validate a dataset and corpus into a run directory",
-              needs=(), settings=settings, run=run, writes=("issues", "examples", "documents"))
+              needs=(), settings=settings, run=run, writes=("issues", "examples", "documents"),
+              section="dataset")

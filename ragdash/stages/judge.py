@@ -9,10 +9,11 @@ from ragdash.analysis import judge_audit
 from ragdash.llm.prompts import judge_prompt_version
 from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot
-from ragdash.stages.base import Stage, StageContext
+from ragdash.stages.base import PlanContext, Stage, StageContext
 
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
+    from ragdash.llm.plan import CallPlan
     from ragdash.llm.settings import LLMSettings
 
 
@@ -71,6 +72,30 @@ def failed_calls(run: Run) -> int:
     return int((j["error"].notna() & (j["error"] != NO_ANSWER)).sum())
 
 
+def plan(ctx: PlanContext) -> CallPlan:
+    """The judge's calls (`judge_calls`, what `judge_answers` sends) on the run's answers when
+    generation would send nothing new, else on a stand-in answer for every request generation
+    answers (the refusal rule cannot score answers not made yet: an upper bound); stepwise
+    judging is a lower bound (a partly correct answer asks twice)."""
+    from ragdash.llm.judge import items_from_frames, judge_calls
+    from ragdash.llm.plan import CallPlan
+    from ragdash.stages.generate import planned_requests, stand_in_answers
+
+    run, spec = ctx.run, ctx.spec
+    generation = ctx.before.get("generate")
+    if ctx.retrieved and (generation is None or not generation.calls) and run.has("answers"):
+        answers = run.read("answers")
+    else:
+        answers = stand_in_answers(planned_requests(ctx))
+    calls = judge_calls(items_from_frames(answers, run.read("examples")), judge_settings(spec),
+                        **judge_options(spec))[1]
+    mode = spec.judge.mode
+    return CallPlan(calls, 25 if mode == "grouped" else 8, notes=(
+        "stepwise judging: a lower bound, each partially correct answer asks twice",)
+        if mode == "stepwise" else ())
+
+
 STAGE = Stage("judge", "judge the answers 1-5 with the judge LLM", needs=("generate",),
               settings=settings, run=run, writes=("judgments",),
-              switch="judge", failed_calls=failed_calls, llm=True)
+              switch="judge", section="judge", failed_calls=failed_calls, llm=judge_settings,
+              plan=plan, llm_stage=True)

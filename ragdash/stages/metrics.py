@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 
 from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot
-from ragdash.stages.base import Stage, StageContext
+from ragdash.stages.base import PlanContext, Stage, StageContext, needs_retrieval
 
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
     from ragdash.llm.settings import LLMSettings
+    from ragdash.metrics.plan import ChosenSteps, StepPlan
     from ragdash.scoring.contexts import ContextCut
 
 MAX_TOKENS = 384
@@ -41,6 +42,43 @@ def context_cut(spec: RunSpec) -> ContextCut:
     from ragdash.scoring.contexts import ContextCut
 
     return ContextCut(spec.tokenizer, spec.scoring.mode, spec.scoring.relevance_share)
+
+
+def step_plan(run: Run, spec: RunSpec, reqs: list[tuple] | None = None) -> StepPlan:
+    """Every metric's LLM steps on the run's answers (of the first `metrics.limit` questions),
+    else on stand-in answers for every generation request (`reqs`, default the run's own), as
+    `ragdash.metrics.plan.StepPlan`; the calls the runs root's reply cache already answers are
+    counted apart. The metric chooser re-prices it for any choice (`ChosenSteps`)."""
+    from ragdash.llm.plan import cache_only
+    from ragdash.metrics.evaluate import items_from_run
+    from ragdash.metrics.plan import cached_replies
+    from ragdash.metrics.plan import step_plan as plan_steps
+    from ragdash.stages.generate import requests, stand_in_answers
+
+    answers = None if run.has("answers") else stand_in_answers(
+        requests(run, spec) if reqs is None else reqs)
+    items = items_from_run(run, context_cut(spec), answers, limit=spec.metrics.limit)
+    root = RunsRoot(spec.runs_root)
+    for f in (root.llm_cache, root.llm_cache.with_name(f"{root.llm_cache.name}-wal")):
+        run.reader.stamp(f)  # a memo of this plan follows the cache
+    if answers is not None:
+        return plan_steps(items)
+    llm = metrics_settings(spec)
+    with cache_only(llm, root) as replies:
+        if replies is None:
+            return plan_steps(items)
+        claims, answered = cached_replies(items, replies, llm)
+    return plan_steps(items, claims=claims, answered=answered)
+
+
+def plan(ctx: PlanContext) -> ChosenSteps:
+    """The steps of the metrics `metrics.use` selects (`step_plan`): a lower bound, correction
+    rounds after unreadable replies are not counted."""
+    from ragdash.stages.generate import planned_requests
+
+    needs_retrieval(ctx)
+    reqs = None if ctx.run.has("answers") else planned_requests(ctx)
+    return step_plan(ctx.run, ctx.spec, reqs).chosen(ctx.spec.metrics.use)
 
 
 def settings(spec: RunSpec) -> tuple:
@@ -82,5 +120,6 @@ def failed_calls(run: Run) -> int:
 STAGE = Stage("metrics", "RAGAS and RAGChecker metrics of every answer with an LLM "
               "(faithfulness, answer relevancy, claim precision/recall, hallucination, ...)",
               needs=("ingest", "generate"), settings=settings, run=run,
-              writes=("metrics",), switch="metrics", failed_calls=failed_calls, llm=True,
+              writes=("metrics",), switch="metrics", section="metrics",
+              failed_calls=failed_calls, llm=metrics_settings, plan=plan, llm_stage=True,
               on_run_dir=True)

@@ -15,11 +15,13 @@ import pandas as pd
 
 from ragdash.rundir import read_table, write_table
 from ragdash.rundir.root import RunsRoot
-from ragdash.stages.base import Progress, Stage, StageContext
+from ragdash.stages.base import PlanContext, Progress, Stage, StageContext
 from ragdash.systems.store import retrieved_rows
 
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
+    from ragdash.llm.plan import CallPlan
+    from ragdash.llm.settings import LLMSettings
     from ragdash.retrieval.multiquery import Ask
 
 
@@ -31,9 +33,9 @@ def cache_dir(spec: RunSpec) -> Path:
 def mlq_ask(ctx: StageContext, params: dict) -> Ask:
     """MLQ's sub-question replies through the LLM layer (`ragdash.llm.decompose`): the run's
     `llm`, the reply cache shared under the runs root, retries, the stage's executor."""
-    from ragdash.llm import LLMSettings
     from ragdash.llm.decompose import decompose
-    settings = LLMSettings.from_config(ctx.spec.llm, api_key=ctx.api_key)
+
+    settings = mlq_settings(ctx.spec, ctx.api_key)
     cache = RunsRoot(ctx.spec.runs_root).llm_cache
 
     def ask(questions: Sequence[str]) -> list[str]:
@@ -304,6 +306,31 @@ def calls_llm(spec: RunSpec) -> bool:
     return "mlq" in spec.retrievers.use
 
 
+def mlq_settings(spec: RunSpec, api_key: str | None = None) -> LLMSettings | None:
+    """The LLM mlq asks for sub-questions (the run's `llm`), None when mlq is not used."""
+    from ragdash.llm import LLMSettings
+
+    return LLMSettings.from_config(spec.llm, api_key=api_key) if calls_llm(spec) else None
+
+
+SUBQUESTION_TOKENS = 15
+"""Tokens assumed per sub-question line of an mlq reply, for its estimate."""
+
+
+def plan(ctx: PlanContext) -> CallPlan | None:
+    """mlq's sub-question calls, before retrieval has run (after it, none is left to price):
+    one per question, priced whole (the reply cache is not asked)."""
+    from ragdash.llm.decompose import decompose_calls
+    from ragdash.llm.plan import CallPlan
+
+    if ctx.retrieved or not calls_llm(ctx.spec):
+        return None
+    mlq = ctx.spec.retrievers.resolved["mlq"]
+    _, calls = decompose_calls(ctx.run.read("examples")["question"].astype(str).tolist(),
+                               mode=mlq["mode"], max_queries=mlq["max_queries"])
+    return CallPlan(calls, SUBQUESTION_TOKENS * mlq["max_queries"], cached=False)
+
+
 STAGE = Stage("retrieve", "retrieve chunks for every question", needs=("chunk",),
               settings=settings, run=run, writes=("retrieved", "queries", "passages"),
-              calls_llm=calls_llm)
+              section="retrievers", llm=mlq_settings, plan=plan, part="mlq")

@@ -62,20 +62,20 @@ def llm_stages() -> tuple[str, ...]:
     """The stages that call an LLM on the answers or read what one wrote (a dry run stops
     before them)."""
     return tuple(s.name for s in REGISTRY
-                 if s.llm or any(STAGES[up].llm for up in requires(s.name)))
+                 if s.llm_stage or any(STAGES[up].llm_stage for up in requires(s.name)))
 
 
 def dry_run_stages(spec: RunSpec | Mapping[str, Any], run_dir: str | Path, stages: Iterable[str],
                    force: bool = False) -> tuple[str, ...]:
     """The stages a dry run performs, of `stages`: none that calls an LLM (`llm_stages`, and a
-    stage whose `calls_llm(spec)` holds, as retrieve with mlq, unless it and what it requires
-    are up to date and not forced) and none after one."""
+    stage whose `llm(spec)` is set under this spec, as retrieve with mlq, unless it and what it
+    requires are up to date and not forced) and none after one."""
     spec = typed(spec)[0]
     keys = stage_keys(spec)
     run = Run(run_dir)
     stop = set(llm_stages())
     for s in REGISTRY:
-        if not (s.calls_llm and s.calls_llm(spec)):
+        if s.name in stop or s.uses_llm(spec) is None:
             continue
         if force or not all(run.stage_done(n, keys[n]) for n in chain(s.name)):
             stop |= {s.name, *(t.name for t in REGISTRY if s.name in requires(t.name))}

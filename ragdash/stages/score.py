@@ -107,4 +107,4 @@ def settings(spec: RunSpec) -> tuple:
 
 STAGE = Stage("score", "score retrieval over token budgets", needs=("retrieve",),
               settings=settings, run=run, writes=("ir_scores", "ir_scores_also", "ir_summary",
-                                                  "ir_metrics"))
+                                                  "ir_metrics"), section="scoring")

@@ -12,10 +12,11 @@ import pandas as pd
 
 from ragdash.rundir import Run
 from ragdash.rundir.root import RunsRoot
-from ragdash.stages.base import Stage, StageContext
+from ragdash.stages.base import PlanContext, Stage, StageContext, needs_retrieval
 
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
+    from ragdash.llm.plan import CallPlan
     from ragdash.llm.settings import LLMSettings
     from ragdash.stress.contexts import Condition
 
@@ -107,6 +108,19 @@ def stress_requests(run: Run, spec: RunSpec) -> tuple[list[Condition], pd.DataFr
     return conds, scored[["qid", "retriever", "score", "context_tokens", "cut"]], requests
 
 
+def plan(ctx: PlanContext) -> CallPlan:
+    """The calls of the stage's own requests (`stress_requests`), those the reply cache answers
+    left out, priced as generation's replies are."""
+    from ragdash.llm.generate import generation_plan
+    from ragdash.llm.plan import CallPlan
+    from ragdash.stages.generate import TOKENS_OUT
+
+    needs_retrieval(ctx)
+    g = ctx.spec.generation
+    return CallPlan(generation_plan(stress_requests(ctx.run, ctx.spec)[2], prompt=g.prompt,
+                                    reference_prompts=g.reference_prompts).calls, TOKENS_OUT)
+
+
 def settings(spec: RunSpec) -> tuple:
     from ragdash.llm.prompts import generation_prompt_version
     from ragdash.stages.reference import VERSION as REFERENCE
@@ -176,5 +190,6 @@ def failed_calls(run: Run) -> int:
 STAGE = Stage("stress", "answer contexts built from the run's chunks with known relevance "
               "(noise ratios, evidence first / middle / last, no evidence): accuracy against the "
               "evidence in the context", needs=("ingest", "chunk", "retrieve"), after=("score",),
-              settings=settings, run=run, writes=("stress",), switch="stress",
-              failed_calls=failed_calls, llm=True, on_run_dir=True)
+              settings=settings, run=run, writes=("stress",), switch="stress", section="stress",
+              failed_calls=failed_calls, llm=stress_settings, plan=plan, llm_stage=True,
+              on_run_dir=True)

@@ -14,10 +14,10 @@ from ragdash.config import ConfigError, RunSpec, deep_merge, saved_config
 from ragdash.llm.cost import Estimate
 from ragdash.llm.settings import BACKENDS
 from ragdash.metrics import CATALOGUE, FRAMEWORKS
-from ragdash.planning import metrics_pricing, metrics_step_plan
 from ragdash.rundir import Run
 from ragdash.rundir.lock import RunLocked
-from ragdash.stages.metrics import MAX_TOKENS, metrics_llm
+from ragdash.rundir.root import RunsRoot
+from ragdash.stages.metrics import MAX_TOKENS, metrics_llm, metrics_settings, step_plan
 from ragdash.ui import jobs, state, widgets
 
 FRAMEWORK_TITLES = {"ragas": "RAGAS (Es et al. 2024)",
@@ -59,7 +59,7 @@ def _plan(run: Run, spec: RunSpec):
     """Every metric's steps on the run's answers at the spec's limit, kept until a file
     changes."""
     return state.MEMO.get(("metric steps", str(run.path), spec.metrics.limit), lambda reader:
-                          metrics_step_plan(Run(run.path, reader), spec),
+                          step_plan(Run(run.path, reader), spec),
                           "Planning the metrics' calls…")
 
 
@@ -127,15 +127,15 @@ def chooser(run: Run, expanded: bool = False) -> None:
         if not chosen:
             st.info("Tick one or more metrics to see what they would cost.")
         else:
-            model, speed, backend = metrics_pricing(spec)
-            plan = _plan(run, spec)
-            est = plan.estimate(chosen, model, speed=speed, backend=backend)
+            checker = metrics_settings(spec)  # priced as the stage's plan is
+            est, cached = _plan(run, spec).chosen(chosen).price(checker,
+                                                                RunsRoot(spec.runs_root))
             shown = ("the first question" if limit == 1 else
                      f"the first {int(limit):,} questions" if limit else f"all {n_q:,} questions")
-            st.markdown(estimate_text(est, len(chosen), plan.answered(chosen)))
-            st.caption(f"Dry-run estimate for {shown}, checker {widgets.md(model)} "
-                       f"({widgets.md(backend)}): a lower bound, correction rounds after "
-                       "unreadable replies are not counted.")
+            st.markdown(estimate_text(est, len(chosen), cached))
+            st.caption(f"Dry-run estimate for {shown}, checker {widgets.md(est.model)} "
+                       f"({widgets.md(checker.backend)}): a lower bound, correction rounds "
+                       "after unreadable replies are not counted.")
         job = jobs.current(run.path)
         busy = job is not None and job.active
         key = st.text_input("OpenAI API key (kept in memory only; the job process gets it in "

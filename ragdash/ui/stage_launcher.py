@@ -5,18 +5,18 @@ Nothing calls an LLM before the button."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import streamlit as st
 
 from ragdash.config import ConfigError, RunSpec, deep_merge, saved_config
-from ragdash.llm.cost import Estimate
+from ragdash.planning import stage_estimate
 from ragdash.rundir import Run
 from ragdash.rundir.lock import RunLocked
+from ragdash.stages import REGISTRY, STAGES
 from ragdash.ui import jobs, state, widgets
 
-SINGLE = ("metrics", "erag", "stress")
-"""The stages the LLM page starts alone, each with its own launcher."""
+SINGLE = tuple(s.name for s in REGISTRY if s.llm_stage and s.on_run_dir)
+"""The stages the LLM page starts alone (LLM stages that work on an existing run: the metrics,
+eRAG, the controlled contexts), each with its own launcher."""
 
 
 def is_single_stage_job(job) -> bool:
@@ -25,11 +25,10 @@ def is_single_stage_job(job) -> bool:
     return len(job.stages) == 1 and job.stages[0] in SINGLE
 
 
-def launcher(run: Run, stage: str, title: str, about: str,
-             estimate: Callable[[Run, RunSpec], tuple[Estimate, int]],
-             default_limit: int = 10) -> None:
-    """An expander: the first N questions (`<stage>.limit`), the estimate, the API key and the
-    start button; the job's progress once started."""
+def launcher(run: Run, stage: str, title: str, about: str, default_limit: int = 10) -> None:
+    """An expander: the first N questions (`limit` of the stage's section), the estimate of its
+    plan (`ragdash.planning.stage_estimate`), the API key and the start button; the job's
+    progress once started."""
     saved = saved_config(run.manifest)
     n_q = len(run.table("examples")) if run.has("examples") else 0
     with st.expander(title):
@@ -38,7 +37,7 @@ def launcher(run: Run, stage: str, title: str, about: str,
                                 min(default_limit, n_q), 1, key=f"{stage}_limit")
         base = {k: v for k, v in saved.items() if not k.startswith("_")}
         try:
-            spec = RunSpec.from_config(deep_merge(base, {stage: {
+            spec = RunSpec.from_config(deep_merge(base, {STAGES[stage].section: {
                 "enabled": True, "limit": int(limit) or None}}))
         except ConfigError as exc:
             st.error(f"The settings are not valid: {widgets.md(exc)}")
@@ -46,7 +45,8 @@ def launcher(run: Run, stage: str, title: str, about: str,
         try:
             est, cached = state.MEMO.get(
                 (f"{stage} estimate", str(run.path), int(limit)),
-                lambda reader: estimate(Run(run.path, reader), spec), "Planning the calls…")
+                lambda reader: stage_estimate(Run(run.path, reader), spec, stage),
+                "Planning the calls…")
         except (ValueError, FileNotFoundError) as exc:
             st.error(f"No estimate: {widgets.md(exc)}")
             return

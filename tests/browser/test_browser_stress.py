@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 
 from ragdash.config import RunSpec, deep_merge, saved_config
 from ragdash.erag.measures import MEASURES
-from ragdash.planning import stress_estimate
+from ragdash.planning import stage_estimate
 from ragdash.rundir import Run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -75,7 +75,7 @@ def test_the_llm_page_shows_the_controlled_contexts_and_erag(server, page, stres
         has_text="LLM calls").filter(has_text="tokens in")
     expect(estimate).to_be_visible()
     run = Run(server["root"] / "runs" / "stressed")
-    planned = stress_estimate(run, _spec(run, 10))[0].calls
+    planned = stage_estimate(run, _spec(run, 10), "stress")[0].calls
     expect(estimate).to_contain_text(f"{planned:,} LLM calls")  # the dry run's, 10 questions
     assert launcher.get_by_role("button", name="▶ Start").is_enabled()
     no_exception(page, "stress launcher")
