@@ -1,6 +1,6 @@
 """Calibration (§3.3): thresholds h < k on Score_IR that predict the judge outcome, estimates from
 retrieval alone, and a probabilistic estimator that goes beyond the paper. This package is the
-public API; its modules are `thresholds` (the fits), `estimates` (pairs, classes, shares),
+public API; its modules are `threshold_fit` (the fits), `estimates` (pairs, classes, shares),
 `result` (`calibrate`, calibration.json), `model` (the logistic estimator) and `predictive`
 (does retrieval predict answer quality here?).
 
@@ -57,7 +57,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads
     )
     from ragdash.calibration.model import ProbabilisticEstimator, cross_validate
     from ragdash.calibration.result import Calibration, calibrate
-    from ragdash.calibration.thresholds import (
+    from ragdash.calibration.threshold_fit import (
         ThresholdFit,
         agreement_at,
         bootstrap_ci,
@@ -71,8 +71,8 @@ _SOURCES = {
                                       "share_errors"),
     "ragdash.calibration.model": ("ProbabilisticEstimator", "cross_validate"),
     "ragdash.calibration.result": ("Calibration", "calibrate"),
-    "ragdash.calibration.thresholds": ("ThresholdFit", "agreement_at", "bootstrap_ci",
-                                       "fit_threshold", "objective_curve"),
+    "ragdash.calibration.threshold_fit": ("ThresholdFit", "agreement_at", "bootstrap_ci",
+                                          "fit_threshold", "objective_curve"),
 }
 __all__ = [
     "CLASSES",

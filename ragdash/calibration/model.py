@@ -23,7 +23,7 @@ from ragdash.calibration.estimates import (
     judgment_table,
     rule_class,
 )
-from ragdash.calibration.thresholds import fit_threshold
+from ragdash.calibration.threshold_fit import fit_threshold
 from ragdash.constants import CLASSES, LLM_ONLY
 
 LLM_COLS = ("llm_1", "llm_2_4", "llm_5", "llm_none")

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ragdash.calibration.estimates import compare, confusion, pairs, share_errors
 from ragdash.calibration.predictive import predictiveness, share_estimates
-from ragdash.calibration.thresholds import ThresholdFit, Tie, bootstrap_ci, fit_threshold
+from ragdash.calibration.threshold_fit import ThresholdFit, Tie, bootstrap_ci, fit_threshold
 from ragdash.rundir.calibration import POOLED, Calibration
 
 __all__ = ["POOLED", "Calibration", "calibrate"]
