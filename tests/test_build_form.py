@@ -1,4 +1,4 @@
-"""Issue 34 §3: the Build page's form as data (`ragdash.ui.build_form`), tested without
+"""Issue 34 §3: the Build page's form as data (`ragdash.view.build_form`), tested without
 Streamlit: what keeps a run from starting, and the overrides it starts with, which load into a
 valid specification (with and without the LLM stages)."""
 

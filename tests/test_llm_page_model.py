@@ -1,4 +1,4 @@
-"""Issue 34 §3: the LLM results page's model (`ragdash.view.llm`, `ragdash.ui.llm_launch`),
+"""Issue 34 §3: the LLM results page's model (`ragdash.view.llm`, `ragdash.view.llm_launch`),
 tested without Streamlit: the launcher's specification from its form (a bad value refused, as
 the page shows it), the answers the refusal rule matches beside what the run recorded, the
 retrieval-gain sentence, the error counts in the run's order and the cost line."""

@@ -2,7 +2,7 @@
 gives, the chunk preview's k, the settings a sweep may vary, the start button's words, the
 LLM stages' estimate as lines, and the earlier runs' table, built by pure functions so the page
 only lays them out and each is tested without a browser (the form's overrides and problems:
-`ragdash.ui.build_form.BuildForm`). Text here is Markdown with user-given names passed through
+`ragdash.view.build_form.BuildForm`). Text here is Markdown with user-given names passed through
 `md` and `code` by the caller's choice.
 
     rows = earlier_runs(list_runs(root), name=label)

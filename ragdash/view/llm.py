@@ -1,7 +1,7 @@
 """The LLM results page's model: the answers the refusal rule matches, what retrieval adds for
 one retriever, the error counts and the cost line, built by pure functions so the page only
-lays them out and each is tested without a browser (the launcher's specification is
-`ragdash.ui.llm_launch`'s: it needs the config layer). `name` renders a system's name.
+lays them out and each is tested without a browser (the launcher's form and specification:
+`ragdash.view.llm_launch`). `name` renders a system's name.
 
     hits = refusal_hits(view.answers(), view.judgments(), rule, name=label)
 """
