@@ -25,7 +25,6 @@ st.caption("Rule of the paper: Score_IR > k → the answer will be **correct** (
            "fitted, new retrievers can be ranked without generating or judging anything.")
 widgets.ir_scores_or_stop(run)
 budgets = run.budgets
-cal = run.calibration()
 widgets.judge_audit_banner(state.view(run).audit(), "thresholds fitted to its scores")
 failed = judging.all_failed(state.view(run).judgments())
 if failed:
@@ -41,7 +40,9 @@ def _to_fit(h: float | None, k: float | None) -> None:
 
 def evidence_panel(n: int) -> None:
     """Does retrieval predict answer quality here? The verdict, ROC and reliability at N."""
-    ev = state.view(run).predictiveness(n)
+    view = state.view(run)
+    facts = view.facts(label)  # at the calibration's N, the evidence every page states
+    ev = facts.evidence if facts.budget == n and facts.evidence else view.predictiveness(n)
     if ev is None:
         return
     st.subheader(f"Does retrieval predict answer quality here? (N = {n})")
@@ -103,7 +104,8 @@ def panel() -> None:
            and not c.startswith("error")]
     st.dataframe(page.table.style.format({**{c: "{:.1f}%" for c in pct},
                                           **{c: "{:+.1f}" for c in page.table.columns
-                                             if c.startswith("error")}, "MAE (pp)": "{:.1f}"}),
+                                             if c.startswith("error")}, "MAE (pp)": "{:.1f}"},
+                                         na_rep="no estimate"),
                  width="stretch")
     st.caption(page.order)
     left, right = st.columns(2)
@@ -149,7 +151,8 @@ if saved is None:
 else:
     summary = thresholds.estimator_summary(saved)
     widgets.chart(calibration.estimator_bars(summary), key="thr_estimators")
-    verdict = ((cal.estimator_verdict if cal is not None else "")
-               or st.session_state.get("thr_cv_verdict", ""))
+    facts = state.view(run).facts(label)
+    verdict = facts.estimator_verdict or facts.cv_verdict(
+        st.session_state.get("thr_cv_verdict", ""), saved)
     if verdict:
         st.markdown(f"**Verdict.** {verdict}")

@@ -20,7 +20,6 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ragdash.analysis import (
-    area,
     curves,
     frames,
     judging,
@@ -29,11 +28,12 @@ from ragdash.analysis import (
     thresholds,
     truthfulness,
 )
-from ragdash.calibration.predictive import degenerate
 from ragdash.constants import PAPER_H, PAPER_K, REFERENCE_METRICS
-from ragdash.rundir import Run
+from ragdash.rundir import Memo, Run
 from ragdash.view import RunView
 from ragdash.view import stress as stress_model
+from ragdash.view.facts import HK, NO_ESTIMATE
+from ragdash.view.thresholds import without_estimate
 from ragdash.viz import calibration, llm, retrieval
 from ragdash.viz import stress as stress_viz
 from ragdash.viz.colors import label
@@ -71,9 +71,16 @@ def _card(value: str, label_: str) -> str:
             f'<div class="l">{html.escape(label_)}</div></div>')
 
 
-def figures(run: Run | str | Path) -> dict[str, go.Figure]:
-    """Every figure of the report by file-friendly name, from the run directory alone."""
-    view = RunView(run)
+def _view(run: Run | str | Path) -> RunView:
+    """A view of `run` whose answers are kept while the report is built: each fact is computed
+    once, as on the dashboard (`RunView.facts`)."""
+    return RunView(run, memo=Memo(max_entries=64))
+
+
+def figures(run: Run | str | Path, view: RunView | None = None) -> dict[str, go.Figure]:
+    """Every figure of the report by file-friendly name, from the run directory alone (`view`:
+    the report's own, sharing its facts)."""
+    view = view or _view(run)
     run = view.run
     ir = run.table("ir_scores")
     if ir is None:
@@ -103,11 +110,15 @@ def figures(run: Run | str | Path) -> dict[str, go.Figure]:
     h = data.fit_h if data.fit_h is not None else PAPER_H
     k = data.fit_k if data.fit_k is not None else PAPER_K
     res = thresholds.panel(data, h, k)
+    facts = view.facts(label)
+    if data.has_judgments and facts.budget == data.budget and facts.hk_reason:
+        res = without_estimate(res)  # no share the rule does not estimate, as on the pages
     out["thresholds_sorted_scores"] = calibration.threshold_curves(data, res["estimated"], h, k)
     if data.has_judgments:
         from ragdash.calibration.predictive import predictiveness
 
-        evidence = predictiveness(data.pairs)
+        evidence = (facts.evidence if facts.budget == data.budget and facts.evidence else
+                    predictiveness(data.pairs))
         out["prediction_roc"] = calibration.roc(evidence)
         out["prediction_reliability"] = calibration.reliability(evidence)
         out["thresholds_estimated_vs_actual"] = calibration.estimated_vs_actual(res["compare"])
@@ -133,19 +144,20 @@ def _threshold_budget(run: Run, ir: pd.DataFrame) -> int:
     return frames.default_budget(ir["budget"].unique())
 
 
-def _threshold_sentences(view: RunView, ir: pd.DataFrame, n_questions: int | None,
-                         flat: str | None) -> dict[str, list[str]]:
+def _threshold_sentences(view: RunView, ir: pd.DataFrame, n_questions: int | None
+                         ) -> dict[str, list[str]]:
     """What the threshold figures show, in words from their numbers (plain text): `basis`
-    (how many judged answers they count), `bias` (the h/k rule against the judge) and
-    `confusion` (how to read the matrix, the verdict first); empty without judged answers.
-    `flat`: why the run's fit gives no h/k estimate (`calibration.predictive.degenerate`)."""
+    (how many judged answers they count), `bias` (the h/k rule against the judge, or why it
+    gives no estimate: the run's fact, `RunView.facts`) and `confusion` (how to read the
+    matrix, the verdict first); empty without judged answers."""
     data = thresholds.judged_only(view.thresholds(_threshold_budget(view.run, ir)))
     if not data.has_judgments:
         return {}
     h = data.fit_h if data.fit_h is not None else PAPER_H
     k = data.fit_k if data.fit_k is not None else PAPER_K
     p = data.pairs
-    bias = (f"The h/k rule gives no estimate here: {flat.rstrip('.')}." if flat else
+    facts = view.facts(label)
+    bias = (facts.bias if facts.budget == data.budget and facts.bias else
             sentences.rule_bias(thresholds.rule_bias(p, k, data.budget), n_questions))
     return {"basis": [sentences.judged_basis(len(p), p["qid"].nunique(), n_questions)],
             "bias": [bias],
@@ -161,16 +173,16 @@ def figure_html(fig: go.Figure, title: str = "ragdash figure") -> str:
             f"</title></head><body>{body}</body></html>")
 
 
-def _labels_html(run: Run) -> list[str]:
+def _labels_html(view: RunView) -> list[str]:
     """The judge's agreement with labels and gold answers, and the share correct with
     prediction-powered intervals (a run with answers and labels or a calibration)."""
-    from ragdash import labels
     from ragdash.calibration.survey import MIN_SYSTEM_LABELS
     from ragdash.labels import headline, tables
 
+    run = view.run
     if not run.has("answers") or not (run.has("labels") or run.has("calibration")):
         return []
-    sections = labels.current(run)
+    sections = view.label_findings()
     if sections is None:
         return []
     agreement, ppi = sections["agreement"], sections["ppi"]
@@ -278,15 +290,16 @@ def _no_paths(value):
     return value
 
 
-def build_report(run: Run | str | Path) -> str:
-    """The whole report as one self-contained HTML string."""
-    view = RunView(run)
+def build_report(run: Run | str | Path, view: RunView | None = None) -> str:
+    """The whole report as one self-contained HTML string (`view`: a view of `run` whose kept
+    facts it states, e.g. the dashboard's; by default one of its own)."""
+    view = view or _view(run)
     run = view.run
     man, cfg = run.manifest, view.run.config
     examples, ir = run.table("examples"), run.table("ir_scores")
     documents, chunks = run.table("documents"), run.table("chunks")
     judgments = view.judgments()
-    figs = figures(run)
+    figs = figures(run, view)
     plotly_done = False
     parts: list[str] = []
 
@@ -312,15 +325,14 @@ def build_report(run: Run | str | Path) -> str:
              _card(f"{len(documents):,}" if documents is not None else "—", "documents"),
              _card(f"{len(chunks):,}" if chunks is not None else "—", "chunks"),
              _card(", ".join(label(r) for r in order) or "—", "retrievers")]
-    if ir is not None and len(ir):
-        title, value, caption = area.leader_card(view.headline(), name=label)
-        cards.append(_card(value, f"{title.lower()} (area under the Score_IR curve): "
-                                  f"{caption}"))
+    facts = view.facts(label)  # every number and verdict below is one of the run's facts
+    if (lead := facts.leader) is not None:
+        cards.append(_card(lead.value, f"{lead.title.lower()} (area under the Score_IR curve): "
+                                       f"{lead.caption}"))
     if run.has("answers") and (run.has("labels") or run.has("calibration")):
-        from ragdash import labels
         from ragdash.labels import headline
 
-        found = labels.current(run) or {}
+        found = view.label_findings() or {}
         share = found.get("share")
         if share and share["pooled"].get("ci"):
             e = share["pooled"]
@@ -335,13 +347,12 @@ def build_report(run: Run | str | Path) -> str:
                                + ("stand-in labels (a reference metric, not people's)"
                                   if stand_in else "labels")))
     cal = run.calibration()
-    flat = degenerate(cal) if cal is not None else None  # no h/k estimate, as on the Overview
-    said = _threshold_sentences(view, ir, len(examples) if examples is not None else None,
-                                flat) if ir is not None and len(ir) else {}
-    if cal is not None:
-        s = thresholds.correct_share_summary(cal)
-        est = "no estimate" if flat else f"{s['estimated_pct']:.1f}%"
-        cards.append(_card(f"{est} vs {s['actual_pct']:.1f}%",
+    hk = facts.estimate(HK)
+    said = _threshold_sentences(view, ir, len(examples) if examples is not None else None
+                                ) if ir is not None and len(ir) else {}
+    if cal is not None and facts.judged5 is not None:
+        est = NO_ESTIMATE if hk is None or hk.share is None else f"{hk.share.pct:.1f}%"
+        cards.append(_card(f"{est} vs {facts.judged5.pct:.1f}%",
                            "estimated (h/k rule) vs judged 5 (RAG answers)"
                            + "".join(f", on {b}" for b in said.get("basis", []))))
         cards.append(_card(f"h = {cal.h:.3f} · k = {cal.k:.3f}",
@@ -354,8 +365,7 @@ def build_report(run: Run | str | Path) -> str:
                      "common substring with the first N tokens of the retrieved context, divided "
                      "by the part's length.</p>")
         parts.append(fig("score_ir_curves"))
-        parts.append("<p>" + html.escape(" ".join(area.sentences(view.headline(), name=label)))
-                     + "</p>")
+        parts.append("<p>" + html.escape(" ".join(facts.curve_sentences)) + "</p>")
         t = curves.summary_table(ir, order, cfg.scoring_mode)
         parts.append("<h3>Mean Score_IR per budget (Table 3.1)</h3>")
         parts.append(_table(t.rename(columns=label)))
@@ -406,22 +416,21 @@ def build_report(run: Run | str | Path) -> str:
     parts.extend(_truthfulness_html(view))
     parts.extend(_signals_html(view))
     parts.extend(_stress_html(view, fig))
-    parts.extend(_labels_html(run))
+    parts.extend(_labels_html(view))
     if "prediction_roc" in figs:
         parts.append("<h2>Does retrieval predict answer quality here?</h2>")
-        ev = cal.evidence if cal is not None else None
+        ev = facts.evidence
         if ev:
             parts.append(f"<p><b>{html.escape(ev['verdict'])}</b> "
                          f"{html.escape(ev.get('refusal_verdict', ''))}</p>")
-        shares = cal.shares if cal is not None else None
-        if shares:
-            rows = [("judged 5", shares["actual"]), *shares["estimates"].items()]
-            none = {n for n, _ in rows if flat and n == "h/k rule"}  # the Overview's rule
+        if facts.judged5 is not None and facts.estimates:
+            rows = [("judged 5", facts.judged5, None),
+                    *((e.name, e.share, e.reason) for e in facts.estimates)]
             parts.append(_table(pd.DataFrame({
-                "share judged 5": [n for n, _ in rows],
-                "%": ["no estimate" if n in none else f"{v['pct']:.1f}" for n, v in rows],
-                "95 % CI": [flat if n in none else "—" if not v.get("ci") else
-                            f"{v['ci'][0]:.1f}–{v['ci'][1]:.1f}" for n, v in rows]}),
+                "share judged 5": [n for n, _, _ in rows],
+                "%": [NO_ESTIMATE if v is None else f"{v.pct:.1f}" for _, v, _ in rows],
+                "95 % CI": [why if v is None else "—" if not v.ci else
+                            f"{v.ci[0]:.1f}–{v.ci[1]:.1f}" for _, v, why in rows]}),
                 fmt=None, index=False))
         parts += [f'<p class="note">On the {html.escape(b)}.</p>' for b in said.get("basis", [])]
         parts += [f"<p>{html.escape(b)}</p>" for b in said.pop("bias", [])]
@@ -446,14 +455,15 @@ def build_report(run: Run | str | Path) -> str:
             t = cal.per_retriever
             cols = ["retriever", "n", "est_5", "act_5", "est_2_4", "act_2_4", "est_1", "act_1",
                     "mae"]
-            if flat:  # no h/k estimate of the share correct, as on the Overview
-                t = t.assign(est_5=float("nan"))
+            flat = facts.hk_reason  # no h/k estimate of the share correct, as on the Overview
+            if flat:
+                t = t.assign(est_5=float("nan"), mae=float("nan"))  # no error of no estimate
             parts.append("<h3>Estimated vs judged shares (%, calibration.json)</h3>")
             parts.append(_table(t[[c for c in cols if c in t]].assign(
                 retriever=lambda d: d["retriever"].map(label)), fmt="{:.1f}", index=False))
             if flat:
                 parts.append('<p class="note">' + html.escape(
-                    f"est_5: no estimate, {flat.rstrip('.')}.") + "</p>")
+                    f"est_5 and mae: no estimate, {flat.rstrip('.')}.") + "</p>")
     iss = run.table("issues")
     if iss is not None:
         parts.append("<h2>Input issues</h2>")

@@ -125,6 +125,13 @@ class Headline:
         return self.runner_up is None or (self.lead_lo is not None and self.lead_lo > 0)
 
     @property
+    def all_tied(self) -> bool:
+        """Whether the leader and the runner-up score the same on every question at every
+        budget: nothing to test, and no interval of their difference to show."""
+        bb = self.by_budget
+        return bb is not None and len(bb) > 0 and bool((bb["tie"] == bb["n"]).all())
+
+    @property
     def tied(self) -> list[int]:
         """Budgets where every question ties."""
         if self.by_budget is None:
@@ -157,6 +164,10 @@ def sentences(h: Headline, name=str) -> list[str]:
     if h.runner_up is None:
         return [f"Over {span}, {name(h.leader)}'s area under its Score_IR curve is {area}."]
     second = h.areas.iloc[1]
+    if h.all_tied:  # an interval beside "every question ties" would be no result
+        return [f"Over {span}, {name(h.leader)} and {name(h.runner_up)} score the same on "
+                "every question at every budget: nothing tells them apart, so no test is run.",
+                f"The area under each one's Score_IR curve is {area}."]
     lead = f"{h.lead:+.3f} (95% CI {h.lead_lo:+.3f} to {h.lead_hi:+.3f})"
     if h.told_apart:
         out = [f"Over {span}, {name(h.leader)} has the largest area under its Score_IR curve: "
@@ -187,6 +198,9 @@ def leader_card(h: Headline, name=str) -> tuple[str, str, str]:
     area = f"area {top['area']:.3f} [{top['lo']:.3f}, {top['hi']:.3f}]"
     if h.runner_up is None:
         return "Best retriever over all budgets", name(h.leader), area
+    if h.all_tied:
+        return ("Largest area over all budgets", f"{name(h.leader)} ≈ {name(h.runner_up)}",
+                f"tie: difference {h.lead:+.3f}, every question ties at every budget")
     diff = f"{h.lead:+.3f} [{h.lead_lo:+.3f}, {h.lead_hi:+.3f}]"
     if h.told_apart:
         return ("Best retriever over all budgets", name(h.leader),

@@ -119,7 +119,8 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
 
 def difference_curve(ir: pd.DataFrame, a: str, b: str, level: float = 0.95) -> pd.DataFrame:
     """Mean paired difference a − b per budget with its band (`mean_ci` per budget): budget,
-    mean, lo, hi, n."""
+    mean, lo, hi, n. At a budget where every question ties, no band (lo, hi NaN): there is
+    nothing to test, and an interval beside "every question ties" would read as a result."""
     pa = ir[ir["retriever"] == a].pivot_table(index="qid", columns="budget", values="score")
     pb = ir[ir["retriever"] == b].pivot_table(index="qid", columns="budget", values="score")
     d = (pa - pb).dropna(how="any").sort_index(axis=1)
@@ -128,6 +129,8 @@ def difference_curve(ir: pd.DataFrame, a: str, b: str, level: float = 0.95) -> p
     if n == 0:
         return pd.DataFrame(columns=["budget", "mean", "lo", "hi", "n"])
     lo, hi = mean_interval(values, DIFFERENCES, level)
+    tied = (values == 0).all(axis=0)
+    lo, hi = np.where(tied, np.nan, lo), np.where(tied, np.nan, hi)
     return pd.DataFrame({"budget": [int(c) for c in d.columns], "mean": values.mean(axis=0),
                          "lo": lo, "hi": hi, "n": n})
 

@@ -10,11 +10,29 @@ import numpy as np
 import pandas as pd
 
 from ragdash.analysis.frames import at_budget, order_systems
-from ragdash.calibration.survey import mean_interval
+from ragdash.calibration.survey import beta_interval, mean_interval
+
+
+def mean_interval_at_ends(values: np.ndarray, level: float = 0.95
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """`mean_interval` of each column of Score_IRs (questions × columns), except a column whose
+    every question scores 1 (or 0): there the exact bound, Clopper–Pearson at n. For a score in
+    [0, 1] with mean μ, P(n questions all score 1) = P(X = 1)^n ≤ μ^n, so the bound
+    μ ≥ (α/2)^(1/n) holds whatever the scores' distribution: 40 questions at 1.0 give
+    [0.912, 1], never zero width and never the 0.82 of the general floor."""
+    lo, hi = mean_interval(values, (0.0, 1.0), level)
+    n = len(values)
+    if n:
+        for j in range(values.shape[1]):
+            col = values[:, j]
+            if col.min() == col.max() and col[0] in (0.0, 1.0):
+                lo[j], hi[j] = beta_interval(float(col[0]), float(n), level)
+    return lo, hi
 
 
 def mean_curves(ir: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """Mean Score_IR per (retriever, budget) with its interval over questions (`mean_interval`).
+    """Mean Score_IR per (retriever, budget) with its interval over questions
+    (`mean_interval_at_ends`).
 
     Columns: retriever, budget, mean, lo, hi, n.
     """
@@ -24,7 +42,7 @@ def mean_curves(ir: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
         m = m.sort_index(axis=1).ffill(axis=1).fillna(0.0)
         values = m.to_numpy()
         n = len(values)
-        lo, hi = mean_interval(values, (0.0, 1.0), level)
+        lo, hi = mean_interval_at_ends(values, level)
         for j, b in enumerate(m.columns):
             rows.append((ret, int(b), float(values[:, j].mean()), float(lo[j]), float(hi[j]), n))
     return pd.DataFrame(rows, columns=["retriever", "budget", "mean", "lo", "hi", "n"])

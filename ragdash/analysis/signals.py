@@ -180,7 +180,8 @@ def signal_agreement(frame: pd.DataFrame, signals: Sequence[str], truth: str, *,
         x = sub[name].astype(float).to_numpy() * direction(name)
         t = sub[truth].astype(float).to_numpy()
         correct = t >= correct_at
-        a = auc(x, correct)
+        same = len(x) > 0 and bool(np.all(x == x[0]))  # nothing to rank: no AUC, not 0.5
+        a = float("nan") if same else auc(x, correct)
         questions = sub[group].nunique()
         groups = sub[group].astype(str).to_numpy()
         low, high = (auc_interval(a, bootstrap_aucs(x, correct, groups, n_boot, rng),
@@ -191,7 +192,10 @@ def signal_agreement(frame: pd.DataFrame, signals: Sequence[str], truth: str, *,
         calls, tokens = (cost or {}).get(name, (np.nan, np.nan))
         rows.append({"signal": name, "n": len(sub), "auc": a, "auc_low": low, "auc_high": high,
                      "spearman": rho, "calls": calls, "tokens": tokens,
-                     "verdict": verdict(a, low, high, questions)})
+                     "verdict": (f"not measurable: every answer has the same value "
+                                 f"({x[0] * direction(name):.2f}), so it cannot separate "
+                                 "correct from wrong answers" if same and correct.any()
+                                 and not correct.all() else verdict(a, low, high, questions))})
     out = pd.DataFrame(rows, columns=COLUMNS)
     floats = ["auc", "auc_low", "auc_high", "spearman", "calls", "tokens"]
     out[floats] = out[floats].astype(float)

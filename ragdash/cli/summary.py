@@ -44,23 +44,21 @@ def print_summary(run: Run) -> None:
             print(f"{name} agrees with the judge ({cls} or not) on {f.accuracy:.1%} of "
                   f"{f.n} answers, vs {majority:.1%} for always predicting the majority "
                   f"({(f.accuracy - majority) * 100:+.1f} pp)")
-        ev = c.evidence or {}
+        from ragdash.view import RunView
+
+        facts = RunView(run).facts()  # the Overview's and the report's facts, the same words
+        ev = facts.evidence or {}
         if ev:
             print(f"Does retrieval predict answer quality here? {ev['verdict']}")
             print(ev.get("refusal_verdict", ""))
-        shares = c.shares or {}
-        if shares:
-            def pct(d: dict) -> str:
-                ci = d.get("ci")
-                return f"{d['pct']:.1f} %" + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+        if facts.judged5 is not None and c.shares:
+            def pct(v) -> str:
+                return v.text + (f" [{v.ci[0]:.1f}, {v.ci[1]:.1f}]" if v.ci else "")
 
-            from ragdash.calibration.predictive import degenerate
-
-            flat = degenerate(c)  # no h/k estimate, as on the Overview and in the report
-            print(f"Judged 5 (RAG answers): {pct(shares['actual'])}; estimated: " + "; ".join(
-                f"{name} " + (f"no estimate ({flat})" if flat and name == "h/k rule"
-                              else pct(v)) for name, v in shares["estimates"].items()))
-        print(c.estimator_verdict)
+            print(f"Judged 5 (RAG answers): {pct(facts.judged5)}; estimated: " + "; ".join(
+                f"{e.name} " + (f"no estimate ({e.reason})" if e.share is None
+                                else pct(e.share)) for e in facts.estimates))
+        print(facts.estimator_verdict)
     from ragdash.cli.labels import print_trust
 
     print_trust(run)  # labels, the judge's agreement, the share correct with PPI intervals

@@ -6,23 +6,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdash import labels
 from ragdash.calibration.survey import MIN_SYSTEM_LABELS
 from ragdash.labels import headline, tables
-from ragdash.rundir import Reader, Run
+from ragdash.rundir import Run
 from ragdash.ui import navigation, state, widgets
 from ragdash.viz import trust
 from ragdash.viz.colors import label
 
 
 def sections(run: Run) -> dict | None:
-    """The labels, agreement and ppi sections of the run (`labels.current`; None without
-    answers), kept until one of the files they read changes."""
-    def findings(reader: Reader) -> dict | None:
-        here = Run(run.path, reader)
-        return labels.current(here) if here.has("answers") else None
-
-    return state.MEMO.get(("label findings", str(run.path)), findings, "Weighing the labels…")
+    """The labels, agreement and ppi sections of the run (`RunView.label_findings`, the fact
+    the report and every page share; None without answers), kept until one of the files they
+    read changes."""
+    return state.view(run).label_findings()
 
 
 def summary(run: Run, detail: bool = False) -> None:

@@ -176,6 +176,22 @@ class RunView:
         labels = self.run.table("erag_labels")
         return None if labels is None or labels.empty else erag_cost(labels)
 
+    @kept("Gathering the run's facts…")
+    def facts(self, name: Callable[[str], str] = str):
+        """The run's facts (`ragdash.view.facts.RunFacts`): each quantity the pages, the report
+        and the CLI state, computed once per state of the files it read."""
+        from ragdash.view.facts import facts
+
+        return facts(self, name)
+
+    @kept("Weighing the labels…")
+    def label_findings(self) -> dict | None:
+        """What people's labels say: the labels, agreement, ppi and share sections
+        (`ragdash.labels.current`); None without answers."""
+        from ragdash import labels
+
+        return labels.current(self.run) if self.run.has("answers") else None
+
     @kept()
     def signal_agreement(self, n_boot: int = 500) -> tuple[pd.DataFrame, str] | None:
         """Which signal agrees with the truth (`analysis.signals`): one row per signal, best

@@ -13,12 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ragdash.analysis import area, curves, judging, sentences, thresholds
-from ragdash.calibration import calls_avoided
-from ragdash.calibration.predictive import degenerate
+from ragdash.analysis import curves, judging
 from ragdash.constants import PAPER_H, PAPER_K
-from ragdash.llm.cost import cost_avoided
 from ragdash.view import RunView
+from ragdash.view.facts import HK, RunFacts, Share
 
 BEST_HELP = ("Largest area under the Score_IR curve over every budget N of the run (its mean "
              "height, 95% interval over questions), so no single N decides; the lead "
@@ -80,8 +78,7 @@ class Overview:
 
 def ci_text(d: dict) -> str:
     """'95 % CI 35.0–47.5 %' from {pct, ci} (or a note that there is none)."""
-    ci = d.get("ci")
-    return f"95 % CI {ci[0]:.1f}–{ci[1]:.1f} %" if ci else "no interval (too few questions)"
+    return Share.of(d).ci_text
 
 
 def overview(view: RunView, name: Callable[[str], str] = str) -> Overview:
@@ -108,11 +105,9 @@ def overview(view: RunView, name: Callable[[str], str] = str) -> Overview:
         systems=imported_systems(run, name),
         tiles=_headline_tiles(view, examples, judgments, ir, order, name),
         all_failed=failed,
-        prediction=_prediction(view, cal, len(examples) if examples is not None else 0,
-                               len(order)) if cal is not None else None,
+        prediction=_prediction(view, cal, name) if cal is not None else None,
         no_calibration=no_calibration, has_scores=has_scores,
-        curve_sentences=" ".join(area.sentences(view.headline(), name=name))
-        if has_scores else "",
+        curve_sentences=" ".join(view.facts(name).curve_sentences) if has_scores else "",
         table=curves.summary_table(ir, order, cfg.scoring_mode) if has_scores else None,
         paper_data="hotpot" in str(cfg.section("dataset").get("path") or "").lower())
 
@@ -179,92 +174,51 @@ def _headline_tiles(view: RunView, examples, judgments, ir, order: list[str],
              delta=f"{len(chunks):,} chunks" if chunks is not None else None,
              help="Documents in the corpus; chunks below."),
         Tile("Retrievers", str(len(order)), delta=", ".join(name(r) for r in order) or None)]
-    if ir is not None and len(ir):
-        title, value, caption = area.leader_card(view.headline(), name=name)
-        tiles.append(Tile(title, value, help=BEST_HELP, caption=caption))  # wraps, uncut
+    if (lead := view.facts(name).leader) is not None:
+        tiles.append(Tile(lead.title, lead.value, help=BEST_HELP,
+                          caption=lead.caption))  # under the tile: it wraps, uncut
     else:
         tiles.append(Tile("Best retriever", "—", help="The run has no IR scores yet."))
     return tiles
 
 
-def _prediction(view: RunView, cal, n_q: int, n_retrievers: int) -> Prediction:
+def _prediction(view: RunView, cal, name: Callable[[str], str]) -> Prediction:
+    """The section's tiles and sentences, each one of the run's facts (`RunView.facts`)."""
     run = view.run
-    ev, shares = cal.evidence, cal.shares
-    if ev is None and cal.budget in run.budgets:  # written before it was stored
-        ev = view.predictiveness(cal.budget)
-    flat = degenerate(cal)
+    f = view.facts(name)
     fit_on = cal.scores or run.config.section("scoring").get("method") or "substring"
-    at_cal = view.thresholds(cal.budget) if cal.budget in run.budgets else None
-    pairs = at_cal.pairs if at_cal is not None and at_cal.has_judgments else None
-    basis = None if pairs is None else "Every figure in this section rests on the " + \
-        sentences.judged_basis(len(pairs), pairs["qid"].nunique(), n_q) + "."
-    same = ((ev or {}).get("correct") or {}).get("same_score") is not None
-    blind = ev["verdict"] if same else None  # every Score_IR alike: no estimator sees anything
-    tiles = _share_tiles(cal, shares, flat, blind)
-    shown = [e for e in (shares or {}).get("estimates", {})
-             if not blind and not (flat and e == "h/k rule")]
-    if shown if shares else not flat:  # what estimating saves, only where it estimates
-        tiles.append(_avoided_tile(view, calls_avoided(n_q, n_retrievers), n_q))
+    basis = None if f.basis is None else f"Every figure in this section rests on the {f.basis}."
+    tiles = _share_tiles(f)
+    if f.avoided is not None:  # what estimating saves, only where it estimates
+        a = f.avoided
+        tiles.append(Tile(a.label, a.value, delta=a.delta, help=a.help))
     note: tuple[str, str] | None = None
-    if flat:
-        note = ("", f"The h/k rule gives no estimate here: {flat.rstrip('.')}.")
-    elif pairs is not None:
-        head, _, rest = sentences.rule_bias(thresholds.rule_bias(
-            pairs, cal.k, cal.budget), n_q).partition(": ")
-        note = (head, rest)
+    if f.bias is not None:
+        head, _, rest = f.bias.partition(": ")
+        note = ("", f.bias) if f.hk_reason or f.blind else (head, rest)
     return Prediction(f"Answer quality predicted from retrieval alone (N = {cal.budget}, "
-                      f"Score_IR by {fit_on} matching)", basis, ev or None, tiles, note)
+                      f"Score_IR by {fit_on} matching)", basis, f.evidence, tiles, note)
 
 
-def _share_tiles(cal, shares: dict | None, flat: str | None,
-                 blind: str | None = None) -> list[Tile]:
-    """Judged 5 and the estimators' shares; `flat`: why the h/k rule gives no estimate;
-    `blind`: why no estimator from Score_IR does (every Score_IR alike)."""
-    if not shares:  # a calibration.json written before the evidence was stored
-        share = thresholds.correct_share_summary(cal)
-        return [Tile("Judged 5 (RAG answers)", f"{share['actual_pct']:.1f}%"),
-                Tile("Estimated correct answers",
-                     "no estimate" if flat else f"{share['estimated_pct']:.1f}%",
-                     help=flat or f"Share of answers with Score_IR > k = {cal.k:.3f}.")]
-    tiles = [Tile("Judged 5 (RAG answers)", f"{shares['actual']['pct']:.1f} %",
-                  help="Share of RAG answers the judge scored 5, with its 95 % interval "
-                       "over questions.", caption=ci_text(shares["actual"]))]
-    for label, est in list(shares["estimates"].items())[:2]:
-        if flat and label == "h/k rule":
-            tiles.append(Tile(ESTIMATE_LABELS[label], "no estimate", delta="degenerate fit",
-                              help=f"No estimate: {flat}"))
+def _share_tiles(f: RunFacts) -> list[Tile]:
+    """Judged 5 and the estimators' shares (or why they give none), from the run's facts."""
+    tiles = []
+    if f.judged5 is not None:
+        tiles.append(Tile("Judged 5 (RAG answers)", f.judged5.text,
+                          help="Share of RAG answers the judge scored 5, with its 95 % "
+                               "interval over questions.",
+                          caption=f.judged5.ci_text if f.judged5.ci else None))
+    for e in f.estimates[:2]:
+        label = ESTIMATE_LABELS.get(e.name, e.name)
+        if e.share is None:
+            tiles.append(Tile(label, e.value, delta=e.short, help=f"No estimate: {e.reason}"))
             continue
-        if blind:
-            tiles.append(Tile(ESTIMATE_LABELS.get(label, label), "no estimate",
-                              delta="Score_IR all alike", help=f"No estimate: {blind}"))
-            continue
-        err = est["pct"] - shares["actual"]["pct"]
+        err = e.share.pct - f.judged5.pct if f.judged5 is not None else None
         tiles.append(Tile(
-            ESTIMATE_LABELS.get(label, label), f"{est['pct']:.1f} %",
-            delta=f"{err:+.1f} pp vs judged 5", caption=ci_text(est),
-            help=(f"Share of answers with Score_IR > k = {cal.k:.3f}, without any LLM call."
-                  if label == "h/k rule" else
+            label, e.value, delta=None if err is None else f"{err:+.1f} pp vs judged 5",
+            caption=e.share.ci_text if e.share.ci else None,
+            help=(f"Share of answers with Score_IR > k = {f.k:.3f}, without any LLM call."
+                  if e.name == HK else
                   "Mean out-of-fold probability of a correct answer from a logistic model of "
                   "Score_IR at every budget (5 folds over questions), without any LLM call.")))
     return tiles
-
-
-def _avoided_tile(view: RunView, calls: dict, n_q: int) -> Tile:
-    """What estimating from Score_IR saves next time: the money a priced model spent on these
-    calls, else (local models cost no money) the time they took."""
-    answers, judgments = view.run.table("answers"), view.run.table("judgments")
-    cost = judging.costs(answers, judgments, view.llm_backends)
-    spent = cost["usd"].dropna().sum() if not cost.empty else 0.0
-    said = (f"Estimating from Score_IR instead of generating and judging avoids "
-            f"{calls['generation_calls']:,} generations (each retriever + LLM only) and "
-            f"{calls['judge_calls']:,} judge calls for {n_q:,} questions")
-    delta = f"{calls['total_calls']:,} LLM calls"
-    if spent >= 0.005:  # a priced model spent at least a cent
-        return Tile("LLM cost avoided next time", f"${spent:,.2f}", delta=delta,
-                    help=f"{said}: what this run spent on them.")
-    gpt = cost_avoided(answers, judgments, calls, "gpt-4o")
-    return Tile("LLM time avoided next time",
-                judging.duration(judging.llm_seconds(answers, judgments)), delta=delta,
-                help=f"{said}: the time this run's local models took on them"
-                     + (f" (at GPT-4o list prices, about ${gpt:,.2f} from the recorded tokens)"
-                        if gpt else "") + ".")

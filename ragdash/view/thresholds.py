@@ -58,6 +58,8 @@ class Panel:
     table: pd.DataFrame | None
     order: str | None
     confusion: list[str]
+    no_estimate: str | None = None
+    """Why the h/k rule gives no estimate at (N, k) (its share correct withheld), or None."""
 
 
 def start(view: RunView) -> Start:
@@ -97,9 +99,11 @@ def agreement_tiles(data: ThresholdData, result: dict) -> list[Tile]:
                  "more common side", good=agree > majority))
     tiles.append(Tile("In the estimated class", f"{result['accuracy']:.1%}",
                       help="Share of answers whose judge class is the one Score_IR predicts"))
-    tiles.append(Tile("Share error (MAE)", f"{result['mae']:.1f} pp",
-                      help="Mean absolute error of estimated vs judged class shares, in "
-                           "percentage points, averaged over retrievers"))
+    none = pd.isna(result["mae"])
+    tiles.append(Tile("Share error (MAE)", "no estimate" if none else f"{result['mae']:.1f} pp",
+                      help="No estimate of the share correct at this k, so no error of it"
+                      if none else "Mean absolute error of estimated vs judged class shares, "
+                      "in percentage points, averaged over retrievers"))
     return tiles
 
 
@@ -138,9 +142,13 @@ def order_sentence(result: dict, name: Callable[[str], str] = str,
     order is the same (equal shares tie, "="; a tie is never an order). With the judged
     `pairs`, the judge's order says which steps a test tells apart (`judge_order`)."""
     by = result["compare"].set_index("retriever")
-    est_rank = order_text(by["est_5"], name)
     act_rank = (order_text(by["act_5"], name) if pairs is None else
                 judge_order(pairs, by["act_5"], name))
+    if by["est_5"].isna().all():  # the rule gives no estimate here: it orders nothing
+        return (f"Errors in percentage points, estimated − judged. No order by estimated "
+                f"correct answers: the h/k rule gives no estimate at this k. By the judge: "
+                f"{act_rank}.")
+    est_rank = order_text(by["est_5"], name)
     if "≈" in act_rank:
         verdict = ("≈: no significant difference in judged 5, paired over questions; the judge "
                    "does not order these, so there is no order for the rule to preserve")
@@ -164,17 +172,34 @@ def fit_sentence(data: ThresholdData, n: int, h: float, k: float, failed: bool) 
             f"excluded). Sliders now: h = {h:.3f}, k = {k:.3f}.{overlap}")
 
 
-def no_estimate(view: RunView, data: ThresholdData, n: int, k: float) -> str | None:
+def no_estimate(view: RunView, data: ThresholdData, n: int, k: float,
+                name: Callable[[str], str] = str) -> str | None:
     """Why the h/k rule gives no estimate at (N, k) on the judged answers, or None: at the
-    run's fitted N and k, the Overview's and the report's reason (`degenerate`); elsewhere the
-    same test at the sliders' k (`no_estimate_at`)."""
-    from ragdash.calibration.predictive import degenerate, no_estimate_at
+    run's fitted N and k, the run's fact (`RunView.facts`: the Overview's, the report's and the
+    CLI's words); elsewhere the same test at the sliders' k (`no_estimate_at`)."""
+    from ragdash.calibration.predictive import no_estimate_at
 
     cal = view.run.calibration()
     if cal is not None and cal.budget == n and round(float(cal.k), 3) == round(k, 3) and \
             cal.fits_on(view.run.score_method):
-        return degenerate(cal)
+        return view.facts(name).hk_reason
     return no_estimate_at(data.pairs["ir"], data.pairs["judge"], k)
+
+
+def without_estimate(result: dict) -> dict:
+    """`thresholds.panel`'s numbers with the rule's share correct withheld (its estimate and
+    error per retriever NaN, no MAE over them): where the rule gives no estimate, no table or
+    chart shows one."""
+    out = dict(result)
+    est = result["estimated"].copy()
+    est["est_5"] = float("nan")
+    out["estimated"] = est
+    if "compare" in result:
+        cmp = result["compare"].copy()
+        cmp[["est_5", "err_5", "mae"]] = float("nan")
+        out["compare"] = cmp
+        out["mae"] = float("nan")
+    return out
 
 
 def panel(view: RunView, n: int, h: float, k: float,
@@ -189,8 +214,10 @@ def panel(view: RunView, n: int, h: float, k: float,
     judged = data.has_judgments
     n_questions = int(view.ir_scores()["qid"].nunique())
     bias = None
+    flat = no_estimate(view, data, n, k, name) if judged else None
+    if flat:  # no table, chart or tile shows a share the rule does not estimate
+        result = without_estimate(result)
     if judged:
-        flat = no_estimate(view, data, n, k)
         if flat:  # the Overview's words at the fitted k: no number for a rule without one
             bias = ("", f"The h/k rule gives no estimate here: {flat.rstrip('.')}.")
         else:
@@ -198,7 +225,7 @@ def panel(view: RunView, n: int, h: float, k: float,
                                                 n_questions).partition(": ")
             bias = (head, rest)
     return Panel(
-        data=data, result=result,
+        data=data, result=result, no_estimate=flat,
         basis=("Every figure below counts the same answers: the " + sentences.judged_basis(
             len(data.pairs), data.pairs["qid"].nunique(), n_questions) + ".") if judged
         else None,

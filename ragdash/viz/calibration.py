@@ -83,7 +83,8 @@ def threshold_curves(data: ThresholdData, est: pd.DataFrame, h: float, k: float,
                           "name": f"share:{cls}",
                           "xanchor": anchor, "yanchor": yanchor, "showarrow": False,
                           "align": anchor, "bgcolor": "rgba(255,255,255,0.8)",
-                          "text": f"<b>{v:.1%}</b> {rule}: {CLASS_LABELS[cls]}",
+                          "text": (f"<b>no estimate</b> {rule}" if pd.isna(v) else
+                                   f"<b>{v:.1%}</b> {rule}: {CLASS_LABELS[cls]}"),
                           "font": {"color": colors[cls], "size": 12}})
     fig.update_layout(shapes=shapes, annotations=notes)
     style(fig, subtitle(f"Sorted Score_IR at N = {data.budget} with the thresholds",
@@ -196,7 +197,8 @@ def estimated_vs_actual(cmp: pd.DataFrame) -> go.Figure:
                         "pattern": {"shape": pattern, "fgcolor": "white"}},
                 name="estimated from Score_IR" if kind == "est" else "judged",
                 showlegend=col == 1, legendgroup=kind,
-                text=[f"{v:.0f}%" for v in cmp[f"{kind}_{c}"]], textposition="outside",
+                text=["" if pd.isna(v) else f"{v:.0f}%" for v in cmp[f"{kind}_{c}"]],
+                textposition="outside",
                 textfont={"size": 11}, cliponaxis=False,
                 hovertemplate=("%{x}: %{y:.1f}% " + ("estimated" if kind == "est" else "judged")
                                + "<extra></extra>")), row=1, col=col)

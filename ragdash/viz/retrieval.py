@@ -202,18 +202,20 @@ def difference_curves(curves: dict[tuple[str, str], pd.DataFrame],
             continue
         c = looks.color(a)
         name = html.escape(f"{looks.name(a)} − {looks.name(b)}")
+        tied = g["lo"].isna()  # every question ties there: no band, and the hover says so
         fig.add_trace(go.Scatter(
             x=np.concatenate([g["budget"], g["budget"][::-1]]),
-            y=np.concatenate([g["hi"], g["lo"][::-1]]), fill="toself", fillcolor=rgba(c, 0.13),
+            y=np.concatenate([g["hi"].fillna(g["mean"]), g["lo"].fillna(g["mean"])[::-1]]),
+            fill="toself", fillcolor=rgba(c, 0.13),
             line={"width": 0}, hoverinfo="skip", showlegend=False, legendgroup=name))
         fig.add_trace(go.Scatter(
             x=g["budget"], y=g["mean"], mode="lines+markers", name=name, legendgroup=name,
             line={"color": c, "width": 2.5, "dash": "solid"},
             marker={"color": looks.color(b), "size": 8, "line": {"color": c, "width": 2}},
-            customdata=np.stack([g["lo"], g["hi"]], axis=1),
+            text=["every question ties" if t else f"95% CI {lo:+.3f} to {hi:+.3f}"
+                  for t, lo, hi in zip(tied, g["lo"], g["hi"], strict=True)],
             hovertemplate=(f"<b>{name}</b><br>N = %{{x}}<br>mean difference = %{{y:+.3f}}"
-                           "<br>95% CI %{customdata[0]:+.3f} to %{customdata[1]:+.3f}"
-                           "<extra></extra>")))
+                           "<br>%{text}<extra></extra>")))
     fig.add_hline(y=0, line={"color": "#868e96", "width": 1})
     style(fig, subtitle("Difference in mean Score_IR across budgets",
                         "paired over questions; bands: 95% interval; above 0 the "

@@ -39,9 +39,12 @@ def intervals(ppi: dict, level: float = 0.95) -> go.Figure:
                         f"dots: estimate; bars: {level:.0%} interval; PPI corrects the judge "
                         "(or retrieval) with the labels"),
           x="% of answers correct", height=120 + 62 * len(scopes), legend="")
-    fig.update_yaxes(tickvals=list(range(len(scopes))), autorange="reversed",
-                     ticktext=["all systems" if s == "pooled" else label(s) for s in scopes])
+    ticks = ["all systems" if s == "pooled" else label(s) for s in scopes]
+    fig.update_yaxes(tickvals=list(range(len(scopes))), autorange="reversed", ticktext=ticks,
+                     automargin=True)
     fig.update_xaxes(range=[0, 100], ticksuffix="%")
+    # the left margin holds the longest name whole ("all systems" was cut to "ll systems")
     fig.update_layout(legend={"orientation": "h", "y": 1.0, "x": 1, "xanchor": "right",
-                              "yanchor": "bottom"}, margin={"t": 100})
+                              "yanchor": "bottom"},
+                      margin={"t": 100, "l": 24 + 8 * max(map(len, ticks), default=0)})
     return fig
