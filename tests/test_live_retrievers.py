@@ -314,7 +314,7 @@ def test_the_build_page_offers_the_servers_live_retrievers(tmp_path, monkeypatch
     monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(tmp_path / "runs"))
     at = open_app("build")
     box = at.multiselect(key="build_rets")
-    assert box.options == ["BM25", "SIM", "MMR", "REO", "MLQ", "PROD"]  # shown labels
+    assert box.options == ["BM25", "SIM", "MMR", "REO", "MLQ", "prod"]  # shown labels
     box.set_value(["bm25", "prod"]).run()
     assert not at.exception, at.exception
     shown = " ".join(c.value for c in at.caption)

@@ -59,7 +59,7 @@ def test_upload_a_system_build_and_compare_it(server, page, tmp_path):
     expect(page).to_have_url(re.compile("/build"))
     settle(page)
     chosen = page.locator(".st-key-build_systems")
-    expect(chosen).to_contain_text("PROD")  # beside the built-in retrievers, chosen
+    expect(chosen).to_contain_text("prod")  # beside the built-in retrievers, chosen
     pick_no_chunker(page)
     name_run(page, "systems-built")
     no_exception(page, "build page with a system")
