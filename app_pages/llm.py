@@ -8,7 +8,7 @@ import streamlit as st
 from ragdash.analysis import frames, judging, signals, truthfulness
 from ragdash.analysis.signals import ERAG_LABELS, cost_text
 from ragdash.calibration.predictive import abstention_by_evidence
-from ragdash.config import ConfigError, saved_config
+from ragdash.config import ConfigError, default_of, saved_config
 from ragdash.constants import LLM_ONLY, REFERENCE_METRICS, SCORES
 from ragdash.llm import keys as llm_keys
 from ragdash.llm.prompts import GENERATION_PROMPTS
@@ -123,7 +123,8 @@ def launcher(expanded: bool) -> None:
                                "sentence only when they say nothing about the question (judge "
                                "1); paper: the paper's text unchanged")
         c4, c5 = st.columns(2)
-        budget = c4.number_input("Token budget N of the contexts", 1, 100_000, 1000, 100,
+        budget = c4.number_input("Token budget N of the contexts", 1, 100_000,
+                                 default_of("generation.budget"), 100,
                                  key="llm_budget")
         n_q = len(run.table("examples") if run.has("examples") else [])
         limit = c5.number_input("Questions (the first N; 0 = all)", 0, max(n_q, 1), 0,

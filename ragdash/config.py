@@ -26,6 +26,7 @@ from pydantic.fields import FieldInfo
 
 from ragdash.budget import DEFAULT_BUDGETS, MAX_BUDGET, parse_budgets
 from ragdash.constants import (
+    DEFAULT_SCORING_METHOD,
     DEFAULT_SCORING_MODE,
     DEFAULT_TOKENIZER,
     PAPER_RETRIEVERS,
@@ -101,6 +102,7 @@ class DatasetSpec(Section):
     corpus: str | None = None
     """The corpus file, folder or .zip (generic datasets)."""
     corpus_format: str | None = "auto"
+    """auto, jsonl, csv, parquet, folder, zip or document."""
     limit: Annotated[int, Field(ge=1, le=MAX_QUESTIONS)] | None = None
     """Only the first N questions."""
     include_unanswerable: bool = False
@@ -232,7 +234,7 @@ class RetrieversSpec(Section):
 class ScoringSpec(Section):
     """How Score_IR matches relevant parts in C_N (the paper's §2.2)."""
 
-    method: str = "substring"
+    method: str = DEFAULT_SCORING_METHOD
     """How a relevant part is matched in C_N: substring (the paper's), subsequence,
     normalized, token, contains or semantic."""
     mode: Literal["corrected", "reference"] = DEFAULT_SCORING_MODE
@@ -250,10 +252,11 @@ class ScoringSpec(Section):
 
         d = dict(data or {})
         share = _number(d.get("relevance_share", 1.0), "scoring.relevance_share", float)
-        if d.get("method", "substring") not in METHODS:
+        method = d.get("method", DEFAULT_SCORING_METHOD)
+        if method not in METHODS:
             raise ConfigError(f"scoring.method: '{d['method']}' is not one of "
                               f"{', '.join(METHODS)}")
-        d["also"] = _also(d.get("also"), d.get("method", "substring"))
+        d["also"] = _also(d.get("also"), method)
         if d.get("mode", DEFAULT_SCORING_MODE) not in ("corrected", "reference"):
             raise ConfigError("scoring.mode must be 'corrected' or 'reference'")
         if not 0 < share <= 1:
@@ -267,7 +270,7 @@ class SweepSpec(Section):
 
     retriever: str
     """The retriever swept (one of retrievers.use)."""
-    budgets: list[int] = Field(default_factory=lambda: parse_budgets("100:1000:100"))
+    budgets: list[int] = Field(default_factory=lambda: list(DEFAULT_BUDGETS))
     """The budgets N: START:STOP:STEP or a list."""
 
     @model_validator(mode="before")
@@ -275,7 +278,7 @@ class SweepSpec(Section):
     def _check(cls, data: Any) -> Any:
         d = dict(data or {})
         try:
-            d["budgets"] = parse_budgets(d.get("budgets", "100:1000:100"))
+            d["budgets"] = parse_budgets(d.get("budgets", list(DEFAULT_BUDGETS)))
         except ValueError as exc:
             raise ConfigError(f"generation.sweep.budgets: {exc}") from exc
         return d
@@ -304,7 +307,8 @@ class GenerationSpec(Section):
     @classmethod
     def _check(cls, data: Any) -> Any:
         d = dict(data or {})
-        d["budget"] = _number(d.get("budget", 1000), "generation.budget", int)
+        d["budget"] = _number(d.get("budget", cls.model_fields["budget"].default),
+                              "generation.budget", int)
         if d.get("limit") is not None:
             d["limit"] = _number(d["limit"], "generation.limit", int)
             if d["limit"] <= 0:
@@ -884,6 +888,15 @@ def spec_field(key: str) -> FieldInfo | None:
         field = fields[part]
         model = section_model(field.annotation)
     return field
+
+
+def default_of(key: str) -> Any:
+    """The declared default of a dotted key of the run specification (what a form starts
+    from); KeyError for a key without a declaration."""
+    field = spec_field(key)
+    if field is None:
+        raise KeyError(key)
+    return field.get_default(call_default_factory=True)
 
 
 def describe(key: str) -> str | None:

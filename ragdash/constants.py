@@ -47,6 +47,10 @@ DEFAULT_TOKENIZER = "llama3"
 DEFAULT_SCORING_MODE = "corrected"
 """Score_IR's default mode (`reference`: the paper's code as published)."""
 
+DEFAULT_SCORING_METHOD = "substring"
+"""How Score_IR matches a relevant part in C_N by default: the longest common substring, as the
+paper's code does (`ragdash.scoring.METHODS`)."""
+
 LLM_CACHE, INDEX_CACHE, EMBEDDING_CACHE = "_llm_cache.sqlite", "_index_cache", \
     "_embedding_cache.sqlite"
 UPLOADS, DATASETS = "_uploads", "_datasets"

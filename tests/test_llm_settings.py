@@ -30,7 +30,9 @@ def test_invalid_values_are_refused_with_the_key_named():
         LLMSettings(backend="vllm")
     with pytest.raises(ValueError, match="concurrency"):
         LLMSettings(concurrency=0)
-    with pytest.raises(ValueError, match="unknown setting"):
+    # the same did-you-mean as a config section's unknown key (test_typed_llm_settings.py)
+    with pytest.raises(ValueError, match="unknown key 'llm.temprature'; did you mean "
+                                         "'llm.temperature'"):
         LLMSettings.from_config({"backend": "ollama", "temprature": 0.1})
 
 

@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ragdash.cli.options import add_llm_options, llm_options
 from ragdash.stress.counterfactual import PASSAGES
 from ragdash.stress.counterfactual_check import CHECKERS
 from ragdash.terminal import safe
@@ -39,25 +40,20 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help=f"counterfactual passages per question (RGB: {PASSAGES})")
     p.add_argument("--config", help="YAML config (its llm section and runs_root: the reply "
                                     "cache)")
-    p.add_argument("--llm-backend", help="LLM backend: local, ollama or openai")
-    p.add_argument("--llm-model", help="LLM model (local default: qwen-1.5b)")
-    p.add_argument("--llm-url", help="base URL of the LLM server")
+    add_llm_options(p, "the generator tested")
     p.add_argument("--checker", choices=CHECKERS, default="phrase",
                    help="how a reply detects the error: phrase, 'factual errors' in it (RGB's "
                         "evalue.py, default), or judge, RGB's LLM check (fact_evalue.py) asked "
                         "of the judge's LLM")
-    p.add_argument("--judge-backend", help="the judge's LLM backend (default: the generator's)")
-    p.add_argument("--judge-model", help="the judge's model")
-    p.add_argument("--judge-url", help="the judge's server")
+    add_llm_options(p, "the judge's (--checker judge; default: the generator's)", "judge",
+                    "judge.llm")
     p.add_argument("--dry-run", action="store_true",
                    help="only estimate the calls, tokens, cost and time (no LLM call)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     return p
 
 
-OPTIONS: dict[str, str] = {"llm_backend": "llm.backend", "llm_model": "llm.model",
-                           "llm_url": "llm.base_url", "judge_backend": "judge.llm.backend",
-                           "judge_model": "judge.llm.model", "judge_url": "judge.llm.base_url"}
+OPTIONS: dict[str, str] = {**llm_options(), **llm_options("judge", "judge.llm")}
 """Each LLM option and the dotted config key it sets."""
 
 

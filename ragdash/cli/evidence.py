@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ragdash.cli.options import add_declared, add_llm_options, llm_options
 from ragdash.evidence.finder import Progress
 from ragdash.evidence.records import EvidenceResult
 
@@ -22,25 +23,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                        "with parts_source 'none' and the reason.")
     p.add_argument("--dataset", required=True, help="dataset file: JSONL/CSV/Parquet/.xlsx with "
                                                      "id, question, answer (or HotpotQA/SQuAD)")
-    p.add_argument("--corpus", help="corpus file, folder or .zip (for JSONL/CSV/Parquet)")
     p.add_argument("-o", "--output", required=True, help="the JSONL dataset to write")
-    p.add_argument("--format", help="dataset format (default: auto)")
-    p.add_argument("--sheet", help="the sheet of an .xlsx dataset (default: its only sheet with "
-                                   "data)")
-    p.add_argument("--columns", help="which column holds what, when not named id/question/"
-                                     "answer: question=Q,answer=A[,id=I]")
-    p.add_argument("--corpus-format", help="corpus format (default: auto)")
-    p.add_argument("--limit", type=int, help="only the first N questions")
+    add_declared(p, {k: v for k, v in OPTIONS.items() if k not in ("dataset", *llm_options())})
     p.add_argument("--config", help="YAML config (its dataset.evidence and llm sections)")
     p.add_argument("--llm", action="store_true", help="when the answer occurs verbatim in no "
                    "document, ask the LLM which candidate sentences support each answer "
                    "sentence (a short answer: to quote a supporting sentence)")
-    p.add_argument("--llm-backend", help="LLM backend for --llm: local, ollama or openai")
-    p.add_argument("--llm-model", help="LLM model for --llm")
-    p.add_argument("--llm-url", help="base URL of the LLM server for --llm")
-    p.add_argument("--max-parts", type=int, help="most parts kept per question (1-3, default 3)")
-    p.add_argument("--margin", type=float, help="keep further parts scoring within this of the "
-                                                "best (default 0.05)")
+    add_llm_options(p, "the LLM --llm asks")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     return p
 
@@ -50,7 +39,7 @@ OPTIONS: dict[str, str] = {
     "corpus_format": "dataset.corpus_format", "limit": "dataset.limit",
     "sheet": "dataset.sheet", "columns": "dataset.columns",
     "max_parts": "dataset.evidence.max_parts", "margin": "dataset.evidence.margin",
-    "llm_backend": "llm.backend", "llm_model": "llm.model", "llm_url": "llm.base_url",
+    **llm_options(),
 }
 """Each option and the dotted config key it sets."""
 

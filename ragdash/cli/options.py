@@ -4,11 +4,13 @@ the dotted config overrides they make for `ragdash.config.load_spec`."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from types import UnionType
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from ragdash.config import RunSpec
 
 
@@ -30,18 +32,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     takes its type, its choices and its help from its key's declaration (`spec_field`,
     `describe`: what docs/config.md says), so the three never drift; `CONTEXT` adds what the
     key alone does not say (whose LLM, what an option implies)."""
-    from ragdash.config import describe, spec_field
-
     p.add_argument("--config", help="YAML config (e.g. configs/paper.yaml)")
     p.add_argument("--run-dir", help="run directory (default: <runs_root>/<config name>)")
-    for opt, key in OPTIONS.items():
-        field = spec_field(key)
-        kind = _required(field.annotation) if field else str
-        takes = {"type": int} if kind is int else \
-            {"choices": [a for a in get_args(kind) if a is not None]} \
-            if get_origin(kind) is Literal else {}
-        text = "; ".join(t for t in (CONTEXT.get(opt), describe(key)) if t)
-        p.add_argument("--" + opt.replace("_", "-"), **takes, help=f"{text} [{key}]")
+    add_declared(p, OPTIONS, CONTEXT)
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="any config key, dotted, its value read as YAML (repeatable), e.g. "
                         "--set retrievers.params.bm25.k=10 (docs/config.md lists them)")
@@ -58,6 +51,58 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "for sub-questions), then only estimate the LLM calls, tokens, cost "
                         "and time (no LLM call)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
+
+def add_declared(p: argparse.ArgumentParser, options: Mapping[str, str],
+                 context: Mapping[str, str] | None = None,
+                 model: type[BaseModel] | None = None) -> None:
+    """An option per (option, dotted key) of `options`, taking its type, its choices and its
+    help from the key's declaration: a key of the run specification (`spec_field`, `describe`:
+    what docs/config.md says; the help ends with the key), or a field of `model` (its help ends
+    with its default). `context` adds what the key alone does not say (whose LLM, what it
+    implies). A true-or-false key is a flag; an option not given is None (the declaration's
+    default applies)."""
+    from ragdash.config import spec_field
+
+    for opt, key in options.items():
+        field = spec_field(key) if model is None else model.model_fields.get(key)
+        kind = _required(field.annotation) if field else str
+        if get_origin(kind) in (Union, UnionType) and {
+                _required(a) for a in get_args(kind)} <= {int, float}:
+            kind = float  # a number written either way
+        takes: dict[str, Any] = {"action": "store_true", "default": None} if kind is bool else \
+            {"type": kind} if kind in (int, float) else \
+            {"choices": [a for a in get_args(kind) if a is not None]} \
+            if get_origin(kind) is Literal else {}
+        about = " ".join((field.description or "").split()) if field else ""
+        text = "; ".join(t for t in ((context or {}).get(opt), about) if t)
+        tail = f"[{key}]" if model is None else \
+            f"(default {field.default})" if field and field.default is not None \
+            and field.default is not False else ""
+        p.add_argument("--" + opt.replace("_", "-"), **takes, help=f"{text} {tail}".strip())
+
+
+def llm_options(option: str = "llm", section: str = "llm") -> dict[str, str]:
+    """`--<option>-backend`, `--<option>-model` and `--<option>-url` and the keys of the LLM
+    section `section` they set (`llm`, `judge.llm`, ...)."""
+    return {f"{option}_{name}": f"{section}.{key}" for name, key in
+            (("backend", "backend"), ("model", "model"), ("url", "base_url"))}
+
+
+def add_llm_options(p: argparse.ArgumentParser, whose: str, option: str = "llm",
+                    section: str = "llm") -> dict[str, str]:
+    """The `llm_options` of one LLM section on a sub-command, declared by its keys
+    (`ragdash.llm.settings.LLMSpec`); `whose`: whose LLM it is, in the help. Returns them
+    (option -> key) for the command's overrides."""
+    options = llm_options(option, section)
+    add_declared(p, options, dict.fromkeys(options, whose))
+    return options
+
+
+def declared_overrides(args: argparse.Namespace, options: Mapping[str, str]) -> dict[str, Any]:
+    """The options of `options` given, as dotted config overrides."""
+    return {key: getattr(args, opt) for opt, key in options.items()
+            if getattr(args, opt, None) not in (None, "")}
 
 
 def _required(annotation: Any) -> Any:

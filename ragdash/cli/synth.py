@@ -8,8 +8,9 @@ import sys
 from collections import Counter
 from typing import Any
 
+from ragdash.cli.options import add_declared, add_llm_options, declared_overrides, llm_options
 from ragdash.synth.records import REASONS, SynthResult
-from ragdash.synth.settings import DEDUP_THRESHOLD
+from ragdash.synth.settings import SynthSettings
 from ragdash.terminal import safe
 
 HELP = "generate questions, answers and verbatim relevant parts from a corpus with an LLM"
@@ -27,36 +28,23 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--corpus-format", default="auto", help="corpus format (default: auto)")
     p.add_argument("-o", "--output", required=True, help="the JSONL dataset to write (the "
                    "rejected pairs go to OUTPUT.rejects.jsonl beside it)")
-    p.add_argument("--n", type=int, default=50, help="pairs to generate, one LLM call each "
-                                                     "(default 50); the kept ones are written")
-    p.add_argument("--seed", type=int, default=0, help="seed of the chunk sample (default 0)")
-    p.add_argument("--multihop", action="store_true", help="each question needs two chunks of "
-                   "two documents; both spans are its relevant parts")
-    p.add_argument("--check-leakage", action="store_true", help="ask the LLM each kept "
-                   "question without the document and reject it when the reply holds the answer")
-    p.add_argument("--dedup-threshold", type=float, default=DEDUP_THRESHOLD,
-                   help="MiniLM cosine at or above which a question repeats a kept one "
-                        f"(default {DEDUP_THRESHOLD})")
-    p.add_argument("--chunker", default="recursive", help="how documents are cut into the "
-                   "chunks questions are written on (default recursive: ~1000 characters)")
+    add_declared(p, SETTINGS, model=SynthSettings)
     p.add_argument("--config", help="YAML config (its llm section and runs_root: caches)")
-    p.add_argument("--llm-backend", help="LLM backend: local, ollama or openai")
-    p.add_argument("--llm-model", help="LLM model (local: qwen, qwen-1.5b or a GGUF path)")
-    p.add_argument("--llm-url", help="base URL of the LLM server")
+    add_llm_options(p, "the LLM that writes the pairs")
     p.add_argument("--dry-run", action="store_true", help="print the sample and the cost "
                                                           "estimate only; no LLM call")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     return p
 
 
-OPTIONS: dict[str, str] = {"llm_backend": "llm.backend", "llm_model": "llm.model",
-                          "llm_url": "llm.base_url"}
-"""Each LLM option and the dotted config key it sets."""
+SETTINGS = {name: name for name in SynthSettings.model_fields}
+"""Each option of what to generate and the `SynthSettings` field it sets (`--n`, `--seed`,
+`--multihop`, `--check-leakage`, `--dedup-threshold`, `--chunker`)."""
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The LLM options given, as dotted config overrides (`ragdash.config.load_spec`)."""
-    return {key: getattr(args, opt) for opt, key in OPTIONS.items() if getattr(args, opt)}
+    return declared_overrides(args, llm_options())
 
 
 def report(result: SynthResult, rejects_file: str = "", shown: int = 10) -> list[str]:
@@ -87,14 +75,12 @@ def run(args: argparse.Namespace, progress: Any = None) -> int:
     from ragdash.rundir.root import RunsRoot
     from ragdash.synth.estimate import describe, estimate
     from ragdash.synth.sample import sample
-    from ragdash.synth.settings import SynthSettings, check
+    from ragdash.synth.settings import settings_of
     from ragdash.synth.synthesize import synthesize
     from ragdash.synth.write import write
 
     spec = load_spec(args.config, _overrides(args))
-    settings = check(SynthSettings(n=args.n, seed=args.seed, multihop=args.multihop,
-                                   check_leakage=args.check_leakage,
-                                   dedup_threshold=args.dedup_threshold, chunker=args.chunker))
+    settings = settings_of(declared_overrides(args, SETTINGS))
     llm, root = LLMSettings.from_config(spec.llm), RunsRoot(spec.runs_root)
     documents, issues = load_corpus(args.corpus, args.corpus_format)
     for issue in issues[:5]:

@@ -8,6 +8,7 @@ held in memory only (hidden from `repr`, left out of `to_manifest`).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -170,10 +171,7 @@ class LLMSettings:
         if any(k in data for k in _SECRET_FIELDS):
             raise ValueError("llm.api_key must not be set in a config (it would be written to "
                              "the run manifest); set OPENAI_API_KEY in the environment instead")
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"llm: unknown setting(s) {unknown}; known: {sorted(known)}")
+        unknown_key(data, sorted(LLMSpec.model_fields))
         return cls(**{k: v for k, v in data.items() if v is not None}, api_key=api_key)
 
     def to_manifest(self) -> dict[str, Any]:
@@ -199,6 +197,17 @@ class LLMSettings:
     def backoff(self, attempt: int) -> float:
         """Seconds to wait before retry number `attempt` (0-based)."""
         return min(self.backoff_base_s * (2 ** attempt), self.backoff_max_s)
+
+
+def unknown_key(data: Mapping[str, Any], known: list[str], where: str = "llm") -> None:
+    """ValueError for the first key of `data` not in `known`, naming the closest known one as
+    a config section's unknown key is named (`ragdash.config.check_shape`)."""
+    for key in data:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.5)
+            hint = f"; did you mean '{where}.{close[0]}'?" if close else \
+                f"; known: {', '.join(f'{where}.{k}' for k in known)}"
+            raise ValueError(f"unknown key '{where}.{key}'{hint}")
 
 
 API_KEY_IN_FILE = ("API keys must come from the environment (OPENAI_API_KEY) or the "

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ragdash.constants import DEFAULT_SCORING_METHOD
 from ragdash.scoring.kernel import lcsubstr_at_cuts, prefix_lcsubseq
 
 METHODS = ("substring", "subsequence", "normalized", "token", "contains", "semantic")
@@ -110,7 +111,7 @@ def _word_ids(words: list[str], vocab: dict[str, int]) -> np.ndarray:
 
 
 def part_scores(
-    parts: Sequence[str], context: str, cuts: Sequence[int], method: str = "substring"
+    parts: Sequence[str], context: str, cuts: Sequence[int], method: str = DEFAULT_SCORING_METHOD
 ) -> np.ndarray:
     """Array (len(cuts), len(parts)): the score of each part in each prefix context[:cut]."""
     if method not in METHODS:
@@ -164,7 +165,7 @@ def warm() -> None:
             part_scores(["a part"], "a context with a part", [3, 30], method)
 
 
-def score_ir(parts: Sequence[str], context: str, cuts: Sequence[int], method: str = "substring"):
+def score_ir(parts: Sequence[str], context: str, cuts: Sequence[int], method: str = DEFAULT_SCORING_METHOD):
     """Score_IR per cut (mean over parts; 0 when there is no part) and the part scores."""
     scores = part_scores(parts, context, cuts, method)
     means = scores.mean(axis=1) if len(parts) else np.zeros(len(cuts))
