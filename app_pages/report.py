@@ -1,5 +1,5 @@
 """Report: download per-question tables (CSV, Parquet), each figure (standalone HTML) and one
-self-contained HTML report of the run (ragdash.report)."""
+self-contained HTML report of the run (ragdash.html_report)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.io as pio
 import streamlit as st
 
-from ragdash import report
+from ragdash import html_report
 from ragdash.analysis import frames, judging
 from ragdash.rundir import FILES, Run
 from ragdash.ui import state, widgets
@@ -20,7 +20,7 @@ from ragdash.viz.colors import label
 run = state.require_run()
 st.title("Report")
 st.caption("Everything here is built from the run directory alone; the same report comes from "
-           "Python: `ragdash.report.write_report(run_dir, 'report.html')`.")
+           "Python: `ragdash.html_report.write_report(run_dir, 'report.html')`.")
 ir = run.table("ir_scores")
 examples = run.table("examples")
 judgments = state.view(run).judgments()
@@ -46,7 +46,7 @@ with st.container(border=True):
     st.markdown("One file with the headline numbers, Table 3.1, every figure (interactive), the "
                 "judge distributions, the thresholds and estimates, input issues and the "
                 "manifest. Opens offline in any browser (plotly.js inside, ≈ 5 MB).")
-    st.download_button("⬇ Download the HTML report", lambda: report.build_report(run.path),
+    st.download_button("⬇ Download the HTML report", lambda: html_report.build_report(run.path),
                        f"ragdash-report-{safe_id}.html", "text/html", key="rep_html",
                        type="primary", on_click="ignore")
 
@@ -80,12 +80,12 @@ st.caption("Each as a standalone interactive HTML file (works offline). A PNG of
 
 
 figs = state.MEMO.get(("report figures", str(run.path)), lambda reader: {
-    name: fig.to_json() for name, fig in report.figures(Run(run.path, reader)).items()},
+    name: fig.to_json() for name, fig in html_report.figures(Run(run.path, reader)).items()},
     "Drawing the figures…")
 cols = st.columns(3)
 for i, (name, js) in enumerate(figs.items()):
     cols[i % 3].download_button(
-        name.replace("_", " "), lambda name=name, js=js: report.figure_html(
+        name.replace("_", " "), lambda name=name, js=js: html_report.figure_html(
             pio.from_json(js), f"{run.id} · {name}"),
         f"{safe_id}-{name}.html", "text/html", key=f"rep_fig_{name}", on_click="ignore",
         icon=":material/insert_chart:", width="stretch")

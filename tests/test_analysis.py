@@ -246,7 +246,7 @@ def test_charts_are_titled_and_labelled(run):
 
 
 def test_report_is_self_contained_and_escaped(run, tmp_path):
-    from ragdash.report import build_report, figure_html, figures, write_report
+    from ragdash.html_report import build_report, figure_html, figures, write_report
 
     out = build_report(run)
     assert out.startswith("<!doctype html>")

@@ -107,7 +107,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # presentation from here up: what the domain below never imports
     ("page models", ("ragdash.view",)),  # what a page, the report or the CLI shows: no Streamlit
     ("viz", ("ragdash.viz",)),
-    ("workflows", ("ragdash.sweep", "ragdash.report", "ragdash.jobs")),
+    ("workflows", ("ragdash.sweep", "ragdash.html_report", "ragdash.jobs")),
     ("ui", ("ragdash.ui",)),
     # the dashboard's entry and its pages (Streamlit scripts): they render, nothing imports them
     ("pages", ("app", "app_pages")),

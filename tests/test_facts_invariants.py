@@ -34,9 +34,9 @@ from test_pages_agree import (
 )
 
 from ragdash import labels
+from ragdash.html_report import _labels_html, build_report
 from ragdash.labels import headline
 from ragdash.labels.store import draw_sample, label_row, labelable, save_labels
-from ragdash.report import _labels_html, build_report
 from ragdash.rundir import Memo, Run
 from ragdash.view import RunView
 from ragdash.view import compare_retrievers as cmp_model

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from ragdash.analysis import judging
 from ragdash.analysis.thresholds import threshold_data
-from ragdash.report import build_report, figures
+from ragdash.html_report import build_report, figures
 from ragdash.rundir import Run
 from ragdash.stages.retrieve import empty_message, empty_results
 

@@ -371,7 +371,7 @@ def test_a_run_without_judge_gets_cross_ppi_from_labels_and_retrieval(run, capsy
 
 
 def test_the_report_shows_agreement_and_ppi_and_escapes_names(run):
-    from ragdash.report import build_report
+    from ragdash.html_report import build_report
 
     labels.from_reference(run, "contains", n=30)
     items = labels.sample_items(run)

@@ -177,7 +177,7 @@ def test_signals_table_shows_costs_and_the_scatter_takes_two_signals(demo):
 
 
 def test_the_report_has_the_signal_section_with_its_verdict(demo):
-    from ragdash.report import build_report
+    from ragdash.html_report import build_report
 
     page = build_report(demo)
     section = page[page.index("<h2>Which signal agrees with the truth here?</h2>"):]

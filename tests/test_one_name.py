@@ -78,7 +78,7 @@ def demo(tmp_path):
 def test_the_judges_share_is_named_judged_5_on_the_overview_and_in_the_report(demo):
     from fixtures.apptest import open_app
 
-    from ragdash.report import build_report
+    from ragdash.html_report import build_report
 
     at = open_app(run=str(demo))
     labels = [m.label for m in at.metric]
@@ -144,7 +144,7 @@ def test_the_judge_audit_matches_long_answers_by_rouge_not_containment():
 
 
 def test_the_report_leads_with_the_labelled_share_and_shows_no_server_path(demo):
-    from ragdash.report import build_report
+    from ragdash.html_report import build_report
 
     html = build_report(demo)
     start = html.index('<div class="cards">')
@@ -233,8 +233,8 @@ def test_the_reports_share_table_names_systems_as_every_page_does(tmp_path, monk
     from fixtures.make_run import make_run
 
     from ragdash import labels
+    from ragdash.html_report import build_report
     from ragdash.labels import store
-    from ragdash.report import build_report
     from ragdash.rundir import Run
 
     run = Run(make_run(tmp_path / "named", n_questions=20, seed=2, retrievers=("bm25", "sim")))

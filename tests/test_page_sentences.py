@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 from ragdash.analysis import compare, sentences, thresholds
 from ragdash.calibration import calibrate, pairs
 from ragdash.constants import CLASSES
-from ragdash.report import build_report
+from ragdash.html_report import build_report
 from ragdash.rundir import Run
 from ragdash.viz import calibration as viz
 

@@ -27,7 +27,7 @@ from fixtures.make_run import make_run
 from ragdash import labels
 from ragdash.cli import main
 from ragdash.constants import PROJECT_ROOT
-from ragdash.report import build_report
+from ragdash.html_report import build_report
 
 
 def _texts(at) -> str:

@@ -436,7 +436,7 @@ def test_a_run_without_reference_file_is_scored_from_its_answers(synthetic):
 def test_llm_page_and_report_show_the_reference_table(synthetic, monkeypatch):
     from fixtures.apptest import open_app
 
-    from ragdash.report import build_report
+    from ragdash.html_report import build_report
     from ragdash.view import RunView
 
     want = RunView(synthetic).reference_summary()

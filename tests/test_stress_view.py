@@ -12,7 +12,7 @@ import pytest
 from fixtures.make_run import make_run
 from fixtures.stress import stress_table
 
-from ragdash.report import build_report, figures
+from ragdash.html_report import build_report, figures
 from ragdash.rundir import Run
 from ragdash.stress.summary import summary
 from ragdash.view import RunView

@@ -100,7 +100,7 @@ def test_the_squad_demo_scores_every_system_and_the_pages_show_it():
     fives = judged.assign(five=judged["score"] == 5).groupby("system")["five"].mean()
     assert np.allclose(table["correct"].to_numpy(float),
                        fives.reindex(table["system"]).to_numpy(float))
-    from ragdash.report import build_report
+    from ragdash.html_report import build_report
 
     assert "Truthfulness: a wrong answer counts against a system (CRAG score)" in \
         build_report(PROJECT_ROOT / "data" / "demo_squad")

@@ -4,7 +4,7 @@ chunk-level metrics, judge distributions, thresholds and estimates, issues and t
 One file, no network: plotly.js is inlined once, every figure after it reuses it; every text
 taken from the run (ids, questions, titles, config values) is HTML-escaped.
 
-    from ragdash.report import build_report, figures
+    from ragdash.html_report import build_report, figures
     html = build_report("runs/paper100")
 """
 
