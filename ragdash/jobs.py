@@ -37,6 +37,7 @@ from ragdash.rundir import MANIFEST, Run, write_json
 from ragdash.rundir import lock as run_lock
 from ragdash.rundir.manifest import MAX_MANIFEST_BYTES, ManifestError, load_json
 from ragdash.rundir.run import MANIFEST_LOCK, error_text, now
+from ragdash.stages import REGISTRY
 from ragdash.terminal import safe
 
 KEY = "job"
@@ -491,15 +492,10 @@ def total(parts: list[TimeLeft]) -> TimeLeft:
                     sum(p.high for p in parts))
 
 
-STAGE_WORDS = {"retrieve": "MLQ's sub-questions", "generate": "generation", "judge": "judging",
-               "metrics": "the answer metrics", "erag": "eRAG's answers from single chunks",
-               "stress": "the controlled contexts"}
-"""How the ETA names the planned stages it counts ahead of the current one."""
-PLANNED_STEPS = {"retrieve": "mlq: sub-questions", "generate": "generating answers",
-                 "judge": "judging answers", "metrics": "measuring answers",
-                 "erag": "answering from each chunk alone",
-                 "stress": "answering controlled contexts"}
-"""The progress step of each stage whose items are the calls its plan prices."""
+STAGE_WORDS = {s.name: s.work for s in REGISTRY if s.work}
+"""How the ETA names the planned stages it counts ahead of the current one (`Stage.work`)."""
+PLANNED_STEPS = {s.name: s.step for s in REGISTRY if s.step}
+"""The progress step of each stage whose items are the calls its plan prices (`Stage.step`)."""
 
 
 class Reporter:

@@ -45,6 +45,12 @@ def test_every_stage_that_calls_an_llm_has_a_plan_and_a_section():
     for s in calling:
         assert s.plan is not None and s.section, s.name
         assert estimated_stages()[s.priced_as] == s.name
+    # a job's time left weighs each one's progress step with its plan and names it (jobs.py
+    # reads both from the registry)
+    from ragdash import jobs
+
+    assert set(jobs.PLANNED_STEPS) == set(jobs.STAGE_WORDS) == {s.name for s in calling}
+    assert jobs.PLANNED_STEPS["erag"] == "answering from each chunk alone"
     assert priced_stages(spec) == calling  # the dry run's loop prices each of them
     assert all(s.section for s in REGISTRY if s.name != "reference")  # reference has none
     # the stages the LLM page launches alone, each setting its own section

@@ -94,6 +94,9 @@ class Stage:
     dry run prices; None when it would send nothing here (mlq after retrieval); `NotPriced`
     when it cannot be planned yet. Every stage with an `llm` has a `plan`
     (tests/test_stage_plan.py).
+    `step`: the progress step whose items are the calls its plan prices, and `work`: what a
+    job's time left calls those calls (`ragdash.jobs`: the estimate weighs that step's rate,
+    and names the stages it counts ahead).
     `llm_stage`: it calls an LLM whenever it runs (a dry run stops before it and prices it
     instead); a stage whose `llm(spec)` is set otherwise (retrieve with mlq) is stopped before
     only when it is not up to date.
@@ -117,6 +120,8 @@ class Stage:
     llm: Callable[..., LLMSettings | None] | None = None  # (spec, api_key=None)
     plan: Callable[[PlanContext], Priced | None] | None = None
     part: str = ""
+    step: str = ""
+    work: str = ""
     llm_stage: bool = False  # it calls an LLM whenever it runs (a dry run stops before it)
     on_run_dir: bool = False  # `ragdash <name> --run-dir R` redoes it on R alone
 

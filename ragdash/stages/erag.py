@@ -114,5 +114,5 @@ STAGE = Stage("erag", "eRAG: each retrieved chunk alone to the generator, its ou
               "at k per question and retriever (k LLM calls each)",
               needs=("ingest", "chunk", "retrieve"), settings=settings, run=run,
               writes=("erag", "erag_labels"), switch="erag", section="erag",
-              failed_calls=failed_calls, llm=erag_settings, plan=plan, llm_stage=True,
-              on_run_dir=True)
+              failed_calls=failed_calls, llm=erag_settings, plan=plan, step=STEP,
+              work="eRAG's answers from single chunks", llm_stage=True, on_run_dir=True)

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from ragdash.llm.settings import LLMSettings
 
 
+STEP = "generating answers"
+"""The stage's progress step (its items are the calls its plan prices)."""
+
+
 def generator_settings(spec: RunSpec, api_key: str | None = None) -> LLMSettings:
     """The generator: `generation.llm` when set, else the run's `llm` (which MLQ uses too)."""
     from ragdash.llm import LLMSettings
@@ -108,7 +112,7 @@ def run(ctx: StageContext) -> dict:
     answers = generate(requests(out, spec), gen, cache=RunsRoot(spec.runs_root).llm_cache,
                        reference_prompts=spec.generation.reference_prompts,
                        prompt=spec.generation.prompt,
-                       progress=lambda d, t: ctx.progress("generating answers", d, t),
+                       progress=lambda d, t: ctx.progress(STEP, d, t),
                        executor=ctx.executor)
     if own := imported_answers(out, spec):  # the systems' own answers, as they gave them
         from ragdash.llm.generate import answers_frame
@@ -199,4 +203,4 @@ STAGE = Stage("generate", "generate answers with the LLM (LLM only and each retr
               "resumable", needs=("retrieve",), after=("score",), settings=settings, run=run,
               writes=("answers",), switch="generation", section="generation",
               failed_calls=failed_calls, llm=generator_settings, plan=plan, part="generation",
-              llm_stage=True)
+              step=STEP, work="generation", llm_stage=True)

@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from ragdash.llm.settings import LLMSettings
 
 
+STEP = "judging answers"
+"""The stage's progress step (its items are the calls its plan prices)."""
+
+
 def judge_settings(spec: RunSpec, api_key: str | None = None) -> LLMSettings:
     """The judge: `judge.llm` when set, else the run's `llm`."""
     from ragdash.llm import LLMSettings
@@ -48,7 +52,7 @@ def run(ctx: StageContext) -> dict:
     answers = out.read("answers")
     judgments = judge_answers(
         answers, out.read("examples"), judge, cache=RunsRoot(ctx.spec.runs_root).llm_cache,
-        **judge_options(ctx.spec), progress=lambda d, t: ctx.progress("judging answers", d, t),
+        **judge_options(ctx.spec), progress=lambda d, t: ctx.progress(STEP, d, t),
         executor=ctx.executor)
     out.write("judgments", judgments)
     checks = judge_audit.audit(judgments, answers, out.read("examples"))
@@ -98,4 +102,4 @@ def plan(ctx: PlanContext) -> CallPlan:
 STAGE = Stage("judge", "judge the answers 1-5 with the judge LLM", needs=("generate",),
               settings=settings, run=run, writes=("judgments",),
               switch="judge", section="judge", failed_calls=failed_calls, llm=judge_settings,
-              plan=plan, llm_stage=True)
+              plan=plan, step=STEP, work="judging", llm_stage=True)

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from ragdash.metrics.plan import ChosenSteps, StepPlan
     from ragdash.scoring.contexts import ContextCut
 
+STEP = "measuring answers"
+"""The stage's progress step (its items are the answers whose steps its plan prices)."""
 MAX_TOKENS = 384
 """Reply tokens when the metrics borrow the judge's LLM settings (a judge's few tokens would
 cut a list of claims)."""
@@ -96,7 +98,7 @@ def run(ctx: StageContext) -> dict:
     llm = metrics_settings(spec, ctx.api_key)
     items = items_from_run(out, context_cut(spec), limit=m.limit)
     table = evaluate(items, llm, use=m.use, cache=RunsRoot(spec.runs_root).llm_cache,
-                     progress=lambda d, t: ctx.progress("measuring answers", d, t),
+                     progress=lambda d, t: ctx.progress(STEP, d, t),
                      executor=ctx.executor)
     out.write("metrics", table)
     out.update(llm={**out.manifest.get("llm", {}), "metrics": llm.to_manifest()})
@@ -121,5 +123,5 @@ STAGE = Stage("metrics", "RAGAS and RAGChecker metrics of every answer with an L
               "(faithfulness, answer relevancy, claim precision/recall, hallucination, ...)",
               needs=("ingest", "generate"), settings=settings, run=run,
               writes=("metrics",), switch="metrics", section="metrics",
-              failed_calls=failed_calls, llm=metrics_settings, plan=plan, llm_stage=True,
-              on_run_dir=True)
+              failed_calls=failed_calls, llm=metrics_settings, plan=plan, step=STEP,
+              work="the answer metrics", llm_stage=True, on_run_dir=True)

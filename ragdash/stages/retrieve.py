@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from ragdash.retrieval.multiquery import Ask
 
 
+MLQ_STEP = "mlq: sub-questions"
+"""mlq's progress step (its items are the calls the stage's plan prices)."""
+
+
 def cache_dir(spec: RunSpec) -> Path:
     """Where built indexes are cached, shared by the runs under one root."""
     return RunsRoot(spec.runs_root).index_cache
@@ -41,7 +45,7 @@ def mlq_ask(ctx: StageContext, params: dict) -> Ask:
     def ask(questions: Sequence[str]) -> list[str]:
         return decompose(questions, settings, mode=params["mode"],
                          max_queries=params["max_queries"], cache=cache,
-                         progress=lambda d, t: ctx.progress("mlq: sub-questions", d, t),
+                         progress=lambda d, t: ctx.progress(MLQ_STEP, d, t),
                          executor=ctx.executor)
 
     return ask
@@ -333,4 +337,5 @@ def plan(ctx: PlanContext) -> CallPlan | None:
 
 STAGE = Stage("retrieve", "retrieve chunks for every question", needs=("chunk",),
               settings=settings, run=run, writes=("retrieved", "queries", "passages"),
-              section="retrievers", llm=mlq_settings, plan=plan, part="mlq")
+              section="retrievers", llm=mlq_settings, plan=plan, part="mlq", step=MLQ_STEP,
+              work="MLQ's sub-questions")

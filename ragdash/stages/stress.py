@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from ragdash.llm.settings import LLMSettings
     from ragdash.stress.contexts import Condition
 
+STEP = "answering controlled contexts"
+"""The stage's progress step (its items are the calls its plan prices)."""
 SEP = "\x1f"
 """Between a question's id and a part's index in the per-part relevance keys."""
 COLUMNS = ["qid", "test", "ratio", "position", "relevant", "noise", "chunk_ids", "budget",
@@ -143,7 +145,7 @@ def run(ctx: StageContext) -> dict:
     answers = generate(requests, llm, cache=RunsRoot(spec.runs_root).llm_cache,
                        reference_prompts=spec.generation.reference_prompts,
                        prompt=spec.generation.prompt,
-                       progress=lambda d, t: ctx.progress("answering controlled contexts", d, t),
+                       progress=lambda d, t: ctx.progress(STEP, d, t),
                        executor=ctx.executor)
     table = results(conds, scored, answers, out.read("examples"), spec)
     out.write("stress", table)
@@ -191,5 +193,5 @@ STAGE = Stage("stress", "answer contexts built from the run's chunks with known 
               "(noise ratios, evidence first / middle / last, no evidence): accuracy against the "
               "evidence in the context", needs=("ingest", "chunk", "retrieve"), after=("score",),
               settings=settings, run=run, writes=("stress",), switch="stress", section="stress",
-              failed_calls=failed_calls, llm=stress_settings, plan=plan, llm_stage=True,
-              on_run_dir=True)
+              failed_calls=failed_calls, llm=stress_settings, plan=plan, step=STEP,
+              work="the controlled contexts", llm_stage=True, on_run_dir=True)
