@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from ragdash import labels
@@ -165,11 +166,16 @@ def test_label_status_never_states_a_width_its_interval_does_not_have(run, capsy
         assert hi < 0.04 and "within ±5 points" in text  # 0/150: Clopper–Pearson's 2.4 %
 
 
-def test_extending_a_sample_after_the_judge_changed_keeps_the_draws_strata(run, tmp_path):
+def test_extending_a_sample_after_the_judge_changed_keeps_the_draws_strata(run, tmp_path,
+                                                                          monkeypatch):
     """Issue 50 item 4: 40 of the judge's 5s change between a 30- and a 60-answer sample. The
     60 are still the first 60 of the order drawn at first (as drawing 60 at once before the
     change), every answer keeps the stratum it was drawn in, the estimate is the one those
-    strata give, and the share section says how many verdicts changed."""
+    strata give, and the share section says how many verdicts changed. (The regression
+    estimate's predictor reads the judge's scores now, as any auxiliary known of every answer:
+    that keeps it unbiased, so the strata are compared through the stratified estimate.)"""
+    monkeypatch.setattr("ragdash.calibration.assisted.cross_fitted",
+                        lambda *a, **k: "the strata alone")
     before = Run(shutil.copytree(run.path, tmp_path / "before"))
     labels.draw_sample(run, 30, seed=4)
     first = labels.read_sample(run)
@@ -192,3 +198,33 @@ def test_extending_a_sample_after_the_judge_changed_keeps_the_draws_strata(run, 
     assert changed["pooled"] == same["pooled"]
     assert changed["systems"] == same["systems"]
     assert changed["strata_changed"] == 40 and same["strata_changed"] == 0
+
+
+def test_the_share_is_the_regression_estimate_on_the_runs_auxiliaries(run):
+    """Labels that follow a reference metric the run has: the share section's predictor
+    (cross-fitted on the judge, Score_IR and the reference metrics) leaves residuals near 0,
+    so its interval is narrower than the stratified one on the judge's verdict alone, and
+    still holds the truth; every label alike (no predictor to fit): the stratified one."""
+    from ragdash.calibration import assisted, survey
+    from ragdash.labels.findings import answer_table, auxiliaries, judge_scores, share_section
+
+    assert main(["label", "import", "--run-dir", str(run.path), "--from-reference",
+                 "contains", "--n", "80"]) == 0
+    got = labels.evaluate(run)["share"]["pooled"]
+    assert got["method"].startswith("regression estimate")
+    judge = judge_scores(run)
+    frame = auxiliaries(run, answer_table(run, labels.read_labels(run).iloc[:0], judge,
+                                          labelable(run)), judge)
+    assert {"judge", "ir", "contains", "f1"} <= set(frame.columns)
+    truth = frame["contains"].mean()
+    sampled = labels.read_labels(run)
+    y = frame[["qid", "system"]].merge(sampled.assign(y=(sampled["score"] == 5) * 1.0),
+                                       how="left")["y"].to_numpy(float)
+    plain = survey.share(frame, y, min_labels=survey.MIN_POOLED_LABELS)
+    assert got["ci"][0] <= truth <= got["ci"][1]
+    assert got["ci"][1] - got["ci"][0] < 0.8 * (plain.ci[1] - plain.ci[0])
+    alike = sampled.assign(score=1)
+    section = share_section(frame, alike, "these answers", sorted(frame["system"].unique()))
+    assert section["pooled"]["method"] == survey.share(
+        frame, np.where(np.isnan(y), np.nan, 0.0), min_labels=10).method
+    assert isinstance(assisted.cross_fitted(frame, np.where(np.isnan(y), np.nan, 0.0)), str)

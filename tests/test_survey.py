@@ -385,7 +385,7 @@ def test_the_regression_estimate_is_unbiased_with_its_variance_for_any_fixed_pre
             shown = np.full(12, np.nan)
             at = [i for p in picks for i in p]
             shown[at] = y[at]
-            f = assisted.fit(frame, shown, pred, floored=False)
+            f = assisted.fit(frame, shown, pred, floored=False, lam=1.0)
             est.append(f.estimate)
             var.append(f.var)
         assert np.mean(est) == pytest.approx(y.mean(), abs=1e-12)
@@ -486,3 +486,19 @@ def test_the_regression_planner_says_enough_exactly_when_the_interval_is_within(
             half = (got.ci[1] - got.ci[0]) / 2
             enough = got.to_target is not None and got.to_target <= n
             assert enough == (half <= target / 100), (estimand, target, half, got.to_target)
+
+
+def test_a_predictor_that_adds_nothing_within_the_strata_is_tuned_away():
+    """PPI++'s λ: a predictor constant within each stratum (the judge's verdict again) gets
+    λ = 0 and the estimate is the stratified mean; one equal to the labels gets λ = 1."""
+    from ragdash.calibration import assisted
+
+    frame, truth = aux_population()
+    y = np.full(len(frame), np.nan)
+    at = ordering(frame.assign(_row=np.arange(len(frame))), "judge", 1)["_row"][:80]
+    y[at] = truth[at]
+    same = np.where(frame["judged5"] == 1, 0.7, 0.2)
+    got = assisted.fit(frame, y, same)
+    assert got.estimate == pytest.approx(survey.fit(frame, y).estimate, abs=1e-12)
+    exact = assisted.fit(frame, y, truth)
+    assert exact.estimate == pytest.approx(truth.mean(), abs=1e-12)

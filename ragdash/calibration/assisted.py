@@ -8,14 +8,16 @@ The predictor f is a logistic regression on what is known of every answer before
 budget, the reference metrics, claim recall where the metrics ran). The labels are split into
 folds of whole questions; each labelled answer is predicted by the model fitted on the other
 folds, each unlabelled one by the folds' mean. Over the sample's design (`survey.strata`, with
-`survey._cells` merging a stratum without labels into its nearest), with r = y − f,
+`survey._cells` merging a stratum without labels into its nearest), with r = y − λf,
 
-    p̂ = (1/N) Σ_i f(x_i) + Σ_c W_c r̄_c,
+    p̂ = (λ/N) Σ_i f(x_i) + Σ_c W_c r̄_c,
 
-which is the share itself once every answer is labelled, and unbiased for a fixed f whatever
+which is the share itself once every answer is labelled, and unbiased for a fixed λf whatever
 f is (tests/test_survey.py enumerates every sample): a poor predictor costs width, never
-validity. Its variance is the stratified one of the residuals, Σ_c W_c² (1 − n_c/N_c) s_c²/n_c
-("these answers"), or over questions as ultimate clusters ("new questions", as `survey.fit`).
+validity. λ is PPI++'s power tuning within the cells (`_tuned`, in [0, 1]): 0, the stratified
+mean on the judge's verdict, where the predictor adds nothing to the strata. Its variance is
+the stratified one of the residuals, Σ_c W_c² (1 − n_c/N_c) s_c²/n_c ("these answers"), or
+over questions as ultimate clusters ("new questions", as `survey.fit`).
 Each cell's s_c² is its residuals' own, shrunk toward their pooled variance by `SHRINK` labels
 (a cell with one label takes the pooled one), and never below (ln(2/α)/z)²/n: with no label
 contradicting the predictor, the interval is as wide as Clopper–Pearson's bound on a share of
@@ -143,12 +145,28 @@ def _variance(big_n: np.ndarray, n: np.ndarray, s2: np.ndarray) -> np.ndarray:
         return np.where(fpc > 0, weight**2 * fpc * s2 / n, 0.0).sum(axis=-1)
 
 
+def _tuned(y: np.ndarray, pred: np.ndarray, cell: np.ndarray, labelled: np.ndarray, k: int
+           ) -> float:
+    """PPI++'s power tuning (Angelopoulos, Duchi & Zrnic 2023) within the cells: the λ in
+    [0, 1] that minimises the residuals' pooled within-cell variance, cov(y, f) / var(f); 0
+    (the stratified mean) where the predictor does not vary within a cell."""
+    n = np.bincount(cell[labelled], minlength=k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ybar = np.bincount(cell[labelled], y[labelled], minlength=k) / n
+        fbar = np.bincount(cell[labelled], pred[labelled], minlength=k) / n
+    ey = y[labelled] - ybar[cell[labelled]]
+    ef = pred[labelled] - fbar[cell[labelled]]
+    spread = float(ef @ ef)
+    return float(np.clip(ey @ ef / spread, 0.0, 1.0)) if spread > 1e-12 else 0.0
+
+
 def fit(frame: pd.DataFrame, y: np.ndarray, pred: np.ndarray,
         estimand: str = survey.DEFAULT_ESTIMAND, level: float = survey.LEVEL,
-        floored: bool = True) -> Fit:
+        floored: bool = True, lam: float | None = None) -> Fit:
     """The regression estimate over `frame` from labels `y` (NaN: unlabelled) and predictions
-    `pred` of every answer (`cross_fitted`, or any fixed predictor); `floored=False`: the
-    residuals' own variances (for checking by enumeration)."""
+    `pred` of every answer (`cross_fitted`, or any fixed predictor), each scaled by λ (`lam`;
+    None: tuned, `_tuned`); `floored=False`: the residuals' own variances (for checking by
+    enumeration)."""
     if estimand not in survey.ESTIMANDS:
         raise ValueError(f"estimand {estimand!r} is not one of {', '.join(survey.ESTIMANDS)}")
     y, pred = np.asarray(y, float), np.asarray(pred, float)
@@ -162,6 +180,8 @@ def fit(frame: pd.DataFrame, y: np.ndarray, pred: np.ndarray,
     k = int(cell.max()) + 1
     big_n = np.bincount(cell, minlength=k).astype(float)
     n = np.bincount(cell[labelled], minlength=k).astype(float)
+    lam = _tuned(y, pred, cell, labelled, k) if lam is None else lam
+    pred = lam * pred
     r = np.where(labelled, y - pred, 0.0)
     rbar = np.bincount(cell, r, minlength=k) / n
     estimate = float(pred.mean() + (big_n / big_n.sum()) @ rbar)

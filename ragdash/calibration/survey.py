@@ -1,5 +1,9 @@
 """The share of correct answers from a labelled sample, as a survey statistician would give it.
 
+The share section gives the regression estimate of `ragdash.calibration.assisted` (a predictor
+of each label cross-fitted on the labels) over the strata, weights and interval of this module,
+and this module's stratified mean where no predictor can be fitted.
+
 The population is the run's labelable answers; each is in one stratum, its system × whether the
 judge gave it 5 ("judged 5": known before any label). The estimator is the stratified mean
 
@@ -53,9 +57,10 @@ MIN_SYSTEM_LABELS = 20
 """A system's interval is shown from this many labels of that system on: fewer give the count
 and "too few labels for an interval" (their coverage, checked by simulation, falls short)."""
 MIN_POOLED_LABELS = 10
-VERSION = 2
+VERSION = 3
 """The method's version, stored with the share section: a calibration.json share section of
-another version is worked out again (2: issue 50's strata, effective n and planner)."""
+another version is worked out again (2: issue 50's strata, effective n and planner; 3: the
+regression estimate, `ragdash.calibration.assisted`, where a predictor can be fitted)."""
 TARGET_HALF = 5.0
 """The half-width, in points, the planner counts labels for (pooled)."""
 SYSTEM_TARGET_HALF = 10.0

@@ -79,6 +79,34 @@ def answer_table(run: Run, labels: pd.DataFrame, judge: pd.DataFrame | None,
     return frame
 
 
+def auxiliaries(run: Run, frame: pd.DataFrame, judge: pd.DataFrame | None) -> pd.DataFrame:
+    """`frame` (an `answer_table`) with what the regression estimate's predictor reads
+    (`ragdash.calibration.assisted.AUXILIARIES`), each known before any label: the judge's
+    1–5 score, Score_IR at the generation budget (`ir`), the reference metrics and claim
+    recall at the generation budget where they ran (NaN where an answer has none)."""
+    from ragdash.analysis.frames import primary
+    from ragdash.analysis.run_tables import main_reference
+    from ragdash.calibration.assisted import AUXILIARIES
+
+    keys = ["qid", "system"]
+    out = frame.drop(columns=[c for c in AUXILIARIES if c in frame and c != "judged5"])
+    if judge is not None:
+        out = out.merge(judge[[*keys, "judge"]], on=keys, how="left")
+    budget = run.config.generation_budget
+    ir = [c for c in out.columns if c.startswith("ir@")]
+    if ir:
+        at = f"ir@{budget}" if f"ir@{budget}" in ir else max(ir, key=lambda c: int(c[3:]))
+        out["ir"] = out[at]
+    for table in (main_reference(run), primary(run.table("metrics"), budget)):
+        if table is None or table.empty:
+            continue
+        cols = [c for c in AUXILIARIES if c in table and c not in out]
+        table = table.astype({"qid": str, "system": str}).drop_duplicates(keys)
+        out = out.merge(table[[*keys, *cols]].astype({c: float for c in cols}), on=keys,
+                        how="left")
+    return out
+
+
 def in_sample(labels: pd.DataFrame, sample: pd.DataFrame | None) -> pd.DataFrame:
     """The labels of answers in the drawn sample: the only ones an estimate may use (others
     are not a random sample; they still count in the agreement tables)."""
@@ -89,11 +117,16 @@ def in_sample(labels: pd.DataFrame, sample: pd.DataFrame | None) -> pd.DataFrame
 
 def share_section(frame: pd.DataFrame, labels: pd.DataFrame, estimand: str, order: list[str],
                   level: float = LEVEL) -> dict:
-    """The share correct pooled and per system (`ragdash.calibration.survey`) from the sample's
-    labels (`labels` already in the sample and current): {"estimand", "pooled", "systems",
-    "cannot_tell", "covers"}. An answer labelled only "cannot tell" is left out and bounds the
-    estimate; the pooled interval needs labels in every system."""
-    from ragdash.calibration import survey
+    """The share correct pooled and per system from the sample's labels (`labels` already in
+    the sample and current): {"estimand", "pooled", "systems", "cannot_tell", "covers"}.
+    Pooled, the regression estimate (`ragdash.calibration.assisted`) with a predictor
+    cross-fitted on the labels over `frame`'s auxiliaries (`auxiliaries`); per system, and
+    pooled where no predictor can be fitted, the stratified one
+    (`ragdash.calibration.survey`): on a system's 20–30 labels the regression estimate's
+    floor made it wider, not narrower (benchmarks/bench_ppi_coverage.py). An answer labelled
+    only "cannot tell" is left out and bounds the estimate; the pooled interval needs labels
+    in every system."""
+    from ragdash.calibration import assisted, survey
 
     scored = labels[labels["score"].notna()]
     y_of = (scored.assign(y=(scored["score"] == 5).astype(float))
@@ -109,8 +142,9 @@ def share_section(frame: pd.DataFrame, labels: pd.DataFrame, estimand: str, orde
         systems[system] = survey.share(frame[at], y[at], estimand, level,
                                        cannot_tell=unsure[at]).to_dict()
     covered = [s for s in order if systems[s]["labels"]]
-    pooled = survey.share(frame, y, estimand, level, min_labels=survey.MIN_POOLED_LABELS,
-                          cannot_tell=unsure, target=survey.TARGET_HALF)
+    pooled = assisted.share(frame, y, assisted.cross_fitted(frame, y), estimand, level,
+                            min_labels=survey.MIN_POOLED_LABELS, cannot_tell=unsure,
+                            target=survey.TARGET_HALF)
     out = pooled.to_dict()
     if pooled.labels and len(covered) < len(order):
         out.update(estimate=None, ci=None, se=None, bounds=None,  # the covered ones' alone
@@ -197,7 +231,8 @@ def evaluate(run: Run, n_boot: int | None = None, seed: int | None = None,
     return {"labels": summary,
             "agreement": _agreement(run, labels, judge, n_boot, seed, level,
                                     summary["stand_in"]),
-            "ppi": ppi, "share": share_section(with_strata(frame, read_design(run)), sampled,
+            "ppi": ppi, "share": share_section(with_strata(auxiliaries(run, frame, judge),
+                                                           read_design(run)), sampled,
                                                estimand(run), order, level)}
 
 
