@@ -14,8 +14,9 @@ import streamlit as st
 from ragdash.analysis import frames, judging
 from ragdash.constants import LLM_ONLY, SCORE_LABELS, SCORES
 from ragdash.systems.store import coverage
-from ragdash.ui import context_view, crossrun, evidence, server, state, widgets
+from ragdash.ui import crossrun, evidence, server, state, widgets
 from ragdash.view import browser as model
+from ragdash.view.context import cut_context, part_matches
 from ragdash.viz.colors import PART_COLORS, label
 
 run = state.require_run()
@@ -182,7 +183,7 @@ def show(side: crossrun.Side, wide: bool) -> None:
     rmethod = rcfg.section("scoring").get("method", "substring")
     st.markdown((f"**{widgets.md(state.run_label(r))}** · " if other is not None else "")
                 + widgets.chip(ret), unsafe_allow_html=True)
-    view = context_view.cut_context(r, qid, ret, n)
+    view = cut_context(state.view(r), qid, ret, n, server.tokenizer)
     if view is None:
         has = coverage(r).get(ret)
         if has is not None and qid not in has:  # an imported system without this question
@@ -205,7 +206,7 @@ def show(side: crossrun.Side, wide: bool) -> None:
     m2.metric("Context", f"{len(chunks)} chunks",
               delta=(f"{tokens:,} tokens" if tokens else None) if reached
               else "shorter than N: used whole", delta_color="off", delta_arrow="off")
-    matches = context_view.part_matches(view, parts)
+    matches = part_matches(view, parts)
     st.html(evidence.CSS + evidence.parts_legend(parts, list(scored.parts), PART_COLORS))
     if sem:  # beside the exact score: each part's closest window by meaning
         head = "" if scored.semantic is None else (
