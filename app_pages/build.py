@@ -29,7 +29,7 @@ from ragdash.scoring import METHODS
 from ragdash.stages.runner import configured_stages
 from ragdash.ui import jobs, navigation, paths, server, state, sweep_grid, systems_upload, widgets
 from ragdash.view import build as build_view
-from ragdash.ui.build_form import BuildForm
+from ragdash.view.build_form import BuildForm
 from ragdash.viz import questions
 from ragdash.viz.colors import label
 

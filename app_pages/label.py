@@ -12,8 +12,9 @@ from __future__ import annotations
 import streamlit as st
 
 from ragdash.labels import headline, sampling, store
-from ragdash.ui import context_view, evidence, navigation, state, trust, widgets
+from ragdash.ui import evidence, navigation, server, state, trust, widgets
 from ragdash.view import label as model
+from ragdash.view.context import cut_context, part_matches
 from ragdash.viz.colors import PART_COLORS, label
 
 run = state.require_run()
@@ -125,7 +126,7 @@ else:
         st.caption(ctx.note)
     elif ctx.budget is not None:
         budget, parts = ctx.budget, list(ctx.parts)
-        view = context_view.cut_context(run, item.qid, item.system, budget)
+        view = cut_context(state.view(run), item.qid, item.system, budget, server.tokenizer)
         st.markdown(f"**The context it was given** (the first {budget:,} tokens of "
                     f"{widgets.md(label(item.system))}'s chunks; relevant parts highlighted)")
         if view is None:
@@ -134,7 +135,7 @@ else:
             st.html(evidence.CSS + evidence.parts_legend(parts, None, PART_COLORS))
             with st.container(height=420, border=False):
                 st.html(evidence.CSS + evidence.context_html(
-                    view.chunks, context_view.part_matches(view, parts), view.cut, budget,
+                    view.chunks, part_matches(view, parts), view.cut, budget,
                     whole=not view.reached))
 
 # --- two labellers on the same answers -----------------------------------------------------------
