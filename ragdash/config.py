@@ -1,5 +1,9 @@
 """The run specification: one frozen, typed model per config section (pydantic), each owning
-its defaults and its checks, and one loader from a YAML file and dotted overrides.
+its defaults and its checks, and one loader from a YAML file and dotted overrides. The package a
+section belongs to declares it (`ragdash.chunking.settings`, `ragdash.retrieval.settings`,
+`ragdash.scoring.settings`, `ragdash.llm.sections`, `ragdash.metrics.settings`,
+`ragdash.erag.settings`, `ragdash.stress.settings`, `ragdash.calibration.settings`, ...; their
+base is `ragdash.section`); `RunSpec` composes them.
 
     spec = load_spec("configs/paper.yaml", {"dataset.limit": 20, "retrievers.use": "bm25"})
     spec.retrievers.resolved["bm25"]["k"]      # typed reading
@@ -18,18 +22,17 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 
-from ragdash.budget import DEFAULT_BUDGETS, MAX_BUDGET, parse_budgets
+from ragdash.budget import DEFAULT_BUDGETS, parse_budgets
+from ragdash.calibration.settings import CalibrationSpec
+from ragdash.chunking.settings import ChunkerSpec
 from ragdash.constants import (
-    DEFAULT_SCORING_METHOD,
-    DEFAULT_SCORING_MODE,
     DEFAULT_TOKENIZER,
-    PAPER_RETRIEVERS,
     PROJECT_ROOT,
 )
 from ragdash.data import CORPUS_FORMATS, FORMATS
@@ -39,22 +42,23 @@ from ragdash.embeddings import DEFAULT_PRECISION, check_precision
 from ragdash.erag.settings import ERAGSpec
 from ragdash.evidence.settings import EvidenceSettings
 from ragdash.executors.base import ExecutorSpec
-from ragdash.llm.prompts import GENERATION_PROMPTS
-from ragdash.llm.refusal import RefusalSpec
+from ragdash.llm.sections import GenerationSpec, JudgeSpec
 from ragdash.llm.settings import (
     API_KEY_IN_FILE,
-    JUDGE_MODES,
     LOCAL_GENERATOR,
     LOCAL_JUDGE,
     LLMSpec,
     local_default_llm,
 )
-from ragdash.metrics import resolve as resolve_metrics
-from ragdash.params import MAX_BOOT, MAX_CHARS, MAX_QUESTIONS
-from ragdash.retrieval.custom import CustomRetrieverSpec
+from ragdash.metrics.settings import MetricsSpec
+from ragdash.params import MAX_QUESTIONS
+from ragdash.retrieval.settings import RetrieversSpec
 from ragdash.rundir import manifest
 from ragdash.rundir.manifest import MIGRATIONS as MIGRATIONS
 from ragdash.rundir.manifest import SPEC_VERSION as SPEC_VERSION
+from ragdash.scoring.settings import ScoringSpec
+from ragdash.section import ConfigError, Section
+from ragdash.section import number as _number
 from ragdash.stress.settings import StressSpec
 from ragdash.systems.settings import SystemSpec, check_name
 
@@ -70,20 +74,9 @@ Override = Mapping[str, Any] | Iterable[str] | None
 is read as YAML (`retrievers.params.bm25.k=10`)."""
 
 
-class ConfigError(ValueError):
-    """A configuration value is invalid; the message names the dotted key."""
-
-
 def _fail(where: str, exc: Exception) -> ConfigError:
     """A ConfigError prefixed with `where` (a ConfigError already names its key)."""
     return exc if isinstance(exc, ConfigError) else ConfigError(f"{where}{exc}")
-
-
-class Section(BaseModel):
-    """One section of the run specification: frozen, unknown keys refused (`check_shape` names
-    them first, with the closest valid one), validated by its own `_check`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class DatasetSpec(Section):
@@ -136,270 +129,6 @@ class DatasetSpec(Section):
         if not d.get("sample"):
             d["sample"] = None
         return d
-
-
-class ChunkerSpec(Section):
-    """How documents are cut into chunks (`ragdash.chunking`); `params` as given (hashed into
-    the chunk stage key), checked against the method's declared parameters."""
-
-    method: str = "semantic"
-    """semantic, recursive, tokens or none (parameters: below)."""
-    params: dict[str, Any] = Field(default_factory=dict)
-    """The method's parameters (unset ones at their defaults)."""
-    max_chars: Annotated[int, Field(ge=1, le=MAX_CHARS)] | None = None
-    """Split chunks longer than this many characters (none: never)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _check(cls, data: Any) -> Any:
-        from ragdash.chunking import CHUNKERS, resolve_params
-
-        d = dict(data or {})
-        method = d.get("method", "semantic")
-        if method not in CHUNKERS:
-            close = difflib.get_close_matches(str(method), list(CHUNKERS), n=1)
-            raise ConfigError(f"chunker.method: unknown method {method!r}"
-                              + (f"; did you mean '{close[0]}'?" if close else "")
-                              + f" (known: {', '.join(CHUNKERS)})")
-        try:
-            resolve_params(method, d.get("params"))
-        except ValueError as exc:
-            raise ConfigError(f"chunker.params: {exc}") from exc
-        d["params"] = d.get("params") or {}
-        if d.get("max_chars") is not None:
-            d["max_chars"] = _number(d["max_chars"], "chunker.max_chars", int)
-        return d
-
-    def resolved(self) -> dict[str, Any]:
-        """Every parameter of the method, defaults filled in."""
-        from ragdash.chunking import resolve_params
-
-        return resolve_params(self.method, self.params)
-
-
-class RetrieversSpec(Section):
-    """The retrievers compared (`ragdash.retrieval`): `resolved` holds each one's parameters
-    (declared defaults, then the preset, then `params`), which the retrieve stage key hashes."""
-
-    preset: str | None = "paper"
-    """paper (bm25 and mlq keep 5 chunks, the dense ones 10) or equal-k (10 everywhere)."""
-    use: list[str] = Field(default_factory=lambda: list(PAPER_RETRIEVERS))
-    """The retrievers compared, in order (a list or 'bm25,sim')."""
-    params: dict[str, dict[str, Any]] | None = Field(default_factory=dict)
-    """Per retriever, the parameters set over the preset (below)."""
-    resolved: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Derived: every parameter of every retriever used."""
-    # each live retriever's keys are checked by `_custom` (Annotated: a free mapping to
-    # `check_shape` and config_doc, which documents its keys once, under its own heading)
-    custom: dict[str, Annotated[CustomRetrieverSpec, "live retriever"]] = Field(
-        default_factory=dict)
-    """Live retrievers, your own system asked for every question: {NAME: {kind, ...}} (keys
-    below; docs/own-data.md "Live retrievers"); NAME in `use` compares it."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _check(cls, data: Any) -> Any:
-        from ragdash.retrieval import RETRIEVERS, resolve_params
-
-        d = dict(data or {})
-        custom = d["custom"] = _custom(d.get("custom"))
-        use = d.get("use", list(PAPER_RETRIEVERS))
-        if not isinstance(use, str | list):
-            raise ConfigError(f"retrievers.use must be a list of retriever names (or "
-                              f"'bm25,sim'), not {use!r}")
-        if isinstance(use, str):
-            use = [u.strip() for u in use.split(",") if u.strip()]
-        unknown = [u for u in use if u not in RETRIEVERS and u not in custom]
-        if unknown or not use:
-            raise ConfigError(f"retrievers.use: unknown or empty {unknown or use}; "
-                              f"known: {', '.join([*RETRIEVERS, *custom])}")
-        d["use"] = list(dict.fromkeys(use))
-        params = d.get("params") or {}
-        live = [name for name in params if name in custom]
-        if live:
-            raise ConfigError(f"retrievers.params.{live[0]}: a live retriever's settings are "
-                              f"under retrievers.custom.{live[0]}")
-        try:
-            d["resolved"] = {name: custom[name].key_fields() if name in custom else
-                             resolve_params(name, d.get("preset", "paper"), params.get(name))
-                             for name in d["use"]}
-        except ValueError as exc:  # "bm25.k must be ...": named by its dotted key
-            text = str(exc)
-            where = "retrievers.params." if text.split(".")[0].split(":")[0] in d["use"] \
-                else "retrievers: "
-            raise ConfigError(f"{where}{text}") from exc
-        return d
-
-
-class ScoringSpec(Section):
-    """How Score_IR matches relevant parts in C_N (the paper's §2.2)."""
-
-    method: str = DEFAULT_SCORING_METHOD
-    """How a relevant part is matched in C_N: substring (the paper's), subsequence,
-    normalized, token, contains or semantic."""
-    mode: Literal["corrected", "reference"] = DEFAULT_SCORING_MODE
-    """corrected (Score_IR as the paper defines it) or reference (as the paper's code computes
-    it, its bugs included: docs/reproducing-the-paper.md)."""
-    relevance_share: float = 1.0
-    """The share of a relevant part that counts as found, in (0, 1]."""
-    also: list[str] = Field(default_factory=list)
-    """More matching methods scored beside `method`."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _check(cls, data: Any) -> Any:
-        from ragdash.scoring import METHODS
-
-        d = dict(data or {})
-        share = _number(d.get("relevance_share", 1.0), "scoring.relevance_share", float)
-        method = d.get("method", DEFAULT_SCORING_METHOD)
-        if method not in METHODS:
-            raise ConfigError(f"scoring.method: '{d['method']}' is not one of "
-                              f"{', '.join(METHODS)}")
-        d["also"] = _also(d.get("also"), method)
-        if d.get("mode", DEFAULT_SCORING_MODE) not in ("corrected", "reference"):
-            raise ConfigError("scoring.mode must be 'corrected' or 'reference'")
-        if not 0 < share <= 1:
-            raise ConfigError("scoring.relevance_share must be in (0, 1]")
-        d["relevance_share"] = share
-        return d
-
-
-class SweepSpec(Section):
-    """Answers of one retriever at several budgets N (`generation.sweep`)."""
-
-    retriever: str
-    """The retriever swept (one of retrievers.use)."""
-    budgets: list[int] = Field(default_factory=lambda: list(DEFAULT_BUDGETS))
-    """The budgets N: START:STOP:STEP or a list."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _check(cls, data: Any) -> Any:
-        d = dict(data or {})
-        try:
-            d["budgets"] = parse_budgets(d.get("budgets", list(DEFAULT_BUDGETS)))
-        except ValueError as exc:
-            raise ConfigError(f"generation.sweep.budgets: {exc}") from exc
-        return d
-
-
-class GenerationSpec(Section):
-    """Answers of the LLM alone and with each retriever's C_N (the paper's §3.2)."""
-
-    enabled: bool = False
-    budget: Annotated[int, Field(ge=1, le=MAX_BUDGET)] = 1000
-    """N: the tokens of retrieved context the answers are written from."""
-    llm_only: bool = True
-    """Also answer without retrieved context (the paper's LLM only)."""
-    sweep: SweepSpec | None = None
-    """{retriever, budgets}: answers of one retriever at several N instead."""
-    prompt: str = "paper"
-    """paper, or abstain (answer from the documents; a fixed refusal sentence only when they
-    mention nothing related; `ragdash.llm.prompts`)."""
-    reference_prompts: bool = False
-    llm: LLMSpec | None = None
-    """The generator's LLM settings (default: the run's `llm`)."""
-    limit: Annotated[int, Field(ge=1, le=MAX_QUESTIONS)] | None = None
-    """Answer only the first N questions."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _check(cls, data: Any) -> Any:
-        d = dict(data or {})
-        d["budget"] = _number(d.get("budget", cls.model_fields["budget"].default),
-                              "generation.budget", int)
-        if d.get("limit") is not None:
-            d["limit"] = _number(d["limit"], "generation.limit", int)
-            if d["limit"] <= 0:
-                raise ConfigError("generation.limit must be a positive number of questions")
-        if d["budget"] <= 0:
-            raise ConfigError("generation.budget must be a positive number of tokens")
-        if not d.get("sweep"):
-            d["sweep"] = None
-        if d.get("prompt", "paper") not in GENERATION_PROMPTS:
-            raise ConfigError(f"generation.prompt must be one of "
-                              f"{', '.join(GENERATION_PROMPTS)}, not {d.get('prompt')!r}")
-        return d
-
-
-class JudgeSpec(Section):
-    """The LLM judge of the answers (the paper's §2.3) and its refusal rule."""
-
-    enabled: bool = False
-    llm: LLMSpec | None = None
-    """The judge's LLM settings (default: the run's `llm`)."""
-    mode: str = "grouped"
-    """grouped (the paper's one call per question) or stepwise (small local judges)."""
-    shuffle: bool = True
-    seed: int = 0
-    reference_prompts: bool = False
-    refusal: RefusalSpec = Field(default_factory=RefusalSpec)
-    """Answers matching these patterns are scored 1 without asking the judge."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _check(cls, data: Any) -> Any:
-        d = dict(data or {})
-        if d.get("refusal") is None:
-            d["refusal"] = {}
-        if d.get("mode", "grouped") not in JUDGE_MODES:
-            raise ConfigError(f"judge.mode must be one of {', '.join(JUDGE_MODES)}")
-        return d
-
-
-class MetricsSpec(Section):
-    """RAGAS and RAGChecker metrics of every answer, with an LLM (`ragdash metrics`;
-    docs/metrics.md)."""
-
-    enabled: bool = False
-    use: list[str] = Field(default_factory=lambda: resolve_metrics(None))
-    """The metrics (names, or ragas, ragchecker, all); docs/metrics.md lists them."""
-    llm: LLMSpec | None = None
-    """The metrics' LLM settings (default: the judge's, else the run's `llm`)."""
-    limit: Annotated[int, Field(ge=1, le=MAX_QUESTIONS)] | None = None
-    """Measure only the answers to the first N questions."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _check(cls, data: Any) -> Any:
-        d = dict(data or {})
-        try:
-            d["use"] = resolve_metrics(d.get("use"))
-        except ValueError as exc:
-            raise ConfigError(f"metrics.use: {exc}") from None
-        if d.get("limit") is not None:
-            d["limit"] = _number(d["limit"], "metrics.limit", int)
-            if d["limit"] <= 0:
-                raise ConfigError("metrics.limit must be a positive number of questions")
-        return d
-
-
-class CalibrationSpec(Section):
-    """Fitting the thresholds h and k (the paper's §3.3)."""
-
-    enabled: bool = False
-    budget: Annotated[int, Field(ge=1, le=MAX_BUDGET)] | None = None
-    """The N the thresholds are fit at (default: generation.budget)."""
-    per_retriever: bool = False
-    method: Literal["sweep", "de"] = "sweep"
-    n_boot: Annotated[int, Field(ge=1, le=MAX_BOOT)] = 200
-    """Bootstrap resamples of the intervals."""
-    seed: Annotated[int, Field(ge=0)] = 0
-    """The seed of the bootstrap resamples."""
-    scores: str | None = None
-    """The Score_IR method h and k are fit on (None: scoring.method)."""
-    estimand: Literal["these answers", "new questions"] = "these answers"
-    """What the share correct and its interval are about: this run's answers (a finite
-    population) or new questions like these."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _check(cls, data: Any) -> Any:
-        data = dict(data or {})
-        if data.get("method", "sweep") not in ("sweep", "de"):
-            raise ConfigError("calibration.method must be 'sweep' or 'de'")
-        return data
 
 
 class EmbeddingsSpec(Section):
@@ -765,20 +494,6 @@ def check_shape(data: dict, where: str = "", model: type[BaseModel] | None = Non
         check_shape(value, where, inner, f"{path}.")
 
 
-def _number(value: object, key: str, kind: type) -> int | float:
-    """`value` as an int or float (numbers written as text accepted), or ConfigError."""
-    try:
-        if isinstance(value, bool):
-            raise ValueError
-        number = kind(value)
-        if kind is int and float(value) != number:
-            raise ValueError
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be {'a whole number' if kind is int else 'a number'}, "
-                          f"not {value!r}") from None
-    return number
-
-
 def _systems(value: object) -> dict:
     """`systems` with each name checked (`systems.check_name`: no markup, no built-in
     retriever's name); ConfigError naming the key otherwise."""
@@ -799,44 +514,6 @@ def _systems(value: object) -> dict:
             system = {**system, "file": resolve_path(system["file"])}  # as dataset.path
         out[name] = system
     return out
-
-
-def _custom(value: object) -> dict[str, CustomRetrieverSpec]:
-    """`retrievers.custom`, each name checked (no markup, no built-in retriever's name) and
-    each live retriever's settings validated; ConfigError naming the key otherwise."""
-    from ragdash.retrieval import RETRIEVERS
-    from ragdash.retrieval.custom import check_name, validate
-
-    if not value:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"retrievers.custom must be a mapping of names to {{kind, ...}}, not "
-                          f"{value!r}"[:300])
-    try:
-        return {check_name(name, RETRIEVERS): validate(name, spec)
-                for name, spec in value.items()}
-    except ValueError as exc:
-        text = str(exc)
-        raise ConfigError(text if text.startswith("retrievers.") else
-                          f"retrievers.custom: {text}") from None
-
-
-def _also(value: object, method: str) -> list[str]:
-    """`scoring.also` as a list of known methods (a comma string accepted), in order, without
-    repeats or `scoring.method`; ConfigError otherwise."""
-    from ragdash.scoring import METHODS
-
-    if value is None:
-        return []
-    if isinstance(value, str):
-        value = [v.strip() for v in value.split(",") if v.strip()]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"scoring.also must be a list of scoring methods, not {value!r}")
-    unknown = [v for v in value if v not in METHODS]
-    if unknown:
-        raise ConfigError(f"scoring.also: {', '.join(map(repr, unknown))} not one of "
-                          f"{', '.join(METHODS)}")
-    return [v for v in dict.fromkeys(value) if v != method]
 
 
 def _check_tokenizer(spec: object) -> None:

@@ -90,7 +90,7 @@ def test_the_graph_sees_imports():
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("ragdash", "ragdash.constants", "ragdash.text", "ragdash.redact", "ragdash.lazy",
               "ragdash.byte_bpe", "ragdash.embedding_cache", "ragdash.dashboard_settings",
-              "ragdash.params", "ragdash.terminal", "ragdash.children")),
+              "ragdash.params", "ragdash.terminal", "ragdash.children", "ragdash.section")),
     ("run files", ("ragdash.rundir", "ragdash.exit_watch")),
     ("embeddings and tokens", ("ragdash.embeddings", "ragdash.budget", "ragdash.executors")),
     ("data", ("ragdash.data",)),
