@@ -104,8 +104,9 @@ def panel() -> None:
            and not c.startswith("error")]
     st.dataframe(page.table.style.format({**{c: "{:.1f}%" for c in pct},
                                           **{c: "{:+.1f}" for c in page.table.columns
-                                             if c.startswith("error")}, "MAE (pp)": "{:.1f}"},
-                                         na_rep="no estimate"),
+                                             if c.startswith("error")},
+                                          **({"MAE (pp)": "{:.1f}"} if "MAE (pp)" in
+                                             page.table.columns else {})}),
                  width="stretch")
     st.caption(page.order)
     left, right = st.columns(2)

@@ -180,10 +180,9 @@ def surfaces(run: Path) -> tuple[dict[str, str], RunView]:
         print_summary(Run(run))
     cli = re.split(r"\nInput issues:|\nRun directory:", out.getvalue())[0]  # local paths
     cli, _, cli_trust = cli.partition("\nIs the judge right?")
-    trust.append(cli_trust)
     return ({"overview": "\n".join(said), "thresholds": "\n".join(thr),
              "compare": "\n".join(cmp), "report": report, "cli": cli,
-             "labels": " ".join("\n".join(trust).split())}, view)
+             "labels": " ".join("\n".join(trust).split()), "cli_labels": cli_trust}, view)
 
 
 @pytest.fixture(scope="module")
@@ -241,7 +240,8 @@ def test_one_value_per_quantity(case, said):
 @pytest.mark.parametrize("case", ["k0", "fully_labelled"])
 def test_the_labels_sections_show_no_zero_width_interval(case, said):
     texts, _ = said[case]
-    assert not ZERO_WIDTH.search(texts["labels"]), ZERO_WIDTH.search(texts["labels"])
+    for where in ("labels", "cli_labels"):
+        assert not ZERO_WIDTH.search(texts[where]), (where, ZERO_WIDTH.search(texts[where]))
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -256,16 +256,17 @@ def test_no_verdict_the_numbers_contradict(case, said):
         if f.blind:  # every Score_IR alike: no AUC, no 'weak', no estimator ranked
             assert not CONTRADICTED_BY_A_CONSTANT.search(text), (
                 where, CONTRADICTED_BY_A_CONSTANT.search(text))
-            assert "not measurable" in text.lower() or where in ("compare", "labels"), where
+            assert "not measurable" in text.lower() or where in ("compare", "labels",
+                                                                 "cli_labels"), where
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_no_zero_width_interval_no_raw_name_no_path(case, said, cases, base):
     texts, _ = said[case]
     for where, text in texts.items():
-        if where != "labels":  # the labels' sections: the test below
+        if where not in ("labels", "cli_labels"):  # the labels' sections: the test below
             assert not ZERO_WIDTH.search(text), (where, ZERO_WIDTH.search(text))
-        if where not in ("cli", "labels"):  # the CLI speaks the config's names
+        if where not in ("cli", "cli_labels"):  # the CLI speaks the config's names
             assert not RAW.search(text), (where, RAW.search(text), text[max(
                 0, RAW.search(text).start() - 80):RAW.search(text).end() + 80])
         assert str(cases[case]) not in text and str(base) not in text, where
@@ -314,7 +315,8 @@ def test_the_thresholds_chart_shows_no_share_where_the_rule_gives_no_estimate(sa
     notes = [a.text for a in fig.layout.annotations if a.name == "share:5"]
     assert notes and all(n.startswith("<b>no estimate</b>") for n in notes), notes
     assert not [n for n in notes if "100.0%" in n]
-    assert panel.table["est. correct"].isna().all()
+    assert not {"est. correct", "MAE (pp)"} & set(panel.table.columns)  # left out, not "None"
+    assert "judged 5" in panel.table.columns
 
 
 def test_labels_written_while_the_pages_are_open_reach_every_fact(cases, tmp_path):
@@ -336,3 +338,23 @@ def test_labels_written_while_the_pages_are_open_reach_every_fact(cases, tmp_pat
     assert kept["share"]["pooled"] == fresh["share"]["pooled"]
     pct = f"{kept['share']['pooled']['estimate'] * 100:.0f} %"
     assert f"{pct} correct" in _report_text(build_report(run))
+
+
+def test_the_llm_pages_figures_keep_their_words_whole():
+    """"all systems" was cut to "ll systems" by the estimators chart's left margin, and the
+    judge scores' legend lay on its axis title."""
+    from ragdash.viz import llm as llm_viz
+    from ragdash.viz import trust as trust_viz
+
+    entry = {"pct": 40.0, "ci": [30.0, 50.0], "n_labelled": 12}
+    ppi = {s: {k: entry for k in ("labels_only", "judge_only", "ppi_judge", "ppi_retrieval")}
+           for s in ("llm_only", "bm25", "pooled")}
+    fig = trust_viz.intervals(ppi)
+    assert list(fig.layout.yaxis.ticktext) == ["LLM only", "BM25", "all systems"]
+    assert fig.layout.margin.l >= 8 * len("all systems")  # about 7 px a character at 13 px
+    dist = pd.DataFrame([{"system": s, "score": k, "count": 1, "share": 0.2, "n_valid": 5,
+                          "n_errors": 0} for s in ("llm_only", "bm25", "sim")
+                         for k in range(1, 6)])
+    fig = llm_viz.judge_stacked(dist, ["llm_only", "bm25", "sim"])
+    plot = fig.layout.height - (fig.layout.margin.t or 70) - fig.layout.margin.b
+    assert fig.layout.legend.yanchor == "top" and fig.layout.legend.y * plot <= -55

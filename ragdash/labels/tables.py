@@ -3,6 +3,8 @@ text, the same for the CLI, the HTML report and the dashboard."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 
 from ragdash.analysis.sentences import plural
@@ -20,26 +22,37 @@ def _cell(entry: dict) -> str:
             + (" *" if entry.get("note") else ""))
 
 
-def ppi_frame(ppi: dict) -> pd.DataFrame:
-    """The ppi section as a table: one row per system and pooled, "pct [lo, hi]" cells."""
-    rows = [{"system": scope, **{name: _cell(entry[key])
-                                 for key, name in ESTIMATOR_NAMES.items()},
+def scope_label(scope: str) -> str:
+    """A scope of the ppi section as every page says it: "all systems" for the pooled one, a
+    system by its display name (never `llm_only`, `bm25`)."""
+    from ragdash.constants import label
+
+    return "all systems" if scope == "pooled" else label(scope)
+
+
+def ppi_frame(ppi: dict, name: Callable[[str], str] | None = None) -> pd.DataFrame:
+    """The ppi section as a table: one row per system and pooled (`name` says each scope as
+    the pages do: `scope_label` by default), "pct [lo, hi]" cells."""
+    name = name or scope_label
+    rows = [{"system": name(scope), **{name_: _cell(entry[key])
+                                 for key, name_ in ESTIMATOR_NAMES.items()},
              "labelled": entry["n_labelled"], "unlabelled": entry["n_unlabelled"]}
             for scope, entry in ppi.items()]
     return pd.DataFrame(rows).set_index("system")
 
 
-def footnotes(ppi: dict) -> list[str]:
+def footnotes(ppi: dict, name: Callable[[str], str] | None = None) -> list[str]:
     """Each distinct reason (no estimate) and note (*) of the table once, with where it
-    applies ("pooled: labels only, PPI judge")."""
+    applies ("all systems labels only, PPI judge"; `name` says each scope: `scope_label`)."""
+    name = name or scope_label
     where: dict[str, list[str]] = {}
     for scope, entry in ppi.items():
-        for key, name in ESTIMATOR_NAMES.items():
+        for key, estimator in ESTIMATOR_NAMES.items():
             e = entry[key]
             text = e.get("reason") or e.get("note")
             if text:
                 where.setdefault(("— " if e.get("reason") else "* ") + text, []).append(
-                    f"{scope} {name}")
+                    f"{name(scope)} {estimator}")
     return [f"{text} ({', '.join(cells) if len(cells) <= 3 else f'{len(cells)} cells'})"
             for text, cells in where.items()]
 

@@ -111,7 +111,9 @@ def compare_table(result: dict, name: Callable[[str], str] = str) -> pd.DataFram
     """Estimated vs judged class shares per retriever, headed as the page shows them."""
     cmp = result["compare"]
     show = cmp.assign(retriever=cmp["retriever"].map(name)).set_index("retriever")
-    return show[list(COMPARE_COLUMNS)].rename(columns=COMPARE_COLUMNS)
+    # a column the rule does not estimate at this k is left out, not shown empty
+    keep = [c for c in COMPARE_COLUMNS if not show[c].isna().all()]
+    return show[keep].rename(columns=COMPARE_COLUMNS)
 
 
 def judge_order(pairs: pd.DataFrame, act: pd.Series, name: Callable[[str], str] = str) -> str:

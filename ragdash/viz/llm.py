@@ -31,12 +31,15 @@ def judge_stacked(dist: pd.DataFrame, order: Sequence[str]) -> go.Figure:
             customdata=np.stack([g["count"], g["n_valid"]], axis=1),
             hovertemplate=(f"%{{y}}<br>{SCORE_LABELS[s]}<br>%{{x:.1f}}% "
                            "(%{customdata[0]} of %{customdata[1]})<extra></extra>")))
+    plot = max(160, 48 * len(systems))  # the bars' height in pixels
     style(fig, subtitle("Judge scores per system",
                         "share of valid judgments; judge errors are counted apart"),
-          "% of judged answers", "System", height=max(300, 70 + 48 * len(systems)),
-          legend="Judge score")
-    fig.update_layout(barmode="stack", legend={"orientation": "h", "y": -0.25, "x": 0,
-                                                "traceorder": "normal"})
+          "% of judged answers", "System", height=plot + 70 + 130, legend="Judge score")
+    # the legend starts 60 px under the bars, below the axis title (at -0.25 of a short plot
+    # it lay on "% of judged answers")
+    fig.update_layout(barmode="stack", margin={"b": 130},
+                      legend={"orientation": "h", "y": -60 / plot, "yanchor": "top", "x": 0,
+                              "traceorder": "normal"})
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(range=[0, 100], ticksuffix="%")
     return fig

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ragdash.labels.tables import ESTIMATOR_NAMES
-from ragdash.viz.colors import label
+from ragdash.labels.tables import ESTIMATOR_NAMES, scope_label
 from ragdash.viz.style import style, subtitle
 
 ESTIMATOR_STYLE = {"labels_only": ("#495057", "circle"), "judge_only": ("#e8590c", "x"),
@@ -30,7 +29,7 @@ def intervals(ppi: dict, level: float = 0.95) -> go.Figure:
             error_x={"type": "data", "symmetric": False, "thickness": 2, "width": 0,
                      "array": [e["ci"][1] - e["pct"] for _, e in rows],
                      "arrayminus": [e["pct"] - e["ci"][0] for _, e in rows]},
-            customdata=[[label(s), e["ci"][0], e["ci"][1], e.get("n_labelled", 0)]
+            customdata=[[scope_label(s), e["ci"][0], e["ci"][1], e.get("n_labelled", 0)]
                         for s, e in rows],
             hovertemplate=(f"%{{customdata[0]}} · {name}: %{{x:.1f}}% "
                            "[%{customdata[1]:.1f}, %{customdata[2]:.1f}]"
@@ -39,7 +38,7 @@ def intervals(ppi: dict, level: float = 0.95) -> go.Figure:
                         f"dots: estimate; bars: {level:.0%} interval; PPI corrects the judge "
                         "(or retrieval) with the labels"),
           x="% of answers correct", height=120 + 62 * len(scopes), legend="")
-    ticks = ["all systems" if s == "pooled" else label(s) for s in scopes]
+    ticks = [scope_label(s) for s in scopes]
     fig.update_yaxes(tickvals=list(range(len(scopes))), autorange="reversed", ticktext=ticks,
                      automargin=True)
     fig.update_xaxes(range=[0, 100], ticksuffix="%")
