@@ -262,3 +262,22 @@ def test_judge_checker_asks_rgbs_check_and_its_dry_run_counts_the_checks(fact_fi
         out = capsys.readouterr().out
         assert "counterfactual: fake-model: 0 calls" in out and "check: fake-model: 0 calls" in out
         assert len(srv.chat_requests()) == 6
+
+
+def test_the_options_are_made_from_the_settings_declaration(tmp_path, capsys):
+    """Issue 48 §3: --limit, --passages and --checker come from `CounterfactualSettings` (type,
+    choices, help, default), and a value it refuses is named by its key before any file is
+    read."""
+    from typing import get_args
+
+    from ragdash.cli.parser import build_parser
+    from ragdash.stress.settings import Checker, CounterfactualSettings
+
+    sub = build_parser()._subparsers._group_actions[0].choices["counterfactual"]
+    options = {a.dest: a for a in sub._actions}
+    assert options["checker"].choices == list(get_args(Checker))
+    assert options["passages"].type is int and options["passages"].default is None
+    assert f"(default {CounterfactualSettings().passages})" in options["passages"].help
+    assert main(["counterfactual", "--file", str(tmp_path / "none.json"), "--out",
+                 str(tmp_path / "o"), "--passages", "0"]) == 2
+    assert "counterfactual.passages must be at least 1, not 0" in capsys.readouterr().err

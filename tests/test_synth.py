@@ -363,3 +363,18 @@ def test_dry_run_and_bad_inputs(folder, tmp_path, monkeypatch, capsys):
         assert _cli(srv, folder, tmp_path / "none.jsonl", "--n", "2") == 1
     captured = capsys.readouterr()
     assert "no pair was kept" in captured.err and "unparsable" in captured.out
+
+
+def test_the_command_options_are_made_from_the_settings_declaration(tmp_path, capsys):
+    """Issue 48 §3: `ragdash synth`'s options are `SynthSettings`' fields (their defaults
+    written once, there); a value it refuses is named before the corpus is read."""
+    from ragdash.cli.parser import build_parser
+
+    sub = build_parser()._subparsers._group_actions[0].choices["synth"]
+    options = {a.dest: a for a in sub._actions}
+    assert set(SynthSettings.model_fields) <= set(options)
+    assert all(options[name].default is None for name in SynthSettings.model_fields)
+    assert f"(default {SynthSettings().n})" in options["n"].help
+    assert main(["synth", "--corpus", str(tmp_path / "none"), "-o", str(tmp_path / "o.jsonl"),
+                 "--n", "0"]) == 2
+    assert "synth: n must be a whole number from 1 to 100000, not 0" in capsys.readouterr().err

@@ -8,9 +8,9 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ragdash.cli.options import add_llm_options, llm_options
-from ragdash.stress.counterfactual import PASSAGES
-from ragdash.stress.counterfactual_check import CHECKERS
+from ragdash.cli.options import add_declared, add_llm_options, declared_overrides, llm_options
+from ragdash.section import checked
+from ragdash.stress.settings import CounterfactualSettings
 from ragdash.terminal import safe
 
 if TYPE_CHECKING:
@@ -35,16 +35,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--file", required=True, help="RGB's en_fact.json(.gz) (JSON lines)")
     p.add_argument("--out", required=True, help="folder for counterfactual.parquet and "
                                                 "summary.json")
-    p.add_argument("--limit", type=int, help="only the first N questions")
-    p.add_argument("--passages", type=int, default=PASSAGES,
-                   help=f"counterfactual passages per question (RGB: {PASSAGES})")
+    add_declared(p, SETTINGS, model=CounterfactualSettings)
     p.add_argument("--config", help="YAML config (its llm section and runs_root: the reply "
                                     "cache)")
     add_llm_options(p, "the generator tested")
-    p.add_argument("--checker", choices=CHECKERS, default="phrase",
-                   help="how a reply detects the error: phrase, 'factual errors' in it (RGB's "
-                        "evalue.py, default), or judge, RGB's LLM check (fact_evalue.py) asked "
-                        "of the judge's LLM")
     add_llm_options(p, "the judge's (--checker judge; default: the generator's)", "judge",
                     "judge.llm")
     p.add_argument("--dry-run", action="store_true",
@@ -53,6 +47,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
+SETTINGS = {name: name for name in CounterfactualSettings.model_fields}
+"""Each option of the test (--limit, --passages, --checker) and the `CounterfactualSettings`
+field it sets."""
 OPTIONS: dict[str, str] = {**llm_options(), **llm_options("judge", "judge.llm")}
 """Each LLM option and the dotted config key it sets."""
 
@@ -110,24 +107,23 @@ def run(args: argparse.Namespace, progress: Any = None) -> int:
     from ragdash.stress.counterfactual_check import run_checks
     from ragdash.stress.counterfactual_summary import summarise, write
 
-    if args.passages < 1:
-        raise ValueError("--passages must be at least 1")
+    test = checked(CounterfactualSettings, declared_overrides(args, SETTINGS), "counterfactual")
     spec = load_spec(args.config, {k: getattr(args, o) for o, k in OPTIONS.items()
                                    if getattr(args, o)})
     llm, root = generator_settings(spec), RunsRoot(spec.runs_root)
-    judge = judge_settings(spec) if args.checker == "judge" else None
-    records, issues = load_fact(args.file, args.limit)
+    judge = judge_settings(spec) if test.checker == "judge" else None
+    records, issues = load_fact(args.file, test.limit)
     for issue in issues[:5]:
         print(f"warning: {safe(issue)}", file=sys.stderr)
     if not records:
         raise ValueError(f"{args.file}: no usable RGB record")
-    print(f"{len(records)} questions of {args.file}, {args.passages} passages each. {LICENCE}")
+    print(f"{len(records)} questions of {args.file}, {test.passages} passages each. {LICENCE}")
     if args.dry_run:
-        print("\n".join(dry_run(records, llm, root, args.passages, judge)))
+        print("\n".join(dry_run(records, llm, root, test.passages, judge)))
         return 0
     _endpoint("counterfactual", llm)
     try:
-        table = run_counterfactual(records, llm, cache=root.llm_cache, passages=args.passages,
+        table = run_counterfactual(records, llm, cache=root.llm_cache, passages=test.passages,
                                    progress=_bar(progress, "counterfactual"))
         if judge is not None:
             _endpoint("check", judge)
@@ -135,9 +131,9 @@ def run(args: argparse.Namespace, progress: Any = None) -> int:
     except LLMError as exc:
         raise RuntimeError(f"{exc}. Finished calls are kept in the LLM reply cache: run the "
                            "same command again to resume.") from exc
-    summary = summarise(table, args.checker)
+    summary = summarise(table, test.checker)
     paths = write(table, summary, args.out, {
-        "file": str(args.file), "passages": args.passages, "checker": args.checker,
+        "file": str(args.file), "passages": test.passages, "checker": test.checker,
         "llm": llm.to_manifest(), "judge": judge.to_manifest() if judge else None})
     print("\n".join(summary.lines()))
     print(f"Wrote {paths[0]} and {paths[1]}.")

@@ -39,13 +39,14 @@ from ragdash.llm.generate import generation_call
 from ragdash.llm.prompts import rgb_messages
 from ragdash.llm.runner import ChatCall, Progress, dispatch_calls
 from ragdash.llm.settings import LLMSettings
+from ragdash.stress.settings import CounterfactualSettings
 
 if TYPE_CHECKING:
     from ragdash.llm.cache import LLMCache
     from ragdash.llm.types import Backend
 
-PASSAGES = 5
-"""RGB's default `passage_num`: passages per context."""
+PASSAGES: int = CounterfactualSettings.model_fields["passages"].default
+"""RGB's default `passage_num`: passages per context (`CounterfactualSettings.passages`)."""
 SEED = 2333
 """RGB seeds Python's `random` with this before building each question's context."""
 DETECTION_PHRASE = "factual errors"

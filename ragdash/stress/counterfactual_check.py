@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 import pandas as pd
 
@@ -21,12 +21,13 @@ from ragdash.llm.generate import generation_call
 from ragdash.llm.prompts import rgb_check_messages
 from ragdash.llm.runner import ChatCall, Progress, dispatch_calls
 from ragdash.llm.settings import LLMSettings
+from ragdash.stress.settings import Checker
 
 if TYPE_CHECKING:
     from ragdash.llm.cache import LLMCache
     from ragdash.llm.types import Backend
 
-CHECKERS = ("phrase", "judge")
+CHECKERS: tuple[str, ...] = get_args(Checker)
 """phrase: "factual errors" in the reply (RGB's evalue.py); judge: RGB's LLM check."""
 IDENTIFIED = ("has identified", "Yes")
 """A check reply holding either says the reply identified the errors (as RGB reads it)."""

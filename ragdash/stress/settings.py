@@ -11,6 +11,9 @@ from ragdash.llm.settings import LLMSpec
 from ragdash.params import MAX_QUESTIONS
 
 Position = Literal["first", "middle", "last"]
+Checker = Literal["phrase", "judge"]
+MAX_PASSAGES = 100
+"""The most counterfactual passages one question's context may hold."""
 RATIOS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 """RGB's noise ratios: the share of a context's chunks that hold no relevant part."""
 
@@ -60,3 +63,18 @@ class StressSpec(BaseModel):
         if len(set(self.ratios)) != len(self.ratios):
             raise ValueError(f"stress.ratios must not repeat a ratio, not {list(self.ratios)}")
         return self
+
+
+class CounterfactualSettings(BaseModel):
+    """RGB's counterfactual robustness test of a generator (`ragdash counterfactual`; Chen et
+    al., AAAI 2024, §3.4): its options are made from these fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    limit: Annotated[int, Field(ge=1, le=MAX_QUESTIONS)] | None = None
+    """Only the first N questions."""
+    passages: Annotated[int, Field(ge=1, le=MAX_PASSAGES)] = 5
+    """Counterfactual passages per question (RGB's passage_num: 5)."""
+    checker: Checker = "phrase"
+    """How a reply detects the error: phrase, 'factual errors' in it (RGB's evalue.py), or
+    judge, RGB's LLM check (fact_evalue.py) asked of the judge's LLM."""
