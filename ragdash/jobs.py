@@ -631,7 +631,7 @@ class Reporter:
 def _judge_mode(home: Path) -> str | None:
     """How the run's judge asks (its config's `judge.mode`), None for a job without a run."""
     try:
-        return Run(home).config.section("judge").get("mode") \
+        return Run(home).config.judge_mode \
             if (home / MANIFEST).exists() else None
     except (ValueError, OSError):
         return None

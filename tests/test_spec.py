@@ -57,6 +57,13 @@ def test_defaults_come_from_the_sections():
     assert DEFAULTS["retrievers"]["use"] == ["bm25", "sim", "mmr", "reo", "mlq"]
     assert DEFAULTS["scoring"]["mode"] == RunConfig().scoring_mode == "corrected"
     assert DEFAULTS["tokenizer"] == RunConfig().tokenizer
+    assert DEFAULTS["scoring"]["method"] == RunConfig().scoring_method == "substring"
+    # a saved run read through the typed view, without `.section("x").get("y")`
+    saved = RunConfig.from_dict({"scoring": {"method": "token"}, "judge": {"mode": "single"},
+                                 "dataset": {"path": "qa.jsonl"}})
+    assert (saved.scoring_method, saved.judge_mode, saved.dataset_path) == (
+        "token", "single", "qa.jsonl")
+    assert RunConfig.from_dict({}).judge_mode is None  # a run saved before judging had modes
     assert set(DEFAULTS) == {f.alias or n for n, f in RunSpec.model_fields.items()} - {"_file"}
 
 

@@ -69,7 +69,7 @@ def dataset_of(run: Run) -> Dataset:
     """The dataset of a run: the ingest stage's `source`, else the config's path (runs made
     before input hashes were recorded)."""
     src = run.manifest.get("source") or {}
-    path = str(src.get("dataset") or run.config.section("dataset").get("path") or "")
+    path = str(src.get("dataset") or run.config.dataset_path)
     return Dataset(Path(path).name or "(unknown)", path, src.get("sha256"),
                    src.get("corpus_sha256"))
 

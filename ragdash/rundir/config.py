@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ragdash.constants import DEFAULT_SCORING_MODE, DEFAULT_TOKENIZER
+from ragdash.constants import DEFAULT_SCORING_METHOD, DEFAULT_SCORING_MODE, DEFAULT_TOKENIZER
 
 
 def _freeze(value: Any) -> Any:
@@ -65,8 +65,14 @@ class RunConfig:
     budgets: tuple[int, ...] = ()
     tokenizer: str = DEFAULT_TOKENIZER
     scoring_mode: str = DEFAULT_SCORING_MODE
+    scoring_method: str = DEFAULT_SCORING_METHOD
+    """Score_IR's main matching method (`scoring.method`)."""
     generation_budget: int | None = None
     """N of the generation contexts (`generation.budget`)."""
+    judge_mode: str | None = None
+    """How the judge asks (`judge.mode`; None for a run saved without one)."""
+    dataset_path: str = ""
+    """The dataset file as the config named it (`dataset.path`)."""
     sections: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """Every section as saved (read-only mappings): dataset, chunker, llm, judge, …"""
 
@@ -96,7 +102,12 @@ class RunConfig:
             "budgets": _listed(cfg.get("budgets"), "budgets", int),
             "tokenizer": str(cfg.get("tokenizer") or DEFAULT_TOKENIZER),
             "scoring_mode": str(_part(cfg, "scoring").get("mode") or DEFAULT_SCORING_MODE),
+            "scoring_method": str(_part(cfg, "scoring").get("method")
+                                  or DEFAULT_SCORING_METHOD),
             "generation_budget": budget,
+            "judge_mode": None if (mode := _part(cfg, "judge").get("mode")) is None
+            else str(mode),
+            "dataset_path": str(_part(cfg, "dataset").get("path") or ""),
         }
 
     def section(self, name: str) -> Mapping[str, Any]:

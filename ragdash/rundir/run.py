@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from ragdash.constants import DEFAULT_SCORING_METHOD
 from ragdash.redact import redact
 from ragdash.rundir.calibration import Calibration
 from ragdash.rundir.config import RunConfig
@@ -235,7 +234,7 @@ class Run:
     @property
     def score_method(self) -> str:
         """The main Score_IR matching method: the config's scoring.method (ir_scores)."""
-        return str(self.config.section("scoring").get("method") or DEFAULT_SCORING_METHOD)
+        return self.config.scoring_method
 
     def score_methods(self) -> list[str]:
         """The Score_IR matching methods scored: the main one, then those of scoring.also
