@@ -36,6 +36,25 @@ def test_invalid_values_are_refused_with_the_key_named():
         LLMSettings.from_config({"backend": "ollama", "temprature": 0.1})
 
 
+@pytest.mark.parametrize("name", ["temperature", "max_tokens", "concurrency", "timeout_s",
+                                  "retries", "backoff_base_s", "backoff_max_s"])
+def test_the_settings_take_their_bounds_from_the_config_section(name):
+    """Issue 48 §3: one declaration of each bound (LLMSpec's fields); the call settings and the
+    config section refuse the same value beyond it, each naming the key."""
+    from ragdash.config import ConfigError, load_spec
+    from ragdash.llm.settings import declared_bounds
+
+    whole, bounds = declared_bounds(name)
+    assert bounds, name
+    beyond = bounds["le"] + 1 if "le" in bounds else bounds.get("ge", bounds.get("gt")) - 1
+    with pytest.raises(ValueError, match=f"^llm.{name} must be"):
+        LLMSettings(backend="openai", **{name: beyond})
+    with pytest.raises(ConfigError, match=f"llm.{name} must be"):
+        load_spec(None, {f"llm.{name}": beyond})
+    inside = bounds.get("le", bounds.get("ge", 1))
+    assert getattr(LLMSettings(backend="openai", **{name: inside}), name) == inside
+
+
 def test_backoff_is_exponential_and_capped():
     s = LLMSettings(backoff_base_s=0.5, backoff_max_s=3)
     assert [s.backoff(i) for i in range(5)] == [0.5, 1.0, 2.0, 3, 3]

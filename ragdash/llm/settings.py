@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -76,27 +77,47 @@ MAX_TIMEOUT_S, MAX_BACKOFF_S = 86_400, 3_600
 hour)."""
 
 
+def declared_bounds(name: str) -> tuple[bool, dict[str, float]]:
+    """Whether LLMSpec declares `name` a whole number, and its bounds ({ge, gt, le, lt}): the
+    one declaration both the config section and `LLMSettings` are checked against."""
+    whole, bounds = False, {}
+    for arg in get_args(LLMSpec.model_fields[name].annotation):
+        if get_origin(arg) is Annotated:
+            base, *meta = get_args(arg)
+            whole = base is int  # StrictInt: Annotated[int, Strict()], flattened
+            for m in meta:
+                for c in getattr(m, "metadata", None) or [m]:
+                    bounds.update({k: v for k in ("ge", "gt", "le", "lt")
+                                   if (v := getattr(c, k, None)) is not None})
+    return whole, bounds
+
+
+def _allowed(name: str, whole: bool, b: Mapping[str, float]) -> str:
+    """What `name` takes, in words: `a whole number from 1 to 32768`, `a number of seconds
+    above 0, at most 86400`."""
+    what = "a whole number" if whole else "a number of seconds" if name.endswith("_s") \
+        else "a number"
+    high = f"at most {b['le']:g}" if "le" in b else f"below {b['lt']:g}" if "lt" in b else ""
+    if "ge" in b and "le" in b:
+        return f"{what} from {b['ge']:g} to {b['le']:g}"
+    low = f"at least {b['ge']:g}" if "ge" in b else f"above {b['gt']:g}" if "gt" in b else ""
+    return ", ".join(t for t in (f"{what} {low}".strip(), high) if t)
+
+
 def check_bounds(values: Mapping[str, Any], where: str = "llm") -> None:
-    """ValueError naming `where.key`, its value and what is allowed, for the first of
-    max_tokens, concurrency, retries, timeout_s, backoff_base_s and backoff_max_s in `values`
-    outside its bounds (None: unset, allowed)."""
-    for key, allowed, ok in (
-            ("max_tokens", f"a whole number from 1 to {MAX_TOKENS}",
-             lambda v: isinstance(v, int) and 1 <= v <= MAX_TOKENS),
-            ("concurrency", f"a whole number from 1 to {MAX_CONCURRENCY}",
-             lambda v: isinstance(v, int) and 1 <= v <= MAX_CONCURRENCY),
-            ("retries", f"a whole number from 0 to {MAX_RETRIES}",
-             lambda v: isinstance(v, int) and 0 <= v <= MAX_RETRIES),
-            ("timeout_s", f"a number of seconds above 0, at most {MAX_TIMEOUT_S:g}",
-             lambda v: 0 < v <= MAX_TIMEOUT_S),
-            ("backoff_base_s", f"a number of seconds from 0 to {MAX_BACKOFF_S:g}",
-             lambda v: 0 <= v <= MAX_BACKOFF_S),
-            ("backoff_max_s", f"a number of seconds from 0 to {MAX_BACKOFF_S:g}",
-             lambda v: 0 <= v <= MAX_BACKOFF_S)):
-        value = values.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
-                                  or not ok(value)):
-            raise ValueError(f"{where}.{key} must be {allowed}, not {value!r}")
+    """ValueError naming `where.key`, its value and what is allowed, for the first numeric
+    setting in `values` outside the bounds LLMSpec declares for it (`declared_bounds`; None:
+    unset, allowed)."""
+    for name in LLMSpec.model_fields:
+        whole, b = declared_bounds(name)
+        value = values.get(name)
+        if not b or value is None:
+            continue
+        ok = not isinstance(value, bool) and isinstance(value, int if whole else int | float) \
+            and value >= b.get("ge", -math.inf) and value > b.get("gt", -math.inf) \
+            and value <= b.get("le", math.inf) and value < b.get("lt", math.inf)
+        if not ok:
+            raise ValueError(f"{where}.{name} must be {_allowed(name, whole, b)}, not {value!r}")
 
 
 Structured = Literal["auto", "json_schema", "json_object", "none"]
@@ -145,11 +166,7 @@ class LLMSettings:
             self.concurrency = 1 if self.backend == "local" else 4
         if self.timeout_s is None:
             self.timeout_s = 600.0 if self.backend == "local" else 120.0
-        if self.concurrency < 1:
-            raise ValueError("llm.concurrency must be at least 1")
-        if self.retries < 0 or self.timeout_s <= 0:
-            raise ValueError("llm.retries must be >= 0 and llm.timeout_s > 0")
-        check_bounds(vars(self))
+        check_bounds(vars(self))  # LLMSpec's bounds: the config section's, declared once
         if self.model is None:
             self.model = DEFAULT_MODELS[self.backend]
 
