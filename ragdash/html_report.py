@@ -73,8 +73,10 @@ def _card(value: str, label_: str) -> str:
 
 def _view(run: Run | str | Path) -> RunView:
     """A view of `run` whose answers are kept while the report is built: each fact is computed
-    once, as on the dashboard (`RunView.facts`)."""
-    return RunView(run, memo=Memo(max_entries=64))
+    once, as on the dashboard (`RunView.facts`). The memo reads through `run`'s own reader, so
+    a dashboard memo around the report follows every file the report read."""
+    run = run if isinstance(run, Run) else Run(run)
+    return RunView(run, memo=Memo(run.reader, max_entries=64))
 
 
 def figures(run: Run | str | Path, view: RunView | None = None) -> dict[str, go.Figure]:
