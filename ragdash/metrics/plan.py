@@ -6,7 +6,7 @@ correction rounds after unreadable replies are not counted."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,6 +160,17 @@ class ChosenSteps:
         return (self.steps.estimate(self.use, model, backend=llm.backend,
                                     speed=call_speed(root, model, llm.backend)),
                 self.steps.answered(self.use))
+
+
+def planned_with(items: Sequence[MetricItem], replies: CacheOnly | None = None,
+                 settings: LLMSettings | None = None) -> StepPlan:
+    """The `StepPlan` of `items` with what the reply cache already holds (`replies`, asked as
+    a run with `settings` would ask: `cached_replies`), in one step; without `replies`, every
+    prompt is to send."""
+    if replies is None or settings is None:
+        return step_plan(items)
+    claims, answered = cached_replies(items, replies, settings)
+    return step_plan(items, claims=claims, answered=answered)
 
 
 def step_plan(items: Iterable[MetricItem], tokenizer: str = "cl100k", *,

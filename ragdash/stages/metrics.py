@@ -53,8 +53,7 @@ def step_plan(run: Run, spec: RunSpec, reqs: list[tuple] | None = None) -> StepP
     counted apart. The metric chooser re-prices it for any choice (`ChosenSteps`)."""
     from ragdash.llm.plan import cache_only
     from ragdash.metrics.evaluate import items_from_run
-    from ragdash.metrics.plan import cached_replies
-    from ragdash.metrics.plan import step_plan as plan_steps
+    from ragdash.metrics.plan import planned_with
     from ragdash.stages.generate import requests, stand_in_answers
 
     answers = None if run.has("answers") else stand_in_answers(
@@ -63,14 +62,11 @@ def step_plan(run: Run, spec: RunSpec, reqs: list[tuple] | None = None) -> StepP
     root = RunsRoot(spec.runs_root)
     for f in (root.llm_cache, root.llm_cache.with_name(f"{root.llm_cache.name}-wal")):
         run.reader.stamp(f)  # a memo of this plan follows the cache
-    if answers is not None:
-        return plan_steps(items)
+    if answers is not None:  # stand-ins: no reply of the cache can be theirs
+        return planned_with(items)
     llm = metrics_settings(spec)
     with cache_only(llm, root) as replies:
-        if replies is None:
-            return plan_steps(items)
-        claims, answered = cached_replies(items, replies, llm)
-    return plan_steps(items, claims=claims, answered=answered)
+        return planned_with(items, replies, llm)
 
 
 def plan(ctx: PlanContext) -> ChosenSteps:
