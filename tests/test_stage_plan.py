@@ -82,11 +82,18 @@ def test_the_endpoint_lines_name_every_llm_section_each_with_its_own_model():
 
 
 def test_a_stage_added_to_the_registry_is_priced_and_announced_by_the_loop(tmp_path,
-                                                                          monkeypatch):
+                                                                          monkeypatch, capsys):
     """The next LLM stage touches its own module and the registry only: declared with its
-    `llm` and `plan`, the dry run prices it and `ragdash run` announces its endpoint."""
+    `llm` and `plan`, the dry run prices it, `ragdash run` announces its endpoint and, for a
+    stage on an existing run, `ragdash <stage> --run-dir R` exists."""
+    import re
+    import shutil
+
+    import ragdash.cli.parser as parser
     import ragdash.planning as planning
     import ragdash.stages as stages
+    from ragdash.cli import main
+    from ragdash.constants import PROJECT_ROOT
     from ragdash.planning import dry_run
     from ragdash.rundir import Run
     from ragdash.stages.generate import generator_settings
@@ -97,15 +104,23 @@ def test_a_stage_added_to_the_registry_is_priced_and_announced_by_the_loop(tmp_p
 
     echo = Stage("echo", "say something", needs=("ingest",), settings=lambda spec: (),
                  run=lambda ctx: {}, section="generation", switch="generation",
-                 llm=generator_settings, plan=plan, llm_stage=True)
+                 llm=generator_settings, plan=plan, llm_stage=True, on_run_dir=True)
     registry = (*REGISTRY, echo)
-    monkeypatch.setattr(stages, "REGISTRY", registry)
-    monkeypatch.setattr(planning, "REGISTRY", registry)
+    for module in (stages, planning, parser):
+        monkeypatch.setattr(module, "REGISTRY", registry)
+    for module in (stages, planning):
+        monkeypatch.setattr(module, "STAGES", {**STAGES, "echo": echo})
     spec = load_spec(None, {**EVERY_LLM, "runs_root": str(tmp_path)})
     est = dry_run(Run(tmp_path / "r"), spec, stages=("echo",))
     assert est["echo"].calls == 3 and est["echo"].model == "m-generation"
     assert estimated_stages()["echo"] == "echo"  # a job's ETA (`stage_plan`) counts it
     assert endpoint_lines(spec, ("echo",)) == [f"[llm] echo: openai model m-generation at {URL}"]
+    # on an existing run, `ragdash echo --run-dir R --dry-run` is made from the registry
+    shutil.copytree(PROJECT_ROOT / "data" / "demo_run", tmp_path / "demo")
+    capsys.readouterr()
+    assert main(["echo", "--run-dir", str(tmp_path / "demo"), "--dry-run", "--set",
+                 f"runs_root={tmp_path}"]) == 0
+    assert re.search(r"Stage echo would cost:\n  \S+: 3 calls", capsys.readouterr().out)
 
 
 def test_the_dry_run_is_each_stage_priced_alone(tmp_path):

@@ -3,7 +3,8 @@
 One module per sub-command (`add_parser` registers it, `run` runs it): `run_stages` for
 `ragdash run` and the stage commands (their options in `options`), `estimate`, `reference`,
 `metrics`, `erag`, `stress`, `job`, `sweep`, `evidence`, `synth`, `label` (`labels`), `cache`,
-`llm` and `counterfactual`; `parser` puts them together and sets each one's `run`. Nothing else in
+`llm` and `counterfactual`; `on_run` makes the command of a stage on an existing run that
+has no module of its own; `parser` puts them together and sets each one's `run`. Nothing else in
 ragdash imports this package (tests/test_architecture.py)."""
 
 from __future__ import annotations

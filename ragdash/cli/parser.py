@@ -16,6 +16,7 @@ from ragdash.cli import (
     labels,
     llm,
     metrics,
+    on_run,
     reference,
     run_stages,
     stress,
@@ -24,6 +25,7 @@ from ragdash.cli import (
 )
 from ragdash.cli.options import add_run_options, glossary, stage_commands
 from ragdash.cli.progress import with_bars
+from ragdash.stages import REGISTRY
 
 COMMANDS = (llm, estimate, reference, metrics, erag, stress, job, evidence, synth, cache,
             labels, sweep, counterfactual)
@@ -48,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     for module in COMMANDS:
         module.add_parser(sub).set_defaults(
             run=with_bars(module.run) if module in WITH_BARS else module.run)
+    own = {module.__name__.rpartition(".")[2] for module in COMMANDS}
+    for stage in REGISTRY:  # a stage on an existing run without its own module: made here
+        if stage.on_run_dir and stage.cli not in own:
+            on_run.add_parser(sub, stage).set_defaults(run=with_bars(on_run.run))
     return parser
 
 
