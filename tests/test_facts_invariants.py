@@ -23,14 +23,14 @@ import numpy as np
 import pandas as pd
 import pytest
 from fixtures.make_run import make_run
-from test_pages_agree import (
+from fixtures.page_cases import (
     LONG_GOLD,
     OTHER_WORDS,
     REFUSAL,
-    _long_texts,
-    _one_name_checks,
-    _rejudge,
-    _report_text,
+    long_texts,
+    one_name_checks,
+    rejudge,
+    report_text,
 )
 
 from ragdash import labels
@@ -112,7 +112,7 @@ def _make_case(case: str, base: Path, where: Path) -> Path:
     elif case in ("k0", "k1"):
         _k_by_hand(run, 0.0 if case == "k0" else 1.0)
     elif case == "refusals":
-        _rejudge(run, lambda j: np.ones(len(j), int), lambda a, s: [REFUSAL] * len(a))
+        rejudge(run, lambda j: np.ones(len(j), int), lambda a, s: [REFUSAL] * len(a))
     elif case == "labels_wrong":
         _label_every_answer(run, lambda q, s: "wrong")
     elif case == "fully_labelled":
@@ -123,8 +123,8 @@ def _make_case(case: str, base: Path, where: Path) -> Path:
         gold = [LONG_GOLD.format(i=i, y=1850 + i) for i in range(len(ex))]
         r.write("examples", ex.assign(answer=gold, answers=[[g] for g in gold]))
         judged = r.read("judgments")["score"]
-        _rejudge(run, lambda j: judged.fillna(3).to_numpy(int),
-                 lambda a, s: _long_texts(OTHER_WORDS, a, s))
+        rejudge(run, lambda j: judged.fillna(3).to_numpy(int),
+                 lambda a, s: long_texts(OTHER_WORDS, a, s))
     if case in ("same_ir", "refusals", "long"):
         _calibrated(run)
     return run
@@ -172,9 +172,9 @@ def surfaces(run: Path) -> tuple[dict[str, str], RunView]:
     labelled = "\n".join(p for p in _labels_html(view) if p)
     card = re.search(r'<div class="card"><div class="v">[^<]* correct</div>.*?</div></div>',
                      html_)
-    trust += [_report_text(labelled), card.group(0) if card else ""]
+    trust += [report_text(labelled), card.group(0) if card else ""]
     html_ = html_.replace(labelled, "").replace(card.group(0) if card else "\0", "")
-    report = " ".join(_report_text(html_).split())
+    report = " ".join(report_text(html_).split())
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         print_summary(Run(run))
@@ -249,7 +249,7 @@ def test_no_verdict_the_numbers_contradict(case, said):
     texts, view = said[case]
     f = view.facts(label)
     for where, text in texts.items():
-        _one_name_checks(text)  # "significant" only beside p ≤ 0.05; "actual" names nothing
+        one_name_checks(text)  # "significant" only beside p ≤ 0.05; "actual" names nothing
         if not f.leader.title.startswith("Best"):  # a tie is crowned nowhere
             assert "best retriever" not in text.lower().replace(
                 "best retriever over all budgets (area", ""), where
@@ -337,7 +337,7 @@ def test_labels_written_while_the_pages_are_open_reach_every_fact(cases, tmp_pat
     assert kept["labels"]["n"] == fresh["labels"]["n"] == len(items)
     assert kept["share"]["pooled"] == fresh["share"]["pooled"]
     pct = f"{kept['share']['pooled']['estimate'] * 100:.0f} %"
-    assert f"{pct} correct" in _report_text(build_report(run))
+    assert f"{pct} correct" in report_text(build_report(run))
 
 
 def test_the_llm_pages_figures_keep_their_words_whole():

@@ -11,18 +11,25 @@ stands beside a p-value at or under 0.05."""
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import shutil
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from fixtures.apptest import open_app
 from fixtures.make_run import make_run
+from fixtures.page_cases import (
+    LONG_GOLD,
+    OTHER_WORDS,
+    REFUSAL,
+    long_texts,
+    one_name_checks,
+    rejudge,
+    report_text,
+)
 
 from ragdash import labels
 from ragdash.cli import main
@@ -128,9 +135,6 @@ def test_every_label_wrong_gives_a_real_interval_and_says_the_judge_is_lenient(t
 
 # --- every answer a refusal, long answers, k at the ends of its range ---------------------------
 
-REFUSAL = "I cannot find enough information in the documents."
-SIGNIFICANT = re.compile(r"(?<![Nn]o )(?<![Nn]ot )\bsignificant(?:ly)?\b")
-P_VALUE = re.compile(r"\bp\s*(?:\\?=|<|≤)\s*([0-9.]+(?:e-?[0-9]+)?)")
 
 
 def _all_text(at) -> str:
@@ -138,23 +142,6 @@ def _all_text(at) -> str:
     metrics = [f"{m.label} {m.value} {m.delta or ''}" for m in at.metric]
     heads = [" ".join(map(str, d.value.columns)) for d in at.dataframe]
     return "\n".join([_texts(at), *metrics, *heads]).replace("\\", "")
-
-
-def _report_text(html_: str) -> str:
-    """The report's visible text (no scripts, no tags)."""
-    body = re.sub(r"<(script|style)\b.*?</\1>", " ", html_, flags=re.S)
-    return html.unescape(re.sub(r"<[^>]+>", " ", body))
-
-
-def _one_name_checks(said: str) -> None:
-    """'Actual' labels nothing (the judge's share is "judged 5"); every "significant(ly)" sits
-    in a sentence with the p-value of a test that ran, at or under 0.05."""
-    assert not re.search(r"\bactual\b", said, re.I), re.findall(r".{60}\bactual\b.{60}", said,
-                                                                re.I)
-    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z*])|\n", said):
-        if SIGNIFICANT.search(sentence):
-            ps = [float(p.rstrip(".")) for p in P_VALUE.findall(sentence)]
-            assert ps and max(ps) <= 0.05, sentence
 
 
 def _judged5_overview(at) -> float:
@@ -179,36 +166,12 @@ def _judged5_report(html_: str) -> tuple[str, float, float]:
     return card.group(1), float(card.group(2)), float(row.group(1))
 
 
-def _rejudge(run: Path, score: Callable[[pd.DataFrame], np.ndarray], answer: Callable[
-        [pd.DataFrame, np.ndarray], list[str]]) -> Path:
-    """Every answer of `run` judged again — `score(judgments)` — with its text from
-    `answer(answers, scores)` (no failed call left), and the calibration fitted again."""
-    from ragdash.calibration import calibrate
-    from ragdash.rundir import Run
-
-    r = Run(run)
-    a, j = r.read("answers"), r.read("judgments")
-    s = np.asarray(score(j), int)
-    by = dict(zip(zip(j["qid"], j["system"], strict=True), s, strict=True))
-    a_scores = np.array([by[(q, sys_)] for q, sys_ in zip(a["qid"], a["system"], strict=True)])
-    a = a.assign(answer=answer(a, a_scores), error=None,
-                 tokens_in=a["tokens_in"].fillna(40), tokens_out=a["tokens_out"].fillna(12))
-    refused = s == 1
-    j = j.assign(score=s, error=None, raw=np.where(refused, "refusal (rule)", s.astype(str)),
-                 rule=np.where(refused, "cannot find enough information", None))
-    r.write("answers", a.astype({"budget": "Int64", "tokens_in": "Int64", "tokens_out": "Int64"}))
-    r.write("judgments", j.astype({"budget": "Int64", "score": "Int64", "position": "Int64"}))
-    cal = calibrate(r.read("ir_scores"), r.read("judgments"), budget=1000, n_boot=50)
-    r.write_json("calibration", cal.to_dict())
-    return run
-
-
 @pytest.fixture(scope="module")
 def refusal_run(tmp_path_factory):
     """Every answer of every system (LLM only too) the refusal sentence, scored 1 by the rule."""
     run = make_run(tmp_path_factory.mktemp("refuse") / "refuse", n_questions=30, seed=4,
                    retrievers=("bm25", "sim"))
-    return _rejudge(run, lambda j: np.ones(len(j), int), lambda a, s: [REFUSAL] * len(a))
+    return rejudge(run, lambda j: np.ones(len(j), int), lambda a, s: [REFUSAL] * len(a))
 
 
 def test_all_refusals_give_no_estimate_no_best_and_no_false_alarm(refusal_run, monkeypatch,
@@ -247,7 +210,7 @@ def test_all_refusals_give_no_estimate_no_best_and_no_false_alarm(refusal_run, m
     assert _judged5_overview(ov) == _judged5_llm(at["llm"]) == card5 == row5 == 0.0
     assert estimate == "no estimate"
     assert re.search(r"<td>h/k rule</td>\s*<td>no estimate</td>", html_)
-    text = _report_text(html_)
+    text = report_text(html_)
     assert "% estimated vs" not in text and "0.0 (0.0–0.0)" not in text
     assert "The h/k rule gives no estimate here" in text and "est_5 and mae: no estimate" in text
     assert "best retriever" not in text.replace("best retriever over all budgets (area under "
@@ -257,34 +220,13 @@ def test_all_refusals_give_no_estimate_no_best_and_no_false_alarm(refusal_run, m
     cli = capsys.readouterr().out
     assert "Judged 5 (RAG answers): 0.0 %" in cli and "h/k rule no estimate (" in cli
     for said in (*(_all_text(a) for a in at.values()), text, cli):
-        _one_name_checks(said)
+        one_name_checks(said)
 
 
-LONG_GOLD = ("The harbour of Entity {i} was rebuilt after the storm of {y}, when the old wooden "
-             "piers were replaced by stone quays that let larger ships unload grain and timber; "
-             "the town council paid for the work with a tax on every cargo, and the new port "
-             "made the town the main trading centre of the valley for the next fifty years.")
-OTHER_WORDS = ("Following a great tempest in {y}, Entity {i} got a new port: masonry docks took "
-               "over from decaying timber jetties, so bigger vessels could discharge wheat and "
-               "lumber. Councillors funded this through a levy on each shipment, and for half a "
-               "century afterwards it was the chief market town of its region.")
 CLOSE_WORDS = ("After the storm of {y} the harbour of Entity {i} was rebuilt: stone quays "
                "replaced the old wooden piers so that larger ships could unload grain and "
                "timber. A tax on every cargo paid the town council for the work, and for fifty "
                "years the new port made the town the main trading centre of the valley.")
-LONG_WRONG = ("The museum of the province holds a large collection of paintings by a composer "
-              "who lived in the capital during the nineteenth century and later moved to a "
-              "small village near the mountains where he wrote several operas and a symphony.")
-
-
-def _long_texts(template: str, a: pd.DataFrame, s: np.ndarray) -> list[str]:
-    """The answers of a long-answer run: `template` when judged 5, the refusal when judged 1,
-    a long wrong answer otherwise."""
-    i = a["qid"].str[1:].astype(int)
-    return [template.format(i=n, y=1850 + n) if v == 5 else REFUSAL if v == 1 else LONG_WRONG
-            for n, v in zip(i, s, strict=True)]
-
-
 @pytest.fixture(scope="module")
 def long_run(tmp_path_factory):
     """Gold answers of 60+ words; the answers judged 5 say them again in other words."""
@@ -298,8 +240,8 @@ def long_run(tmp_path_factory):
     r.write("examples", ex.assign(answer=gold, answers=[[g] for g in gold]))
     rng = np.random.default_rng(5)
     judged = r.read("judgments")["score"]
-    return _rejudge(run, lambda j: judged.fillna(pd.Series(rng.integers(1, 6, len(j)))),
-                    lambda a, s: _long_texts(OTHER_WORDS, a, s))
+    return rejudge(run, lambda j: judged.fillna(pd.Series(rng.integers(1, 6, len(j)))),
+                    lambda a, s: long_texts(OTHER_WORDS, a, s))
 
 
 def test_long_answers_in_other_words_do_not_fail_the_judge_by_construction(long_run,
@@ -318,7 +260,7 @@ def test_long_answers_in_other_words_do_not_fail_the_judge_by_construction(long_
     assert check.status == "n/a" and "ROUGE-L" in check.finding
     # the same judge on answers close to the gold's words passes: the check still checks
     s = judgments.set_index(["qid", "system"])["score"]
-    close = answers.assign(answer=_long_texts(CLOSE_WORDS, answers, np.array(
+    close = answers.assign(answer=long_texts(CLOSE_WORDS, answers, np.array(
         [s[(q, x)] for q, x in zip(answers["qid"], answers["system"], strict=True)])))
     assert ja.reference_match(judgments, close, ex).status == "ok"
     shown(monkeypatch, long_run)
@@ -328,14 +270,14 @@ def test_long_answers_in_other_words_do_not_fail_the_judge_by_construction(long_
         assert not [w.value for w in app.warning if "unreliable" in w.value], page
     assert ":orange-badge" not in _texts(at["llm"])  # no judge check fails
     html_ = build_report(long_run)
-    text = _report_text(html_)
+    text = report_text(html_)
     assert "the scores ignore the true answer" not in text and "too lenient" not in text
     assert "cannot check the judge here" in text
     _, card5, row5 = _judged5_report(html_)
     assert _judged5_overview(at["overview"]) == round(_judged5_llm(at["llm"]), 1) == card5 \
         == row5
     for said in (*(_all_text(a) for a in at.values()), text):
-        _one_name_checks(said)
+        one_name_checks(said)
 
 
 def _judged_at_random(share5: float) -> Callable[[pd.DataFrame], np.ndarray]:
@@ -363,7 +305,7 @@ def end_k_run(request, tmp_path_factory):
         d["k"] = 0.0
         (run / "calibration.json").write_text(json.dumps(d))
         return request.param, run
-    return request.param, _rejudge(run, _judged_at_random(0.85 if request.param == "k0"
+    return request.param, rejudge(run, _judged_at_random(0.85 if request.param == "k0"
                                                           else 0.1), texts)
 
 
@@ -409,10 +351,10 @@ def test_k_at_an_end_of_its_range_gives_no_estimate_and_one_direction(end_k_run,
     html_ = build_report(run)
     estimate, card5, row5 = _judged5_report(html_)
     assert estimate == "no estimate" and card5 == row5 == act
-    text = _report_text(html_)
+    text = report_text(html_)
     assert "% estimated vs" not in text and "The h/k rule gives no estimate here" in text
     for s in (_all_text(ov), said, text):
-        _one_name_checks(s)
+        one_name_checks(s)
 
 
 # --- every Score_IR the same: nothing to rank, no estimate, no zero-width result -------------
@@ -460,6 +402,6 @@ def test_every_score_ir_alike_is_not_measurable_and_the_rule_gives_no_estimate(s
                                                                     "estimate here"))
     assert line in said_thr.split("\n")
     assert "% estimated vs" not in said_thr and "estimates correct answers by" not in said_thr
-    text = _report_text(build_report(same_ir_run))
+    text = report_text(build_report(same_ir_run))
     assert "Weak:" not in text and "AUC 0.50 [0.50, 0.50]" not in text
     assert "The h/k rule gives no estimate here" in text
