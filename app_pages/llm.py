@@ -338,17 +338,15 @@ if (stressed := stress_model.stress(state.view(run))) is not None:
                + ("" if stressed.h is not None else " (h and k were not fitted at this N: no "
                   "lines.)"))
 
-if run.has("retrieved"):
-    stage_launcher.launcher(
-        run, "erag", "Judge retrieval with the generator (eRAG)",
-        "One LLM call per question and retrieved chunk (up to k per retriever), each chunk "
-        "alone: the direct rival of Score_IR, which needs none. `ragdash erag --run-dir` does "
-        "the same.", default_limit=5)
-    stage_launcher.launcher(
-        run, "stress", "Test the generator on controlled contexts (noise, position, no "
-        "evidence)", "Nine calls per question by default: six noise ratios and three "
-        "positions of the evidence. `ragdash stress --run-dir` does the same.",
-        default_limit=10)
+if run.has("retrieved"):  # a launcher per LLM stage on an existing run (the registry's)
+    stage_launcher.launchers(run, {
+        "erag": ("Judge retrieval with the generator (eRAG)",
+                 "One LLM call per question and retrieved chunk (up to k per retriever), each "
+                 "chunk alone: the direct rival of Score_IR, which needs none. `ragdash erag "
+                 "--run-dir` does the same.", 5),
+        "stress": ("Test the generator on controlled contexts (noise, position, no evidence)",
+                   "Nine calls per question by default: six noise ratios and three positions "
+                   "of the evidence. `ragdash stress --run-dir` does the same.", 10)})
 
 refusals()
 

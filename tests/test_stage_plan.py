@@ -152,3 +152,17 @@ def test_the_dry_run_is_each_stage_priced_alone(tmp_path):
     before = dry_run(run, spec, retrieved=False)
     assert before["mlq"].calls == 40 and "upper bound" in before["note"]
     assert before["generation"].tokens_in >= est["generation"].tokens_in
+
+
+def test_the_llm_page_has_a_launcher_per_llm_stage_on_an_existing_run(monkeypatch):
+    """The LLM page's launchers are a loop over the registry (`stage_launcher.launchers`): the
+    page's words where it has them, the stage's own otherwise; the metrics have their chooser."""
+    from ragdash.ui import stage_launcher
+
+    made = []
+    monkeypatch.setattr(stage_launcher, "launcher",
+                        lambda run, name, title, about, default_limit: made.append(
+                            (name, title, default_limit)))
+    stage_launcher.launchers(None, {"erag": ("Judge retrieval", "…", 5)})
+    assert made == [("erag", "Judge retrieval", 5),
+                    ("stress", f"Run stress: {STAGES['stress'].about}", 10)]

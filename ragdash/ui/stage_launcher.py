@@ -5,6 +5,8 @@ Nothing calls an LLM before the button."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
 from ragdash.config import ConfigError, RunSpec, deep_merge, saved_config
@@ -17,6 +19,23 @@ from ragdash.ui import jobs, state, widgets
 SINGLE = tuple(s.name for s in REGISTRY if s.llm_stage and s.on_run_dir)
 """The stages the LLM page starts alone (LLM stages that work on an existing run: the metrics,
 eRAG, the controlled contexts), each with its own launcher."""
+
+
+CHOOSERS = ("metrics",)
+"""Those of SINGLE started from a chooser of their own (`ragdash.ui.metrics_choice`)."""
+
+
+def launchers(run: Run, texts: Mapping[str, tuple[str, str, int]]) -> None:
+    """A `launcher` per stage of SINGLE but CHOOSERS, in registry order: with the page's title,
+    caption and default number of questions where `texts` has them, else the stage's own
+    words (a stage added to the registry gets its launcher without a page edit)."""
+    for name in SINGLE:
+        if name in CHOOSERS:
+            continue
+        stage = STAGES[name]
+        title, about, limit = texts.get(name, (
+            f"Run {name}: {stage.about}", f"`ragdash {stage.cli} --run-dir` does the same.", 10))
+        launcher(run, name, title, about, default_limit=limit)
 
 
 def is_single_stage_job(job) -> bool:
