@@ -33,9 +33,9 @@ labels). Two estimands:
 Per cell: coverage of the intervals shown, how often one is shown, the mean width, and the
 planner's labels for ±5 points (pooled, median). Then, per truth and estimator, the labels at
 which the pooled interval's mean half-width reaches 5 points ("these answers", default rule;
-pooled only), by interpolating between sizes, beside the fewest any estimator could need with
-each answer's chance of being correct known (`least_labels`). Results go to
-benchmarks/results/ppi-coverage.json and a table.
+pooled only), by interpolating between sizes, beside the fewest the regression estimate would
+need with the ideal predictor, each answer's own chance of being correct (`least_labels`).
+Results go to benchmarks/results/ppi-coverage.json and a table.
 
     nice -n 19 .venv/bin/python benchmarks/bench_ppi_coverage.py [--reps 600 --plan-reps 200]
         [--labels 20,30,50,100,150] [--plan 40,50,...,250] [--truths ...] [--rules ...]
@@ -225,13 +225,14 @@ def labels_for_five(cells: list[dict], truths: list[str], rule: str = "judge",
 
 
 def least_labels(p: np.ndarray, half: float = 0.05, z: float = 1.959964) -> dict:
-    """The fewest labels any estimator can reach ±`half` with on "these answers" when each
-    answer's chance of being correct, `p`, is all that is known before its label: the
-    unlabelled answers' own variance Σ p(1 − p) stays whatever the estimator. Proportional
-    (p known only within the strata labels reveal it in): v = σ²(1/n − 1/N) with σ² the
-    mean of p(1 − p); the best allocation (each answer drawn with probability ∝ its
-    sd, Neyman; active inference with a perfect predictor of p): v = ((Σσ_i)²/n − Σσ_i²)/N²
-    (probabilities capped at 1 ignored)."""
+    """The fewest labels at which the regression (difference) estimator with the ideal
+    predictor, each answer's own chance `p` of being correct, reaches ±`half` on "these
+    answers": its residuals y − p keep the variance p(1 − p) no predictor removes, and the
+    estimator corrects the prediction with the labels' residuals as a design-based estimate
+    must (it may not assume the residuals average 0: that is what the labels check). Its
+    variance is Σ σ_i² (1/π_i − 1) / N²: proportional (π = n/N) σ̄² (1/n − 1/N); the best
+    allocation, π_i ∝ σ_i (Neyman; active inference with the ideal predictor),
+    ((Σ σ_i)²/n − Σ σ_i²)/N² (probabilities capped at 1 ignored)."""
     var = p * (1 - p)
     big_n = p.size
     bound = (half / z) ** 2
@@ -265,9 +266,10 @@ def main() -> None:
     print(f"SQuAD demo: {len(frame)} answers; judged 5: {frame['judged5'].mean():.1%}; "
           + "; ".join(f"{t}: {expected(t, frame, ref).mean():.1%}" for t in truths) + ".")
     least = {t: least_labels(expected(t, frame, ref)) for t in truths}
-    print("Fewest labels for ±5 with each answer's chance known (proportional / best "
-          "allocation): " + ", ".join(f"{t} {v['proportional']:.0f}/{v['neyman']:.0f}"
-                                      for t, v in least.items()))
+    print("Fewest labels for ±5 of the regression estimate with the ideal predictor "
+          "(proportional / best allocation): "
+          + ", ".join(f"{t} {v['proportional']:.0f}/{v['neyman']:.0f}"
+                      for t, v in least.items()))
     cells = run_cells(frame, ref, truths, rules, sizes, args.reps, args.seed,
                       args.estimands.split(","), estimators,
                       per_system=not args.pooled_only) if sizes else []
