@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ragdash.calibration.predictive import _ci, _resamples
+from ragdash.calibration.survey import mean_interval
 from ragdash.constants import REFERENCE_METRICS as METRICS
 
 LABEL_ROWS = ("correct", "partly correct", "wrong")
@@ -59,10 +60,20 @@ def kappa(a, b, labels, weights: str | None = None) -> float | None:
     return _kappa_codes(x, y, _weights(len(labels), weights))
 
 
-def _stat(values: list[float | None], point: float | None, n: int, level: float) -> dict:
+def _stat(values: list[float | None], point: float | None, n: int, level: float,
+          shares: np.ndarray | None = None) -> dict:
+    """The point, its bootstrap interval and n. A bootstrap interval of no width (every
+    resample alike: no disagreement, or one class) is no result: for a share (`shares`, its
+    value per question) the interval of its mean over questions (`survey.mean_interval`, the
+    share intervals' of every page, never of zero width), else none."""
+    ci = None if point is None else _ci(values, level)
+    if ci is not None and ci[0] == ci[1]:
+        ci = None
+        if shares is not None and len(shares):
+            lo, hi = mean_interval(np.asarray(shares, float)[:, None], (0.0, 1.0), level)
+            ci = [min(float(lo[0]), point), max(float(hi[0]), point)]
     return {"value": None if point is None else round(point, 4),
-            "ci": None if point is None or (ci := _ci(values, level)) is None
-            else [round(ci[0], 4), round(ci[1], 4)], "n": n}
+            "ci": None if ci is None else [round(ci[0], 4), round(ci[1], 4)], "n": n}
 
 
 def binary(judged5: np.ndarray, truth: np.ndarray, qids: np.ndarray, n_boot: int = 200,
@@ -76,7 +87,8 @@ def binary(judged5: np.ndarray, truth: np.ndarray, qids: np.ndarray, n_boot: int
     acc = float((p == t).mean()) if p.size else None
     return {"n": int(p.size),
             "accuracy": _stat([float((p[b] == t[b]).mean()) for b in boots], acc, p.size,
-                              level),
+                              level, pd.Series(p == t, dtype=float).groupby(
+                                  np.asarray(qids)).mean().to_numpy() if p.size else None),
             "kappa": _stat([_kappa_codes(x[b], y[b], w) for b in boots], _kappa_codes(x, y, w),
                            p.size, level),
             "disagreements": {"n": int((p != t).sum()), "lenient": int((p & ~t).sum()),
