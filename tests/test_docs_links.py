@@ -145,6 +145,5 @@ def test_concepts_names_every_stage_and_every_run_file():
     text = (ROOT / "docs" / "concepts.md").read_text(encoding="utf-8")
     pipeline = text.split("## The pipeline", 1)[1].split("\n## ", 1)[0]
     assert all(f"`{s.name}`" in pipeline for s in REGISTRY), "a stage missing in concepts.md"
-    assert "eleven stages" in pipeline and len(REGISTRY) == 11
     assert all(f"`{f.filename}`" in text for f in FILES.values()), \
         [f.filename for f in FILES.values() if f"`{f.filename}`" not in text]
