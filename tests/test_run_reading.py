@@ -101,7 +101,7 @@ def test_stage_records_are_typed_in_their_order_and_waiting_without_a_record(tmp
 
 
 def test_the_pages_build_their_stage_tables_with_stage_table():
-    for f in ("app_pages/overview.py", "app_pages/build.py", "ragdash/ui/jobs.py"):
+    for f in ("app_pages/overview.py", "ragdash/view/build.py", "ragdash/ui/jobs.py"):
         text = (PROJECT_ROOT / f).read_text()
         assert "stage_table(" in text and '.get("stages"' not in text, f
 
