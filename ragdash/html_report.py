@@ -342,10 +342,12 @@ def build_report(run: Run | str | Path, view: RunView | None = None) -> str:
             stand_in = bool(who.get("stand_in")) and set(who.get("labellers") or {}) <= set(
                 who["stand_in"])  # as the Overview, never passed off as people's labels
             cards.append(_card(f"{e['estimate'] * 100:.0f} % correct",
-                               f"{headline.subject(share, e['answers'])}, labelled: "
-                               f"{share['level']:.0%} interval "
-                               f"{e['ci'][0] * 100:.0f}–{e['ci'][1] * 100:.0f} % from "
-                               f"{e['labels']} "
+                               f"{headline.subject(share, e['answers'])}, "
+                               + ("every one labelled, so exact: "
+                                  if headline.exact(e) else
+                                  f"labelled: {headline.interval_words(e, share['level'])} "
+                                  "from ")
+                               + f"{e['labels']} "
                                + ("stand-in labels (a reference metric, not people's)"
                                   if stand_in else "labels")))
     cal = run.calibration()

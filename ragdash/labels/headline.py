@@ -23,6 +23,21 @@ def _ci(ci: list[float]) -> str:
     return f"{ci[0] * 100:.0f}–{ci[1] * 100:.0f} %"
 
 
+def exact(entry: dict) -> bool:
+    """Whether `entry`'s interval has no width: every answer of its scope is labelled (a census
+    of "these answers"), so its share is the share itself, not an estimate."""
+    ci = entry.get("ci")
+    return bool(ci) and ci[1] - ci[0] < 1e-9
+
+
+def interval_words(entry: dict, level: float = 0.95) -> str:
+    """"95% interval 40–48 %", or "every answer labelled: exact" where the interval would have
+    no width (never "44–44 %")."""
+    if exact(entry):
+        return "every answer labelled: exact"
+    return f"{level:.0%} interval {_ci(entry['ci'])}"
+
+
 def subject(share: dict, n_answers: int) -> str:
     """What the share is of, in words: "these 360 answers" or "answers to new questions like
     these"."""
@@ -46,6 +61,8 @@ def planner(entry: dict, scope: str = "the pooled interval") -> str:
     need, have = entry.get("to_target"), entry.get("labels", 0)
     half, ci = entry.get("target", TARGET_HALF), entry.get("ci")
     scope_ = f"{scope[0].upper()}{scope[1:]}"
+    if exact(entry):  # nothing left to estimate
+        return ""
     if ci and (ci[1] - ci[0]) / 2 <= half / 100:
         return f"{scope_} is within ±{half:g} points"
     if need is None:
@@ -94,9 +111,10 @@ def sentences(share: dict, labels: dict, rule: str | None = None) -> list[str]:
     drawn = f", {RULE_WORDS[rule]}" if rule in RULE_WORDS else ""
     out = []
     if pooled.get("ci"):
-        out.append(f"**About {_pct(pooled['estimate'])} of {subject(share, pooled['answers'])} "
-                   f"are correct** ({level:.0%} interval {_ci(pooled['ci'])}; {plural(n, 'label')}"
-                   f"{drawn}).")
+        about = "" if exact(pooled) else "About "
+        out.append(f"**{about}{_pct(pooled['estimate'])} of "
+                   f"{subject(share, pooled['answers'])} are correct** "
+                   f"({interval_words(pooled, level)}; {plural(n, 'label')}{drawn}).")
     else:
         out.append(f"{plural(n, 'label')} of the sample so far: "
                    f"{pooled.get('reason') or 'no interval yet'}.")
@@ -135,9 +153,12 @@ def sentences(share: dict, labels: dict, rule: str | None = None) -> list[str]:
 def tile(entry: dict) -> tuple[str, str]:
     """(value, caption) of one system's tile: the estimate with its interval and label count,
     or the count and why there is no interval."""
+    labels = plural(entry.get("labels", 0), "label")
+    if exact(entry):
+        return _pct(entry["estimate"]), f"every answer labelled · {labels}"
     if entry.get("ci"):
-        return _pct(entry["estimate"]), f"{_ci(entry['ci'])} · {plural(entry['labels'], 'label')}"
-    return "—", f"{plural(entry['labels'], 'label')} · too few for an interval"
+        return _pct(entry["estimate"]), f"{_ci(entry['ci'])} · {labels}"
+    return "—", f"{labels} · too few for an interval"
 
 
 def status_json(share: dict, labels: dict | None = None) -> dict:

@@ -13,13 +13,24 @@ ESTIMATOR_NAMES = {"labels_only": "labels only", "judge_only": "judge only",
                    "ppi_judge": "PPI judge", "ppi_retrieval": "PPI retrieval"}
 
 
+ALIKE = "every value alike: no interval from this estimator"
+"""The note of a cell whose interval would have no width (a bootstrap over values that are all
+the same): shown as its estimate alone, never as "0.0 [0.0, 0.0]"."""
+
+
+def _alike(entry: dict) -> bool:
+    ci = entry.get("ci")
+    return bool(ci) and entry.get("pct") is not None and ci[1] - ci[0] < 1e-9
+
+
 def _cell(entry: dict) -> str:
-    """"pct [lo, hi]", with * when a note comes with it; — without an estimate."""
+    """"pct [lo, hi]", with * when a note comes with it (or the interval would have no
+    width: `ALIKE`); — without an estimate."""
     if entry.get("pct") is None:
         return "—"
-    ci = entry.get("ci")
+    ci = None if _alike(entry) else entry.get("ci")
     return (f"{entry['pct']:.1f}" + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
-            + (" *" if entry.get("note") else ""))
+            + (" *" if entry.get("note") or _alike(entry) else ""))
 
 
 def scope_label(scope: str) -> str:
@@ -49,7 +60,7 @@ def footnotes(ppi: dict, name: Callable[[str], str] | None = None) -> list[str]:
     for scope, entry in ppi.items():
         for key, estimator in ESTIMATOR_NAMES.items():
             e = entry[key]
-            text = e.get("reason") or e.get("note")
+            text = e.get("reason") or e.get("note") or (ALIKE if _alike(e) else None)
             if text:
                 where.setdefault(("— " if e.get("reason") else "* ") + text, []).append(
                     f"{name(scope)} {estimator}")
