@@ -101,9 +101,10 @@ def test_a_fully_labelled_sample_gives_the_share_itself_everywhere(tmp_path, cap
     shown(monkeypatch, run)
     at = open_app(run=str(run))
     said = _texts(at)
-    assert f"**About {pct} of these 360 answers are correct**" in said
+    # a census of these answers: the share itself, said as exact, with no interval or planner
+    assert f"**{pct} of these 360 answers are correct** (every answer labelled: exact" in said
     assert "360 labels" in said  # this copy's labels, not the bundled demo's 150
-    assert "The pooled interval is within ±5 points." in said
+    assert "interval 52–52" not in said and "within ±5 points" not in said
     assert "more) bring" not in said and "too few" not in said
     assert f"{pct} correct" in build_report(run)
 

@@ -128,7 +128,8 @@ def sentences(share: dict, labels: dict, rule: str | None = None) -> list[str]:
                    f"{subject(share, pooled['answers'])}{_with_llm_only(share)}: "
                    + (f"{abs(gap):.0f} points {'above' if gap > 0 else 'below'}"
                       if round(abs(gap)) >= 1 else "the same")
-                   + (", within the interval." if inside else
+                   + (f": the judge is {lean} here." if exact(pooled) and round(abs(gap)) >= 1
+                      else "." if exact(pooled) else ", within the interval." if inside else
                       f", outside the interval: the judge is {lean} here."))
     if pooled.get("bounds") and (pooled["bounds"][1] - pooled["bounds"][0]) > 0.01:
         b = pooled["bounds"]

@@ -219,9 +219,11 @@ def _estimator_verdict(said: str, blind: str | None, flat: str | None,
     no error quoted for the rule, which is refitted on each fold there."""
     if not said:
         return ""
-    if blind:
-        return ("Not measurable: every answer has the same Score_IR, so no estimator from "
-                "Score_IR can be compared on held-out data here.")
+    nothing_compared = cv is None or not len(cv)
+    if blind:  # the calibration's own verdict says why where nothing was cross-validated
+        return said if nothing_compared else (
+            f"{blind.rstrip('.')}: no estimator from Score_IR can be compared on held-out "
+            "data here.")
     if not flat:
         return said
     lines = []
@@ -230,7 +232,9 @@ def _estimator_verdict(said: str, blind: str | None, flat: str | None,
             mean = g.groupby("method", sort=False)["mae"].mean()
             lines.append(f"{scheme}: {mean.idxmin()}, mean per-retriever MAE "
                          f"{mean.min():.2f} pp")
-    return ("; ".join(lines) + ". " if lines else "") + (
+    if not lines:  # nothing cross-validated (`nothing_compared`): the calibration says why
+        return f"{said.rstrip('.')}. The h/k rule gives no estimate at the run's fit."
+    return "; ".join(lines) + ". " + (
         "The h/k rule gives no estimate at the run's fit, so no error of it is compared.")
 
 
