@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ragdash.analysis import frames, judging, thresholds
+from ragdash.calibration.model import HK
 from ragdash.constants import PAPER_H, PAPER_K
 from ragdash.ui import state, widgets
 from ragdash.ui.threshold_drag import threshold_chart
@@ -150,10 +151,15 @@ if saved is None:
     st.info("No cross-validation yet: the calibrate stage writes it (estimator_cv.csv), or use "
             "the button above on a run with judgments.", icon="ℹ️")
 else:
-    summary = thresholds.estimator_summary(saved)
-    widgets.chart(calibration.estimator_bars(summary), key="thr_estimators")
     facts = state.view(run).facts(label)
     verdict = facts.estimator_verdict or facts.cv_verdict(
         st.session_state.get("thr_cv_verdict", ""), saved)
+    # the errors the verdict allows: none where every Score_IR is alike, none of the h/k rule
+    # where it gives no estimate at the run's fit (its bar would contradict "no estimate")
+    shown = saved.iloc[0:0] if facts.blind else (
+        saved[saved["method"] != HK] if facts.hk_reason else saved)
+    if len(shown):
+        widgets.chart(calibration.estimator_bars(thresholds.estimator_summary(shown)),
+                      key="thr_estimators")
     if verdict:
         st.markdown(f"**Verdict.** {verdict}")

@@ -362,3 +362,23 @@ def test_the_llm_pages_figures_keep_their_words_whole():
     fig = llm_viz.judge_stacked(dist, ["llm_only", "bm25", "sim"])
     plot = fig.layout.height - (fig.layout.margin.t or 70) - fig.layout.margin.b
     assert fig.layout.legend.yanchor == "top" and fig.layout.legend.y * plot <= -55
+
+
+def test_the_thresholds_page_draws_no_error_bar_for_a_rule_that_gives_no_estimate(
+        cases, tmp_path, monkeypatch):
+    """At a degenerate fit (k = 0) the Thresholds page's cross-validation chart has the other
+    estimators' bars and none of the h/k rule, whose verdict says it gives no estimate."""
+    from fixtures.apptest import open_app
+
+    from ragdash.calibration.model import LOGIT_IR
+
+    run = shutil.copytree(cases["k0"], tmp_path / "cv")
+    rows = [{"scheme": "held-out questions", "fold": f, "method": m, "retriever": r, "n": 4,
+             "mae": 10.0 + f} for f in range(3) for m in (HK, LOGIT_IR) for r in ("bm25", "sim")]
+    Run(run).write("estimator_cv", pd.DataFrame(rows))
+    monkeypatch.setenv("RAGDASH_DEMO_RUN", str(run))
+    at = open_app("thresholds")
+    specs = [json.dumps(json.loads(c.proto.spec), ensure_ascii=False)
+             for c in at.get("plotly_chart")]  # "h\u002fk rule" read back as "h/k rule"
+    bars = [s for s in specs if LOGIT_IR in s]
+    assert len(bars) == 1 and HK not in bars[0]

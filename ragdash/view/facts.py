@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ragdash.analysis import area, judging, sentences, thresholds
+from ragdash.calibration.model import HK
 from ragdash.calibration.predictive import degenerate
 
-HK = "h/k rule"
 LOGISTIC = "logistic estimator"
 NO_ESTIMATE = "no estimate"
 
