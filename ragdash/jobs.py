@@ -92,10 +92,9 @@ def record_file(home: Path | str) -> Path:
 def _read_file(path: Path) -> dict:
     """A job file ({} when it cannot be read): a run.json bounded as every reader of it is."""
     try:
-        data = load_json(path, MAX_MANIFEST_BYTES if path.name == MANIFEST else None)
+        return _existing(path)
     except (OSError, ValueError):  # ManifestError too
         return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _existing(path: Path) -> dict:
