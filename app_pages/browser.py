@@ -142,14 +142,14 @@ n = c2.slider("Cut C_N at N tokens", 10, max_n + max_n // 2, n_default, step=10,
                                         "Score_IR follow.")
 
 tokenizer = cfg.tokenizer
-method = cfg.section("scoring").get("method", "substring")
+method = cfg.scoring_method
 semantic = method == "semantic" or c2.toggle(
     "Semantic matches", value="semantic" in state.view(run).score_methods(), key="qb_sem",
     bind="query-params", help="Also find each part's closest sentence window in C_N by meaning "
     "(MiniLM cosine, the `semantic` Score_IR): underlined (dashed) with its cosine.")
 mode = cfg.scoring_mode
 notes = []
-if method != "substring":
+if method != "substring":  # what the filled highlights show
     notes.append(f"scores use the run's **{method}** matching; filled highlights show exact "
                  "longest common substrings")
 if mode != "corrected":
@@ -180,7 +180,7 @@ def show(side: crossrun.Side, wide: bool) -> None:
     """One (run, retriever) column: Score_IR at the cut, answer and judge, chunks highlighted."""
     r, ret = side.run, side.retriever
     rcfg = r.config
-    rmethod = rcfg.section("scoring").get("method", "substring")
+    rmethod = rcfg.scoring_method
     st.markdown((f"**{widgets.md(state.run_label(r))}** · " if other is not None else "")
                 + widgets.chip(ret), unsafe_allow_html=True)
     view = cut_context(state.view(r), qid, ret, n, server.tokenizer)

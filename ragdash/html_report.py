@@ -315,12 +315,11 @@ def build_report(run: Run | str | Path, view: RunView | None = None) -> str:
         return out
 
     order = view.retrievers
-    ds = cfg.section("dataset")
     parts.append(f"<h1>ragdash report · run {html.escape(str(run.id))}</h1>")
     parts.append('<p class="sub">' + html.escape(
-        f"created {man.get('created', '—')} · dataset {Path(str(ds.get('path') or '—')).name} · "
-        f"chunker {cfg.section('chunker').get('method', '—')} · tokenizer "
-        f"{cfg.tokenizer} · Score_IR {cfg.section('scoring').get('method', '—')} "
+        f"created {man.get('created', '—')} · dataset {Path(cfg.dataset_path or '—').name} · "
+        f"chunker {cfg.chunker_method or '—'} · tokenizer "
+        f"{cfg.tokenizer} · Score_IR {cfg.scoring_method} "
         f"({cfg.scoring_mode}) · report written "
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}") + "</p>")
     cards = [_card(f"{len(examples):,}" if examples is not None else "—", "questions"),

@@ -64,6 +64,19 @@ def test_defaults_come_from_the_sections():
     assert (saved.scoring_method, saved.judge_mode, saved.dataset_path) == (
         "token", "single", "qa.jsonl")
     assert RunConfig.from_dict({}).judge_mode is None  # a run saved before judging had modes
+    full = RunConfig.from_dict({
+        "chunker": {"method": "recursive"}, "llm": {"backend": "ollama"},
+        "generation": {"llm": {"backend": "openai"}}, "scoring": {"relevance_share": 0.5},
+        "judge": {"refusal": {"patterns": ["no idea"]}},
+        "calibration": {"scores": "token", "estimand": "new questions", "n_boot": 50, "seed": 3}})
+    assert (full.chunker_method, full.llm_backend, full.relevance_share) == (
+        "recursive", "ollama", 0.5)
+    assert (full.stage_backend("generation"), full.stage_backend("judge")) == ("openai", "ollama")
+    assert dict(full.judge_refusal) == {"patterns": ("no idea",)}
+    assert (full.calibration_scores, full.calibration_estimand, full.calibration_n_boot,
+            full.calibration_seed) == ("token", "new questions", 50, 3)
+    with pytest.raises(ValueError, match=r"^calibration.n_boot must be a whole number"):
+        RunConfig.from_dict({"calibration": {"n_boot": "many"}})
     assert set(DEFAULTS) == {f.alias or n for n, f in RunSpec.model_fields.items()} - {"_file"}
 
 

@@ -123,7 +123,6 @@ def describe(run: Run, key: str | None = None) -> dict:
         return s in stages and stages[s].done
 
     chunker, retrievers = cfg.section("chunker"), cfg.section("retrievers")
-    scoring = cfg.section("scoring")
     cal = run.calibration()
     shares = (cal.shares if cal is not None else None) or {}
     return {
@@ -133,13 +132,13 @@ def describe(run: Run, key: str | None = None) -> dict:
         "dataset": ds.name, "sha256": ds.short,
         "dataset_key": ds.key,
         "questions": stages["ingest"].counts.get("examples") if "ingest" in stages else None,
-        "chunker": str(chunker.get("method") or ""),
+        "chunker": cfg.chunker_method or "",
         "chunker_params": _params_text(chunker.get("params")),
         "retrievers": ", ".join(cfg.retrievers),
         "retriever_params": _params_text(retrievers.get("params"))
         or f"preset {retrievers.get('preset') or 'none'}",
         "budgets": budgets_text(cfg.budgets), "tokenizer": cfg.tokenizer,
-        "scoring": f"{scoring.get('method', 'substring')}, {cfg.scoring_mode}",
+        "scoring": f"{cfg.scoring_method}, {cfg.scoring_mode}",
         "scored": done("score"),
         "llm": ", ".join(s for s in ("generate", "judge", "calibrate") if done(s)) or "no",
         "judged_correct": (shares.get("actual") or {}).get("pct"),
@@ -273,8 +272,8 @@ def compare_runs(runs: Mapping[str, Run],
     configs = {k: r.config for k, r in runs.items()}
     for what, of in (("tokenizers", lambda c: c.tokenizer),
                      ("scoring settings",
-                      lambda c: f"{c.section('scoring').get('method')}, {c.scoring_mode}, "
-                                f"share {c.section('scoring').get('relevance_share', 1.0)}")):
+                      lambda c: f"{c.scoring_method}, {c.scoring_mode}, "
+                                f"share {c.relevance_share}")):
         if note := _settings_note(what, {names[k]: of(c) for k, c in configs.items()}):
             notes.append(note)
 

@@ -21,6 +21,7 @@ from ragdash.calibration.agreement import (
 )
 from ragdash.calibration.ppi import LEVEL
 from ragdash.calibration.ppi_shares import features, retrieval_probability, share_table
+from ragdash.calibration.settings import CalibrationSpec
 from ragdash.labels.design import changed, read_design, with_strata
 from ragdash.labels.judged import judge_scores
 from ragdash.labels.store import STAND_IN, current_labels, labelable, locked, read_sample
@@ -50,7 +51,7 @@ def _ir_scores(run: Run) -> pd.DataFrame | None:
     """Score_IR by the method calibration fits on (None without ir_scores)."""
     if not run.has("ir_scores"):
         return None
-    return run.ir_scores(run.config.section("calibration").get("scores"))
+    return run.ir_scores(run.config.calibration_scores)
 
 
 def answer_table(run: Run, labels: pd.DataFrame, judge: pd.DataFrame | None,
@@ -217,9 +218,9 @@ def evaluate(run: Run, n_boot: int | None = None, seed: int | None = None,
     between labellers with the verdict, "ppi": the share correct per system and pooled}."""
     from ragdash.analysis.frames import order_systems
 
-    cfg = run.config.section("calibration")
-    n_boot = int(cfg.get("n_boot") or 200) if n_boot is None else n_boot
-    seed = int(cfg.get("seed") or 0) if seed is None else seed
+    cfg, declared = run.config, CalibrationSpec.model_fields
+    n_boot = (cfg.calibration_n_boot or declared["n_boot"].default) if n_boot is None else n_boot
+    seed = (cfg.calibration_seed or declared["seed"].default) if seed is None else seed
     answers = labelable(run)
     labels, stale = current_labels(run, answers)
     judge = judge_scores(run)
@@ -240,7 +241,7 @@ def estimand(run: Run) -> str:
     """The estimand the run's config names (calibration.estimand; "these answers")."""
     from ragdash.calibration.survey import DEFAULT_ESTIMAND
 
-    return str(run.config.section("calibration").get("estimand") or DEFAULT_ESTIMAND)
+    return run.config.calibration_estimand or DEFAULT_ESTIMAND
 
 
 def _share_version() -> int:

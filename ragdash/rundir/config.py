@@ -53,6 +53,18 @@ def _listed(value: Any, key: str, kind: type) -> tuple:
     return tuple(value)
 
 
+def _text(value: Any) -> str | None:
+    """A saved setting as text (None when absent or empty)."""
+    return None if value is None or value == "" else str(value)
+
+
+def _whole(value: Any, key: str) -> int | None:
+    """A saved whole number (None when absent); ValueError naming `key` otherwise."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"{key} must be a whole number, not {value!r}"[:200])
+    return value
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """A run's configuration (read-only)."""
@@ -67,12 +79,28 @@ class RunConfig:
     scoring_mode: str = DEFAULT_SCORING_MODE
     scoring_method: str = DEFAULT_SCORING_METHOD
     """Score_IR's main matching method (`scoring.method`)."""
+    relevance_share: float = 1.0
+    """The share of a relevant part that counts it found (`scoring.relevance_share`)."""
     generation_budget: int | None = None
     """N of the generation contexts (`generation.budget`)."""
     judge_mode: str | None = None
     """How the judge asks (`judge.mode`; None for a run saved without one)."""
     dataset_path: str = ""
     """The dataset file as the config named it (`dataset.path`)."""
+    chunker_method: str | None = None
+    """The chunker (`chunker.method`; None for a run saved without one)."""
+    llm_backend: str | None = None
+    """The run's LLM backend (`llm.backend`); a stage's own `llm` section may override it."""
+    judge_refusal: Any = None
+    """The judge's refusal rule as saved (`judge.refusal`: `RefusalRule.from_config` reads it)."""
+    calibration_scores: str | None = None
+    """The Score_IR method calibration fits on (`calibration.scores`; None: the main one)."""
+    calibration_estimand: str | None = None
+    """What the share-correct interval is about (`calibration.estimand`; None: the default)."""
+    calibration_n_boot: int | None = None
+    """Bootstrap resamples of the calibration's intervals (`calibration.n_boot`)."""
+    calibration_seed: int | None = None
+    """The seed of those resamples (`calibration.seed`)."""
     sections: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """Every section as saved (read-only mappings): dataset, chunker, llm, judge, …"""
 
@@ -91,9 +119,7 @@ class RunConfig:
     @staticmethod
     def _read(cfg: Mapping[str, Any]) -> dict[str, Any]:
         """The typed fields of a saved config (every one but `sections`)."""
-        budget = _part(cfg, "generation").get("budget")
-        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
-            raise ValueError(f"generation.budget must be a whole number, not {budget!r}"[:200])
+        budget = _whole(_part(cfg, "generation").get("budget"), "generation.budget")
         return {
             "name": str(cfg.get("name") or ""),
             "description": str(cfg.get("description") or ""),
@@ -104,11 +130,26 @@ class RunConfig:
             "scoring_mode": str(_part(cfg, "scoring").get("mode") or DEFAULT_SCORING_MODE),
             "scoring_method": str(_part(cfg, "scoring").get("method")
                                   or DEFAULT_SCORING_METHOD),
+            "relevance_share": float(_part(cfg, "scoring").get("relevance_share") or 1.0),
             "generation_budget": budget,
             "judge_mode": None if (mode := _part(cfg, "judge").get("mode")) is None
             else str(mode),
             "dataset_path": str(_part(cfg, "dataset").get("path") or ""),
+            "chunker_method": _text(_part(cfg, "chunker").get("method")),
+            "llm_backend": _text(_part(cfg, "llm").get("backend")),
+            "judge_refusal": _freeze(_part(cfg, "judge").get("refusal")),
+            "calibration_scores": _text(_part(cfg, "calibration").get("scores")),
+            "calibration_estimand": _text(_part(cfg, "calibration").get("estimand")),
+            "calibration_n_boot": _whole(_part(cfg, "calibration").get("n_boot"),
+                                         "calibration.n_boot"),
+            "calibration_seed": _whole(_part(cfg, "calibration").get("seed"), "calibration.seed"),
         }
+
+    def stage_backend(self, section: str) -> str | None:
+        """The LLM backend of the stage configured in `section` (its own `llm.backend`, else
+        the run's)."""
+        own = self.section(section).get("llm")
+        return (own.get("backend") if isinstance(own, Mapping) else None) or self.llm_backend
 
     def section(self, name: str) -> Mapping[str, Any]:
         """One top-level section ({} when the run predates it)."""

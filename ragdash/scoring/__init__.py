@@ -165,7 +165,8 @@ def warm() -> None:
             part_scores(["a part"], "a context with a part", [3, 30], method)
 
 
-def score_ir(parts: Sequence[str], context: str, cuts: Sequence[int], method: str = DEFAULT_SCORING_METHOD):
+def score_ir(parts: Sequence[str], context: str, cuts: Sequence[int],
+             method: str = DEFAULT_SCORING_METHOD):
     """Score_IR per cut (mean over parts; 0 when there is no part) and the part scores."""
     scores = part_scores(parts, context, cuts, method)
     means = scores.mean(axis=1) if len(parts) else np.zeros(len(cuts))

@@ -94,8 +94,7 @@ class RunView:
         """The backend each LLM stage ran on ({"generation", "judging"}): the stage's own `llm`
         section's, else the run's `llm` (what the Build page priced)."""
         cfg = self.run.config
-        base = cfg.section("llm").get("backend")
-        return {stage: (cfg.section(section).get("llm") or {}).get("backend") or base
+        return {stage: cfg.stage_backend(section)
                 for stage, section in (("generation", "generation"), ("judging", "judge"))}
 
     @kept()
@@ -131,7 +130,7 @@ class RunView:
         answers = self.answers()
         if answers is None or answers.empty:
             return None
-        rule = RefusalRule.from_config(self.run.config.section("judge").get("refusal"))
+        rule = RefusalRule.from_config(self.run.config.judge_refusal)
         refused = answers["answer"].map(lambda a: rule.match(a) is not None)
         classes = truthfulness.classify(
             answers, refused=refused, labels=self.run.table("labels"),

@@ -106,7 +106,7 @@ def earlier_runs(runs: Sequence[Run], name: Callable[[str], str] = str
             "run": r.id, "updated": r.manifest.get("updated", ""),
             "questions": stages["ingest"].counts.get("examples") if "ingest" in stages else None,
             "retrievers": ", ".join(name(x) for x in cfg.retrievers),
-            "chunker": cfg.section("chunker").get("method"),
+            "chunker": cfg.chunker_method,
             "stages": " ".join(f"{s} {mark}" for s, mark in
                                stage_table(stages.values())[["stage", "mark"]].values)})
     return pd.DataFrame(rows, columns=EARLIER_COLUMNS), problems

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdash.budget import parse_budgets
+from ragdash.constants import DEFAULT_SCORING_METHOD
 from ragdash.rundir.manage import RUN_NAME
 
 
@@ -40,7 +41,7 @@ class BuildForm:
     retriever_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     tokenizer: str = "llama3"
     budgets: str = "100:1000:100"
-    matching: str = "substring"
+    matching: str = DEFAULT_SCORING_METHOD
     mode: str = "corrected"
     llm: dict[str, Any] | None = None
     judge: dict[str, Any] | None = None

@@ -109,7 +109,7 @@ def overview(view: RunView, name: Callable[[str], str] = str) -> Overview:
         no_calibration=no_calibration, has_scores=has_scores,
         curve_sentences=" ".join(view.facts(name).curve_sentences) if has_scores else "",
         table=curves.summary_table(ir, order, cfg.scoring_mode) if has_scores else None,
-        paper_data="hotpot" in str(cfg.section("dataset").get("path") or "").lower())
+        paper_data="hotpot" in cfg.dataset_path.lower())
 
 
 def imported_systems(run, name: Callable[[str], str] = str) -> list[str]:
@@ -186,7 +186,7 @@ def _prediction(view: RunView, cal, name: Callable[[str], str]) -> Prediction:
     """The section's tiles and sentences, each one of the run's facts (`RunView.facts`)."""
     run = view.run
     f = view.facts(name)
-    fit_on = cal.scores or run.config.section("scoring").get("method") or "substring"
+    fit_on = cal.scores or run.config.scoring_method
     basis = None if f.basis is None else f"Every figure in this section rests on the {f.basis}."
     tiles = _share_tiles(f)
     if f.avoided is not None:  # what estimating saves, only where it estimates
