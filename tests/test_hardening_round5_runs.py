@@ -399,15 +399,19 @@ def test_a_build_into_a_run_that_cannot_be_read_is_refused_untouched(made, tmp_p
 
 @pytest.mark.parametrize("case", ["not-json", "huge", "list", "deep", "not-utf8"])
 def test_a_job_on_a_run_json_that_is_no_object_is_refused_and_the_file_kept(tmp_path, capsys,
-                                                                            case):
+                                                                            case, monkeypatch):
     """`ragdash job` (and every job record write) on a run.json that cannot be parsed leaves it
-    as it was: the record written over it replaced the file by {"job": ...} before."""
+    as it was: the record written over it replaced the file by {"job": ...} before. (`ragdash
+    job` nices its process: here that would be the test worker's, for every later test.)"""
+    niced = []
+    monkeypatch.setattr(jobs, "lower_priority", niced.append)
     f = write_bad(tmp_path / case, case) / MANIFEST
     before = (f.stat().st_mtime_ns, f.stat().st_size)
     time.sleep(0.01)
     with pytest.raises(ManifestError, match="cannot be read"):
         jobs.write(f.parent, state="running")
     assert main(["job", "--run-dir", str(f.parent)]) != 0
+    assert niced == [jobs.NICE]
     assert "cannot be read" in capsys.readouterr().err
     assert (f.stat().st_mtime_ns, f.stat().st_size) == before
 
