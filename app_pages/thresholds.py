@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdash.analysis import frames, judging, thresholds
+from ragdash.analysis import frames, judging, threshold_panel
 from ragdash.calibration.model import HK
 from ragdash.constants import PAPER_H, PAPER_K
 from ragdash.ui import state, widgets
@@ -63,7 +63,7 @@ def panel() -> None:
     n = widgets.budget_slider(c[0], "Token budget N", budgets, opening.n, "thr_n",
                               help="Score_IR at this N is thresholded.")
     # with judgments, every figure of the panel counts the judged answers only
-    at_n = thresholds.judged_only(state.view(run).thresholds(n))
+    at_n = threshold_panel.judged_only(state.view(run).thresholds(n))
     fit_note = "fit" if at_n.fit_h is not None else "paper's value"
     h = c[1].slider("h (lacks information below)", 0.0, 1.0, opening.h, step=0.001,
                     format="%.3f", key="thr_h", bind="query-params",
@@ -159,7 +159,7 @@ else:
     shown = saved.iloc[0:0] if facts.blind else (
         saved[saved["method"] != HK] if facts.hk_reason else saved)
     if len(shown):
-        widgets.chart(calibration.estimator_bars(thresholds.estimator_summary(shown)),
+        widgets.chart(calibration.estimator_bars(threshold_panel.estimator_summary(shown)),
                       key="thr_estimators")
     if verdict:
         st.markdown(f"**Verdict.** {verdict}")

@@ -1,9 +1,9 @@
 """Time the Thresholds page's slider redraw on 40,000 (question, retriever) points.
 
-What a slider move costs in the fragment: the panel numbers (`ragdash.thresholds.panel`) plus the
-five figures built and serialised to JSON as `st.plotly_chart` does. The one-off preparation at
-a budget (`threshold_data`: sort, join judgments, fit h and k, objective curves; cached by the
-page) is timed apart.
+What a slider move costs in the fragment: the panel numbers
+(`ragdash.analysis.threshold_panel.panel`) plus the five figures built and serialised to JSON
+as `st.plotly_chart` does. The one-off preparation at a budget (`threshold_data`: sort, join
+judgments, fit h and k, objective curves; cached by the page) is timed apart.
 
     python benchmarks/bench_thresholds_panel.py [N_QUESTIONS]   (default 8000 × 5 retrievers)
 """
@@ -20,12 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from fixtures.make_run import synthetic_scores  # noqa: E402
 
-from ragdash.analysis import thresholds  # noqa: E402
+from ragdash.analysis import threshold_panel  # noqa: E402
 from ragdash.viz import calibration  # noqa: E402
 
 
-def redraw(data: thresholds.ThresholdData, h: float, k: float) -> int:
-    res = thresholds.panel(data, h, k)
+def redraw(data: threshold_panel.ThresholdData, h: float, k: float) -> int:
+    res = threshold_panel.panel(data, h, k)
     figs = [calibration.threshold_curves(data, res["estimated"], h, k),
             calibration.estimated_vs_actual(res["compare"]),
             calibration.confusion(res["confusion"]),
@@ -36,7 +36,7 @@ def redraw(data: thresholds.ThresholdData, h: float, k: float) -> int:
 def main(n_questions: int = 8000) -> None:
     ir, judgments = synthetic_scores(n_questions)
     t = time.perf_counter()
-    data = thresholds.threshold_data(ir, judgments, 1000)
+    data = threshold_panel.threshold_data(ir, judgments, 1000)
     prep = time.perf_counter() - t
     points = sum(len(v) for v in data.sorted_ir.values())
     redraw(data, 0.1, 0.6)  # warm-up (imports, plotly validators)
@@ -54,7 +54,7 @@ def main(n_questions: int = 8000) -> None:
     res_t = []
     for _ in range(20):
         t = time.perf_counter()
-        thresholds.panel(data, 0.1, 0.6)
+        threshold_panel.panel(data, 0.1, 0.6)
         res_t.append(time.perf_counter() - t)
     print(f"  of which the numbers (shares, confusion, agreement): "
           f"median {statistics.median(res_t) * 1000:.1f} ms")

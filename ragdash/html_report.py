@@ -25,7 +25,7 @@ from ragdash.analysis import (
     judging,
     sentences,
     signals,
-    thresholds,
+    threshold_panel,
     truthfulness,
 )
 from ragdash.constants import PAPER_H, PAPER_K, REFERENCE_METRICS
@@ -108,10 +108,10 @@ def figures(run: Run | str | Path, view: RunView | None = None) -> dict[str, go.
         gain = judging.rag_gain(judgments, order)
         if not gain.empty:
             out["rag_vs_llm_only"] = llm.rag_gain_bars(gain)
-    data = thresholds.judged_only(view.thresholds(_threshold_budget(run, ir)))
+    data = threshold_panel.judged_only(view.thresholds(_threshold_budget(run, ir)))
     h = data.fit_h if data.fit_h is not None else PAPER_H
     k = data.fit_k if data.fit_k is not None else PAPER_K
-    res = thresholds.panel(data, h, k)
+    res = threshold_panel.panel(data, h, k)
     facts = view.facts(label)
     if data.has_judgments and facts.budget == data.budget and facts.hk_reason:
         res = without_estimate(res)  # no share the rule does not estimate, as on the pages
@@ -152,7 +152,7 @@ def _threshold_sentences(view: RunView, ir: pd.DataFrame, n_questions: int | Non
     (how many judged answers they count), `bias` (the h/k rule against the judge, or why it
     gives no estimate: the run's fact, `RunView.facts`) and `confusion` (how to read the
     matrix, the verdict first); empty without judged answers."""
-    data = thresholds.judged_only(view.thresholds(_threshold_budget(view.run, ir)))
+    data = threshold_panel.judged_only(view.thresholds(_threshold_budget(view.run, ir)))
     if not data.has_judgments:
         return {}
     h = data.fit_h if data.fit_h is not None else PAPER_H
@@ -160,10 +160,10 @@ def _threshold_sentences(view: RunView, ir: pd.DataFrame, n_questions: int | Non
     p = data.pairs
     facts = view.facts(label)
     bias = (facts.bias if facts.budget == data.budget and facts.bias else
-            sentences.rule_bias(thresholds.rule_bias(p, k, data.budget), n_questions))
+            sentences.rule_bias(threshold_panel.rule_bias(p, k, data.budget), n_questions))
     return {"basis": [sentences.judged_basis(len(p), p["qid"].nunique(), n_questions)],
             "bias": [bias],
-            "confusion": sentences.confusion_reading(thresholds.panel(data, h, k)["confusion"],
+            "confusion": sentences.confusion_reading(threshold_panel.panel(data, h, k)["confusion"],
                                                      h, k, data.budget)}
 
 

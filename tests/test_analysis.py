@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from fixtures.make_run import HOSTILE, make_run, synthetic_scores
 
-from ragdash.analysis import compare, curves, frames, judging, matching, thresholds
+from ragdash.analysis import compare, curves, frames, judging, matching, threshold_panel
 from ragdash.constants import SCORES
 from ragdash.rundir import Run
 from ragdash.scoring import part_scores
@@ -104,9 +104,9 @@ def test_threshold_panel_matches_calibrate(run):
     from ragdash import calibration as cal
 
     ir, judgments = run.read("ir_scores"), run.read("judgments")
-    data = thresholds.threshold_data(ir, judgments, 1000)
+    data = threshold_panel.threshold_data(ir, judgments, 1000)
     for h, k in ((0.1, 0.6), (0.3, 0.2), (0.0, 1.0), (0.5, 0.5)):
-        res = thresholds.panel(data, h, k)
+        res = threshold_panel.panel(data, h, k)
         est = cal.estimate(ir, h, k, 1000).set_index("retriever")
         mine = res["estimated"].set_index("retriever")
         for c in ("est_1", "est_2_4", "est_5"):
@@ -120,16 +120,16 @@ def test_threshold_panel_matches_calibrate(run):
 
 
 def test_threshold_data_without_judgments(run):
-    data = thresholds.threshold_data(run.read("ir_scores"), None, 500)
+    data = threshold_panel.threshold_data(run.read("ir_scores"), None, 500)
     assert not data.has_judgments and data.fit_k is None
-    res = thresholds.panel(data, 0.105, 0.67)
+    res = threshold_panel.panel(data, 0.105, 0.67)
     assert set(res) == {"estimated"}
     assert np.allclose(res["estimated"][["est_1", "est_2_4", "est_5"]].sum(axis=1), 1)
 
 
 def test_large_panel_is_cheap():
     ir, judgments = synthetic_scores(2000)
-    data = thresholds.threshold_data(ir, judgments, 1000)
+    data = threshold_panel.threshold_data(ir, judgments, 1000)
     assert len(data.pairs) == 10_000
     idx, vals = curves.downsample_sorted(data.sorted_ir["bm25"], 400)
     assert len(idx) <= 400 and idx[0] == 0 and idx[-1] == 1999
@@ -221,8 +221,8 @@ def test_one_colour_per_retriever():
 def test_charts_are_titled_and_labelled(run):
     ir = run.read("ir_scores")
     order = ["bm25", "sim", "mmr", "reo", "mlq"]
-    data = thresholds.threshold_data(ir, run.read("judgments"), 1000)
-    res = thresholds.panel(data, 0.1, 0.6)
+    data = threshold_panel.threshold_data(ir, run.read("judgments"), 1000)
+    res = threshold_panel.panel(data, 0.1, 0.6)
     figs = [retrieval.score_curves(curves.mean_curves(ir), order),
             retrieval.score_distribution(frames.at_budget(ir, 1000), order, 1000),
             calibration.threshold_curves(data, res["estimated"], 0.1, 0.6),
@@ -270,12 +270,12 @@ def test_report_is_self_contained_and_escaped(run, tmp_path):
     assert path.stat().st_size > 100_000
 
 
-def _pairs_data(ir, judge) -> thresholds.ThresholdData:
+def _pairs_data(ir, judge) -> threshold_panel.ThresholdData:
     ir_scores = pd.DataFrame({"qid": [f"q{i}" for i in range(len(ir))], "retriever": "bm25",
                               "budget": 1000, "score": ir})
     judgments = pd.DataFrame({"qid": [f"q{i}" for i in range(len(ir))], "system": "bm25",
                               "score": pd.array(judge, dtype="Int64")})
-    return thresholds.threshold_data(ir_scores, judgments, 1000)
+    return threshold_panel.threshold_data(ir_scores, judgments, 1000)
 
 
 def test_fit_diagnosis_explains_fits_that_carry_no_information():
@@ -283,17 +283,17 @@ def test_fit_diagnosis_explains_fits_that_carry_no_information():
     ir = rng.uniform(0.3, 1.0, 60)
     # correct answers at the lowest Score_IR, no judge 1 at all: both fits are empty
     flat = _pairs_data(ir, np.where(ir < np.quantile(ir, 0.25), 5, 4))
-    notes = thresholds.fit_diagnosis(flat)
+    notes = threshold_panel.fit_diagnosis(flat)
     assert len(notes) == 2
     assert notes[0].startswith("No k beats predicting") and "does not separate" in notes[0]
     assert notes[1].startswith("No answer was judged lacking information (1)")
     # a judge that follows IR: nothing to explain
     clear = _pairs_data(ir, np.where(ir > 0.8, 5, np.where(ir < 0.4, 1, 4)))
-    assert 0.75 < clear.fit_k < 0.85 and thresholds.fit_diagnosis(clear) == []
-    every = thresholds.fit_diagnosis(_pairs_data(ir, np.ones(60, dtype=int)))
+    assert 0.75 < clear.fit_k < 0.85 and threshold_panel.fit_diagnosis(clear) == []
+    every = threshold_panel.fit_diagnosis(_pairs_data(ir, np.ones(60, dtype=int)))
     assert any(n.startswith("Every answer was judged lacking information (1)") for n in every)
-    assert thresholds.fit_diagnosis(thresholds.ThresholdData(1000, [], {}, None, None, None, None,
-                                                             None)) == []
+    empty = threshold_panel.ThresholdData(1000, [], {}, None, None, None, None, None)
+    assert threshold_panel.fit_diagnosis(empty) == []
 
 
 def test_best_retriever_names_every_retriever_of_a_tie():
@@ -326,7 +326,7 @@ def test_a_rule_that_agrees_with_the_judge_everywhere_has_a_bias_interval_with_w
     judgment, no resample moves the difference, so the percentile interval was 0.0–0.0 pp;
     it is ± Clopper-Pearson's bound for no disagreement in 20 questions (16.8 pp). One
     disagreement keeps the percentile interval."""
-    from ragdash.analysis.thresholds import rule_bias
+    from ragdash.analysis.threshold_panel import rule_bias
 
     ir = np.linspace(0.05, 0.95, 40)
     pairs = pd.DataFrame({"qid": np.repeat([f"q{i}" for i in range(20)], 2),

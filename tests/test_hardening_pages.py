@@ -18,7 +18,7 @@ from fixtures.make_run import fail_judgments, make_run
 from streamlit.testing.v1 import AppTest
 
 from ragdash.analysis import judging
-from ragdash.analysis.thresholds import threshold_data
+from ragdash.analysis.threshold_panel import threshold_data
 from ragdash.html_report import build_report, figures
 from ragdash.rundir import Run
 from ragdash.stages.retrieve import empty_message, empty_results

@@ -18,7 +18,7 @@ from fixtures.apptest import open_app
 from fixtures.make_run import make_run
 from streamlit.testing.v1 import AppTest
 
-from ragdash.analysis import compare, sentences, thresholds
+from ragdash.analysis import compare, sentences, threshold_panel
 from ragdash.calibration import calibrate, pairs
 from ragdash.constants import CLASSES
 from ragdash.html_report import build_report
@@ -225,15 +225,15 @@ def test_a_difference_within_the_tie_tolerance_is_a_tie_for_the_test_too():
 
 def test_judged_only_cuts_the_chart_to_the_judged_answers(runs):
     run = Run(runs["partly"])
-    full = thresholds.threshold_data(run.read("ir_scores"), run.read("judgments"), BUDGET)
+    full = threshold_panel.threshold_data(run.read("ir_scores"), run.read("judgments"), BUDGET)
     assert all(len(v) == 12 for v in full.sorted_ir.values())
-    cut = thresholds.judged_only(full)
+    cut = threshold_panel.judged_only(full)
     assert all(len(v) == 5 for v in cut.sorted_ir.values())
-    fig = viz.threshold_curves(cut, thresholds.panel(cut, T, T)["estimated"], T, T)
+    fig = viz.threshold_curves(cut, threshold_panel.panel(cut, T, T)["estimated"], T, T)
     titles = [a.text for a in fig.layout.annotations if a.text and "answers" in a.text]
     assert titles == [f"{r} · 5 answers" for r in ("BM25", "SIM", "MMR", "REO", "MLQ")]
-    none = thresholds.threshold_data(run.read("ir_scores"), None, BUDGET)
-    assert thresholds.judged_only(none) is none
+    none = threshold_panel.threshold_data(run.read("ir_scores"), None, BUDGET)
+    assert threshold_panel.judged_only(none) is none
 
 
 # --- the pages and the report ------------------------------------------------------------------

@@ -15,7 +15,7 @@ from fixtures.make_run import make_run
 from fixtures.paraphrase import ITEMS, scores
 
 from ragdash.analysis import matching
-from ragdash.analysis.thresholds import threshold_data
+from ragdash.analysis.threshold_panel import threshold_data
 from ragdash.config import ConfigError, RunSpec, fingerprint, load_config
 from ragdash.rundir import Run
 from ragdash.scoring import METHODS, part_scores

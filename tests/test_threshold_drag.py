@@ -14,7 +14,7 @@ import tempfile
 import pytest
 from fixtures.make_run import make_run
 
-from ragdash.analysis import thresholds
+from ragdash.analysis import threshold_panel
 from ragdash.rundir import Run
 from ragdash.ui import threshold_drag
 from ragdash.ui.threshold_drag import FRONTEND, PLOTLY_JS, served_dir
@@ -98,7 +98,7 @@ def test_served_folder_falls_back_to_a_private_one(tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     run = Run(make_run(tmp_path_factory.mktemp("drag") / "run", n_questions=20, seed=3))
-    return thresholds.threshold_data(run.read("ir_scores"), run.read("judgments"), 1000)
+    return threshold_panel.threshold_data(run.read("ir_scores"), run.read("judgments"), 1000)
 
 
 def _names(fig) -> list[str]:
@@ -106,7 +106,7 @@ def _names(fig) -> list[str]:
 
 
 def test_threshold_curves_names_its_lines_and_bands(data):
-    est = thresholds.panel(data, 0.0, 0.6)["estimated"]
+    est = threshold_panel.panel(data, 0.0, 0.6)["estimated"]
     plain = threshold_curves(data, est, 0.0, 0.6)
     n = len(data.retrievers)
     names = _names(plain)
@@ -172,7 +172,7 @@ def test_dragged_value_snaps_rounds_clamps_and_stops():
 
 
 def test_relayout_moves_the_named_shapes_of_the_real_figure(data):
-    est = thresholds.panel(data, 0.1, 0.6)["estimated"]
+    est = threshold_panel.panel(data, 0.1, 0.6)["estimated"]
     fig = threshold_curves(data, est, 0.1, 0.6, reference=(0.12, 0.58, "fit"))
     layout = json.loads(fig.to_json())["layout"]
     update = js("M.relayoutFor(I.layout, 0.2, 0.7, 0.3)", layout=layout)

@@ -43,7 +43,7 @@ def _level(level: float) -> str:
 def rule_bias(bias: dict, total_questions: int | None = None) -> str:
     """Whether the h/k rule over- or underestimates the share of correct answers, or matches
     the judge within the interval of the difference, by how many points and on how many
-    answers (`ragdash.analysis.thresholds.rule_bias`'s numbers)."""
+    answers (`ragdash.analysis.threshold_panel.rule_bias`'s numbers)."""
     if bias["n"] == 0:
         return "No judged answer: the h/k rule's estimate cannot be checked against the judge."
     est, act, d, ci = bias["est_pct"], bias["act_pct"], bias["diff_pp"], bias["ci"]

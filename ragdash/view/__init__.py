@@ -28,7 +28,7 @@ from ragdash.analysis import (
     system_means,
     truthfulness,
 )
-from ragdash.analysis.thresholds import ThresholdData, threshold_data
+from ragdash.analysis.threshold_panel import ThresholdData, threshold_data
 from ragdash.erag.summary import ERAGSummary, erag_cost, erag_summary
 from ragdash.rundir import Memo, Reader, Run
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ragdash.analysis import area, judging, sentences, thresholds
+from ragdash.analysis import area, judging, sentences, threshold_panel
 from ragdash.calibration.model import HK
 from ragdash.calibration.predictive import degenerate
 
@@ -177,7 +177,7 @@ def facts(view, name: Callable[[str], str] = str) -> RunFacts:
         judged5 = Share.of(shares["actual"])
         raw = {label: Share.of(e) for label, e in shares["estimates"].items()}
     else:  # a calibration.json written before the shares were stored
-        s = thresholds.correct_share_summary(cal)
+        s = threshold_panel.correct_share_summary(cal)
         judged5 = Share(s["actual_pct"]) if s else None
         raw = {HK: Share(s["estimated_pct"])} if s else {}
     estimates = []
@@ -196,7 +196,7 @@ def facts(view, name: Callable[[str], str] = str) -> RunFacts:
     elif flat or blind:
         bias = Estimate(HK, None, flat or blind).sentence
     elif pairs is not None:
-        bias = sentences.rule_bias(thresholds.rule_bias(pairs, cal.k, cal.budget), n_q)
+        bias = sentences.rule_bias(threshold_panel.rule_bias(pairs, cal.k, cal.budget), n_q)
     else:
         bias = None
     done = RunFacts(budget=cal.budget, h=cal.h, k=cal.k, judged5=judged5,

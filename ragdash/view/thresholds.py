@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ragdash.analysis import judging, sentences, thresholds
+from ragdash.analysis import judging, sentences, threshold_panel
 from ragdash.analysis.system_means import order_text
-from ragdash.analysis.thresholds import ThresholdData
+from ragdash.analysis.threshold_panel import ThresholdData
 from ragdash.constants import PAPER_H, PAPER_K
 from ragdash.view import RunView
 from ragdash.view.overview import Tile
@@ -42,8 +42,8 @@ class Start:
 class Panel:
     """Everything the Thresholds panel shows at (N, h, k), in page order.
 
-    `data`: the thresholds at N cut to the judged answers (`thresholds.judged_only`);
-    `result`: `thresholds.panel`'s numbers; `reference`: the dashed lines (h, k, "fit" or
+    `data`: the thresholds at N cut to the judged answers (`threshold_panel.judged_only`);
+    `result`: `threshold_panel.panel`'s numbers; `reference`: the dashed lines (h, k, "fit" or
     "paper"); `tiles`: the two agreements, the share in the estimated class and the share
     error (empty without judgments); `table`: estimated vs judged shares per retriever."""
 
@@ -189,7 +189,7 @@ def no_estimate(view: RunView, data: ThresholdData, n: int, k: float,
 
 
 def without_estimate(result: dict) -> dict:
-    """`thresholds.panel`'s numbers with the rule's share correct withheld (its estimate and
+    """`threshold_panel.panel`'s numbers with the rule's share correct withheld (its estimate and
     error per retriever NaN, no MAE over them): where the rule gives no estimate, no table or
     chart shows one."""
     out = dict(result)
@@ -207,8 +207,8 @@ def without_estimate(result: dict) -> dict:
 def panel(view: RunView, n: int, h: float, k: float,
           name: Callable[[str], str] = str) -> Panel:
     """The Thresholds panel at budget N with the sliders at (h, k)."""
-    data = thresholds.judged_only(view.thresholds(n))
-    result = thresholds.panel(data, h, k)
+    data = threshold_panel.judged_only(view.thresholds(n))
+    result = threshold_panel.panel(data, h, k)
     failed = bool(judging.all_failed(view.judgments()))
     reference = ((round(data.fit_h, 3), round(data.fit_k, 3), "fit")
                  if data.fit_h is not None and data.fit_k is not None
@@ -223,7 +223,7 @@ def panel(view: RunView, n: int, h: float, k: float,
         if flat:  # the Overview's words at the fitted k: no number for a rule without one
             bias = ("", f"The h/k rule gives no estimate here: {flat.rstrip('.')}.")
         else:
-            head, _, rest = sentences.rule_bias(thresholds.rule_bias(data.pairs, k, n),
+            head, _, rest = sentences.rule_bias(threshold_panel.rule_bias(data.pairs, k, n),
                                                 n_questions).partition(": ")
             bias = (head, rest)
     return Panel(
@@ -232,7 +232,7 @@ def panel(view: RunView, n: int, h: float, k: float,
             len(data.pairs), data.pairs["qid"].nunique(), n_questions) + ".") if judged
         else None,
         fit=fit_sentence(data, n, h, k, failed),
-        diagnosis=thresholds.fit_diagnosis(data),
+        diagnosis=threshold_panel.fit_diagnosis(data),
         tiles=agreement_tiles(data, result) if judged else [],
         reference=reference, bias=bias,
         table=compare_table(result, name) if judged else None,

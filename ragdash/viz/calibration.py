@@ -1,10 +1,10 @@
 """Figures of the calibration (§3.3; plain plotly, no streamlit): the threshold panel (sorted
 Score_IR per retriever with the h / k bands, the paper's Figure 3.2; Score_IR per judge group,
 Figure 3.1; the fit objective, the confusion matrix, estimated vs actual shares), which take
-`ragdash.analysis.thresholds`' ThresholdData and `panel()` numbers; then whether retrieval
+`ragdash.analysis.threshold_panel`' ThresholdData and `panel()` numbers; then whether retrieval
 predicts answer quality (ROC and reliability, `ragdash.calibration.predictive`) and the
 cross-validated share error of the h/k rule vs the logistic estimators
-(`ragdash.analysis.thresholds.estimator_summary`)."""
+(`ragdash.analysis.threshold_panel.estimator_summary`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ragdash.analysis.curves import downsample_sorted
-from ragdash.analysis.thresholds import ThresholdData
+from ragdash.analysis.threshold_panel import ThresholdData
 from ragdash.constants import CLASS_LABELS, CLASSES
 from ragdash.viz.colors import CLASS_COLORS, color_of, label
 from ragdash.viz.style import style, subtitle
