@@ -1,7 +1,7 @@
 """Helpers for the browser tests (tests/browser/): Debian Chromium driven by PyPI playwright
 (never `playwright install`), a Streamlit server of `app.py` on a free local port, and page
 steps that wait with Playwright's `expect` for what they need. Screenshots go to
-test-artifacts/screenshots/."""
+test-artifacts/screenshots/ when RAGDASH_SCREENSHOTS is set."""
 
 from __future__ import annotations
 
@@ -124,9 +124,18 @@ def no_exception(pg: Page, where: str) -> None:
     assert errs.count() == 0, f"{where}: {errs.first.inner_text()[:800]}"
 
 
-def shot(pg: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    pg.screenshot(path=str(SHOTS / f"{name}.png"))
+SHOTS_ON = bool(os.environ.get("RAGDASH_SCREENSHOTS"))
+"""Screenshots are for people to look at, and no test reads one: a tall one costs Chromium about
+1 CPU-s to paint and encode (82 in the suite), so they are taken only when RAGDASH_SCREENSHOTS
+is set (README: "Look at the pages")."""
+
+
+def shot(what: Page | Locator, name: str) -> None:
+    """The page (or one element) as it is now, to test-artifacts/screenshots/`name`.png (when
+    SHOTS_ON)."""
+    if SHOTS_ON:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        what.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
 def goto(pg: Page, server: dict, path: str) -> None:

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from fixtures.make_run import make_run
-from helpers import SHOTS, goto, no_exception, settle
+from helpers import SHOTS, goto, no_exception, settle, shot
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
@@ -104,7 +104,7 @@ def drag(pg, frame, name: str, to: float, shot_name: str | None = None) -> dict:
     mid = {"badge": frame.locator("#badge").inner_text(),
            "drawn": frame.evaluate(LINE_ROW, name)["value"]}
     if shot_name:
-        pg.screenshot(path=str(SHOTS / f"{shot_name}.png"))
+        shot(pg, shot_name)
     pg.mouse.up()
     return {"start": at["value"], "released": time.perf_counter(), **mid}
 
@@ -129,6 +129,7 @@ def test_drag_k_line_updates_agreement_slider_and_url(server, tall):
     k = wait_for_url(pg, "thr_k")
     assert k == pytest.approx(0.35, abs=0.01)
     settle(pg)
+    SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / "drag_timings.json").write_text(json.dumps(
         {"k_line_release_to_agreement_s": round(redraw, 3), "k": k}))
     no_exception(pg, "thresholds after a drag")
@@ -138,7 +139,7 @@ def test_drag_k_line_updates_agreement_slider_and_url(server, tall):
     _, frame = chart_frame(pg)
     assert line(frame, "k")["value"] == pytest.approx(k)
     assert line(frame, "ref:k")["value"] == pytest.approx(fit_k)  # the fit stays marked
-    iframe.screenshot(path=str(SHOTS / "31-thresholds-k-dropped.png"))
+    shot(iframe, "31-thresholds-k-dropped")
     # back to the fit: the line, the slider and the URL all return
     pg.get_by_role("button", name="Back to the fit").click()
     expect(pg).not_to_have_url(re.compile("thr_k="))
@@ -194,4 +195,4 @@ def test_run_without_judgments_draws_draggable_lines(server, tall):
     assert wait_for_url(pg, "thr_h") == pytest.approx(0.25, abs=0.01)
     settle(pg)
     no_exception(pg, "no-judgment run after a drag")
-    pg.screenshot(path=str(SHOTS / "33-thresholds-no-judgments.png"))
+    shot(pg, "33-thresholds-no-judgments")
