@@ -22,6 +22,7 @@ from playwright.sync_api import Locator, Page, expect
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
+SHOTS.mkdir(parents=True, exist_ok=True)  # drag timings are written here with or without shots
 CHROMIUM = chromium_path()
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]

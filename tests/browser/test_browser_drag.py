@@ -129,7 +129,6 @@ def test_drag_k_line_updates_agreement_slider_and_url(server, tall):
     k = wait_for_url(pg, "thr_k")
     assert k == pytest.approx(0.35, abs=0.01)
     settle(pg)
-    SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / "drag_timings.json").write_text(json.dumps(
         {"k_line_release_to_agreement_s": round(redraw, 3), "k": k}))
     no_exception(pg, "thresholds after a drag")
