@@ -42,16 +42,36 @@ def wilcoxon_test(d: np.ndarray) -> dict:
     of zero is a tie (as `counts` says); pvalue is None with fewer than `MIN_DIFFERING`
     non-tied differences.
     """
-    from scipy.stats import wilcoxon
-
     nz = int((np.abs(d) > TIE).sum())
     out = {"statistic": None, "pvalue": None, "n": int(len(d)), "n_nonzero": nz,
            "mean_diff": float(d.mean()) if len(d) else float("nan"),
            "median_diff": float(np.median(d)) if len(d) else float("nan")}
     if nz >= MIN_DIFFERING:
-        res = wilcoxon(d[np.abs(d) > TIE], zero_method="wilcox")
-        out.update(statistic=float(res.statistic), pvalue=float(res.pvalue))
+        out.update(zip(("statistic", "pvalue"), _signed_rank(d[np.abs(d) > TIE]), strict=True))
     return out
+
+
+EXACT_BELOW = 14
+"""SciPy's own limit: with tied |differences| the p-value is exact (all 2^n signs) below it."""
+
+
+def _signed_rank(d: np.ndarray) -> tuple[float, float]:
+    """SciPy's Wilcoxon statistic and two-sided p-value of non-zero differences `d`. With tied
+    |d| and fewer than `EXACT_BELOW` of them SciPy enumerates every sign pattern by calling its
+    statistic once each (4.6 s at 13 differences); here the same permutation test runs with
+    the statistic vectorised over the patterns (the ranks of |d| do not change when signs flip),
+    which gives SciPy's p-value in milliseconds."""
+    from scipy.stats import permutation_test, rankdata, wilcoxon
+
+    ranks = rankdata(np.abs(d))
+    if len(d) >= EXACT_BELOW or len(np.unique(ranks)) == len(d):
+        res = wilcoxon(d, zero_method="wilcox")
+        return float(res.statistic), float(res.pvalue)
+    plus = float(ranks[d > 0].sum())
+    p = permutation_test((d,), lambda x, axis: (ranks * (x > 0)).sum(axis=axis),
+                         permutation_type="samples", vectorized=True,
+                         n_resamples=np.inf).pvalue
+    return min(plus, float(ranks.sum()) - plus), float(p)
 
 
 def mean_ci(d: np.ndarray, level: float = 0.95, bounds: tuple[float, float] = DIFFERENCES
