@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ragdash.analysis.signals import auc, signal_agreement, verdict
+from ragdash.analysis.signals import auc, bootstrap_aucs, signal_agreement, verdict
 
 
 def _answers(n: int = 40, seed: int = 1) -> pd.DataFrame:
@@ -158,3 +158,22 @@ def test_erag_measures_join_as_signals_with_their_cost():
     assert np.isnan(cost["truthfulness"][0])
     assert cost_text(*cost["erag_ndcg"]) == "48 calls, 12,600 tokens"
     assert cost_text(0, 0) == "no LLM call" and cost_text(np.nan, np.nan) == "–"
+
+
+@pytest.mark.parametrize("decimals", [1, 6])
+def test_bootstrap_aucs_are_each_resample_ranked_anew(decimals):
+    """The vectorised resamples give, resample by resample, the AUC of the answers drawn (ties
+    and one-class resamples included)."""
+    rng = np.random.default_rng(decimals)
+    groups = np.repeat(np.arange(6), 3)
+    signal = np.round(rng.random(len(groups)), decimals)
+    correct = (groups == 0) | ((groups == 1) & (signal > 0.5))  # one-class resamples too
+    got = bootstrap_aucs(signal, correct, groups, 300, np.random.default_rng(7))
+    draws = np.random.default_rng(7).integers(0, 6, (300, 6))
+    want = []
+    for draw in draws:
+        take = np.concatenate([np.flatnonzero(groups == g) for g in draw])
+        if 0 < correct[take].sum() < len(take):
+            want.append(auc(signal[take], correct[take]))
+    assert len(want) < 300  # some resamples hold one class only, and are left out
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
