@@ -37,6 +37,7 @@ from ragdash.view.thresholds import without_estimate
 from ragdash.viz import calibration, llm, retrieval
 from ragdash.viz import stress as stress_viz
 from ragdash.viz.colors import label
+from ragdash.viz.style import house_template
 
 CSS = """
 body{font-family:Inter,Segoe UI,Helvetica,Arial,sans-serif;color:#1f2430;margin:0;
@@ -301,7 +302,8 @@ def build_report(run: Run | str | Path, view: RunView | None = None) -> str:
     examples, ir = run.table("examples"), run.table("ir_scores")
     documents, chunks = run.table("documents"), run.table("chunks")
     judgments = view.judgments()
-    figs = figures(run, view)
+    with house_template():
+        figs = figures(run, view)
     plotly_done = False
     parts: list[str] = []
 

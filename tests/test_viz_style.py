@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from ragdash.viz.style import FONT, HOUSE, style, use_house_template
+from ragdash.viz.style import FONT, HOUSE, house_template, style, use_house_template
 
 
 @pytest.fixture
@@ -50,3 +50,18 @@ def test_style_overrides_a_legend_title_set_before(default_template):
     fig = go.Figure(go.Scatter(x=[1], y=[1])).update_layout(legend_title_text="system")
     assert style(fig, "t").layout.legend.title.text == ""
     assert pio.templates.default == HOUSE
+
+
+def test_house_template_is_the_default_inside_only(default_template):
+    """A report made in a library user's process: the house template is plotly's default while
+    its figures are made (the same figure as `style` setting it), the user's own again after,
+    also when making them fails."""
+    pio.templates.default = "plotly"
+    library = json.loads(_figure().to_json())
+    with house_template():
+        assert pio.templates.default == HOUSE
+        assert json.loads(_figure().to_json()) == library
+    assert pio.templates.default == "plotly"
+    with pytest.raises(RuntimeError), house_template():
+        raise RuntimeError("a figure failed")
+    assert pio.templates.default == "plotly"

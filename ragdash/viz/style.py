@@ -4,6 +4,9 @@ axis titles, legend title."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import plotly.graph_objects as go
 import plotly.io as pio
 
@@ -25,6 +28,19 @@ def use_house_template() -> None:
     took 25-35 ms a figure (a third of a Thresholds rerun's server time). A library user's
     process keeps its own default; `style` sets the template there."""
     pio.templates.default = HOUSE
+
+
+@contextlib.contextmanager
+def house_template() -> Iterator[None]:
+    """The house template as plotly's default for the figures made inside, then the process's
+    own again: a report built in a library user's process gets its figures as the dashboard
+    does (`style` setting the template on each made it 2.5 times slower)."""
+    before = pio.templates.default
+    pio.templates.default = HOUSE
+    try:
+        yield
+    finally:
+        pio.templates.default = before
 
 
 def style(fig: go.Figure, title: str, x: str | None = None, y: str | None = None,
