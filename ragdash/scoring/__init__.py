@@ -22,7 +22,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragdash.constants import DEFAULT_SCORING_METHOD
-from ragdash.scoring.kernel import lcsubstr_at_cuts, prefix_lcsubseq
 
 METHODS = ("substring", "subsequence", "normalized", "token", "contains", "semantic")
 ABOUT = {
@@ -55,6 +54,8 @@ def _lcsubstr(parts: list[np.ndarray], context: np.ndarray, cuts, symbols: int =
     np.cumsum([len(p) for p in parts], out=offsets[1:])
     flat = np.concatenate(parts) if parts else np.zeros(0, np.uint32)
     cut_arr = np.asarray(cuts, dtype=np.int64).reshape(-1)
+    from ragdash.scoring.kernel import lcsubstr_at_cuts  # numba: only where scores are made
+
     return lcsubstr_at_cuts(flat, offsets, context, cut_arr, _table(symbols)).astype(np.float64)
 
 
@@ -135,6 +136,8 @@ def part_scores(
         lengths = _lcsubstr([_codepoints(p) for p in parts], _codepoints(context), cuts)
         return lengths / np.array([len(p) for p in parts], dtype=np.float64)
     if method == "subsequence":
+        from ragdash.scoring.kernel import prefix_lcsubseq
+
         ctx = _codepoints(context)
         for j, p in enumerate(parts):
             p_ids, c_ids, _ = _encode_against(_codepoints(p), ctx)
