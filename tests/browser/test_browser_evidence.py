@@ -1,7 +1,10 @@
 """The Data page's evidence review in a real browser: upload a dataset with only id, question and
-answer plus a corpus, find evidence, pick another candidate for one question, reject another,
-save, and check the saved file and that the Build page uses it. On the shared server
-(tests/browser/conftest.py); screenshots go to test-artifacts/screenshots/ (30-*)."""
+answer plus a corpus, find evidence, review it (reject one question, reload mid-review and get
+the review back, pick another candidate for one question), save, check the saved file and that
+the Build page uses it, take the saved dataset up again after a reload, then go back to the
+upload and give your own evidence (a sentence searched for, a candidate trimmed). One upload and
+one "Find evidence" job for all of that; the LLM's quotes need a job of their own. On the shared
+server (tests/browser/conftest.py); screenshots go to test-artifacts/screenshots/ (30-*)."""
 
 from __future__ import annotations
 
@@ -74,11 +77,28 @@ def _decide(pg, text: str) -> None:
     settle(pg)
 
 
-def test_find_review_and_save_evidence(server, page, tmp_path):
-    qa, corpus = _files(tmp_path)
+SAVE = "Save the reviewed dataset for the Build page"
+
+
+def test_find_review_reload_save_build_and_give_your_own_evidence(server, page, tmp_path):
+    """One upload, one "Find evidence" job, the whole review:
+    - found: the metrics and statistics describe the parts found, not the upload's none;
+    - a reload mid-review (one question rejected) loses nothing: the URL names the upload, which
+      comes back with its review by itself and is offered under "Continue where you left off";
+      the same files uploaded again find the review too;
+    - review: a question's candidates with the answer marked and a hostile document shown as
+      text; another candidate picked (the kept card moves), a question without evidence says
+      why, a decision is remembered; save: the file holds the decisions; a later decision asks
+      for a new save; the Build page builds from the reviewed file;
+    - after a reload the saved dataset is offered and becomes the current dataset;
+    - back on the upload, your own evidence: an answer in other words ('Neil Armstrong' where
+      the corpus says 'Armstrong') gets its supporting sentence from a search of the documents,
+      a candidate is trimmed by pasting part of it, a passage in no document is refused with
+      the reason; the saved file has both."""
+    qa, corpus = _files(tmp_path, moon=True)
     datasets = server["root"] / "runs" / "_datasets"
     before = set(datasets.glob("towers_qa-evidence-*.jsonl"))
-    page.set_viewport_size({"width": 1400, "height": 2600})
+    page.set_viewport_size({"width": 1400, "height": 3000})
     goto(page, server, "data")
     upload(page, qa, corpus)
     expect(page.get_by_text("This dataset has no relevant parts")).to_have_count(1)
@@ -93,6 +113,29 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
     lengths = page.locator(".js-plotly-plot").filter(has_text="characters over")
     assert "over 4 parts" in lengths.inner_text(), lengths.inner_text()
 
+    # a reload mid-review, one decision made
+    _pick_question(page, "t1")
+    _decide(page, "Reject")
+    expect_metric(page, "Reviewed", "1")
+    page.reload()  # the URL names the upload: it comes back with its review by itself
+    expect(page.get_by_text("Review restored from this server: 1 decision")).to_have_count(1)
+    settle(page)
+    no_exception(page, "reloaded")
+    for name in ("Reviewed", "Rejected"):
+        expect_metric(page, name, "1")
+    page.get_by_text("Continue where you left off").click()  # and it is offered there too
+    recent = page.locator('[data-testid="stSelectbox"]').filter(has_text="Recent uploads")
+    assert "towers_qa.csv + towers_docs.jsonl" in recent.locator("input").input_value()
+    shot(page, "36-data-continue")
+    page.get_by_role("button", name="Continue with it").click()
+    expect(page.get_by_text("Review restored from this server: 1 decision")).to_have_count(1)
+    settle(page)
+    no_exception(page, "continued")
+    goto(page, server, "data")  # a new session, no upload in the URL: the same files
+    upload(page, qa, corpus)  # uploaded again find the review as well
+    expect(page.get_by_text("Review restored from this server: 1 decision")).to_have_count(1)
+
+    # the review goes on: another candidate, a question without evidence, a decision remembered
     _pick_question(page, "t0")
     cards = page.locator(".rd-chunk")
     # the chosen question's cards, once the rerun has replaced the previous question's
@@ -109,8 +152,6 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
     expect(page.locator(".ev-kept")).to_contain_text("Visitors climb tower 0")
     no_exception(page, "pick a candidate")
     picked = page.locator('[data-testid="stRadio"]').filter(has_text="Decision").inner_text()
-    _pick_question(page, "t1")
-    _decide(page, "Reject")
     _pick_question(page, "moon")
     expect(page.get_by_text("No evidence: the answer occurs verbatim in no document")
            ).to_have_count(1)
@@ -121,7 +162,7 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
     expect_metric(page, "Reviewed", "2")
     shot(page, "31-evidence-decided")
 
-    page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
+    page.get_by_role("button", name=SAVE).click()
     expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
     settle(page)
     no_exception(page, "save")
@@ -139,7 +180,7 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
     _decide(page, "Accept the found part")
     changed = page.get_by_text("Decisions changed since the last save")
     expect(changed).to_have_count(1)
-    page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
+    page.get_by_role("button", name=SAVE).click()
     expect(changed).to_have_count(0)
     expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
     newest = new_files(datasets, "towers_qa-evidence-*.jsonl", before | set(saved))
@@ -147,6 +188,7 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
     rows = {r["id"]: r for r in map(json.loads, newest[0].read_text().splitlines())}
     assert rows["t3"]["parts_source"] == "reviewed" and rows["t2"]["parts_source"] == "auto"
 
+    data_url = page.url  # names the upload
     page.get_by_text("Build a run from this dataset").click()
     expect(page.get_by_text("3 valid questions", exact=False)).to_have_count(1)
     expect(page.get_by_text("(evidence reviewed)", exact=False).first).to_be_visible()
@@ -154,22 +196,25 @@ def test_find_review_and_save_evidence(server, page, tmp_path):
     no_exception(page, "build with the reviewed dataset")
     shot(page, "33-build-uses-reviewed-dataset")
 
-
-def _upload_and_find(page, server, qa, corpus) -> None:
-    """On the Data page (a tall view), upload the dataset and corpus and find evidence."""
-    page.set_viewport_size({"width": 1400, "height": 3000})
-    goto(page, server, "data")
-    upload(page, qa, corpus)
-    page.get_by_role("button", name="Find evidence").click(timeout=120_000)
-    page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
+    # back on the Data page after a reload: the saved dataset is offered and becomes current
+    page.goto(data_url)
+    page.get_by_text("Continue where you left off").click()
+    kept = page.locator('[data-testid="stSelectbox"]').filter(has_text="Saved datasets")
+    expect_chosen(kept, "evidence reviewed for towers_qa.csv")
     settle(page)
+    page.get_by_role("button", name="Use it").click()
+    expect(page.get_by_text("Current upload: towers_qa-evidence-", exact=False)
+           ).not_to_have_count(0)
+    settle(page)
+    no_exception(page, "a saved dataset used")
+    body = page.inner_text("body")
+    assert "Current upload: towers_qa-evidence-" in body and "towers_docs.jsonl" in body
+    expect_metric(page, "Questions loaded", "3")  # of 5: t1 rejected, moon without evidence
 
-
-def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_path):
-    """An answer in other words ('Neil Armstrong' where the corpus says 'Armstrong') gets its
-    supporting sentence from a search of the documents; a candidate is trimmed by pasting part
-    of it; a passage in no document is refused with the reason; the saved file has both."""
-    _upload_and_find(page, server, *_files(tmp_path, moon=True))
+    # back to the upload (its review comes with it): your own evidence for two questions
+    page.get_by_role("button", name="Continue with it").click()
+    expect_metric(page, "Reviewed", "3")
+    settle(page)
     _pick_question(page, "moon")
     expect(page.get_by_text("left out of the dataset unless you give its evidence")
            ).to_have_count(1)
@@ -204,62 +249,15 @@ def test_give_your_own_evidence_trimmed_pasted_or_searched(server, page, tmp_pat
     assert page.locator(".ev-kept").inner_text().strip().endswith("Person 0 built tower 0")
     shot(page, "35-evidence-trimmed")
 
-    page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
+    page.get_by_role("button", name=SAVE).click()
     expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
-    saved = max((server["root"] / "runs" / "_datasets").glob("towers_qa-evidence-*.jsonl"),
-                key=lambda p: p.stat().st_mtime)
-    rows = {r["id"]: r for r in map(json.loads, saved.read_text().splitlines())}
+    own = new_files(datasets, "towers_qa-evidence-*.jsonl", before | set(saved) | set(newest))
+    assert len(own) == 1
+    rows = {r["id"]: r for r in map(json.loads, own[0].read_text().splitlines())}
     assert rows["moon"]["relevant_parts"] == [MOON]
     assert (rows["moon"]["parts_method"], rows["moon"]["parts_source"]) == ("user", "reviewed")
     assert rows["t0"]["relevant_parts"] == ["Person 0 built tower 0"]
     assert rows["t2"]["parts_source"] == "auto"
-
-
-def test_a_reload_mid_review_loses_nothing(server, page, tmp_path):
-    """Reload the Data page mid-review: the upload comes back with its review by itself (the
-    URL names it) and is offered again; the same files uploaded again find the review too; a
-    saved dataset is offered after a reload and becomes the current dataset."""
-    qa, corpus = _files(tmp_path, moon=True, note="Uploaded for the reload test.")
-    _upload_and_find(page, server, qa, corpus)
-    _pick_question(page, "t1")
-    _decide(page, "Reject")
-    expect_metric(page, "Reviewed", "1")
-
-    page.reload()  # the URL names the upload: it comes back with its review by itself
-    expect(page.get_by_text("Review restored from this server: 1 decision")).to_have_count(1)
-    settle(page)
-    no_exception(page, "reloaded")
-    for name in ("Reviewed", "Rejected"):
-        expect_metric(page, name, "1")
-    page.get_by_text("Continue where you left off").click()  # and it is offered there too
-    recent = page.locator('[data-testid="stSelectbox"]').filter(has_text="Recent uploads")
-    assert "towers_qa.csv + towers_docs.jsonl" in recent.locator("input").input_value()
-    shot(page, "36-data-continue")
-    page.get_by_role("button", name="Continue with it").click()
-    expect(page.get_by_text("Review restored from this server: 1 decision")).to_have_count(1)
-    settle(page)
-    no_exception(page, "continued")
-
-    page.reload()  # the same files uploaded again find the review as well
-    settle(page)
-    upload(page, qa, corpus)
-    expect(page.get_by_text("Review restored from this server: 1 decision")).to_have_count(1)
-    page.get_by_role("button", name="Save the reviewed dataset for the Build page").click()
-    expect(page.get_by_text("Build a run now uses this file")).to_have_count(1)
-
-    page.reload()
-    page.get_by_text("Continue where you left off").click()
-    kept = page.locator('[data-testid="stSelectbox"]').filter(has_text="Saved datasets")
-    expect_chosen(kept, "evidence reviewed for towers_qa.csv")
-    settle(page)
-    page.get_by_role("button", name="Use it").click()
-    expect(page.get_by_text("Current upload: towers_qa-evidence-", exact=False)
-           ).not_to_have_count(0)
-    settle(page)
-    no_exception(page, "a saved dataset used")
-    body = page.inner_text("body")
-    assert "Current upload: towers_qa-evidence-" in body and "towers_docs.jsonl" in body
-    expect_metric(page, "Questions loaded", "3")  # of 5: t1 rejected, moon without evidence
 
 
 def test_the_llm_quotes_evidence_for_an_answer_in_other_words(server, page, tmp_path):  # noqa: F811

@@ -1,9 +1,9 @@
 """An Excel workbook on the Data page in a real browser: upload an .xlsx with two sheets and a
 corpus, pick the sheet, map the columns (one is guessed from its name, one chosen), find
-evidence, and build a run from the workbook on the Build page (ingest finds the evidence
-again). On the shared server (tests/browser/conftest.py); screenshots go to
-test-artifacts/screenshots/ (40-*). A reload mid-review brings back the upload, its sheet,
-its column mapping and the review, with nothing chosen again."""
+evidence, reload mid-review (the upload, its sheet, its column mapping and the review come
+back, with nothing chosen again), and build a run from the workbook on the Build page (ingest
+finds the evidence again). On the shared server (tests/browser/conftest.py); screenshots go to
+test-artifacts/screenshots/ (40-*)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,12 @@ def _choose(pg, label: str, option: str) -> None:
     settle(pg)
 
 
-def test_workbook_sheet_mapping_evidence_and_build(server, page, tmp_path):
+def test_workbook_sheet_mapping_evidence_reload_and_build(server, page, tmp_path):
+    """One workbook upload and one "Find evidence" job: the page asks for the sheet, guesses
+    the answer column and asks for the question column (a hostile header shown as text), loads
+    the mapped sheet and finds its evidence; a reload mid-review asks nothing again (the URL
+    names the upload: its sheet, mapping and review come back); the Build page then builds a
+    run from the workbook's sheet and mapping, and ingest finds the evidence again."""
     qa, corpus = _files(tmp_path)
     page.set_viewport_size({"width": 1400, "height": 2200})
     goto(page, server, "data")
@@ -96,6 +101,23 @@ def test_workbook_sheet_mapping_evidence_and_build(server, page, tmp_path):
     assert "4" in found.inner_text(), found.inner_text()
     shot(page, "43-xlsx-evidence")
 
+    assert "upload=" in page.url  # the URL names the current upload
+    page.reload()
+    page.get_by_text("Questions with evidence").wait_for(timeout=120_000)
+    settle(page)
+    no_exception(page, "reloaded mid-review")
+    # nothing asked again: the sheet, the mapping and the review are back
+    expect(page.get_by_text("choose the one with the questions")).to_have_count(0)
+    expect(page.get_by_text("Choose the question and the answer columns")).to_have_count(0)
+    expect_chosen(page.locator('[data-testid="stSelectbox"]').filter(has_text="Sheet"),
+                  "Fragen")
+    expect_chosen(page.locator('[data-testid="stSelectbox"]').filter(
+        has_text="Question column"), HOSTILE)
+    expect(loaded).to_contain_text("4")
+    assert "4" in found.inner_text(), found.inner_text()
+    expect(page.get_by_text("Current upload: support.xlsx", exact=False)).to_have_count(1)
+    shot(page, "45-xlsx-reloaded")
+
     page.get_by_text("Build a run from this dataset").click()
     expect(page).to_have_url(re.compile("/build"))
     settle(page)
@@ -118,35 +140,3 @@ def test_workbook_sheet_mapping_evidence_and_build(server, page, tmp_path):
     assert examples["question"].tolist() == [q for _, q, _, _ in QUESTIONS]
     assert [list(p) for p in examples["parts"]][0] == QUESTIONS[0][3]  # found at ingest
     assert run.read("ir_scores")["score"].max() > 0
-
-
-def test_a_reload_mid_review_keeps_upload_sheet_mapping_and_review(server, page, tmp_path):
-    qa, corpus = _files(tmp_path)
-    page.set_viewport_size({"width": 1400, "height": 2200})
-    goto(page, server, "data")
-    upload(page, qa, corpus)
-    expect(page.get_by_text("choose the one with the questions")).to_have_count(1)
-    _choose(page, "Sheet", "Fragen")
-    _choose(page, "Question column", HOSTILE)
-    expect(page.get_by_text("Questions loaded")).to_have_count(1)
-    page.get_by_role("button", name="Find evidence").click()
-    page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
-    settle(page)
-    assert "upload=" in page.url  # the URL names the current upload
-    page.reload()
-    page.get_by_text("Questions with evidence").wait_for(timeout=120_000)
-    settle(page)
-    no_exception(page, "reloaded mid-review")
-    # nothing asked again: the sheet, the mapping and the review are back
-    expect(page.get_by_text("choose the one with the questions")).to_have_count(0)
-    expect(page.get_by_text("Choose the question and the answer columns")).to_have_count(0)
-    expect_chosen(page.locator('[data-testid="stSelectbox"]').filter(has_text="Sheet"),
-                  "Fragen")
-    expect_chosen(page.locator('[data-testid="stSelectbox"]').filter(
-        has_text="Question column"), HOSTILE)
-    loaded = page.locator('[data-testid="stMetric"]').filter(has_text="Questions loaded")
-    expect(loaded).to_contain_text("4")
-    found = page.locator('[data-testid="stMetric"]').filter(has_text="Questions with evidence")
-    assert "4" in found.inner_text(), found.inner_text()
-    expect(page.get_by_text("Current upload: support.xlsx", exact=False)).to_have_count(1)
-    shot(page, "45-xlsx-reloaded")
