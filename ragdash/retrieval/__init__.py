@@ -8,21 +8,45 @@ retrievers 10, as in the paper) and `equal-k` (10 chunks everywhere).
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ragdash.constants import MLQ_MODES as MODES
 from ragdash.embeddings import DEFAULT_MODEL
 from ragdash.params import MAX_K, Param, check_all, defaults
-from ragdash.retrieval.base import RESULT_COLUMNS, Retriever, corpus_fingerprint
-from ragdash.retrieval.bm25 import BACKENDS, BM25, STEMMERS, STOPWORDS
-from ragdash.retrieval.dense import INDEXES, MMR, Reorder, Sim
-from ragdash.retrieval.long_chunks import LONG_CHUNKS
-from ragdash.retrieval.multiquery import MODES, Ask, MultiQuery
+from ragdash.retrieval.choices import BACKENDS, INDEXES, LONG_CHUNKS, STEMMERS, STOPWORDS
 
-RETRIEVERS: dict[str, type[Retriever]] = {
-    "bm25": BM25, "sim": Sim, "mmr": MMR, "reo": Reorder, "mlq": MultiQuery,
-}
+if TYPE_CHECKING:
+    from ragdash.retrieval.base import Retriever
+    from ragdash.retrieval.multiquery import Ask
+
+class _Classes(Mapping[str, "type[Retriever]"]):
+    """Retriever name -> class, each class imported when first looked up: the names and the
+    declarations below (what the config, the CLI's parser and the Build page read) need no
+    PyTerrier, FAISS or LangChain, so every `ragdash` command starts without them."""
+
+    _AT = {"bm25": "bm25.BM25", "sim": "dense.Sim", "mmr": "dense.MMR",
+           "reo": "dense.Reorder", "mlq": "multiquery.MultiQuery"}
+
+    def __getitem__(self, name: str) -> type[Retriever]:
+        module, cls = self._AT[name].split(".")
+        return getattr(importlib.import_module(f"ragdash.retrieval.{module}"), cls)
+
+    def __contains__(self, name: object) -> bool:  # Mapping's would import the class
+        return name in self._AT
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._AT)
+
+    def __len__(self) -> int:
+        return len(self._AT)
+
+
+RETRIEVERS: Mapping[str, type[Retriever]] = _Classes()
 PRESETS: dict[str, dict[str, dict]] = {
     "paper": {"bm25": {"k": 5}, "sim": {"k": 10}, "mmr": {"k": 10, "fetch_k": 20},
               "reo": {"k": 10}, "mlq": {"k": 5}},
@@ -97,7 +121,7 @@ of the retrieve stage key at that default (see `key_params`)."""
 
 def params_of(name: str) -> tuple[Param, ...]:
     """The declared parameters of retriever `name`."""
-    _cls(name)
+    _known(name)
     return PARAMS[name]
 
 
@@ -139,10 +163,24 @@ def build_retriever(name: str, chunks: pd.DataFrame, cache_dir: Path, params: di
     return cls(chunks, Path(cache_dir), **kwargs)
 
 
-def _cls(name: str) -> type[Retriever]:
+def _known(name: str) -> str:
     if name not in RETRIEVERS:
         raise ValueError(f"unknown retriever '{name}': use one of {', '.join(RETRIEVERS)}")
-    return RETRIEVERS[name]
+    return name
+
+
+def _cls(name: str) -> type[Retriever]:
+    return RETRIEVERS[_known(name)]
+
+
+_LAZY = {"RESULT_COLUMNS": "base", "Retriever": "base", "corpus_fingerprint": "base"}
+
+
+def __getattr__(name: str) -> Any:
+    """The base's names, imported on first use (PEP 562)."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"ragdash.retrieval.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["DESCRIPTIONS", "INDEXES", "PARAMS", "PARAM_HELP", "PRESETS", "RESULT_COLUMNS",

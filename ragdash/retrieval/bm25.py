@@ -19,11 +19,9 @@ from ragdash.retrieval.base import (
     index_key,
     searched,
 )
+from ragdash.retrieval.choices import BACKENDS, STEMMERS, STOPWORDS
 
 _LIBC = ctypes.CDLL(None)
-STEMMERS = ("porter2", "krovetz", "none")
-STOPWORDS = ("none", "terrier")
-BACKENDS = ("pisa", "terrier")
 
 
 @contextlib.contextmanager

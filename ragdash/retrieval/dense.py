@@ -31,17 +31,12 @@ from ragdash.retrieval.base import (
     index_key,
     searched,
 )
-from ragdash.retrieval.long_chunks import LONG_CHUNKS, embed_whole
+from ragdash.retrieval.choices import INDEXES, LONG_CHUNKS
+from ragdash.retrieval.long_chunks import embed_whole
 
 Embed = Callable[[list[str]], Sequence]
 """Texts to their vectors (one row each, in order)."""
 
-INDEXES = {
-    "exact": {},
-    "hnsw": {"M": 32, "ef_construction": 200, "ef_search": 128},
-    "ivf": {"cells": "min(4 sqrt(n), n / 39)", "nprobe": "max(8, cells / 8)"},
-}
-"""Index kinds and their fixed parameters (part of an approximate index's cache key)."""
 
 
 def check_index(kind: object) -> str:

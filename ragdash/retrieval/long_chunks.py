@@ -16,7 +16,6 @@ from functools import lru_cache
 
 import numpy as np
 
-LONG_CHUNKS = ("truncate", "windows")
 _SPECIAL = 2  # [CLS] and [SEP] take two of the model's positions
 
 
