@@ -109,7 +109,16 @@ def drag(pg, frame, name: str, to: float, shot_name: str | None = None) -> dict:
     return {"start": at["value"], "released": time.perf_counter(), **mid}
 
 
-def test_drag_k_line_updates_agreement_slider_and_url(server, tall):
+def test_drag_k_back_to_the_fit_push_k_against_h_then_move_it_with_the_keyboard(server, tall):
+    """One visit to the Thresholds page of the shared run, as a user tries the chart:
+    1. it opens at the fit; k is dragged to 0.35 with the mouse: mid-drag the line follows and
+       the badge names the value; once released the agreement metric, the k slider, the URL and
+       "Sliders now" follow, the line stays where it was dropped and the fit stays marked;
+    2. "Back to the fit" returns the line, the URL (no `thr_k`) and the agreement to the fit;
+    3. k dragged below h stops at h (badge "(stops at h)", line and URL at h) and the bands
+       never overlap;
+    4. the k slider moved with the keyboard (20 × → of its 0.001 step) moves the line and the
+       URL by 0.02."""
     pg = tall
     goto(pg, server, "thresholds")
     iframe, frame = chart_frame(pg)
@@ -139,6 +148,7 @@ def test_drag_k_line_updates_agreement_slider_and_url(server, tall):
     assert line(frame, "k")["value"] == pytest.approx(k)
     assert line(frame, "ref:k")["value"] == pytest.approx(fit_k)  # the fit stays marked
     shot(iframe, "31-thresholds-k-dropped")
+
     # back to the fit: the line, the slider and the URL all return
     pg.get_by_role("button", name="Back to the fit").click()
     expect(pg).not_to_have_url(re.compile("thr_k="))
@@ -149,34 +159,30 @@ def test_drag_k_line_updates_agreement_slider_and_url(server, tall):
     expect(pg.locator('[data-testid="stMetric"]').filter(has_text="Agreement of k").locator(
         '[data-testid="stMetricValue"]')).to_have_text(before)
 
-
-def test_k_stops_at_h_and_h_stops_at_k(server, tall):
-    pg = tall
-    goto(pg, server, "thresholds?thr_h=0.3&thr_k=0.6")
-    _, frame = chart_frame(pg)
-    moved = drag(pg, frame, "k", 0.1)
-    assert "(stops at h)" in moved["badge"] and moved["drawn"] == pytest.approx(0.3)
-    assert wait_for_url(pg, "thr_k", 0.3) == pytest.approx(0.3)
+    # k pushed below h stops at h: the bands never overlap
+    h = line(frame, "h")["value"]
+    assert 0.02 < h < fit_k, (h, fit_k)  # room below h to push k into
+    moved = drag(pg, frame, "k", 0.0)
+    assert "(stops at h)" in moved["badge"] and moved["drawn"] == pytest.approx(h)
+    assert wait_for_url(pg, "thr_k", h) == pytest.approx(h)
     settle(pg)
     assert "bands overlap" not in pg.get_by_text(re.compile("Sliders now")).inner_text()
     no_exception(pg, "k dragged under h")
 
-
-def test_keyboard_slider_moves_the_line(server, tall):
-    pg = tall
-    goto(pg, server, "thresholds?thr_k=0.5")
+    # the k slider moved with the keyboard moves the line
     _, frame = chart_frame(pg)
-    assert line(frame, "k")["value"] == pytest.approx(0.5)
+    assert line(frame, "k")["value"] == pytest.approx(h)
     thumb = pg.locator('[data-testid="stSlider"]').filter(
         has_text="k (correct above)").get_by_role("slider")
     thumb.focus()
     for _ in range(20):
         pg.keyboard.press("ArrowRight")
-    wait_for_url(pg, "thr_k", 0.52)
+    up = round(h + 0.02, 3)
+    wait_for_url(pg, "thr_k", up)
     settle(pg)
     _, frame = chart_frame(pg)
-    frame.wait_for_function("() => document.getElementById('chart').layout.shapes"
-                            ".find(s => s.name === 'k').y0 === 0.52", polling=100)
+    frame.wait_for_function("(k) => document.getElementById('chart').layout.shapes"
+                            ".find(s => s.name === 'k').y0 === k", arg=up, polling=100)
 
 
 def test_run_without_judgments_draws_draggable_lines(server, tall):
