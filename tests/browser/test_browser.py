@@ -1,7 +1,8 @@
 """The dashboard in a real browser (tests/browser/conftest.py: the shared server, pointed at a
-synthetic run, and Chromium): visits every page, drags the k slider, opens a question, uploads a
-tiny dataset and builds a run from it (BM25, no chunking). Eight sessions at once:
-test_browser_sessions.py. Screenshots go to test-artifacts/screenshots/."""
+synthetic run, and Chromium): visits every page, and on the way follows the Compare page's link
+into the question browser and back, drags the k slider, uploads a tiny dataset and builds a run
+from it (BM25, no chunking); opens a question; shows the two bundled demos. Eight sessions at
+once: test_browser_sessions.py. Screenshots go to test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import time
 
 import pytest
 from helpers import (
-    BUNDLED,
     ROOT,
     SHOTS,
+    expect_chosen,
     goto,
     name_run,
     no_exception,
@@ -29,21 +30,49 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PAGES = ("overview", "retrieval", "browser", "compare", "llm", "thresholds", "report", "data",
          "build")
+# the order the tour opens them in: Data last, where the upload leads on to Build
+TOUR = (*(p for p in PAGES if p != "data"), "data")
 
 
-def test_every_page(server, page):
+def test_every_page(server, page, tmp_path):
     """Every page, opened from the sidebar as a user does after the first (the overview at
-    "/"), draws with no exception; the overview has a path of its own too."""
+    "/"), draws with no exception; the overview has a path of its own too. On the way, as the
+    same user goes on: the Compare page's link opens the question browser, and one Back returns
+    to Compare; the k slider on Thresholds is dragged and set back to the fit; on the Data page
+    a tiny dataset is uploaded and a run built from it (BM25, no chunking) and opened."""
     headings = {"overview": "Run demo", "llm": "Can the judge be trusted?"}
     goto(page, server, "")  # the default page lives at /
-    for i, name in enumerate(PAGES):
+    for i, name in enumerate(TOUR):
         if i:
             open_from_sidebar(page, name)
         if name in headings:
             assert page.get_by_role("heading", name=headings[name]).count() == 1, name
-        shot(page, f"{i + 1:02d}-{name}")
+        shot(page, f"{PAGES.index(name) + 1:02d}-{name}")
+        if name == "compare":
+            _compare_links_to_browser(page)
+        elif name == "thresholds":
+            _drag_k_slider_redraws(page)
+        elif name == "data":
+            _upload_and_build_a_run(page, server, tmp_path)
     goto(page, server, "overview")  # the default page has a path of its own too
     assert page.get_by_role("heading", name="Run demo").count() == 1
+
+
+def _compare_links_to_browser(page) -> None:
+    """On Compare: its link opens the largest difference in the question browser; the link and
+    the browser's first run make one history entry, so one Back returns to Compare."""
+    link = page.get_by_text("Open the largest difference")
+    link.click()
+    expect(page).to_have_url(re.compile(r"/browser\?.*qb_q="))
+    expect(page.get_by_role("heading", name="Question browser")).to_have_count(1)
+    settle(page)
+    no_exception(page, "browser from compare")
+    shot(page, "13-browser-from-compare")
+    page.go_back()
+    expect(page).to_have_url(re.compile("/compare"))
+    expect(page.get_by_role("heading", name="Compare retrievers")).to_have_count(1)
+    settle(page)
+    no_exception(page, "compare after Back")
 
 
 def _slider_thumb(pg, label: str):
@@ -51,38 +80,13 @@ def _slider_thumb(pg, label: str):
     return box.locator('input[type="range"]').first.locator("xpath=../..")
 
 
-@pytest.mark.parametrize("demo", BUNDLED)
-def test_bundled_demos_show_what_retrieval_predicts(server, page, demo):
-    """Each bundled demo: the headline says how sure the prediction is, and the Thresholds
-    page shows the evidence (verdict, ROC, reliability) with no exception."""
-    if not (ROOT / demo / "calibration.json").exists():
-        pytest.fail(f"{demo} has no calibration.json: rebuild it (see README)")
-    name = demo.split("/")[-1]
-    goto(page, server, f"?run={demo}")
-    assert page.get_by_role("heading", name=f"Run {name}").count() == 1
-    assert page.get_by_text("Does retrieval predict answer quality here?").count() >= 1
-    assert page.get_by_text(re.compile(r"AUC \d\.\d\d")).count() >= 1
-    assert page.get_by_text("Judged 5 (RAG answers)").count() == 1
-    shot(page, f"20-{name}-overview")
-    if demo == "data/demo_run":  # HotpotQA: the paper's Table 3.1 beside ragdash's, explained
-        page.get_by_text("The paper's Table 3.1 beside ragdash's").click()
-        cell = page.get_by_role("columnheader", name="paper BM25")
-        expect(cell).to_be_visible()
-        expect(page.get_by_text("What explains the difference, measured")).to_be_visible()
-        cell.scroll_into_view_if_needed()
-        shot(page, "22-demo_run-paper-table")
-    goto(page, server, f"thresholds?run={demo}")
-    assert page.get_by_role("heading", name=re.compile("Does retrieval predict answer "
-                                                      "quality here")).count() == 1
-    assert page.locator(".js-plotly-plot").count() >= 4
-    shot(page, f"21-{name}-thresholds")
-
-
-def test_drag_k_slider_redraws(server, page):
-    goto(page, server, "thresholds")
+def _drag_k_slider_redraws(page) -> None:
+    """On Thresholds: dragging k redraws the page with the new k (in the URL too), within a
+    time written to timings.json; "Back to the fit" returns to the fitted k."""
     caption = page.get_by_text(re.compile(r"Sliders now: h = [0-9.]+, k = [0-9.]+"))
     before = caption.inner_text()
     thumb = _slider_thumb(page, "k (correct above)")
+    thumb.scroll_into_view_if_needed()
     b = thumb.bounding_box()
     page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2)
     page.mouse.down()
@@ -106,48 +110,12 @@ def test_drag_k_slider_redraws(server, page):
     page.get_by_role("button", name="Back to the fit").click()
     expect(page).not_to_have_url(re.compile("thr_k="))
     expect(caption).to_have_text(before)
-
-
-def test_open_question_in_browser(server, page):
-    goto(page, server, "browser?qb_ret=bm25&qb_ret=mlq&qb_cut=300")
-    box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Question").last
-    box.click()
-    page.keyboard.type("q005")
-    page.keyboard.press("Enter")
-    expect(page).to_have_url(re.compile("qb_q=q005"))
-    expect(page.get_by_text("MLQ sub-questions")).to_have_count(1)
-    expect(page.locator("mark").first).to_be_attached()  # highlighted evidence
     settle(page)
-    no_exception(page, "browser q005")
-    shot(page, "11-browser-question")
-    cut = page.locator(".rd-cut").first
-    if cut.count():  # the end of C_N, inside a chunk list
-        cut.scroll_into_view_if_needed()
-        cut.locator("xpath=ancestor::div[contains(@class,'rd-ctx')]").first.screenshot(
-            path=str(SHOTS / "11b-browser-cut-marker.png"))
-    # the hostile document is shown as text, never executed or rendered
-    goto(page, server, "browser?qb_q=q000&qb_ret=bm25&qb_ret=sim")
-    expect(page.get_by_text('<script>alert("xss")</script>', exact=False).first).to_be_attached()
-    assert page.locator("img[src='x']").count() == 0
-    shot(page, "12-browser-hostile-document")
 
 
-def test_compare_links_to_browser(server, page):
-    goto(page, server, "compare")
-    link = page.get_by_text("Open the largest difference")
-    link.click()
-    expect(page).to_have_url(re.compile(r"/browser\?.*qb_q="))
-    expect(page.get_by_role("heading", name="Question browser")).to_have_count(1)
-    settle(page)
-    no_exception(page, "browser from compare")
-    shot(page, "13-browser-from-compare")
-    # the link and the page's first run make one history entry: one Back leaves the browser
-    page.go_back()
-    expect(page).to_have_url(re.compile("/compare"))
-    expect(page.get_by_role("heading", name="Compare retrievers")).to_have_count(1)
-
-
-def test_upload_and_build_a_run(server, page, tmp_path):
+def _upload_and_build_a_run(page, server, tmp_path) -> None:
+    """On Data: upload a tiny dataset (one bad row) and its corpus, build a run from it on the
+    Build page (BM25, no chunking) and open it."""
     rows = [
         {"id": f"t{i}", "question": f"What did person {i} build?", "answer": f"tower {i}",
          "relevant_parts": [f"Person {i} built tower {i} in {1900 + i}."]}
@@ -160,7 +128,6 @@ def test_upload_and_build_a_run(server, page, tmp_path):
         "doc_id": f"d{i}", "title": f"Doc {i}",
         "text": f"Some intro about place {i}. Person {i} built tower {i} in {1900 + i}. "
                 f"It still stands."}) for i in range(6)))
-    goto(page, server, "data")
     upload(page, dataset, corpus)
     expect(page.get_by_text("Questions loaded")).to_have_count(1)
     expect(page.get_by_text("Validation report")).to_have_count(1)
@@ -186,3 +153,90 @@ def test_upload_and_build_a_run(server, page, tmp_path):
     settle(page)
     no_exception(page, "overview of the built run")
     shot(page, "16-built-run-overview")
+
+
+def test_bundled_demos_show_what_retrieval_predicts(server, page):
+    """Each bundled demo: the headline says how sure the prediction is, and the Thresholds
+    page shows the evidence (verdict, ROC, reliability) with no exception. The first demo by
+    its link, then its Thresholds page from the sidebar; the second chosen in the sidebar's
+    run picker there, then its Overview from the sidebar (HotpotQA: the paper's Table 3.1
+    beside ragdash's, explained)."""
+    for demo in ("data/demo_squad", "data/demo_run"):
+        if not (ROOT / demo / "calibration.json").exists():
+            pytest.fail(f"{demo} has no calibration.json: rebuild it (see README)")
+    goto(page, server, "?run=data/demo_squad")
+    _demo_overview(page, "demo_squad")
+    open_from_sidebar(page, "thresholds")
+    _demo_thresholds(page, "demo_squad")
+    sliders = page.get_by_text(re.compile(r"Sliders now: h = [0-9.]+, k = [0-9.]+"))
+    fitted = sliders.inner_text()  # demo_squad's fit
+    picker = page.get_by_test_id("stSidebar").locator('[data-testid="stSelectbox"]').first
+    picker.click()
+    page.get_by_role("option", name=re.compile(r"^demo_run \(demo\)")).click()
+    expect_chosen(picker, "demo_run")
+    expect(page).to_have_url(re.compile(r"run=data(/|%2F)demo_run"))
+    expect(sliders).not_to_have_text(fitted)  # drawn for demo_run
+    settle(page)
+    no_exception(page, "thresholds of demo_run")
+    _demo_thresholds(page, "demo_run")
+    open_from_sidebar(page, "overview")
+    _demo_overview(page, "demo_run")
+    # HotpotQA: the paper's Table 3.1 beside ragdash's, explained
+    page.get_by_text("The paper's Table 3.1 beside ragdash's").click()
+    cell = page.get_by_role("columnheader", name="paper BM25")
+    expect(cell).to_be_visible()
+    expect(page.get_by_text("What explains the difference, measured")).to_be_visible()
+    cell.scroll_into_view_if_needed()
+    shot(page, "22-demo_run-paper-table")
+
+
+def _demo_overview(page, name: str) -> None:
+    assert page.get_by_role("heading", name=f"Run {name}").count() == 1
+    assert page.get_by_text("Does retrieval predict answer quality here?").count() >= 1
+    assert page.get_by_text(re.compile(r"AUC \d\.\d\d")).count() >= 1
+    assert page.get_by_text("Judged 5 (RAG answers)").count() == 1
+    shot(page, f"20-{name}-overview")
+
+
+def _demo_thresholds(page, name: str) -> None:
+    assert page.get_by_role("heading", name=re.compile("Does retrieval predict answer "
+                                                      "quality here")).count() == 1
+    assert page.locator(".js-plotly-plot").count() >= 4
+    shot(page, f"21-{name}-thresholds")
+
+
+def test_open_question_in_browser(server, page):
+    """A link with two retrievers and a cut opens the question browser; a question chosen by
+    typing its id shows MLQ's sub-questions and the evidence highlighted; the first question,
+    chosen next, shows its hostile document as text, never executed or rendered."""
+    goto(page, server, "browser?qb_ret=bm25&qb_ret=mlq&qb_cut=300")
+    _choose_question(page, "q005")
+    expect(page.get_by_text("MLQ sub-questions")).to_have_count(1)
+    expect(page.locator("mark").first).to_be_attached()  # highlighted evidence
+    settle(page)
+    no_exception(page, "browser q005")
+    shot(page, "11-browser-question")
+    cut = page.locator(".rd-cut").first
+    if cut.count():  # the end of C_N, inside a chunk list
+        cut.scroll_into_view_if_needed()
+        cut.locator("xpath=ancestor::div[contains(@class,'rd-ctx')]").first.screenshot(
+            path=str(SHOTS / "11b-browser-cut-marker.png"))
+    # the hostile document (retrieved for q000 by every retriever) is shown as text; q000 is
+    # the first question, so the URL drops qb_q: the document's text is what to wait for
+    _choose_question(page, "q000")
+    expect(page.get_by_text('<script>alert("xss")</script>', exact=False).first).to_be_attached()
+    settle(page)
+    no_exception(page, "browser q000")
+    assert page.locator("img[src='x']").count() == 0
+    shot(page, "12-browser-hostile-document")
+
+
+def _choose_question(page, qid: str) -> None:
+    """Type `qid` into the question picker; but for the first question (the default, left out
+    of the URL), wait until the URL names it."""
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Question").last
+    box.click()
+    page.keyboard.type(qid)
+    page.keyboard.press("Enter")
+    if qid != "q000":
+        expect(page).to_have_url(re.compile(f"qb_q={qid}"))

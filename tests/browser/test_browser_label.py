@@ -1,9 +1,9 @@
-"""Labelling answers in a real browser (the shared server of tests/browser/conftest.py, on a run
-of this test's own): a labeller draws the sample, labels five answers with the keyboard, reloads
+"""Labelling answers in a real browser (the shared server of tests/browser/conftest.py, on runs
+of these tests' own): a labeller draws the sample, labels five answers with the keyboard, reloads
 and resumes where they were, undoes one, and finds the labels on the Overview (share correct
-with its interval and n); on a one-system run, 25 labels switch its tile from "too few labels"
-to an interval; the Overview and LLM results, opened before any label, show the labels given
-on the Label page without a server restart."""
+with its interval and n) and LLM results; on a one-system run, the Overview and LLM results,
+opened before any label, show the labels given on the Label page without a server restart, and
+the system's tile switches from "too few labels" at 19 labels to an interval at 25."""
 
 from __future__ import annotations
 
@@ -21,37 +21,47 @@ from ragdash.rundir import Run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-
-def _progress(pg, n: int, of: int = 8) -> None:
-    pg.get_by_text(re.compile(rf"^{n} of {of} labelled by Ana")).wait_for(timeout=60_000)
+SHARE_HEADING = "Share correct, checked against labels"
 
 
-def _key(pg, key: str, then: int) -> None:
+def _progress(pg, n: int, of: int = 8, who: str = "Ana") -> None:
+    pg.get_by_text(re.compile(rf"^{n} of {of} labelled by {who}")).wait_for(timeout=60_000)
+
+
+def _key(pg, key: str, then: int, of: int = 8, who: str = "Ana") -> None:
     """Press a shortcut with the focus outside every input, then wait for the progress."""
     pg.locator("h1").first.click()
     pg.keyboard.press(key)
-    _progress(pg, then)
+    _progress(pg, then, of, who)
+    settle(pg)
+
+
+def _draw_and_name(pg, size: int, who: str) -> None:
+    """On the Label page: draw a sample of `size` answers, then give the labeller's name."""
+    box = pg.get_by_label("Answers to label")
+    box.fill(str(size))
+    box.press("Enter")
+    settle(pg)
+    expect(box).to_have_value(str(size))
+    pg.get_by_role("button", name="Draw the sample").click()
+    expect(pg.get_by_text("Give your name to start")).to_have_count(1)
+    name = pg.get_by_label("Your name (stored with each label)")
+    name.fill(who)
+    name.press("Enter")
     settle(pg)
 
 
 def test_label_five_answers_with_the_keyboard_reload_and_resume(server, page):
+    """Ana draws a sample of 8, labels five answers by their keys (the judge's score never
+    shown), reloads and resumes at the sixth, undoes one and labels it again; the Overview and
+    LLM results, opened from the sidebar, show what the five labels say."""
     run = make_run(server["root"] / "runs" / "label-sample", n_questions=40, seed=0)
     run_key = quote(str(run.resolve()))
     page.set_viewport_size({"width": 1400, "height": 2400})
     goto(page, server, f"label?run={run_key}")
     no_exception(page, "label page")
     assert page.get_by_text("Draw the sample first").count() == 1
-    size = page.get_by_label("Answers to label")
-    size.fill("8")
-    size.press("Enter")
-    settle(page)
-    expect(size).to_have_value("8")
-    page.get_by_role("button", name="Draw the sample").click()
-    expect(page.get_by_text("Give your name to start")).to_have_count(1)
-    name = page.get_by_label("Your name (stored with each label)")
-    name.fill("Ana")
-    name.press("Enter")
-    settle(page)
+    _draw_and_name(page, 8, "Ana")
     _progress(page, 0)
     no_exception(page, "sample drawn")
     # the judge's score is never shown while labelling
@@ -78,9 +88,8 @@ def test_label_five_answers_with_the_keyboard_reload_and_resume(server, page):
     shot(page, "94-label-resumed")
     assert len(pd.read_parquet(run / "labels.parquet")) == 5
     # the Overview shows what the labels say, and how many it rests on
-    goto(page, server, f"?run={run_key}")
-    page.get_by_role("heading", name="Share correct, checked against labels").wait_for(
-        timeout=60_000)
+    open_from_sidebar(page, "overview")
+    page.get_by_role("heading", name=SHARE_HEADING).wait_for(timeout=60_000)
     no_exception(page, "overview with labels")
     shot(page, "95-overview-with-labels")
     # the undo took back "cannot tell": five labels, each counted, too few for an interval
@@ -89,100 +98,44 @@ def test_label_five_answers_with_the_keyboard_reload_and_resume(server, page):
                             ).count() == 1
     assert page.get_by_text("too few for an interval").count() >= 2  # each system's tile
     # LLM results adds every estimator per system and the judge against the labels
-    goto(page, server, f"llm?run={run_key}")
-    page.get_by_role("heading", name="Share correct, checked against labels").wait_for(
-        timeout=60_000)
+    open_from_sidebar(page, "llm")
+    page.get_by_role("heading", name=SHARE_HEADING).wait_for(timeout=60_000)
     no_exception(page, "LLM results with labels")
     assert page.get_by_text("Labels (rows) against the judge's scores (columns):").count() == 1
     shot(page, "96-llm-with-labels")
 
 
-def _one_system_run(path) -> str:
-    """A run whose answers are all by bm25 (LLM-only answers dropped), as a URL key."""
-    run = make_run(path, n_questions=40, seed=1, retrievers=("bm25",))
+def _one_system_run(path) -> Run:
+    """A run whose answers are all by bm25 (LLM-only answers dropped), its calibration.json's
+    label sections brought up to date with them, as the calibrate stage leaves them."""
+    from ragdash import labels
+
+    make_run(path, n_questions=40, seed=1, retrievers=("bm25",))
     for name in ("answers", "judgments"):
-        table = pd.read_parquet(run / f"{name}.parquet")
-        table[table["system"] == "bm25"].to_parquet(run / f"{name}.parquet")
-    (run / "calibration.json").unlink(missing_ok=True)
-    return quote(str(run.resolve()))
-
-
-def test_twenty_five_labels_switch_the_tile_from_too_few_to_an_interval(server, page):
-    run_key = _one_system_run(server["root"] / "runs" / "label-tiles")
-    page.set_viewport_size({"width": 1400, "height": 2400})
-    goto(page, server, f"label?run={run_key}")
-    size = page.get_by_label("Answers to label")
-    size.fill("25")
-    size.press("Enter")
-    settle(page)
-    expect(size).to_have_value("25")
-    page.get_by_role("button", name="Draw the sample").click()
-    expect(page.get_by_text("Give your name to start")).to_have_count(1)
-    name = page.get_by_label("Your name (stored with each label)")
-    name.fill("Bo")
-    name.press("Enter")
-    settle(page)
-    page.get_by_text(re.compile(r"^0 of 25 labelled by Bo")).wait_for(timeout=60_000)
-    settle(page)
-
-    run = Run(server["root"] / "runs" / "label-tiles")
-
-    def label(upto: int) -> None:
-        """Labels up to the `upto`-th of the sample: the last by the keyboard, those before it
-        on disk as Bo would from another tab (each keyboard label is a full rerun of the page:
-        test_label_five_answers_with_the_keyboard_reload_and_resume presses them one by one),
-        then the page reloaded to take them up."""
-        items = store.sample_items(run)
-        for i in range(done[0] + 1, upto):
-            item = items[i - 1]
-            store.add_label(run, item.qid, item.system, "correct" if i % 3 else "wrong", "Bo")
-        if upto - 1 > done[0]:
-            goto(page, server, f"label?run={run_key}&lb_name=Bo")
-        page.get_by_text(re.compile(rf"^{upto - 1} of 25 labelled by Bo")).wait_for(
-            timeout=60_000)
-        settle(page)
-        page.locator("h1").first.click()
-        page.keyboard.press("1" if upto % 3 else "3")
-        page.get_by_text(re.compile(rf"^{upto} of 25 labelled by Bo")).wait_for(timeout=60_000)
-        settle(page)
-        done[0] = upto
-
-    done = [0]
-    label(1)  # the keyboard labels the sample's first answer
-    label(19)
-    # before each label the page says where the intervals stand
-    assert page.get_by_text(re.compile(r"Intervals now: pooled ±[\d.]+ points; bm25: 19 "
-                                       r"labels", re.I)).count() == 1
-    goto(page, server, f"?run={run_key}")
-    page.get_by_role("heading", name="Share correct, checked against labels").wait_for(
-        timeout=60_000)
-    no_exception(page, "overview at 19 labels")
-    assert page.get_by_text("19 labels · too few for an interval").count() == 1
-    label(25)
-    no_exception(page, "25 labels")
-    goto(page, server, f"?run={run_key}")
-    page.get_by_role("heading", name="Share correct, checked against labels").wait_for(
-        timeout=60_000)
-    no_exception(page, "overview at 25 labels")
-    assert page.get_by_text("too few for an interval").count() == 0
-    assert page.get_by_text(re.compile(r"^\d+–\d+ % · 25 labels$")).count() == 1
-    shot(page, "97-overview-tile-interval")
+        table = pd.read_parquet(path / f"{name}.parquet")
+        table[table["system"] == "bm25"].to_parquet(path / f"{name}.parquet")
+    run = Run(path)
+    assert labels.refresh(run) and run.calibration().labels["n"] == 0
+    return run
 
 
 NO_LABEL_YET = "No answer is labelled yet"
 
 
-def test_pages_opened_before_labelling_show_the_labels_without_a_restart(server, page):
+def test_pages_opened_before_labelling_show_the_labels_and_the_tile_gets_its_interval(server,
+                                                                                    page):
     """Issue 49: the Overview and LLM results, opened before any label (the server keeps what
-    they showed), show the share correct with its interval once ten answers are labelled on the
-    Label page: by the sidebar, then after a reload, with no server restart. The run's
-    calibration.json holds its label sections, as the calibrate stage leaves them."""
+    they showed), show the share correct with its interval once ten answers are labelled with
+    the keyboard on the Label page: by the sidebar, then after a reload, with no server restart.
+    Labelling goes on to 19 (the last by the keyboard, those before it on disk as from another
+    tab): the Label page says where the intervals stand and the system's tile on the Overview
+    still says too few for an interval; at 25 labels it shows the interval. A one-system run, so
+    every label counts for its tile."""
     from ragdash import labels
     from ragdash.labels.headline import sentences
 
     path = server["root"] / "runs" / "label-live"
-    run = Run(make_run(path, n_questions=20, seed=2, retrievers=("bm25",)))
-    assert labels.refresh(run) and run.calibration().labels["n"] == 0
+    run = _one_system_run(path)
     run_key = quote(str(path.resolve()))
     page.set_viewport_size({"width": 1400, "height": 2400})
     goto(page, server, f"?run={run_key}")
@@ -191,24 +144,14 @@ def test_pages_opened_before_labelling_show_the_labels_without_a_restart(server,
     expect(page.get_by_text(NO_LABEL_YET)).to_have_count(1)
     open_from_sidebar(page, "label")
     expect(page.get_by_text(re.compile(r"Intervals now: pooled: no label yet"))).to_have_count(0)
-    size = page.get_by_label("Answers to label")
-    size.fill("10")
-    size.press("Enter")
-    settle(page)
-    expect(size).to_have_value("10")
-    page.get_by_role("button", name="Draw the sample").click()
-    expect(page.get_by_text("Give your name to start")).to_have_count(1)
-    name = page.get_by_label("Your name (stored with each label)")
-    name.fill("Cy")
-    name.press("Enter")
-    settle(page)
+    _draw_and_name(page, 25, "Cy")
     expect(page.get_by_text(re.compile(r"Intervals now: pooled: no label yet"))).to_have_count(1)
     for i in range(1, 11):  # each label by its key, as a labeller gives it
-        page.get_by_text(re.compile(rf"^{i - 1} of 10 labelled by Cy")).wait_for()
+        _progress(page, i - 1, 25, "Cy")
         settle(page)
         page.locator("h1").first.click()
         page.keyboard.press("1" if i % 2 else "3")
-    page.get_by_text(re.compile(r"^10 of 10 labelled by Cy")).wait_for()
+    _progress(page, 10, 25, "Cy")
     settle(page)
     no_exception(page, "ten labels")
     expect(page.get_by_text(re.compile(r"Intervals now: pooled ±[\d.]+ points"))).to_have_count(1)
@@ -223,8 +166,45 @@ def test_pages_opened_before_labelling_show_the_labels_without_a_restart(server,
         if where == "overview":
             shot(page, "98-overview-labelled-while-open")
     page.reload()  # a new session on the same server: the same figures
-    page.get_by_role("heading", name="Share correct, checked against labels").wait_for()
+    page.get_by_role("heading", name=SHARE_HEADING).wait_for()
     settle(page)
     no_exception(page, "LLM results reloaded")
     expect(said.first).to_be_visible()
     expect(page.get_by_text(NO_LABEL_YET)).to_have_count(0)
+
+    def label(upto: int) -> None:
+        """Labels up to the `upto`-th of the sample: those before it on disk as Cy would from
+        another tab (each keyboard label is a full rerun of the page, pressed one by one
+        above), then the last by the keyboard on the Label page, opened from the sidebar."""
+        mine = store.read_labels(run).query("labeller == 'Cy'")
+        seen = set(zip(mine["qid"], mine["system"], strict=True))
+        todo = [it for it in store.sample_items(run) if (it.qid, it.system) not in seen]
+        for item in todo[: upto - 1 - len(seen)]:
+            store.add_label(run, item.qid, item.system,
+                            "correct" if item.position % 3 else "wrong", "Cy")
+        open_from_sidebar(page, "label")
+        name = page.get_by_label("Your name (stored with each label)")
+        if name.input_value() != "Cy":
+            name.fill("Cy")
+            name.press("Enter")
+        _progress(page, upto - 1, 25, "Cy")
+        settle(page)
+        _key(page, "1" if upto % 3 else "3", upto, 25, "Cy")
+
+    def overview() -> None:
+        open_from_sidebar(page, "overview")
+        page.get_by_role("heading", name=SHARE_HEADING).wait_for(timeout=60_000)
+        no_exception(page, f"overview at {store.progress(run, 'Cy')['labelled']} labels")
+
+    label(19)
+    # before each label the page says where the intervals stand
+    assert page.get_by_text(re.compile(r"Intervals now: pooled ±[\d.]+ points; bm25: 19 "
+                                       r"labels", re.I)).count() == 1
+    overview()
+    assert page.get_by_text("19 labels · too few for an interval").count() == 1
+    label(25)
+    no_exception(page, "25 labels")
+    overview()
+    assert page.get_by_text("too few for an interval").count() == 0
+    assert page.get_by_text(re.compile(r"^\d+–\d+ % · 25 labels$")).count() == 1
+    shot(page, "97-overview-tile-interval")
