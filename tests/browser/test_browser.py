@@ -219,8 +219,8 @@ def test_open_question_in_browser(server, page):
     cut = page.locator(".rd-cut").first
     if cut.count():  # the end of C_N, inside a chunk list
         cut.scroll_into_view_if_needed()
-        cut.locator("xpath=ancestor::div[contains(@class,'rd-ctx')]").first.screenshot(
-            path=str(SHOTS / "11b-browser-cut-marker.png"))
+        shot(cut.locator("xpath=ancestor::div[contains(@class,'rd-ctx')]").first,
+             "11b-browser-cut-marker")
     # the hostile document (retrieved for q000 by every retriever) is shown as text; q000 is
     # the first question, so the URL drops qb_q: the document's text is what to wait for
     _choose_question(page, "q000")
