@@ -179,8 +179,15 @@ def status(home: Path | str) -> Status | None:
     state = str(rec.get("state", "failed"))
     ended = rec.get("ended_ts")
     if state in ACTIVE and run_lock.holder(home) is None and home not in _killing:
-        state = "interrupted"  # it ended when it last reported
-        ended = rec.get("heartbeat_ts") or rec.get("started_ts")
+        # a job writes how it ended before it lets the lock go: one that ended between the two
+        # reads above has its final record now (read as interrupted, a job that had just failed
+        # was shown so)
+        rec = record(home) or rec
+        state = str(rec.get("state", "failed"))
+        ended = rec.get("ended_ts")
+        if state in ACTIVE:
+            state = "interrupted"  # it ended when it last reported
+            ended = rec.get("heartbeat_ts") or rec.get("started_ts")
     try:
         return Status(
             home=home, state=state, kind=str(rec.get("kind", "build")),

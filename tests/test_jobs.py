@@ -241,6 +241,26 @@ def test_a_running_record_without_a_live_holder_reads_as_interrupted(generic, tm
     assert not jobs.cancel(run_dir)  # nothing to cancel
 
 
+def test_a_job_that_ends_between_the_record_and_the_lock_reads_as_it_ended(generic, tmp_path,
+                                                                        monkeypatch):
+    """The record says running; before the lock is looked at, the job writes that it failed
+    and lets the lock go (as `run_job` does): that is a failed job, not an interrupted one
+    (seen under load: a failing synth job read as interrupted)."""
+    run_dir = tmp_path / "runs" / "r"
+    jobs.queue(run_dir, "build", cfg_for(generic, tmp_path), ("ingest",))
+    jobs.write(run_dir, state="running", pid=12345)
+    holder = run_lock.holder
+
+    def ends_meanwhile(home):
+        jobs.write(run_dir, state="failed", error="DataError: no such file",
+                   ended_ts=time.time())
+        return holder(home)
+
+    monkeypatch.setattr(run_lock, "holder", ends_meanwhile)
+    job = jobs.status(run_dir)
+    assert (job.state, job.error) == ("failed", "DataError: no such file")
+
+
 def test_jobs_under_lists_recent_and_active_jobs_only(generic, tmp_path):
     root = tmp_path / "runs"
     for name, state, ended in (("old", "finished", time.time() - 3600),
