@@ -86,7 +86,7 @@ def bootstrap_aucs(signal: np.ndarray, correct: np.ndarray, groups: np.ndarray, 
     for a block of resamples at once: the same values as ranking each resample anew."""
     labels, index = np.unique(groups, return_inverse=True)
     n_groups = len(labels)
-    values, tie = np.unique(signal, return_inverse=True)
+    tie = np.unique(signal, return_inverse=True)[1]  # the signal's tied values, numbered
     order = np.argsort(tie, kind="stable")
     starts = np.flatnonzero(np.r_[True, np.diff(tie[order]) != 0])
     pos = correct[order].astype(float)

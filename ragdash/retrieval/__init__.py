@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ragdash.retrieval.base import Retriever
     from ragdash.retrieval.multiquery import Ask
 
+
 class _Classes(Mapping[str, "type[Retriever]"]):
     """Retriever name -> class, each class imported when first looked up: the names and the
     declarations below (what the config, the CLI's parser and the Build page read) need no
@@ -173,13 +174,13 @@ def _cls(name: str) -> type[Retriever]:
     return RETRIEVERS[_known(name)]
 
 
-_LAZY = {"RESULT_COLUMNS": "base", "Retriever": "base", "corpus_fingerprint": "base"}
+_FROM_BASE = {"RESULT_COLUMNS", "Retriever", "corpus_fingerprint"}
 
 
 def __getattr__(name: str) -> Any:
     """The base's names, imported on first use (PEP 562)."""
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"ragdash.retrieval.{_LAZY[name]}"), name)
+    if name in _FROM_BASE:
+        return getattr(importlib.import_module("ragdash.retrieval.base"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
