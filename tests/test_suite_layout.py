@@ -16,14 +16,25 @@ TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 
 
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+"""The fields of a statement that hold statements (an import is a statement: it sits in these
+lists only, never inside an expression, so the walk skips the expressions, most of a tree)."""
+
+
 def _imported(path: Path) -> set[str]:
     """Top-level module names that `path` imports, anywhere in the file."""
     names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    stack = list(ast.parse(path.read_text(encoding="utf-8")).body)
+    while stack:
+        node = stack.pop()
         if isinstance(node, ast.Import):
             names.update(a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            if node.module and node.level == 0:
+                names.add(node.module.split(".")[0])
+        else:
+            for block in _BLOCKS:
+                stack.extend(getattr(node, block, None) or ())
     return names
 
 
@@ -38,6 +49,14 @@ def test_imports_are_found_in_functions_too(tmp_path):
     mod = tmp_path / "m.py"
     mod.write_text("def f():\n    from test_other import x\n    import conftest\n")
     assert _imported(mod) == {"test_other", "conftest"}
+    mod.write_text("class C:\n    def f(self):\n        try:\n            pass\n"
+                   "        except ImportError:\n            import test_a\n"
+                   "        finally:\n            import test_b\n"
+                   "    if x:\n        pass\n    else:\n        from test_c import y\n"
+                   "match v:\n    case 1:\n        import test_d\n"
+                   "with open(p) as f:\n    for _ in f:\n        import test_e\n"
+                   "from . import test_relative\n")
+    assert _imported(mod) == {"test_a", "test_b", "test_c", "test_d", "test_e"}
 
 
 def test_browser_tests_live_in_tests_browser():
@@ -94,6 +113,9 @@ def test_the_marker_skips_locally_and_fails_in_ci(pytester, monkeypatch):
     """tests/conftest.py's `requires` marker, in a child pytest run."""
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH",
                                                                                 "")]))
+    # the child sessions need the conftest and pytester only: without the installed plugins
+    # (langsmith's alone imports its client, about 1.2 CPU-s) each starts in half the time
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     pytester.makeconftest((TESTS / "conftest.py").read_text())
     pytester.makepyfile(test_needs="""
 import pytest
@@ -121,6 +143,7 @@ def test_apptest_waits_for_a_run_by_its_end_event_and_still_times_out():
     from streamlit.testing.v1 import local_script_runner as lsr
 
     assert lsr.require_widgets_deltas.__module__ == "conftest"
+    AppTest.from_string("import streamlit as st").run()  # Streamlit's first-run imports, untimed
     t0 = time.monotonic()
     at = AppTest.from_string("import streamlit as st\nst.write('done')").run()
     assert at.markdown[0].value == "done" and time.monotonic() - t0 < 2.5
