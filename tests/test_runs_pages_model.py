@@ -1,0 +1,81 @@
+"""Runs of one dataset and of another on the Compare runs page and in the question browser,
+without a browser (these were tests/browser/test_browser_runs.py's refusals and its cut
+slider; picking, following the link and reloading stay there): runs of different datasets are
+refused on both pages (one AppTest render each), and with two runs side by side in the
+question browser the cut moves both columns (one render, one slider change)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fixtures.apptest import open_app
+from fixtures.make_run import make_run
+
+from ragdash.rundir import Run
+from ragdash.ui.state import run_key
+
+pytestmark = pytest.mark.slow
+
+
+def _made(path, retrievers: tuple[str, ...], sha: str, llm: bool = False) -> str:
+    """A synthetic run (one seed: the same questions and parts for all) said to read `sha`."""
+    make_run(path, n_questions=16, seed=1, llm=llm, retrievers=retrievers,
+             budgets=(100, 200, 400, 800))
+    Run(path).update(source={"dataset": f"data/{sha[:4]}.jsonl", "format": "jsonl",
+                             "corpus": None, "sha256": sha, "corpus_sha256": None,
+                             "records": 16})
+    return run_key(path)
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    return tmp_path_factory.mktemp("runs-pages") / "runs"
+
+
+@pytest.fixture
+def three(root, monkeypatch):
+    """Two runs of one dataset and one of another (the browser test's), keys in that order."""
+    monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(root))
+    if not (root / "run-other").exists():
+        _made(root / "run-a", ("bm25", "sim"), "ab" * 32, llm=True)
+        _made(root / "run-b", ("sim", "bm25"), "ab" * 32)
+        _made(root / "run-other", ("bm25",), "cd" * 32)
+    return tuple(run_key(root / n) for n in ("run-a", "run-b", "run-other"))
+
+
+def _texts(at) -> str:
+    return "\n".join(str(e.value) for kind in ("markdown", "warning", "error", "info", "caption")
+                     for e in getattr(at, kind)).replace("\\", "").replace("**", "")
+
+
+def test_runs_of_different_datasets_are_refused(three):
+    a, _, other = three
+    at = open_app("runs", rn_runs=[a, other])
+    assert [e.value for e in at.error if "These runs cannot be compared." in e.value]
+    assert len(re.findall("read different datasets", _texts(at))) == 1
+    assert "Leaderboard" not in [h.value for h in at.subheader]
+
+
+def test_browser_refuses_a_second_run_on_another_dataset(three, root):
+    a, _, other = three
+    qid = Run(root / "run-a").read("examples")["qid"].astype(str).iloc[0]
+    at = open_app("browser", run=a, qb_q=qid, qb_run2=other)
+    assert len(re.findall("read different datasets", _texts(at))) == 1
+    assert [m for m in at.metric if m.label.startswith("Score_IR at N = ")]  # run a still shown
+    assert "run-other ·" not in _texts(at)
+
+
+def test_the_cut_moves_both_runs_columns(three, root):
+    a, b, _ = three
+    qid = Run(root / "run-a").read("examples")["qid"].astype(str).iloc[0]
+    # as the Compare runs page's link opens them: one retriever of each run, cut at N = 800
+    at = open_app("browser", run=a, qb_q=qid, qb_ret="bm25", qb_run2=b, qb_ret2="sim",
+                  qb_cut="800")
+    at800 = [m.label for m in at.metric if m.label.startswith("Score_IR at N = ")]
+    assert at800 == ["Score_IR at N = 800"] * 2, at800
+    assert "run-b ·" in _texts(at)
+    at.slider(key="qb_cut").set_value(700).run()
+    assert not at.exception, at.exception
+    at700 = [m.label for m in at.metric if m.label.startswith("Score_IR at N = ")]
+    assert at700 == ["Score_IR at N = 700"] * 2, at700
