@@ -1,9 +1,12 @@
-"""Semantic matching in the dashboard, in real Chromium: a run whose relevant parts are
-paraphrases of its documents (tests/fixtures/paraphrase.py), built with the real stages (BM25,
-whole documents as chunks, `scoring.also: [semantic]`). The question browser shows each part's
-closest sentence window underlined with its cosine beside the exact match; the Retrieval page
-switches the matching method and overlays both curves. On the shared server
-(tests/browser/conftest.py); screenshots go to test-artifacts/screenshots/ (50-…)."""
+"""Semantic matching in the dashboard: a run whose relevant parts are paraphrases of its
+documents (tests/fixtures/paraphrase.py), built with the real stages (BM25, whole documents as
+chunks, `scoring.also: [semantic]`), once for this module. Without a browser, from the pages'
+models: the question browser's cards underline each part's closest sentence window with its
+cosine beside the exact match, and the Retrieval page's curves overlay both methods or show
+one. In real Chromium, one visit (on the shared server, tests/browser/conftest.py): the
+browser's "Semantic matches" toggle goes into the URL and takes the windows away; then, from the
+sidebar, the Retrieval page's matching control goes into the URL and the page follows.
+Screenshots go to test-artifacts/screenshots/ (50-…)."""
 
 from __future__ import annotations
 
@@ -13,10 +16,10 @@ from urllib.parse import quote
 import pytest
 from fixtures.corpus import write_jsonl
 from fixtures.paraphrase import ITEMS
-from helpers import goto, no_exception, settle, shot
+from helpers import goto, no_exception, open_from_sidebar, settle, shot
 from playwright.sync_api import expect
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -43,49 +46,87 @@ def para_run(server):
     return str(run.path.resolve())
 
 
-def test_the_browser_shows_the_closest_sentence_beside_the_exact_match(
-        server, page, para_run):
+def _cards(run_key: str, windows: bool) -> tuple[str, list]:
+    """The question browser's cards for p05 by BM25 at N = 80 (its link's), as the page draws
+    them (`cut_context`, `context_html`), with the semantic windows when `windows`."""
+    from ragdash.analysis.matching import semantic_matches
+    from ragdash.rundir import Run
+    from ragdash.ui.evidence import context_html
+    from ragdash.view import RunView
+    from ragdash.view.context import cut_context, part_matches
+
+    run = Run(run_key)
+    cut = cut_context(RunView(run), "p05", "bm25", 80)
+    assert cut is not None
+    parts = [ITEMS[5].paraphrase]
+    sem = semantic_matches(tuple(parts), cut.context, cut.cut) if windows else []
+    return context_html(cut.chunks, part_matches(cut, parts), cut.cut, 80,
+                        whole=not cut.reached, windows=sem), sem
+
+
+def test_the_browsers_cards_show_the_closest_sentence_beside_the_exact_match(para_run):
+    from ragdash.rundir import Run
+    from ragdash.ui.evidence import semantic_legend
+    from ragdash.view import RunView
+    from ragdash.view.browser import cut_score
+    from ragdash.view.context import cut_context
+
+    run = Run(para_run)
+    assert "semantic" in RunView(run).score_methods()  # the toggle starts on
+    cards, sem = _cards(para_run, windows=True)
+    window = re.search(r'<span class="rd-sem"[^>]*>(.*?)</span>', cards)
+    assert window and ITEMS[5].verbatim.split()[0] in window.group(1)  # the sentence meant
+    cos = float(re.search(r'class="rd-semtag"[^>]*>[^<]*cos (\d\.\d\d)', cards).group(1))
+    assert 0.5 < cos < 1
+    cut = cut_context(RunView(run), "p05", "bm25", 80)
+    scored = cut_score([ITEMS[5].paraphrase], cut.context, cut.cut, run.config.scoring_method,
+                       sem)
+    assert scored.semantic is not None  # the page heads the legend "Semantic Score_IR …"
+    assert f"cosine {cos:.2f}" in semantic_legend(sem)
+    # switched off: the exact highlights stay, the semantic windows go
+    cards, _ = _cards(para_run, windows=False)
+    assert "rd-sem" not in cards and cards.count('<div class="rd-chunk') >= 1
+
+
+def test_the_retrieval_pages_curves_overlay_the_methods_or_show_one(para_run):
+    from ragdash.rundir import Run
+    from ragdash.view import RunView
+    from ragdash.viz.retrieval import method_curves, score_curves
+
+    view = RunView(Run(para_run))
+    methods = view.score_methods()
+    assert len(methods) > 1 and "semantic" in methods  # the page offers the control
+    overlaid = method_curves({m: view.bands(method=m) for m in methods}, ["bm25"])
+    assert "BM25 · semantic" in {t.name for t in overlaid.data}  # the overlaid curve's legend
+    one = score_curves(view.bands(method="semantic"), ["bm25"])
+    assert not [t.name for t in one.data if t.name and "semantic" in t.name]
+    assert "Mean Score_IR by token budget N" in one.layout.title.text
+
+
+@pytest.mark.browser
+def test_the_semantic_toggle_and_the_matching_control_follow_the_url(server, page, para_run):
     page.set_viewport_size({"width": 1400, "height": 2600})
     goto(page, server, f"browser?run={quote(para_run)}&qb_q=p05&qb_ret=bm25&qb_cut=80")
     page.locator(".rd-chunk").first.wait_for()
     settle(page)
-    no_exception(page, "browser, semantic matches")
     toggle = page.get_by_test_id("stCheckbox").filter(has_text="Semantic matches")
     assert toggle.locator("input").is_checked()  # on: the run was scored semantically too
-    window = page.locator(".rd-sem").first
-    assert ITEMS[5].verbatim.split()[0] in window.inner_text()  # the sentence meant
-    tag = page.locator(".rd-semtag").first.inner_text()
-    cos = float(re.search(r"cos (\d\.\d\d)", tag).group(1))
-    assert 0.5 < cos < 1
-    text = page.get_by_test_id("stMain").inner_text()
-    assert "Semantic Score_IR" in text and f"cosine {cos:.2f}" in text
+    assert page.locator(".rd-sem").count() >= 1
     shot(page, "50-browser-semantic")
-    # switched off: the exact highlights stay, the semantic windows go
+    # switched off: in the URL, and the semantic windows go
     toggle.locator("label").click()
     expect(page).to_have_url(re.compile("qb_sem=false", re.I))
     expect(page.locator(".rd-sem")).to_have_count(0)
     settle(page)
     no_exception(page, "browser, semantic off")
     assert page.locator(".rd-chunk").count() >= 1
-
-
-def test_the_retrieval_page_switches_and_overlays_the_methods(
-        server, page, para_run):
-    page.set_viewport_size({"width": 1400, "height": 2600})
-    goto(page, server, f"retrieval?run={quote(para_run)}")
+    # the Retrieval page of the same run: the matching method in the URL, the page follows
+    open_from_sidebar(page, "retrieval")
     control = page.get_by_test_id("stButtonGroup").filter(has_text="semantic")
     assert control.count() == 1
-    assert page.get_by_text("BM25 · semantic").count() >= 1  # the overlaid curve's legend
     control.get_by_text("semantic").click()
     expect(page).to_have_url(re.compile("ret_method=semantic"))
     expect(page.get_by_text("Scored here by semantic matching")).to_have_count(1)
     settle(page)
     no_exception(page, "retrieval, semantic")
     shot(page, "51-retrieval-semantic")
-    # without the overlay: one method's curves, with their bands
-    page.get_by_test_id("stCheckbox").filter(has_text="Overlay").locator("label").click()
-    # the chart redraws after the rerun: wait for the overlaid legend to go
-    expect(page.get_by_text("BM25 · semantic")).to_have_count(0)
-    settle(page)
-    no_exception(page, "retrieval, no overlay")
-    assert page.get_by_text("Mean Score_IR by token budget N").count() >= 1
