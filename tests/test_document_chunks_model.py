@@ -64,6 +64,19 @@ def test_pdf_chunks_say_their_page(doc_run):
     assert "Every employee has twenty-five days" in _text(marks[0]), marks
 
 
+def test_the_question_browser_draws_the_pdf_question(doc_run, monkeypatch):
+    """The page itself, as its link opens it (one AppTest render, no exception): the card's
+    head as above."""
+    from fixtures.apptest import open_app
+
+    from ragdash.ui.state import run_key
+
+    monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(doc_run.path.parent))
+    at = open_app("browser", run=run_key(doc_run.path), qb_q="q1", qb_ret="bm25", qb_cut="60")
+    cards = [h.proto.body for h in at.get("html") if '<div class="rd-chunk' in h.proto.body]
+    assert len(cards) == 1 and "page 2 of handbook.pdf" in cards[0]
+
+
 def test_html_and_docx_chunks_say_their_section(doc_run):
     head, _ = first_card(doc_run, "q2")
     assert "§ Travel policy › Expenses" in head and "page" not in head, head

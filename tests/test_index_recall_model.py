@@ -14,7 +14,7 @@ from ragdash.viz.colors import label
 pytestmark = pytest.mark.slow
 
 
-def test_the_retrieval_page_gives_the_recall_of_an_approximate_index(tmp_path):
+def test_the_retrieval_page_gives_the_recall_of_an_approximate_index(tmp_path, monkeypatch):
     from ragdash.config import load_config
     from ragdash.stages.runner import run_stages
 
@@ -33,3 +33,13 @@ def test_the_retrieval_page_gives_the_recall_of_an_approximate_index(tmp_path):
     assert index_recall(run.manifest.get("index_recall") or {}, name=label) == (
         "Approximate dense index: SIM searches HNSW, which returns 100.0% of exact search's top "
         "10 chunks (recall@10 on this run's 4 questions).")
+    # the page draws it once, with no exception (one AppTest render)
+    from fixtures.apptest import open_app
+
+    from ragdash.ui.state import run_key
+
+    monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(tmp_path / "runs"))
+    at = open_app("retrieval", run=run_key(run.path))
+    shown = [c.value.replace("\\", "") for c in at.caption
+             if c.value.startswith("Approximate dense index")]
+    assert shown == [index_recall(run.manifest["index_recall"], name=label)], shown
