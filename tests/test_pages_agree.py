@@ -35,6 +35,7 @@ from ragdash import labels
 from ragdash.cli import main
 from ragdash.constants import PROJECT_ROOT
 from ragdash.html_report import build_report
+from ragdash.viz.colors import label
 
 
 def _texts(at) -> str:
@@ -54,6 +55,57 @@ def tie_run(tmp_path_factory):
     return run
 
 
+def models(run):
+    """The run's view, its Overview model and its Thresholds panel as the page opens
+    (`ragdash.view`): what the pages show, built without a page. The view reads and keeps its
+    answers where the dashboard's do (`ragdash.ui.state.view`), so a page drawn on the same
+    run computes nothing twice."""
+    from ragdash.rundir import Run
+    from ragdash.ui import state
+    from ragdash.view import thresholds as thr
+    from ragdash.view.overview import overview
+
+    view = state.view(Run(run))
+    start = thr.start(view)
+    return view, overview(view, name=label), thr.panel(view, start.n, start.h, start.k,
+                                                       name=label)
+
+
+def said_by(model) -> str:
+    """Every sentence, label, value and table header a page model holds, one a line, as a page
+    shows them (not the tiles' help, a tooltip; not the Thresholds panel's data and numbers,
+    `data` and `result`; of an evidence dict, its verdict, the sentence the page shows)."""
+    import dataclasses
+
+    out: list[str] = []
+
+    def walk(x) -> None:
+        if isinstance(x, str):
+            out.append(x)
+        elif dataclasses.is_dataclass(x):
+            for f in dataclasses.fields(x):
+                value = getattr(x, f.name)
+                if f.name in ("bias", "note") and value:  # (lead-in, the rest): one line
+                    out.append(": ".join(p for p in value if p))
+                elif f.name not in ("data", "result", "help"):
+                    walk(value)
+        elif isinstance(x, pd.DataFrame):
+            out.append(" ".join(map(str, x.columns)))
+        elif isinstance(x, list | tuple):
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            walk(x.get("verdict"))
+
+    walk(model)
+    return "\n".join(out)
+
+
+def tile(page, name: str):
+    """The Overview model's tile called `name` (its prediction section's first)."""
+    return next(t for t in [*page.prediction.tiles, *page.tiles] if t.label == name)
+
+
 def shown(monkeypatch, run) -> None:
     """The dashboard opens on `run` (its demo) and may read its folder."""
     monkeypatch.setenv("RAGDASH_DEMO_RUN", str(run))
@@ -61,15 +113,16 @@ def shown(monkeypatch, run) -> None:
 
 
 def test_a_tie_is_a_tie_on_every_page(tie_run, monkeypatch):
-    shown(monkeypatch, tie_run)
-    at = open_app(run=str(tie_run))
-    assert at.title[0].value == "Run tie"
-    titles = [m.label for m in at.metric]
+    _, ov, _ = models(tie_run)
+    assert ov.title == "Run tie"
+    titles = [t.label for t in ov.tiles]
     assert "Largest area over all budgets" in titles
     assert not [t for t in titles if t.startswith("Best retriever")]
-    card = next(m for m in at.metric if m.label == "Largest area over all budgets")
+    card = next(t for t in ov.tiles if t.label == "Largest area over all budgets")
     assert "≈" in card.value  # its caption under it, whole (a delta is cut short)
-    assert [c.value for c in at.caption if c.value.startswith("tie: difference +0.000")]
+    assert card.caption.startswith("tie: difference +0.000")
+    assert "significantly" not in said_by(ov)
+    shown(monkeypatch, tie_run)
     cmp = open_app("compare", run=str(tie_run))
     said = _texts(cmp)
     assert "significantly" not in said
@@ -145,9 +198,9 @@ def _all_text(at) -> str:
     return "\n".join([_texts(at), *metrics, *heads]).replace("\\", "")
 
 
-def _judged5_overview(at) -> float:
-    value = next(m.value for m in at.metric if m.label == "Judged 5 (RAG answers)")
-    return float(value.removesuffix("%").strip())
+def _judged5_overview(page) -> float:
+    """The Overview model's share judged 5 (%)."""
+    return float(tile(page, "Judged 5 (RAG answers)").value.removesuffix("%").strip())
 
 
 def _judged5_llm(at) -> float:
@@ -180,18 +233,17 @@ def test_all_refusals_give_no_estimate_no_best_and_no_false_alarm(refusal_run, m
     from ragdash.cli.summary import print_summary
     from ragdash.rundir import Run
 
-    shown(monkeypatch, refusal_run)
-    at = {p: open_app(None if p == "overview" else p, run=str(refusal_run))
-          for p in ("overview", "thresholds", "llm", "compare")}
-    ov = at["overview"]
-    card = next(m for m in ov.metric if m.label == "Estimated by the h/k rule")
+    _, ov, _ = models(refusal_run)
+    card = tile(ov, "Estimated by the h/k rule")
     assert (card.value, card.delta) == ("no estimate", "degenerate fit")
-    said = _texts(ov)
+    said = said_by(ov)
     assert "The h/k rule gives no estimate here: Not measurable: no answer was judged correct " \
            "(5), so nothing separates correct from wrong answers here." in said
     assert ".." not in said and "estimates correct answers by" not in said
     # no estimator gives an estimate here: nothing "avoided next time" is offered
-    assert not [m.label for m in ov.metric if "avoided" in m.label]
+    assert not [t.label for t in ov.prediction.tiles if "avoided" in t.label]
+    shown(monkeypatch, refusal_run)
+    at = {p: open_app(p, run=str(refusal_run)) for p in ("thresholds", "llm", "compare")}
     # nothing is "best" on answer quality: every system's answers are the same refusal
     thr = _texts(at["thresholds"])
     assert "No order by estimated correct answers: the h/k rule gives no estimate at this k. " \
@@ -220,7 +272,7 @@ def test_all_refusals_give_no_estimate_no_best_and_no_false_alarm(refusal_run, m
     print_summary(Run(refusal_run))  # what `ragdash run` prints at its end
     cli = capsys.readouterr().out
     assert "Judged 5 (RAG answers): 0.0 %" in cli and "h/k rule no estimate (" in cli
-    for said in (*(_all_text(a) for a in at.values()), text, cli):
+    for said in (said_by(ov), *(_all_text(a) for a in at.values()), text, cli):
         one_name_checks(said)
 
 
@@ -264,9 +316,10 @@ def test_long_answers_in_other_words_do_not_fail_the_judge_by_construction(long_
     close = answers.assign(answer=long_texts(CLOSE_WORDS, answers, np.array(
         [s[(q, x)] for q, x in zip(answers["qid"], answers["system"], strict=True)])))
     assert ja.reference_match(judgments, close, ex).status == "ok"
+    view, ov, _ = models(long_run)
+    assert not [c.title for c in view.audit() if c.status == "warn"]  # no page's warning
     shown(monkeypatch, long_run)
-    at = {p: open_app(None if p == "overview" else p, run=str(long_run))
-          for p in ("overview", "thresholds", "llm", "compare")}
+    at = {p: open_app(p, run=str(long_run)) for p in ("thresholds", "llm", "compare")}
     for page, app in at.items():
         assert not [w.value for w in app.warning if "unreliable" in w.value], page
     assert ":orange-badge" not in _texts(at["llm"])  # no judge check fails
@@ -275,9 +328,8 @@ def test_long_answers_in_other_words_do_not_fail_the_judge_by_construction(long_
     assert "the scores ignore the true answer" not in text and "too lenient" not in text
     assert "cannot check the judge here" in text
     _, card5, row5 = _judged5_report(html_)
-    assert _judged5_overview(at["overview"]) == round(_judged5_llm(at["llm"]), 1) == card5 \
-        == row5
-    for said in (*(_all_text(a) for a in at.values()), text):
+    assert _judged5_overview(ov) == round(_judged5_llm(at["llm"]), 1) == card5 == row5
+    for said in (said_by(ov), *(_all_text(a) for a in at.values()), text):
         one_name_checks(said)
 
 
@@ -312,38 +364,41 @@ def end_k_run(request, tmp_path_factory):
 
 def test_k_at_an_end_of_its_range_gives_no_estimate_and_one_direction(end_k_run, monkeypatch):
     case, run = end_k_run
+    from ragdash.analysis import frames
     from ragdash.rundir import Run
+    from ragdash.view import thresholds as thr_model
 
     k = Run(run).calibration().k
     assert (k == 1.0) if case == "k1" else k < Run(run).read("ir_scores")["score"].min()
-    shown(monkeypatch, run)
-    ov = open_app(run=str(run))
-    card = next(m for m in ov.metric if m.label == "Estimated by the h/k rule")
-    assert card.value == "no estimate"
-    assert "The h/k rule gives no estimate here" in _texts(ov)
-    thr = open_app("thresholds", run=str(run))
-    assert thr.slider(key="thr_k").value == pytest.approx(round(k, 3))
-    thr.button(key="thr_cv").click().run()  # "Beyond the paper" with its verdict
-    assert not thr.exception
-    said = _all_text(thr)
-    assert "**Verdict.**" in said
+    view, ov, fit = models(run)
+    assert tile(ov, "Estimated by the h/k rule").value == "no estimate"
+    head, no_estimate = ov.prediction.note
+    assert not head and no_estimate.startswith("The h/k rule gives no estimate here")
     # at the fitted k the panel says what the Overview says, in its words, and gives no number
-    no_estimate = next(t for t in _texts(ov).split("\n")
-                       if t.startswith("The h/k rule gives no estimate here"))
+    assert fit.bias == ("", no_estimate)
+    shown(monkeypatch, run)
+    thr = open_app("thresholds", run=str(run))  # the page lays that panel out
+    assert thr.slider(key="thr_k").value == pytest.approx(round(k, 3))
+    said = _all_text(thr)
     assert no_estimate in said.split("\n")
     assert not re.search(r"estimates correct answers by|matches the judge|within noise|"
                          r"% estimated vs", said)
     if case != "k0 by hand":  # the page says why the fitted k carries no information
         assert "No k beats predicting that" in said
+    # "Beyond the paper": the verdict its button gives, in the words the facts allow
+    facts = view.facts(label)
+    saved, told = view.cross_validate(frames.default_budget(view.run.budgets))
+    verdict = facts.estimator_verdict or facts.cv_verdict(told, saved)
+    assert verdict and not re.search(r"estimates correct answers by|matches the judge|"
+                                     r"within noise|% estimated vs", verdict)
     # the sliders moved inside the scores: the rule gives a number, its direction said once
     ir = Run(run).read("ir_scores")
     at = np.unique(ir.loc[ir["budget"] == Run(run).calibration().budget, "score"].round(3))
     inside = float(at[len(at) // 2 - 1] + at[len(at) // 2]) / 2  # between two scores
-    thr.slider(key="thr_k").set_value(round(inside, 3)).run()
-    assert not thr.exception
-    moved = _all_text(thr)
+    start = thr_model.start(view)
+    moved = said_by(thr_model.panel(view, start.n, start.h, round(inside, 3), name=label))
     bias = [t for t in moved.split("\n") if re.search(r"estimates correct answers by|matches "
-                                                      r"the judge|within noise", t)]
+                                                       r"the judge|within noise", t)]
     assert len(bias) == 1, bias
     est, act = map(float, re.search(r"([0-9.]+) % estimated vs ([0-9.]+) % judged 5",
                                     bias[0]).groups())
@@ -354,7 +409,7 @@ def test_k_at_an_end_of_its_range_gives_no_estimate_and_one_direction(end_k_run,
     assert estimate == "no estimate" and card5 == row5 == act
     text = report_text(html_)
     assert "% estimated vs" not in text and "The h/k rule gives no estimate here" in text
-    for s in (_all_text(ov), said, text):
+    for s in (said_by(ov), said, verdict, text):
         one_name_checks(s)
 
 
@@ -385,22 +440,21 @@ def test_every_score_ir_alike_is_not_measurable_and_the_rule_gives_no_estimate(s
     """With every Score_IR 1.0 retrieval cannot separate anything: "not measurable", never
     "Weak: AUC 0.50 [0.50, 0.50]"; the h/k rule gives no estimate, said in the same words on
     the Overview and the Thresholds page (which shows no estimated share for it)."""
+    _, ov, _ = models(same_ir_run)
     shown(monkeypatch, same_ir_run)
-    ov = open_app(run=str(same_ir_run))
     thr = open_app("thresholds", run=str(same_ir_run))
-    said_ov, said_thr = _all_text(ov), _all_text(thr)
+    said_ov, said_thr = said_by(ov), _all_text(thr)
     for said in (said_ov, said_thr):
         assert "Weak:" not in said and "AUC 0.50" not in said
         assert not ZERO_WIDTH.search(said), ZERO_WIDTH.search(said)
     verdict = "every answer has the same Score_IR (1.00), so retrieval cannot separate"
     assert verdict in said_ov
-    card = next(m for m in ov.metric if m.label == "Estimated by the h/k rule")
-    assert card.value == "no estimate"
-    model = next(m for m in ov.metric if m.label == "Estimated by a logistic model")
+    assert tile(ov, "Estimated by the h/k rule").value == "no estimate"
+    model = tile(ov, "Estimated by a logistic model")
     assert (model.value, model.delta) == ("no estimate", "Score_IR all alike")
-    assert not [m.label for m in ov.metric if "avoided" in m.label]
-    line = next(t for t in _texts(ov).split("\n") if t.startswith("The h/k rule gives no "
-                                                                    "estimate here"))
+    assert not [t.label for t in ov.prediction.tiles if "avoided" in t.label]
+    line = ov.prediction.note[1]
+    assert line.startswith("The h/k rule gives no estimate here")
     assert line in said_thr.split("\n")
     assert "% estimated vs" not in said_thr and "estimates correct answers by" not in said_thr
     text = report_text(build_report(same_ir_run))
