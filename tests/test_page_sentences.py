@@ -7,6 +7,7 @@ the HTML report must say what those numbers are."""
 
 from __future__ import annotations
 
+import html
 import os
 import re
 from pathlib import Path
@@ -236,25 +237,64 @@ def test_judged_only_cuts_the_chart_to_the_judged_answers(runs):
     assert threshold_panel.judged_only(none) is none
 
 
-# --- the pages and the report ------------------------------------------------------------------
+# --- the pages' models and the report ----------------------------------------------------------
+
+
+def view(path: Path):
+    """The run's view as the pages read it (`ragdash.ui.state.view`: the one render below and
+    the models share what they compute)."""
+    from ragdash.ui import state
+
+    return state.view(Run(path))
+
+
+def panel(path: Path):
+    """The Thresholds panel's model at N = BUDGET, h = k = T."""
+    from ragdash.view.thresholds import panel as thresholds_panel
+    from ragdash.viz.colors import label
+
+    return thresholds_panel(view(path), BUDGET, T, T, name=label)
+
+
+def overview(path: Path):
+    from ragdash.view.overview import overview as overview_model
+    from ragdash.viz.colors import label
+
+    return overview_model(view(path), name=label)
+
+
+def joined(pair: tuple[str, str]) -> str:
+    """A (lead-in, the rest) sentence as one line, the lead-in's bold marks left out."""
+    return ": ".join(x for x in pair if x)
+
+
+def test_thresholds_page_lays_out_its_sentences(runs):
+    """The Thresholds page at N = BUDGET, h = k = T shows its model's basis, bias sentence,
+    table and reading of the confusion matrix (what they say: the tests below)."""
+    at = page(runs["over"], "thresholds", thr_n=str(BUDGET), thr_h=str(T), thr_k=str(T))
+    p = panel(runs["over"])
+    shown = texts(at)
+    head, rest = p.bias
+    assert f"**{head}:** {rest}" in shown and p.basis in shown
+    assert all(line in shown for line in p.confusion)
+    assert at.dataframe[0].value["answers"].tolist() == p.table["answers"].tolist()
 
 
 @pytest.mark.parametrize(("name", "word"), [("over", "overestimates"),
                                             ("under", "underestimates"),
                                             ("matches", "matches the judge")])
-def test_thresholds_page_says_what_its_table_shows(runs, name, word):
-    at = page(runs[name], "thresholds", thr_n=str(BUDGET), thr_h=str(T), thr_k=str(T))
+def test_thresholds_model_says_what_its_table_shows(runs, name, word):
+    p = panel(runs[name])
     t = truth(runs[name], T)
     assert (t["diff"] > 0, t["diff"] < 0, t["diff"] == 0)[("over", "under", "matches")
                                                           .index(name)]  # the fixture
-    said = bias_of(texts(at))
+    said = joined(p.bias)
     assert word in said, said
     assert (f"{t['est']:.1f} % estimated vs {t['act']:.1f} % judged 5" in said)
     if name != "matches":
         assert f"by {abs(t['diff']):.1f} points" in said
     assert f"{t['n']} judged answers from {t['questions']} questions" in said
-    table = at.dataframe[0].value
-    assert table["answers"].sum() == t["n"]
+    assert p.table["answers"].sum() == t["n"]
     assert [w for w in ("overestimates", "underestimates", "matches the judge")
             if w in said] == [word]
 
@@ -262,11 +302,10 @@ def test_thresholds_page_says_what_its_table_shows(runs, name, word):
 @pytest.mark.parametrize(("name", "side", "never"), [("over", "optimistic", "pessimistic"),
                                                      ("under", "pessimistic", "optimistic")])
 def test_a_one_sided_confusion_matrix_is_read_from_its_cells(runs, name, side, never):
-    at = page(runs[name], "thresholds", thr_n=str(BUDGET), thr_h=str(T), thr_k=str(T))
     run = Run(runs[name])
     p, _ = pairs(run.read("ir_scores"), run.read("judgments"), BUDGET)
     x, judge = p["ir"].to_numpy(), p["judge"].to_numpy()
-    shown = texts(at)
+    shown = "\n".join(panel(runs[name]).confusion)
     assert f"The rule errs mostly on the {side} side" in shown
     if name == "over":  # above T judged 3: estimated correct but judged 2–4, below the diagonal
         n = int(((x > T) & (judge == 3)).sum())
@@ -285,9 +324,9 @@ def test_overview_and_report_say_the_rules_bias_at_the_fit(runs):
         t = truth(runs[name], cal.k)
         assert (t["diff"] > 0) == (name == "over")
         expected = f"The h/k rule {word} correct answers by {abs(t['diff']):.1f} points"
-        at = page(runs[name])
-        assert expected in bias_of(texts(at))
-        assert f"{t['est']:.1f} %" == next(m.value for m in at.metric
+        ov = overview(runs[name])
+        assert expected in joined(ov.prediction.note)
+        assert f"{t['est']:.1f} %" == next(m.value for m in ov.prediction.tiles
                                            if m.label.startswith("Estimated by the h/k rule"))
         report = build_report(runs[name])
         assert expected in report and f"k = {cal.k:.3f} at N = {BUDGET}" in report
@@ -296,26 +335,34 @@ def test_overview_and_report_say_the_rules_bias_at_the_fit(runs):
 
 def test_partly_judged_run_says_how_few_answers_the_llm_figures_rest_on(runs):
     basis = "25 judged answers from 5 of the 12 questions (7 not judged)"
-    at = page(runs["partly"])
-    q = next(m for m in at.metric if m.label == "Questions")
+    ov = overview(runs["partly"])
+    q = next(m for m in ov.tiles if m.label == "Questions")
     assert q.value == "12" and "5 judged by the LLM" in str(q.delta)
-    assert f"Every figure in this section rests on the {basis}." in texts(at)
-    assert basis in bias_of(texts(at))
+    assert ov.prediction.basis == f"Every figure in this section rests on the {basis}."
+    assert basis in joined(ov.prediction.note)
 
-    at = page(runs["partly"], "thresholds", thr_n=str(BUDGET), thr_h=str(T), thr_k=str(T))
-    assert f"Every figure below counts the same answers: the {basis}." in texts(at)
-    table = at.dataframe[0].value
-    assert table["answers"].tolist() == [5] * 5  # the table and the chart: 5 per retriever
+    p = panel(runs["partly"])
+    assert p.basis == f"Every figure below counts the same answers: the {basis}."
+    assert p.table["answers"].tolist() == [5] * 5  # the table and the chart: 5 per retriever
 
     report = build_report(runs["partly"])
     assert f"estimated (h/k rule) vs judged 5 (RAG answers), on {basis}" in report
     assert f"Every figure of this section counts the same answers: the {basis}." in report
 
 
+def verdict_box(path: Path) -> str:
+    """The Compare runs page's verdict at N = 200 on the run alone, as its box shows it
+    (headline, then detail; escaped)."""
+    from ragdash.ui import state
+
+    _, verdict, _ = state.runs_view({key(path): Run(path)}).board(200)
+    return f"<div>{html.escape(verdict['headline'])}</div><div>" \
+           f"{html.escape(verdict['detail'])}</div>"
+
+
 @pytest.mark.parametrize(("name", "differ"), [("ties", 0), ("one", 1)])
 def test_compare_runs_verdict_agrees_with_its_counts(runs, name, differ):
-    at = page(runs[name], "runs", rn_runs=[key(runs[name])], rn_n="200")
-    box = next(h.value for h in at.html if "Score_IR" in h.value)
+    box = verdict_box(runs[name])
     if differ == 0:
         assert "tie at N = 200" in box
         assert "No lead: both score the same on every one of the 12 questions (no test)." in box
@@ -327,7 +374,16 @@ def test_compare_runs_verdict_agrees_with_its_counts(runs, name, differ):
         assert "every" not in box.lower()
 
 
+def test_compare_runs_page_lays_out_its_verdict(runs):
+    at = page(runs["one"], "runs", rn_runs=[key(runs["one"])], rn_n="200")
+    box = next(h.value for h in at.html if "Score_IR" in h.value)
+    head, detail = verdict_box(runs["one"]).removeprefix("<div>").removesuffix(
+        "</div>").split("</div><div>")
+    assert head in box and detail in box
+
+
 def test_compare_retrievers_says_why_no_test_was_run(runs):
-    at = page(runs["one"], "compare", cmp_n="200")
-    shown = texts(at)
-    assert "At N = 200, no test: only 1 of the 12 questions differs" in shown, shown[-2000:]
+    from ragdash.view.compare_retrievers import pair
+
+    verdict = pair(view(runs["one"]), "bm25", "sim", 200).verdict
+    assert "At N = 200, no test: only 1 of the 12 questions differs" in verdict, verdict
