@@ -371,24 +371,24 @@ def test_metrics_says_that_every_call_failed_and_why(generic, tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     ds, corpus = generic
     run_dir = tmp_path / "r"
-    with FakeLLMServer(default="An answer.") as srv:
+    with FakeLLMServer(default="An answer.") as srv:  # BM25 alone: no MiniLM to load
         assert main(["generate", "--dataset", str(ds), "--corpus", str(corpus),
-                     *llm_args(srv.openai_url, run_dir)]) == 0
+                     *llm_args(srv.openai_url, run_dir, "--retrievers", "bm25")]) == 0
     capsys.readouterr()
     with FakeLLMServer(default=Reply(status=500, error="model overloaded")) as srv:
         code = main(["metrics", "--run-dir", str(run_dir), "--use", "faithfulness", "-q",
                      "--set", f"llm.base_url={srv.openai_url}", "--set", "llm.retries=0"])
         asked = len(srv.chat_requests())
     out, err = capsys.readouterr()
-    assert code == 2 and asked == 12  # 4 questions x (2 retrievers + LLM only), all failed
+    assert code == 2 and asked == 8  # 4 questions x (BM25 + LLM only), all failed
     assert "measured with 0 LLM calls" not in out + err
     lines = error_lines(err)
     assert len(lines) == 1 and lines[0].startswith(
-        "ragdash: error: metrics: no answer measured: the LLM steps of all 8 answers to measure "
+        "ragdash: error: metrics: no answer measured: the LLM steps of all 4 answers to measure "
         "failed (answer_claims: openai fake-model: server error 500"), err
-    assert "(8 answers)" in lines[0] and "run again" in lines[0]
+    assert "(4 answers)" in lines[0] and "run again" in lines[0]
     table = Run(run_dir).read("metrics")
-    assert table["faithfulness"].isna().all() and table["error"].notna().sum() == 8
+    assert table["faithfulness"].isna().all() and table["error"].notna().sum() == 4
 
 
 def test_a_model_name_is_no_path_but_a_gguf_outside_the_roots_is():

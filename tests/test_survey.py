@@ -126,13 +126,14 @@ def test_a_seed_draws_the_same_sample_in_another_process():
     code = ("import pandas as pd; from ragdash.labels.sampling import ordering; "
             "f = pd.DataFrame({'qid': [str(i) for i in range(50)], 'system': ['s', 't'] * 25, "
             "'judged5': [1, 0, 0] * 16 + [1, 1]}); "
-            "print(','.join(ordering(f, '{rule}', 7)['qid']))")
-    for rule in ("judge", "uniform", "stratified"):
-        runs = {subprocess.run([sys.executable, "-c", code.replace("{rule}", rule)],
-                               capture_output=True, text=True, check=True,
-                               env={"PYTHONHASHSEED": seed}).stdout
-                for seed in ("1", "2")}
-        assert len(runs) == 1, rule
+            "[print(r, ','.join(ordering(f, r, 7)['qid'])) "
+            "for r in ('judge', 'uniform', 'stratified')]")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env={"PYTHONHASHSEED": seed}).stdout.splitlines()
+            for seed in ("1", "2")]  # one process per hash seed, each drawing by every rule
+    for rule, one, other in zip(("judge", "uniform", "stratified"), *runs, strict=True):
+        assert one.split()[0] == rule and len(one.split()[1].split(",")) == 50, one
+        assert one == other, rule
 
 
 def test_the_neyman_rule_puts_labels_where_the_reference_varies():
