@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import io
 import os
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,9 +53,15 @@ def _built(path: Path) -> Run:
     return run
 
 
+@pytest.fixture(scope="module")
+def built_once(tmp_path_factory) -> Path:
+    """The run `_built` makes, made once: each test labels a copy of its own (`built`)."""
+    return _built(tmp_path_factory.mktemp("built") / "built").path
+
+
 @pytest.fixture
-def built(tmp_path) -> Run:
-    return _built(tmp_path / "built")
+def built(built_once, tmp_path) -> Run:
+    return Run(shutil.copytree(built_once, tmp_path / "built"))
 
 
 def test_a_kept_view_of_the_labels_changes_when_labels_are_written(built):
