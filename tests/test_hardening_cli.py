@@ -376,15 +376,22 @@ def _listener(answer) -> tuple[int, threading.Event]:
     return server.getsockname()[1], stop
 
 
-def _run_on_ray(generic, tmp_path, address: str) -> tuple[subprocess.CompletedProcess, float]:
-    """The run's outcome and the seconds it took beyond starting Python with ragdash and Ray
-    imported (measured just before, on the same loaded machine): what the address check
-    itself costs."""
+@pytest.fixture(scope="module")
+def startup() -> float:
+    """The seconds of starting Python with ragdash and Ray imported, on this loaded machine:
+    measured once for the module's three runs on an unreachable head (each run's time beyond
+    it is what the address check itself costs)."""
     require("ray")
     start = time.monotonic()
     subprocess.run([sys.executable, "-c", "import ragdash.cli, ragdash.executors, ray"],
                    check=True, timeout=120, cwd=ROOT)
-    startup = time.monotonic() - start
+    return time.monotonic() - start
+
+
+def _run_on_ray(generic, tmp_path, address: str, startup: float
+                ) -> tuple[subprocess.CompletedProcess, float]:
+    """The run's outcome and the seconds it took beyond `startup`."""
+    require("ray")
     start = time.monotonic() + startup
     try:
         out = subprocess.run([sys.executable, "-m", "ragdash.cli",
@@ -396,10 +403,10 @@ def _run_on_ray(generic, tmp_path, address: str) -> tuple[subprocess.CompletedPr
     return out, time.monotonic() - start
 
 
-def test_a_port_that_is_no_ray_head_fails_at_once_with_the_address(generic, tmp_path):
+def test_a_port_that_is_no_ray_head_fails_at_once_with_the_address(generic, tmp_path, startup):
     port, stop = _listener(lambda conn: conn.close())  # accepts, then hangs up
     try:
-        out, seconds = _run_on_ray(generic, tmp_path, f"127.0.0.1:{port}")
+        out, seconds = _run_on_ray(generic, tmp_path, f"127.0.0.1:{port}", startup)
     finally:
         stop.set()
     lines = error_lines(out.stderr)
@@ -410,11 +417,11 @@ def test_a_port_that_is_no_ray_head_fails_at_once_with_the_address(generic, tmp_
 
 
 @pytest.mark.slow
-def test_a_head_that_never_answers_fails_within_15_s(generic, tmp_path):
+def test_a_head_that_never_answers_fails_within_15_s(generic, tmp_path, startup):
     held: list[socket.socket] = []
     port, stop = _listener(held.append)  # accepts and says nothing
     try:
-        out, seconds = _run_on_ray(generic, tmp_path, f"127.0.0.1:{port}")
+        out, seconds = _run_on_ray(generic, tmp_path, f"127.0.0.1:{port}", startup)
     finally:
         stop.set()
         for conn in held:
@@ -427,10 +434,10 @@ def test_a_head_that_never_answers_fails_within_15_s(generic, tmp_path):
 
 
 @pytest.mark.slow
-def test_an_unroutable_address_fails_within_15_s(generic, tmp_path):
+def test_an_unroutable_address_fails_within_15_s(generic, tmp_path, startup):
     """Dropped (10 s connection check), refused, or answered by a proxy that is no Ray head
     (5 s of Ray's own attempts): whatever the network does with it, within 15 s."""
-    out, seconds = _run_on_ray(generic, tmp_path, "10.255.255.1:6379")
+    out, seconds = _run_on_ray(generic, tmp_path, "10.255.255.1:6379", startup)
     lines = error_lines(out.stderr)
     assert out.returncode == 2 and len(lines) == 1, out.stderr
     assert "'10.255.255.1:6379'" in lines[0] and seconds < 15
