@@ -67,25 +67,37 @@ def test_compare_opens_where_the_retrievers_differ_most():
     assert area.separating_budget(ir_table({}), "a", "b") == 100  # all tie: the first
 
 
-@pytest.fixture
-def demo(tmp_path):
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """A copy of the SQuAD demo run, read (never written) by the tests that take it: one copy,
+    so what the pages' memo keeps for it serves them all."""
     src = PROJECT_ROOT / "data" / "demo_squad"
     if not (src / "answers.parquet").exists():
         pytest.skip("the SQuAD demo run is absent")
-    return shutil.copytree(src, tmp_path / "demo")
+    return shutil.copytree(src, tmp_path_factory.mktemp("squad") / "demo")
+
+
+def view(path):
+    """The run's view as the pages read it (`ragdash.ui.state.view`): the models, the report
+    and the renders here share what it keeps."""
+    from ragdash.rundir import Run
+    from ragdash.ui import state
+
+    return state.view(Run(path))
 
 
 def test_the_judges_share_is_named_judged_5_on_the_overview_and_in_the_report(demo):
-    from fixtures.apptest import open_app
-
     from ragdash.html_report import build_report
+    from ragdash.view.overview import overview
+    from ragdash.viz.colors import label
 
-    at = open_app(run=str(demo))
-    labels = [m.label for m in at.metric]
+    page = overview(view(demo), name=label)  # the Overview's tiles (it lays them out as such)
+    tiles = [*page.tiles, *(page.prediction.tiles if page.prediction else [])]
+    labels = [t.label for t in tiles]
     assert "Judged 5 (RAG answers)" in labels
     assert not [x for x in labels if "actual" in x.lower()]
-    assert not [m.value for m in at.metric if "actual" in str(m.value).lower()]
-    html = build_report(demo)
+    assert not [t.value for t in tiles if "actual" in str(t.value).lower()]
+    html = build_report(demo, view(demo))
     assert "vs actual" not in html and "actual correct" not in html.lower()
 
 
@@ -104,16 +116,32 @@ def test_partly_correct_is_not_correct_for_the_signals_panel_either():
 
 
 def test_beyond_the_paper_never_restates_the_rule_at_another_k(demo):
-    """The h/k rule's over/underestimate is said once, at the sliders' k (k = 0.3 here)."""
+    """The h/k rule's over/underestimate is said once, at the sliders' k (k = 0.3 here): on the
+    page, and in the Thresholds model with the facts' verdicts below it (at k = 0 too)."""
     from fixtures.apptest import open_app
+
+    from ragdash.view import thresholds as model
+    from ragdash.viz.colors import label
 
     at = open_app("thresholds", run=str(demo), thr_k="0.3", thr_h="0")
     said = [c.value for c in at.caption] + [m.value for m in at.markdown]
     bias = [t for t in said if "estimates correct answers by" in t]
     assert len(bias) == 1, bias
+
+    def sentences(k: float) -> list[str]:
+        """What the Thresholds page says at (h = 0, k): the panel's captions and markdown, and
+        the evidence and "Beyond the paper" verdicts of the run's facts."""
+        v = view(demo)
+        p = model.panel(v, model.start(v).n, 0.0, k, name=label)
+        facts = v.facts(label)
+        ev = facts.evidence or {}
+        return [p.basis or "", p.fit, ": ".join(x for x in p.bias or () if x), p.order or "",
+                *p.confusion, facts.estimator_verdict, ev.get("verdict", ""),
+                ev.get("refusal_verdict", "")]
+
+    assert len([t for t in sentences(0.3) if "estimates correct answers by" in t]) == 1
     # at k = 0 the rule gives no estimate, said once, with no share beside it (issue 49)
-    at = open_app("thresholds", run=str(demo), thr_k="0", thr_h="0")
-    said = [c.value for c in at.caption] + [m.value for m in at.markdown]
+    said = sentences(0.0)
     assert [t for t in said if t.startswith("The h/k rule gives no estimate here: k = 0.000 "
                                             "sits at the end of its range")] != []
     assert not [t for t in said if "estimates correct answers by" in t or "% estimated vs" in t]
@@ -146,7 +174,7 @@ def test_the_judge_audit_matches_long_answers_by_rouge_not_containment():
 def test_the_report_leads_with_the_labelled_share_and_shows_no_server_path(demo):
     from ragdash.html_report import build_report
 
-    html = build_report(demo)
+    html = build_report(demo, view(demo))
     start = html.index('<div class="cards">')
     cards = html[start:html.index("<h2>", start)]
     assert "% correct" in cards and "labelled" in cards and "150 stand-in labels" in cards
@@ -242,7 +270,7 @@ def test_the_reports_share_table_names_systems_as_every_page_does(tmp_path, monk
     for i, item in enumerate(store.sample_items(run)):
         store.add_label(run, item.qid, item.system, "correct" if i % 2 else "wrong", "ana")
     labels.refresh(run)
-    html = build_report(run.path)
+    html = build_report(run.path, view(run.path))  # the pages below share what it computed
     shares = html[html.index("<h2>Share correct, checked against labels</h2>"):]
     shares = shares[:shares.index("</table>")]
     assert "<td>LLM only</td>" in shares and "<td>BM25</td>" in shares
