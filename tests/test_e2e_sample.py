@@ -34,11 +34,16 @@ def test_paper_config_on_the_sample_without_llm(tmp_path):
 
 @pytest.mark.requires("llama_cpp", "smollm2")
 def test_mlq_with_the_local_model(tmp_path):
+    """Two questions (each sub-question list is the 0.5B model's prompt evaluation, most of the
+    test's time); the runs root, and so the LLM reply cache, under tmp_path: the model really
+    writes them on every run, not a cache left in the checkout by the last one."""
     run_dir = tmp_path / "mlq"
-    assert main(["run", "--config", "configs/paper.yaml", "--limit", "3",
-                 "--retrievers", "sim,mlq", "--run-dir", str(run_dir), "-q"]) == 0
+    assert main(["run", "--config", "configs/paper.yaml", "--limit", "2",
+                 "--retrievers", "sim,mlq", "--run-dir", str(run_dir), "-q",
+                 "--set", f"runs_root={tmp_path / 'runs'}"]) == 0
+    assert (tmp_path / "runs" / "_llm_cache.sqlite").exists()
     run = Run(run_dir)
     queries = run.read("queries")
-    assert len(queries) == 3 and all(len(q) >= 1 for q in queries["queries"])
+    assert len(queries) == 2 and all(len(q) >= 1 for q in queries["queries"])
     retrieved = run.read("retrieved")
     assert (retrieved[retrieved.retriever == "mlq"].groupby("qid").size() == 5).all()

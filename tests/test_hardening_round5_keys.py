@@ -115,6 +115,7 @@ def _cfg(generic, tmp_path: Path, url: str, model: str, **llm) -> dict:
     return load_config(None, {
         "dataset": {"path": str(ds), "corpus": str(corpus), "format": "auto", "limit": 2},
         "chunker": {"method": "none"}, "retrievers": {"use": "bm25"}, "budgets": "20:60:20",
+        "tokenizer": "whitespace",  # no job here is about tokens: none loads Llama-3's (1 CPU-s)
         "runs_root": str(tmp_path / "runs"),
         "llm": {"backend": "openai", "model": model, "base_url": url, **llm},
         "generation": {"enabled": True, "budget": 60}})

@@ -57,12 +57,14 @@ def other_process(tmp_path):
 
 
 def cfg_for(generic, tmp_path, **more) -> dict:
+    """A run on the tiny dataset, BM25 on whole documents; budgets in whitespace tokens (no
+    job process here is about tokens: each spares loading Llama-3's, about 1 CPU-s)."""
     ds, corpus = generic
     return load_config(None, {"dataset": {"path": str(ds), "corpus": str(corpus),
                                           "format": "auto"},
                               "chunker": {"method": "none"}, "retrievers": {"use": "bm25"},
-                              "budgets": "20:60:20", "runs_root": str(tmp_path / "runs"),
-                              **more})
+                              "budgets": "20:60:20", "tokenizer": "whitespace",
+                              "runs_root": str(tmp_path / "runs"), **more})
 
 
 # --- the lock -----------------------------------------------------------------------------------
