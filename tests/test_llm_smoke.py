@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragdash.llm import Candidate, JudgeItem, LLMSettings, LocalServer
+from ragdash.llm import Candidate, JudgeItem, LLMSettings
 from ragdash.llm.generate import generate
 from ragdash.llm.judge import judge
 
@@ -14,9 +14,28 @@ pytestmark = [
 ]
 
 
-def test_local_server_generates_and_judges(tmp_path):
-    with LocalServer("smollm2", startup_timeout_s=120) as server:
-        settings = LLMSettings(backend="local", model="smollm2", base_url=server.base_url,
+def _answers(url: str) -> bool:
+    """Whether a server answers at the OpenAI-compatible `url`."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}/models", timeout=5) as resp:
+            return resp.status == 200
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def test_local_server_serves_langchain_generates_and_judges(tmp_path):
+    """One llama.cpp server (SmolLM2), started by `open_chat_model` for its block: LangChain's
+    chat model, then ragdash's generation and judge on the same server; stopped on exit."""
+    from ragdash.llm import open_chat_model
+
+    with open_chat_model({"backend": "local", "model": "smollm2", "max_tokens": 16}) as llm:
+        reply = llm.invoke("Say the word Paris.")
+        base_url = str(llm.openai_api_base)
+        assert _answers(base_url)
+        settings = LLMSettings(backend="local", model="smollm2", base_url=base_url,
                                max_tokens=64, timeout_s=120, retries=1)
         answers = generate([("q1", "bm25", 1000, "What is the capital of France?",
                              "Paris is the capital and largest city of France.")], settings,
@@ -28,18 +47,11 @@ def test_local_server_generates_and_judges(tmp_path):
                                   ["Paris is the capital and largest city of France."],
                                   [Candidate("bm25", answer, 1000)])], settings,
                        cache=tmp_path / "c.sqlite")
+    assert isinstance(reply.content, str) and reply.content.strip()
     assert judged["error"].isna().all(), judged["raw"].tolist()
     assert 1 <= judged["score"][0] <= 5
     assert judged["judge_model"][0] == "smollm2-135m-instruct"
-    assert server.proc is None  # stopped on exit
-
-
-def test_open_chat_model_serves_langchain():
-    from ragdash.llm import open_chat_model
-
-    with open_chat_model({"backend": "local", "model": "smollm2", "max_tokens": 16}) as llm:
-        reply = llm.invoke("Say the word Paris.")
-    assert isinstance(reply.content, str) and reply.content.strip()
+    assert not _answers(base_url)  # stopped on exit
 
 
 @pytest.mark.requires("judge-1.5b")
