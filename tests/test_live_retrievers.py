@@ -268,6 +268,7 @@ def test_a_run_scores_live_retrievers_beside_bm25(tmp_path, monkeypatch):
         cfg.write_text(yaml.safe_dump({
             "dataset": {"limit": 5}, "chunker": {"method": "none"},
             "budgets": "100:500:200", "runs_root": str(tmp_path / "runs"),
+            "tokenizer": "whitespace",  # nothing here is about tokens: no Llama-3 to load
             "retrievers": {"use": ["bm25", "qdrant", "web"], "custom": {
                 "qdrant": {"kind": "langchain", "k": 4,
                            "import_path": "fixtures.live_retrievers:qdrant_retriever"},
