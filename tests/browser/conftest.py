@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from fixtures.make_run import make_run
 from fixtures.requires import require
-from helpers import ARGS, CHROMIUM, VIEWPORT, app_server
+from helpers import ARGS, CHROMIUM, CONTEXT, VIEWPORT, app_server
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 # what `expect` waits for may take a while on a loaded machine (its default is 5 s)
@@ -55,7 +55,7 @@ def tabs(browser: Browser) -> Iterator[BrowserContext]:
     """One browser context for the worker's tests: its HTTP and compiled-code caches keep
     Streamlit's 23 MB of JavaScript between tests, which a context per test loaded and
     compiled again (about a third of Chromium's CPU time in the suite)."""
-    context = browser.new_context(viewport=VIEWPORT)
+    context = browser.new_context(**CONTEXT)
     yield context
     context.close()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.requires import require
-from helpers import ROOT, VIEWPORT, free_port, settle, streamlit_server
+from helpers import CONTEXT, ROOT, free_port, settle, streamlit_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -60,7 +60,7 @@ def test_start_command_follows_start_sh():
 
 def test_idle_server_with_one_tab_uses_almost_no_cpu(idle_server, browser):
     server = idle_server
-    context = browser.new_context(viewport=VIEWPORT)
+    context = browser.new_context(**CONTEXT)
     try:
         pg = context.new_page()
         pg.set_default_timeout(90_000)

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from fixtures.make_run import make_run
-from helpers import app_server, no_exception, settle
+from helpers import CONTEXT, app_server, no_exception, settle
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -72,7 +72,7 @@ def test_eight_sessions_moving_sliders_under_a_build_jobs_load(own_server, brows
     connection-error modal appears, and after settling each session's thumb, caption and URL
     show one k."""
     server = own_server
-    tabs = browser.new_context(viewport={"width": 1400, "height": 1800})  # one cache for all
+    tabs = browser.new_context(**CONTEXT)  # one cache for all
     url = f"{server['url']}/thresholds"
     first = tabs.new_page()
     pages = [first]
