@@ -266,11 +266,21 @@ def _restore(sig: tuple) -> bool:
         st.session_state[SAVED_WITH] = saved["decisions"]
         if "data_upload" in st.session_state:
             st.session_state["data_upload"] = use_saved(st.session_state["data_upload"], sig)
-    st.session_state.setdefault(RESTORED, {})[sig] = \
-        f"{len(decisions):,} decision{'s' if len(decisions) != 1 else ''}, last changed " \
-        f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(when))}"
-    st.session_state[STORED] = _fingerprint(sig)
+    st.session_state[STORED] = as_restored = _fingerprint(sig)
+    st.session_state.setdefault(RESTORED, {})[sig] = (
+        f"{len(decisions):,} decision{'s' if len(decisions) != 1 else ''}, last changed "
+        f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(when))}", as_restored)
     return True
+
+
+def restored_note(sig: tuple) -> str | None:
+    """What the review restored from disk held, while it is still as restored: a decision made
+    since (or a save) makes the note's count outdated, so it is no longer shown."""
+    note = st.session_state.get(RESTORED, {}).get(sig)
+    if note is None or FOUND not in st.session_state:
+        return None
+    text, as_restored = note
+    return text if _fingerprint(sig) == as_restored else None
 
 
 def _fingerprint(sig: tuple) -> tuple:
@@ -360,7 +370,7 @@ def panel(dataset: Dataset, name: str, sig: tuple, root: Path,
                                                     width="large"),
             "confidence": st.column_config.ProgressColumn(min_value=0, max_value=1,
                                                           format="%.2f")})
-        if restored := st.session_state.get(RESTORED, {}).get(sig):
+        if restored := restored_note(sig):
             st.caption(f"Review restored from this server: {restored}.")
         _question(result, decisions, rows["qid"].tolist(), dataset, sig)
         _save(result, decisions, name, sig, root)

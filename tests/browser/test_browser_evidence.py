@@ -151,6 +151,8 @@ def test_find_review_reload_save_build_and_give_your_own_evidence(server, page, 
     expect(page.locator(".ev-kept")).to_have_count(1)  # the card that will be saved moved
     expect(page.locator(".ev-kept")).to_contain_text("Visitors climb tower 0")
     no_exception(page, "pick a candidate")
+    # the note counted the decisions restored: outdated by this one, it is gone
+    expect(page.get_by_text("Review restored from this server")).to_have_count(0)
     picked = page.locator('[data-testid="stRadio"]').filter(has_text="Decision").inner_text()
     _pick_question(page, "moon")
     expect(page.get_by_text("No evidence: the answer occurs verbatim in no document")
