@@ -13,6 +13,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from fixtures.apptest import open_app
 from fixtures.make_run import make_run
@@ -21,6 +22,7 @@ from streamlit.testing.v1 import AppTest
 
 from ragdash.ui.table_columns import MADE
 from ragdash.view import RunView
+from ragdash.view.signal_board import orders_table
 from ragdash.viz.colors import label
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
@@ -166,12 +168,37 @@ def test_compare_lays_out_its_model(shown, demo):
     assert table["system"].tolist() == ["LLM only", "BM25", "SIM", "REO"]  # the picker's
     line = at.info[0].value.replace("\\", "")
     assert line.startswith("Against the truth (contains a gold answer), 4 systems:")
-    # each signal's order with its tau (drawn by the page from the board)
+    # each signal's order with its tau: the model's table (the board the page drew, cached)
     orders = next(d.value for d in at.dataframe if "tau" in d.value.columns)
+    board = demo.signal_board(n, ("llm_only", *COMPARED))
+    expected = orders_table(board, label, demo.signal_costs(list(board.signals)))
+    pd.testing.assert_frame_equal(orders.reset_index(drop=True), expected, check_dtype=False)
+
+
+def test_compare_model_orders_every_signal_against_the_reference(demo):
+    """Each signal's order of the systems, best first, with its Kendall's tau against the
+    reference's (first row), the pairs it reverses, and its LLM cost where costs are given."""
+    from ragdash.analysis import area
+
+    n = area.separating_budget(demo.ir_scores(), "bm25", "sim")
+    board = demo.signal_board(n, ("llm_only", *COMPARED))
+    orders = orders_table(board, label)
+    assert "cost" not in orders.columns
     assert orders["signal"].iloc[0].endswith("(reference)")
     assert orders["tau"].iloc[0] == "reference" and len(orders) >= 3
     taus = [float(t.split()[0]) for t in orders["tau"].iloc[1:] if t != "–"]
     assert taus and all(-1 <= t <= 1 for t in taus)
+    systems = {label(s) for s in ("llm_only", *COMPARED)}
+    named = [o for o in orders["order"] if o != "–"]  # – : a signal no system has a value of
+    assert named[0] == orders["order"].iloc[0] and len(named) >= 3, orders["order"].tolist()
+    assert all(set(re.split(r" [>=] ", o)) <= systems for o in named), named
+    pairs = re.compile(r"none reversed|(\d+ of \d+ pairs? reversed|\d+ pairs? tied in one order "
+                       r"only|fewer than 2 systems.*|every system tied.*|\d+ of the \d+ "
+                       r"systems)(, .+)?")
+    assert all(pairs.fullmatch(p) for p in orders["pairs"].iloc[1:]), orders["pairs"].tolist()
+    assert "tau" not in " ".join(orders["pairs"])  # the tau has its own column
+    costed = orders_table(board, label, demo.signal_costs(list(board.signals)))
+    assert costed.drop(columns="cost").equals(orders) and costed["cost"].map(bool).all()
 
 
 def test_llm_page_lays_out_its_model(shown, demo):

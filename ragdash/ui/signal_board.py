@@ -6,21 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-import pandas as pd
 import streamlit as st
 
-from ragdash.analysis.signals import cost_text, signal_label
-from ragdash.analysis.system_means import (
-    DASH,
-    RankSummary,
-    SignalBoard,
-    order_text,
-    pairs_text,
-    tau_cell,
-    tau_of,
-)
+from ragdash.analysis.system_means import DASH, RankSummary, SignalBoard
 from ragdash.constants import label
 from ragdash.ui import widgets
+from ragdash.view.signal_board import orders_table
 
 JUDGE_NOTE = ("LLM judge: the 1–5 score as a quality order (5 → 1, 3 → 0.5, 2 → 0.25, 1 and 4 → 0; "
               "the paper's 4 means fully incorrect), averaged")
@@ -56,31 +47,12 @@ def show(board: SignalBoard, key: str, name: Callable[[str], str] = label,
                f"question sits at 0]; {DASH} where the system has no value "
                f"(no Score_IR without retrieval, no metric without the metrics stage). "
                f"{JUDGE_NOTE}. {note}".strip())
-    if board.agreement.empty:
+    orders = orders_table(board, name, cost)
+    if orders.empty:
         return
-    ag = board.agreement
-
-    def order(signal: str) -> str:
-        """The systems best first on `signal`, named by `name` (the others' orders, in their
-        direction, are the agreement table's)."""
-        m = board.means[board.means["signal"] == signal]
-        return order_text(pd.Series(m["mean"].to_numpy(), index=m["system"]), name) or DASH
-
-    def spent(signal: str) -> dict[str, str]:
-        """The signal's LLM cost cell, beside its name (none without `cost`)."""
-        return {} if cost is None else {
-            "cost": cost_text(*cost.get(signal, (float("nan"), float("nan"))))}
-
-    rows = [{"signal": f"{signal_label(board.reference)} (reference)",
-             **spent(board.reference), "order": order(board.reference), "tau": "reference",
-             "pairs": ""}]
-    rows += [{"signal": signal_label(r["signal"]), **spent(r["signal"]),
-              "order": r["order"] or DASH, "tau": tau_cell(r),
-              "pairs": pairs_text(tau_of(r), r["systems"], with_tau=False) or "none reversed"}
-             for r in ag.to_dict("records")]
     st.markdown("**Each signal's order of the systems, best first**")
     st.dataframe(
-        pd.DataFrame(rows), hide_index=True, width="stretch", key=f"{key}_orders",
+        orders, hide_index=True, width="stretch", key=f"{key}_orders",
         column_config={
             "signal": st.column_config.TextColumn("Signal", width="medium"),
             "order": st.column_config.TextColumn("Order (best first; = a tie)", width="large"),
