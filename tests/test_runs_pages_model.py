@@ -10,7 +10,7 @@ import re
 
 import pytest
 from fixtures.apptest import open_app
-from fixtures.make_run import make_run
+from fixtures.make_run import make_run_reading
 
 from ragdash.rundir import Run
 from ragdash.ui.state import run_key
@@ -18,14 +18,6 @@ from ragdash.ui.state import run_key
 pytestmark = pytest.mark.slow
 
 
-def _made(path, retrievers: tuple[str, ...], sha: str, llm: bool = False) -> str:
-    """A synthetic run (one seed: the same questions and parts for all) said to read `sha`."""
-    make_run(path, n_questions=16, seed=1, llm=llm, retrievers=retrievers,
-             budgets=(100, 200, 400, 800))
-    Run(path).update(source={"dataset": f"data/{sha[:4]}.jsonl", "format": "jsonl",
-                             "corpus": None, "sha256": sha, "corpus_sha256": None,
-                             "records": 16})
-    return run_key(path)
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +30,9 @@ def three(root, monkeypatch):
     """Two runs of one dataset and one of another (the browser test's), keys in that order."""
     monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(root))
     if not (root / "run-other").exists():
-        _made(root / "run-a", ("bm25", "sim"), "ab" * 32, llm=True)
-        _made(root / "run-b", ("sim", "bm25"), "ab" * 32)
-        _made(root / "run-other", ("bm25",), "cd" * 32)
+        make_run_reading(root / "run-a", ("bm25", "sim"), "ab" * 32, llm=True)
+        make_run_reading(root / "run-b", ("sim", "bm25"), "ab" * 32)
+        make_run_reading(root / "run-other", ("bm25",), "cd" * 32)
     return tuple(run_key(root / n) for n in ("run-a", "run-b", "run-other"))
 
 

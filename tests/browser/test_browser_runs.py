@@ -11,31 +11,21 @@ import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from fixtures.make_run import make_run
+from fixtures.make_run import make_run_reading
 from helpers import goto, no_exception, settle, shot
 from playwright.sync_api import expect
-
-from ragdash.rundir import Run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def _made(path, retrievers: tuple[str, ...], sha: str, llm: bool = False) -> str:
-    """A synthetic run (one seed: the same questions and parts for all) said to read `sha`."""
-    make_run(path, n_questions=16, seed=1, llm=llm, retrievers=retrievers,
-             budgets=(100, 200, 400, 800))
-    Run(path).update(source={"dataset": f"data/{sha[:4]}.jsonl", "format": "jsonl",
-                             "corpus": None, "sha256": sha, "corpus_sha256": None,
-                             "records": 16})
-    return str(path)
 
 
 @pytest.fixture(scope="module")
 def two_runs(server):
     """Two runs of one dataset (sha256 ab…, no other run reads it)."""
     runs = server["root"] / "runs"
-    return (_made(runs / "run-a", ("bm25", "sim"), "ab" * 32, llm=True),
-            _made(runs / "run-b", ("sim", "bm25"), "ab" * 32))
+    return (str(make_run_reading(runs / "run-a", ("bm25", "sim"), "ab" * 32, llm=True)),
+            str(make_run_reading(runs / "run-b", ("sim", "bm25"), "ab" * 32)))
 
 
 def test_pick_rank_follow_and_reload(server, page, two_runs):
