@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from fixtures.apptest import open_app
+from fixtures.apptest import open_app, page_text
 from fixtures.make_run import make_run_reading
 
 from ragdash.rundir import Run
@@ -36,16 +36,11 @@ def three(root, monkeypatch):
     return tuple(run_key(root / n) for n in ("run-a", "run-b", "run-other"))
 
 
-def _texts(at) -> str:
-    return "\n".join(str(e.value) for kind in ("markdown", "warning", "error", "info", "caption")
-                     for e in getattr(at, kind)).replace("\\", "").replace("**", "")
-
-
 def test_runs_of_different_datasets_are_refused(three):
     a, _, other = three
     at = open_app("runs", rn_runs=[a, other])
     assert [e.value for e in at.error if "These runs cannot be compared." in e.value]
-    assert len(re.findall("read different datasets", _texts(at))) == 1
+    assert len(re.findall("read different datasets", page_text(at))) == 1
     assert "Leaderboard" not in [h.value for h in at.subheader]
 
 
@@ -53,9 +48,9 @@ def test_browser_refuses_a_second_run_on_another_dataset(three, root):
     a, _, other = three
     qid = Run(root / "run-a").read("examples")["qid"].astype(str).iloc[0]
     at = open_app("browser", run=a, qb_q=qid, qb_run2=other)
-    assert len(re.findall("read different datasets", _texts(at))) == 1
+    assert len(re.findall("read different datasets", page_text(at))) == 1
     assert [m for m in at.metric if m.label.startswith("Score_IR at N = ")]  # run a still shown
-    assert "run-other ·" not in _texts(at)
+    assert "run-other ·" not in page_text(at)
 
 
 def test_the_cut_moves_both_runs_columns(three, root):
@@ -66,7 +61,7 @@ def test_the_cut_moves_both_runs_columns(three, root):
                   qb_cut="800")
     at800 = [m.label for m in at.metric if m.label.startswith("Score_IR at N = ")]
     assert at800 == ["Score_IR at N = 800"] * 2, at800
-    assert "run-b ·" in _texts(at)
+    assert "run-b ·" in page_text(at)
     at.slider(key="qb_cut").set_value(700).run()
     assert not at.exception, at.exception
     at700 = [m.label for m in at.metric if m.label.startswith("Score_IR at N = ")]
