@@ -37,6 +37,19 @@ pooled only), by interpolating between sizes, beside the fewest the regression e
 need with the ideal predictor, each answer's own chance of being correct (`least_labels`).
 Results go to benchmarks/results/ppi-coverage.json and a table.
 
+Sampling by predicted uncertainty (active statistical inference, Zrnic & Candès 2024), pooled
+and "these answers" only, on the same truths' draws (its labels its own): `active` draws each
+label from the answers not yet labelled with probability ∝ a predictor's floored residual
+spread, the predictor refitted on earlier labels only, and estimates with Des Raj's
+conditionally unbiased terms (`active_draw`: prefix-valid, unbiased wherever the labeller
+stops); `active-w` the same draws with predictable inverse-variance weights; `active-ideal`
+the design with each answer's own chance as predictor (its best case, no floor).
+
+    nice -n 19 .venv/bin/python benchmarks/bench_ppi_coverage.py --reps 400 --rules judge
+        --pooled-only --labels 30,50,75,100,150,200 --plan "" --estimands "these answers"
+        --estimators stratified,assisted,active,active-w,active-ideal
+        --out benchmarks/results/ppi-coverage-active.json
+
     nice -n 19 .venv/bin/python benchmarks/bench_ppi_coverage.py [--reps 600 --plan-reps 200]
         [--labels 20,30,50,100,150] [--plan 40,50,...,250] [--truths ...] [--rules ...]
         [--estimators stratified,assisted] [--estimands ...]
@@ -67,6 +80,16 @@ TRUTHS = ("contains", "f1", "harsh", "judge-xor", "near")
 ESTIMATORS = ("stratified", "assisted")
 """survey.share (the stratified mean on the judge's verdict) and assisted.share (the
 regression estimate with a cross-fitted predictor)."""
+ACTIVE = "active"
+"""The active design (`active_draw`: labels drawn by a predictor's uncertainty), asked for with
+--estimators …,active: pooled, "these answers" only; the truths' draws are the others', the
+labels' its own (seeded by the draw)."""
+ACTIVE_W = "active-w"
+"""The same draws estimated with predictable inverse-variance weights (`_active_ci`)."""
+IDEAL = "active-ideal"
+"""The active design with the ideal predictor (each answer's own chance under the truth): its
+best case, for reference."""
+ACTIVES = (ACTIVE, ACTIVE_W, IDEAL)
 POOLED = "pooled"
 
 
@@ -145,6 +168,97 @@ def intervals(frame: pd.DataFrame, order: np.ndarray, truth: np.ndarray, sizes: 
     return out
 
 
+REFIT = 5
+"""The active design refits its predictor every this many labels (on earlier labels only)."""
+
+
+def _predictor(x: np.ndarray, y: np.ndarray, labelled: np.ndarray) -> np.ndarray:
+    """Each answer's probability of "correct" from `assisted.cross_fitted`'s logistic model on
+    the labels so far (not cross-fitted: each answer it is used on is unlabelled when drawn);
+    the labels' mean where they are all alike, ½ before any."""
+    from sklearn.linear_model import LogisticRegression
+
+    yt = y[labelled]
+    if not yt.size or np.all(yt == yt[0]):
+        return np.full(len(y), float(yt[0]) if yt.size else 0.5)
+    model = LogisticRegression(C=1.0, solver="newton-cholesky", max_iter=200).fit(
+        x[labelled], yt)
+    return model.predict_proba(x)[:, 1]
+
+
+def active_draw(x: np.ndarray, truth: np.ndarray, sizes: list[int], rng: np.random.Generator,
+                level: float = survey.LEVEL, ideal: np.ndarray | None = None) -> dict:
+    """{n: (ci, estimate)} of the active design (Zrnic & Candès 2024, "Active statistical
+    inference") at each of `sizes` labels (from 2), pooled, "these answers".
+
+    Label t is one answer drawn from those not yet labelled with probability q_t(k) ∝ σ_k =
+    sqrt(max(f_k(1 − f_k), floor(t − 1))): f a predictor (`_predictor`, features `x`) fitted on
+    the labels before t only, floored at the residual variance the regression estimate assumes
+    at least (`assisted.floor`; so q is uniform until about 14 labels and the weights stay
+    bounded). A sequential draw without replacement with known probabilities, estimated by Des
+    Raj's (1956) conditionally unbiased total
+
+        T_t = Σ_{labelled before t} y + Σ_{unlabelled} f + (y_t − f_t) / q_t(t),
+
+    E[T_t | past] = N·p for every t (the martingale form of the active-inference estimator).
+    After n labels p̂ = mean(T_t)/N is unbiased wherever the labeller stops (after any fixed
+    number), and the T_t are uncorrelated, so v̂ = s²(T/N)/n is unbiased for its variance.
+    Floor: the regression estimate's (a share of disagreements never seen) at the labels' least
+    coverage, n_f = Σ_t R_t min_k q_t(k) (R_t answers unlabelled; n_f = n when q is uniform),
+    v̂ ≥ floor(n_f)(1/n_f − 1/N). Interval: Clopper–Pearson at p̂(1 − p̂)/v̂ (df n − 1); at p̂
+    outside (0, 1), clipped, at n_f. `ideal`: each answer's own chance of being correct as
+    the predictor from the first label (the design's best case: no refits, no floor)."""
+    big_n = len(truth)
+    labelled = np.zeros(big_n, bool)
+    terms, weights = [], []
+    cover, known = 0.0, 0.0
+    out: dict = {}
+    pred = np.full(big_n, 0.5) if ideal is None else ideal
+    for t in range(1, max(sizes) + 1):
+        if ideal is None and t > 2 and (t - 1) % REFIT == 0:
+            pred = _predictor(x, truth, labelled)
+        rest = np.flatnonzero(~labelled)
+        least = 1e-4 if ideal is not None else \
+            float(assisted.floor(t - 1, level)) if t > 1 else 0.25
+        s2 = np.minimum(np.maximum(pred[rest] * (1 - pred[rest]), least), 0.25)
+        sd = np.sqrt(s2)
+        q = sd / sd.sum()
+        pick = rng.choice(rest.size, p=q)
+        k = rest[pick]
+        terms.append((known + pred[rest].sum() + (truth[k] - pred[k]) / q[pick]) / big_n)
+        weights.append(1 / max(sd.sum() ** 2 - s2.sum(), 1e-12))
+        cover += float(q.min() * rest.size)
+        known += float(truth[k])
+        labelled[k] = True
+        if t in sizes and t >= 2:
+            out[t] = {ACTIVE: _active_ci(np.array(terms), np.ones(t), cover, big_n, level,
+                                         ideal is None),
+                      ACTIVE_W: _active_ci(np.array(terms), np.array(weights), cover, big_n,
+                                           level, ideal is None)}
+    return out
+
+
+def _active_ci(terms: np.ndarray, w: np.ndarray, cover: float, big_n: int, level: float,
+               floored: bool) -> tuple[tuple[float, float], float]:
+    """(interval, estimate) of the active design's terms T_t/N weighted by `w`: p̂ = Σ w T / Σ w,
+    v̂ = n/(n − 1) Σ w² (T − p̂)² / (Σ w)² (at equal weights, s²/n), at least the floor at
+    `cover` labels where `floored`; Clopper–Pearson at p̂(1 − p̂)/v̂ with Korn–Graubard's
+    factor (df: Kish's effective n − 1), at `cover` where p̂ is outside (0, 1)."""
+    n = terms.size
+    est = float(w @ terms / w.sum())
+    var = n / (n - 1) * float(w**2 @ (terms - est) ** 2) / float(w.sum()) ** 2
+    if floored:
+        var = max(var, float(assisted.floor(cover, level)) * (1 / cover - 1 / big_n))
+    p = min(max(est, 0.0), 1.0)
+    if var <= 0:
+        return (p, p), est
+    if 0 < p < 1:
+        df = float(w.sum()) ** 2 / float(w @ w) - 1
+        lo, hi = assisted._half(p, np.array([var]), np.array([n]), np.array([df]), level)
+    else:
+        lo, hi = survey._clopper_pearson(np.array([p]), np.array([cover]), level)
+    return (float(lo[0]), float(hi[0])), est
+
 def run_cells(frame: pd.DataFrame, ref: pd.DataFrame, truths: list[str], rules: list[str],
               sizes: list[int], reps: int, seed: int, estimands: list[str],
               estimators: list[str], per_system: bool = True) -> list[dict]:
@@ -154,6 +268,7 @@ def run_cells(frame: pd.DataFrame, ref: pd.DataFrame, truths: list[str], rules: 
     scopes = [POOLED, *systems]
     keys = [(e, s) for e in estimators for s in scopes]
     cells = []
+    x = assisted.design_matrix(frame)
     for estimand in estimands:
         for name in truths:
             p_all = expected(name, frame, ref)
@@ -173,14 +288,28 @@ def run_cells(frame: pd.DataFrame, ref: pd.DataFrame, truths: list[str], rules: 
                                for s in systems}}
                     order = ordering(f.assign(_row=np.arange(len(f))), rule,
                                      seed * 100_000 + rep)["_row"].to_numpy()
-                    for n, got in intervals(f, order, truth, sizes, estimand, systems,
-                                            estimators).items():
+                    got_all = intervals(f, order, truth, sizes, estimand, systems,
+                                        [e for e in estimators if e not in ACTIVES])
+                    for ideal in {e == IDEAL for e in estimators if e in ACTIVES}:
+                        if estimand != "these answers":
+                            continue
+                        arng = np.random.default_rng([seed, TRUTHS.index(name),
+                                                      RULES.index(rule), rep, 1])
+                        for n, by in active_draw(x, truth, sizes, arng,
+                                                 ideal=p_all if ideal else None).items():
+                            if ideal:
+                                got_all[n][(IDEAL, POOLED)] = (by[ACTIVE][0], None)
+                            else:
+                                for a in {ACTIVE, ACTIVE_W} & set(estimators):
+                                    got_all[n][(a, POOLED)] = (by[a][0], None)
+                    for n, got in got_all.items():
                         for (e, s), (ci, _need) in got.items():
                             if ci is not None:
                                 rec[(n, (e, s))].append((ci[0] <= true[s] <= ci[1],
                                                          ci[1] - ci[0]))
                         for e in estimators:
-                            plan[(n, e)].append(got[(e, POOLED)][1])
+                            if (e, POOLED) in got:
+                                plan[(n, e)].append(got[(e, POOLED)][1])
                 for e in estimators:
                     for n in sizes:
                         for s in scopes:
@@ -193,8 +322,8 @@ def run_cells(frame: pd.DataFrame, ref: pd.DataFrame, truths: list[str], rules: 
                                 "coverage": float(r[:, 0].mean()) if len(r) else None,
                                 "width": float(r[:, 1].mean()) if len(r) else None,
                                 "to_target": float(np.median(needs)) if needs else None,
-                                "no_target": (sum(x is None for x in plan[(n, e)]) / reps
-                                              if s == POOLED else None)})
+                                "no_target": (sum(v is None for v in plan[(n, e)]) / reps
+                                              if s == POOLED and plan[(n, e)] else None)})
                     pooled = [c for c in cells[-len(sizes) * len(scopes):]
                               if c["scope"] == POOLED]
                     print(f"{estimand} · {name} · {rule} · {e}: pooled "
@@ -276,7 +405,7 @@ def main() -> None:
     plan_sizes = [int(s) for s in args.plan.split(",")] if args.plan else []
     plan = run_cells(frame, ref, truths, ["judge"], plan_sizes, args.plan_reps, args.seed + 1,
                      ["these answers"], estimators, per_system=False) if plan_sizes else []
-    five = {e: labels_for_five(plan, truths, estimator=e) for e in estimators}
+    five = {e: labels_for_five(plan or cells, truths, estimator=e) for e in estimators}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({
         "reps": args.reps, "sizes": sizes, "plan_reps": args.plan_reps,
@@ -289,7 +418,7 @@ def main() -> None:
     for e, by_truth in five.items():
         print(f"\nLabels for ±5 points ({e}; pooled, these answers, default rule, mean "
               "half-width): " + ", ".join(
-                  f"{t} {n if n is not None else f'> {max(plan_sizes, default=0)}'}"
+                  f"{t} {n if n is not None else f'> {max(plan_sizes or sizes, default=0)}'}"
                   for t, n in by_truth.items()))
     for c in plan:
         if c["scope"] == POOLED:
