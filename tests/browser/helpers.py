@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from fixtures.requires import chromium_path
 from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
@@ -175,14 +176,32 @@ def open_from_sidebar(pg: Page, name: str) -> None:
     drawn(pg, f"{name} from the sidebar")
 
 
+def choose(pg: Page, label: str, option: str | re.Pattern, exact: bool = False) -> str:
+    """In the selectbox labelled `label`, choose the option named `option` (its whole name when
+    `exact`), wait until the box shows it and the page has rerun; return the option's text.
+    A rerun that redraws the box closes its open list: the list is opened again (3 tries)."""
+    box = pg.locator('[data-testid="stSelectbox"]').filter(has_text=label)
+    choice = pg.get_by_role("option", name=option, exact=exact or None)
+    for attempt in range(3):
+        settle(pg)  # a click while the page still draws can land on a list that is redrawn
+        box.click()
+        try:
+            expect(choice).to_have_count(1, timeout=15_000)
+            text = choice.inner_text(timeout=15_000).strip()
+            choice.click(timeout=15_000)
+            break
+        except (AssertionError, PlaywrightTimeout):
+            if attempt == 2:
+                raise
+            pg.keyboard.press("Escape")
+    expect_chosen(box, text)
+    settle(pg)
+    return text
+
+
 def pick_no_chunker(pg: Page) -> None:
     """On the Build page: choose the chunker `none` (documents as chunks: a fast build)."""
-    settle(pg)  # a click while the page still draws can land on a list that is redrawn
-    chunker = pg.locator('[data-testid="stSelectbox"]').filter(has_text="Chunker")
-    chunker.click()
-    pg.get_by_role("option", name=re.compile(r"^none")).click()
-    expect_chosen(chunker, "none")
-    settle(pg)
+    choose(pg, "Chunker", re.compile(r"^none"))
 
 
 def name_run(pg: Page, name: str) -> None:

@@ -9,7 +9,7 @@ import json
 import re
 
 import pytest
-from helpers import expect_chosen, goto, name_run, no_exception, settle, shot, upload
+from helpers import choose, goto, name_run, no_exception, pick_no_chunker, settle, shot, upload
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -28,16 +28,6 @@ def _tiny(tmp_path):
     return dataset, corpus
 
 
-def _choose(pg, label: str, option: str | re.Pattern) -> None:
-    box = pg.locator('[data-testid="stSelectbox"]').filter(has_text=label)
-    box.click()
-    choice = pg.get_by_role("option", name=option)
-    text = choice.inner_text().strip()
-    choice.click()
-    expect_chosen(box, text)
-    settle(pg)
-
-
 def _values(pg, text: str) -> None:
     box = pg.get_by_label("Values of setting 1 (comma-separated)")
     box.fill(text)
@@ -52,10 +42,10 @@ def test_vary_k_plan_start_and_compare(server, page, tmp_path):
     upload(page, *_tiny(tmp_path))
     page.get_by_text("Build a run from this dataset").click()
     expect(page).to_have_url(re.compile("/build"))
-    _choose(page, "Chunker", re.compile(r"^none"))
+    pick_no_chunker(page)
     name_run(page, "grid")
     page.get_by_text("Vary one or two settings: one run per combination").click()
-    _choose(page, "Setting 1", "retrievers.params.bm25.k")
+    choose(page, "Setting 1", "retrievers.params.bm25.k")
     _values(page, "2, 3")
     start = page.get_by_role("button", name="Start the 2 runs")
     expect(start).to_be_enabled()

@@ -14,6 +14,7 @@ import openpyxl
 import pytest
 from fixtures.corpus import DOCS, QUESTIONS
 from helpers import (
+    choose,
     expect_chosen,
     goto,
     name_run,
@@ -50,14 +51,6 @@ def _files(tmp_path):
     return qa, corpus
 
 
-def _choose(pg, label: str, option: str) -> None:
-    box = pg.locator('[data-testid="stSelectbox"]').filter(has_text=label)
-    box.click()
-    pg.get_by_role("option", name=option, exact=True).click()
-    expect_chosen(box, option)
-    settle(pg)
-
-
 def test_workbook_sheet_mapping_evidence_reload_and_build(server, page, tmp_path):
     """One workbook upload and one "Find evidence" job: the page asks for the sheet, guesses
     the answer column and asks for the question column (a hostile header shown as text), loads
@@ -73,7 +66,7 @@ def test_workbook_sheet_mapping_evidence_reload_and_build(server, page, tmp_path
     expect(page.get_by_text("Questions loaded")).to_have_count(0)
     no_exception(page, "workbook uploaded")
     shot(page, "40-xlsx-sheet-question")
-    _choose(page, "Sheet", "Fragen")
+    choose(page, "Sheet", "Fragen", exact=True)
     # the answer column is guessed from its name, the question column is asked for
     mapping = page.locator(".st-key-data_mapping")
     expect(mapping).to_contain_text("Which column holds what?")
@@ -83,7 +76,7 @@ def test_workbook_sheet_mapping_evidence_reload_and_build(server, page, tmp_path
     assert page.locator("b[onmouseover]").count() == 0  # the header is not drawn as HTML
     no_exception(page, "mapping asked")
     shot(page, "41-xlsx-mapping-asked")
-    _choose(page, "Question column", HOSTILE)
+    choose(page, "Question column", HOSTILE, exact=True)
     expect(page.get_by_text("Questions loaded")).to_have_count(1)
     loaded = page.locator('[data-testid="stMetric"]').filter(has_text="Questions loaded")
     expect(loaded).to_contain_text("4")
