@@ -1,11 +1,9 @@
 """Compare retrievers: per-question scatter at N, win/tie/loss, Wilcoxon signed-rank tests, the
 difference across budgets, and the questions with the largest differences (linked to the
-question browser). The pairs' figures and sentences are `ragdash.view.compare_retrievers`'s
-model."""
+question browser). The pairs' figures, sentences and browser links are
+`ragdash.view.compare_retrievers`'s model."""
 
 from __future__ import annotations
-
-from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -84,21 +82,10 @@ with right:
 
 # --- largest differences, linked to the browser ------------------------------------------------
 st.subheader("Questions with the largest differences")
-big = detail.largest
-if big is not None:
-    run_key = st.session_state.get("run") or state.run_key(run.path)
-
-    def side_by_side(qid: str) -> list[tuple[str, str]]:
-        """The question browser's URL parameters showing `qid` with both retrievers at N."""
-        return navigation.browser_query(
-            [("run", run_key), ("qb_q", qid), ("qb_ret", a), ("qb_ret", b)], n, budgets)
-
-    def link(qid: str) -> str:
-        return "browser?" + urlencode(side_by_side(qid))
-
-    big["open"] = big["qid"].map(link)
+big = model.largest(detail, st.session_state.get("run") or state.run_key(run.path), n, budgets)
+if big.table is not None:
     st.dataframe(
-        big[["open", "qid", "question", a, b, "diff"]], hide_index=True, width="stretch",
+        big.table[["open", "qid", "question", a, b, "diff"]], hide_index=True, width="stretch",
         column_config={
             "open": st.column_config.LinkColumn("Browser", display_text="open ↗",
                                                 help="Open the question in the browser"),
@@ -110,15 +97,13 @@ if big is not None:
                                                format="%.2f"),
             "diff": st.column_config.NumberColumn(f"{label(a)} − {label(b)}", format="%+.2f"),
         })
-    top = big.iloc[0]
-    if not detail.all_tie:
-        st.page_link(navigation.page("browser"), label=f"Open the largest difference "
-                     f"({top['qid']}) in the question browser", icon=":material/manage_search:",
-                     query_params=side_by_side(top["qid"]))
+    if big.top is not None:
+        st.page_link(navigation.page("browser"), label=big.top_label,
+                     icon=":material/manage_search:", query_params=big.top.params)
     else:
-        st.caption(f"Every question ties at N = {n}: no difference to open.")
+        st.caption(big.note)
 else:
-    st.info("No question was scored by both retrievers.")
+    st.info(big.note)
 
 with st.expander("Per-question scores of the chosen retrievers"):
     mat = frames.score_matrix(ir, n)[chosen]

@@ -6,7 +6,6 @@ largest differences open in the question browser. The selection lives in the URL
 from __future__ import annotations
 
 import html
-from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -270,19 +269,13 @@ with right:
     widgets.chart(retrieval.difference_curves({(a, b): diff}, looks=drawn), key="rn_diff")
 
 st.markdown("**Questions with the largest differences**")
-big = model.differences(comp.scores, comp.examples, a, b, n)
-if big.empty:
-    st.caption(f"No question differs at N = {n}: the two score the same on every shared "
-               "question.")
+big = model.largest(comp.scores, comp.examples, a, b, n, chosen[split_entry(a)[0]].budgets,
+                    widgets.md(na), widgets.md(nb))
+if big.table is None:
+    st.caption(big.note)
 else:
-    def side_by_side(qid: str) -> list[tuple[str, str]]:
-        """The browser's URL parameters for `qid` in both pairs, cut at N."""
-        return navigation.browser_query(model.side_by_side(a, b, qid), n,
-                                        chosen[split_entry(a)[0]].budgets)
-
-    big["open"] = ["browser?" + urlencode(side_by_side(q)) for q in big["qid"]]
     st.dataframe(
-        big[["open", "qid", "question", a, b, "diff"]],
+        big.table[["open", "qid", "question", a, b, "diff"]],
         hide_index=True, width="stretch", key="rn_big", column_config={
             "open": st.column_config.LinkColumn(
                 "Browser", display_text="open ↗",
@@ -292,17 +285,9 @@ else:
             a: st.column_config.ProgressColumn(na, min_value=0, max_value=1, format="%.2f"),
             b: st.column_config.ProgressColumn(nb, min_value=0, max_value=1, format="%.2f"),
             "diff": st.column_config.NumberColumn("first − second", format="%+.2f")})
-    st.caption(f"{sentences.plural(len(big), 'question')} shown, the largest |first − second| "
-               "first; the links open them in the question browser with both pairs side by "
-               "side.")
-    top = str(big["qid"].iloc[0])
-    params: dict[str, list[str]] = {}
-    for k, v in side_by_side(top):
-        params.setdefault(k, []).append(v)
+    st.caption(big.note)
     st.page_link(navigation.page("browser"), icon=":material/manage_search:",
-                 label=f"Open the largest difference ({top}) in the question browser, "
-                       f"{widgets.md(na)} beside {widgets.md(nb)}",
-                 query_params={k: v[0] if len(v) == 1 else v for k, v in params.items()})
+                 label=big.top_label, query_params=big.top.params)
 
 # --- every pair against the leader, corrected for testing several -------------------------------
 if len(vs_leader) > 1:

@@ -147,7 +147,7 @@ def test_browser_table_shows_every_retrievers_score(shown):
 
 def test_compare_lays_out_its_model(shown, demo):
     """Compare on three retrievers: the signal board, every pair (p-values written out), the
-    pair in detail as its model says, and the largest differences linked to the browser."""
+    pair in detail and the largest differences linked to the browser as its model says."""
     from ragdash.analysis import area
     from ragdash.view import compare_retrievers as model
 
@@ -162,8 +162,14 @@ def test_compare_lays_out_its_model(shown, demo):
     # written out: a null cell reads "None" in the browser whatever the Styler's na_rep says
     cells = pairs[["Wilcoxon p", "Holm p"]].to_numpy().ravel().tolist()
     assert all(re.fullmatch(r"—|\d(\.\d+)?(e-\d+)?", v) for v in cells), cells
+    # the largest differences and their links to the browser: the model's (what they open:
+    # test_compare_model's test_the_largest_differences_*)
+    from ragdash.ui.state import run_key
+
+    big = model.largest(detail, run_key(demo.run.path), n, demo.run.budgets)
     links = next(d.value for d in at.dataframe if "open" in d.value.columns)["open"]
-    assert links.str.startswith("browser?").all() and links.str.contains("qb_q=q").all()
+    assert links.tolist() == big.table["open"].tolist()
+    assert [p.proto.label for p in at.get("page_link")][-1] == big.top_label
     table = next(d.value for d in at.dataframe if "Score_IR" in d.value.columns)
     assert table["system"].tolist() == ["LLM only", "BM25", "SIM", "REO"]  # the picker's
     line = at.info[0].value.replace("\\", "")

@@ -57,3 +57,49 @@ def test_identical_retrievers_tie_everywhere_and_offer_nothing_to_open(made, tmp
     detail = model.pair(RunView(copy), "bm25", "sim", 500)
     assert detail.tiles[1].value == "30" and detail.tiles[4].value == "—"  # no test
     assert detail.all_tie
+
+
+def test_the_largest_differences_open_the_question_in_the_browser_with_both_retrievers(made):
+    """Issue 48 §4 (the links left the page): every row's link and the largest difference's
+    open the question browser on the run, the question and both retrievers, cut at N unless N
+    is the browser's default cut; what the page's AppTest render and the browser checked."""
+    from urllib.parse import parse_qsl
+
+    view = RunView(made)
+    detail = model.pair(view, "bm25", "sim", 500, name=str.upper)
+    big = model.largest(detail, "runs/cmp", 500, view.run.budgets)
+    assert big.table["qid"].tolist() == detail.largest["qid"].tolist()
+    for qid, url in zip(big.table["qid"], big.table["open"], strict=True):
+        assert url.startswith("browser?")
+        assert parse_qsl(url.split("?", 1)[1]) == [
+            ("run", "runs/cmp"), ("qb_q", qid), ("qb_ret", "bm25"), ("qb_ret", "sim"),
+            ("qb_cut", "500")]
+    top = detail.largest["qid"].iloc[0]
+    assert big.top.url == big.table["open"].iloc[0]
+    assert big.top_label == f"Open the largest difference ({top}) in the question browser"
+    assert big.note == ""
+    at_default = model.largest(detail, "runs/cmp", 1000, view.run.budgets)  # the browser's cut
+    assert ("qb_cut", "1000") not in at_default.top.params
+    assert "qb_cut" not in at_default.top.url and "qb_cut" not in at_default.table["open"][0]
+
+
+def test_a_tie_offers_no_link_and_no_common_question_no_table(made, tmp_path):
+    """Every question tying: the table stays, with no largest difference to open; no question
+    scored by both: no table (what test_pages_agree's tie render checked on the page)."""
+    import shutil
+
+    copy = tmp_path / "tie"
+    shutil.copytree(made, copy)
+    run = Run(copy)
+    ir = run.read("ir_scores")
+    sim = ir[ir["retriever"] == "sim"]
+    run.write("ir_scores", pd.concat([ir[ir["retriever"] != "bm25"],
+                                      sim.assign(retriever="bm25")], ignore_index=True))
+    tie = model.largest(model.pair(RunView(copy), "bm25", "sim", 500), "k", 500, run.budgets)
+    assert tie.table is not None and tie.top is None and tie.top_label == ""
+    assert tie.note == "Every question ties at N = 500: no difference to open."
+    detail = model.pair(RunView(copy), "bm25", "sim", 500)
+    none = model.largest(model.Pair(**{**detail.__dict__, "largest": None}), "k", 500,
+                         run.budgets)
+    assert none.table is None and none.top is None
+    assert none.note == "No question was scored by both retrievers."

@@ -123,3 +123,39 @@ def test_the_largest_differences_leave_out_ties_and_open_both_pairs_in_the_brows
         ("run", "runs/x"), ("qb_q", "q3"), ("qb_ret", "bm25"), ("qb_run2", "runs/y"),
         ("qb_ret2", "bm25")]
     assert side_by_side(a, a, "q1")[2:] == [("qb_ret", "bm25")]  # one retriever once
+
+
+def test_the_largest_differences_link_each_question_to_the_browser_with_both_pairs():
+    """Issue 48 §4 (the links left the page): each row's link and the largest difference's open
+    the question browser on that question with both pairs side by side, from the first run,
+    cut at N unless N is the browser's default cut; one run's two retrievers stay in one run.
+    What the Compare runs page's table held, checked in a browser before."""
+    from urllib.parse import parse_qsl
+
+    from ragdash.view.runs import largest
+
+    a, b, other = "runs/x::bm25", "runs/x::sim", "runs/y::bm25"
+    scores = pd.DataFrame({"qid": ["q1", "q2", "q3"] * 3,
+                           "retriever": [a] * 3 + [b] * 3 + [other] * 3, "budget": [100] * 9,
+                           "score": [1.0, 0.5, 0.2, 0.0, 0.5, 0.6, 0.1, 0.5, 0.2]})
+    examples = pd.DataFrame({"qid": ["q1", "q2", "q3"], "question": ["One?", "Two?", "Three?"]})
+    two = largest(scores, examples, a, b, 100, (100, 800), "A", "B")
+    assert two.table["qid"].tolist() == ["q1", "q3"]
+    assert [parse_qsl(u.split("?", 1)[1]) for u in two.table["open"]] == [
+        [("run", "runs/x"), ("qb_q", q), ("qb_ret", "bm25"), ("qb_ret", "sim"), ("qb_cut", "100")]
+        for q in ("q1", "q3")]
+    assert two.table["open"].str.startswith("browser?").all()
+    assert two.top.params == (("run", "runs/x"), ("qb_q", "q1"), ("qb_ret", "bm25"),
+                              ("qb_ret", "sim"), ("qb_cut", "100"))
+    assert two.top_label == "Open the largest difference (q1) in the question browser, A beside B"
+    assert two.note.startswith("2 questions shown, the largest |first − second| first")
+    # the browser's default cut (the largest budget without 1000) is left out of the link
+    across = largest(scores, examples, a, other, 100, (100,), "A", "C")
+    assert across.top.params == (("run", "runs/x"), ("qb_q", "q1"), ("qb_ret", "bm25"),
+                                 ("qb_run2", "runs/y"), ("qb_ret2", "bm25"))
+    assert across.top.url == ("browser?run=runs%2Fx&qb_q=q1&qb_ret=bm25&qb_run2=runs%2Fy"
+                              "&qb_ret2=bm25")
+    same = largest(scores.assign(score=0.5), examples, a, b, 100, (100,), "A", "B")
+    assert same.table is None and same.top is None
+    assert same.note == ("No question differs at N = 100: the two score the same on every "
+                         "shared question.")

@@ -1,5 +1,6 @@
 """The dashboard's pages, declared once: `app.py` builds the navigation from them, and pages
-link to each other with `page(name)` instead of file paths.
+link to each other with `page(name)` instead of file paths (the question browser's link
+parameters: `ragdash.view.links`).
 
 The page files live in `app_pages/`, not `pages/`: with `st.navigation`, a `pages/` folder
 beside the entry point would also turn on Streamlit's legacy multipage router.
@@ -7,12 +8,9 @@ beside the entry point would also turn on Streamlit's legacy multipage router.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
-
-from ragdash.analysis.frames import default_budget
 
 
 @dataclass(frozen=True)
@@ -65,15 +63,3 @@ def page(name: str) -> st.Page:
         raise KeyError(f"no dashboard page '{name}' (pages: "
                        f"{', '.join(dict.fromkeys(s.name for s in PAGES))})")
     return _page(spec)
-
-
-def browser_query(pairs: Sequence[tuple[str, str]], cut: int,
-                  budgets: Iterable[int]) -> list[tuple[str, str]]:
-    """The question browser's URL parameters: `pairs`, then its cut at `cut` tokens unless
-    that is the browser's default cut for a run of these `budgets`.
-
-    Streamlit drops a URL-bound widget's default from the URL on the page's first run, a new
-    browser-history entry: a link that spelled it out would take two presses of Back to leave.
-    """
-    keep = int(cut) != default_budget(budgets)
-    return [*pairs, *([("qb_cut", str(int(cut)))] if keep else [])]

@@ -4,17 +4,19 @@ figures and sentences are tested without a browser. `name` renders a retriever's
 
     pairs = every_pair(view, chosen, n, name=label)
     detail = pair(view, a, b, n, name=label)
+    big = largest(detail, run_key, n, run.budgets)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from ragdash.analysis import area, compare, sentences
 from ragdash.view import RunView
+from ragdash.view.links import BrowserLink, LargestDifferences, browser_link, with_links
 from ragdash.view.overview import Tile
 
 PAIR_COLUMNS = {"pair": "pair", "win": "first higher", "tie": "tie", "loss": "second higher",
@@ -71,3 +73,22 @@ def pair(view: RunView, a: str, b: str, n: int, name: Callable[[str], str] = str
     return Pair(a, b, f"{name(a)} vs {name(b)} at N = {n}", tiles,
                 area.pair_verdict(ir, a, b, n, name=name), big,
                 all_tie=big is not None and big.iloc[0]["diff"] == 0)
+
+
+def largest(detail: Pair, run_key: str, n: int, budgets: Iterable[int]) -> LargestDifferences:
+    """`detail`'s largest differences, each linked to the question browser showing the
+    question in run `run_key` with both retrievers, cut at N (`ragdash.view.links`); no link
+    to open when every question ties."""
+    def link(qid: str) -> BrowserLink:
+        return browser_link([("run", run_key), ("qb_q", qid), ("qb_ret", detail.a),
+                             ("qb_ret", detail.b)], n, budgets)
+
+    if detail.largest is None:
+        return LargestDifferences(None, None, "", "No question was scored by both retrievers.")
+    table = with_links(detail.largest, link)
+    if detail.all_tie:
+        return LargestDifferences(table, None, "",
+                                  f"Every question ties at N = {n}: no difference to open.")
+    top = str(table["qid"].iloc[0])
+    return LargestDifferences(table, link(top),
+                              f"Open the largest difference ({top}) in the question browser", "")

@@ -9,13 +9,14 @@ tested without a browser.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from ragdash.analysis import compare, sentences
 from ragdash.analysis.leaderboard import split_entry
+from ragdash.view.links import BrowserLink, LargestDifferences, browser_link, with_links
 from ragdash.view.overview import Tile
 
 LLM_CHOICES = ("any", "ran", "not run")
@@ -149,8 +150,30 @@ def differences(scores: pd.DataFrame, examples: pd.DataFrame | None, a: str, b: 
 def side_by_side(a: str, b: str, qid: str) -> list[tuple[str, str]]:
     """The question browser's URL parameters showing `qid` in both entries: one run with both
     retrievers, or the first run beside the second (the cut is the page's to add,
-    `navigation.browser_query`)."""
+    `ragdash.view.links.browser_query`)."""
     (ka, ra), (kb, rb) = split_entry(a), split_entry(b)
     second = [("qb_ret", r) for r in dict.fromkeys([ra, rb])] if ka == kb else \
         [("qb_ret", ra), ("qb_run2", kb), ("qb_ret2", rb)]
     return [("run", ka), ("qb_q", qid), *second]
+
+
+def largest(scores: pd.DataFrame, examples: pd.DataFrame | None, a: str, b: str, n: int,
+            budgets: Iterable[int], first: str, second: str) -> LargestDifferences:
+    """The questions where entries `a` and `b` differ most at N (`differences`), each linked to
+    the question browser with both pairs side by side (`side_by_side`), cut at N unless that is
+    the browser's default for `budgets` (the first run's); `first` and `second` name the pairs
+    in the largest difference's link."""
+    big = differences(scores, examples, a, b, n)
+    if big.empty:
+        return LargestDifferences(None, None, "", f"No question differs at N = {n}: the two "
+                                  "score the same on every shared question.")
+
+    def link(qid: str) -> BrowserLink:
+        return browser_link(side_by_side(a, b, qid), n, budgets)
+
+    top = str(big["qid"].iloc[0])
+    return LargestDifferences(
+        with_links(big, link), link(top),
+        f"Open the largest difference ({top}) in the question browser, {first} beside {second}",
+        f"{sentences.plural(len(big), 'question')} shown, the largest |first − second| first; "
+        "the links open them in the question browser with both pairs side by side.")
