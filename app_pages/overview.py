@@ -37,7 +37,7 @@ if page.empty_retrievals:
                            for w in page.empty_retrievals), icon="⚠️")
 
 if page.systems:  # plain sentences of names, counts and file names: escaped as Markdown
-    st.info("**Your own systems**, compared beside the built-in retrievers:\n"
+    st.info(f"**Your own systems**, {page.systems_heading}:\n"
             + "\n".join(f"- {widgets.md(t)}" for t in page.systems), icon="ℹ️")
 
 # --- headline figures -------------------------------------------------------------------------

@@ -226,6 +226,10 @@ class RunSpec(BaseModel):
         if both:
             raise ConfigError(f"retrievers.custom.{both[0]}: an imported system (systems) has "
                               "that name too; give one of them another name")
+        if not self.compared:
+            raise ConfigError("retrievers.use: none, and no system is imported (systems): "
+                              "nothing to compare; name a retriever or give your own system's "
+                              "results")
         sweep = self.generation.sweep
         if sweep and sweep.retriever not in self.retrievers.use:
             raise ConfigError("generation.sweep.retriever must be one of retrievers.use")

@@ -19,7 +19,7 @@ def _form(**over) -> BuildForm:
 
 @pytest.mark.parametrize("over, problem", [
     ({"name": "a b/../c"}, "The run name may hold letters"),
-    ({"retrievers": []}, "Pick at least one retriever."),
+    ({"retrievers": []}, "Pick at least one retriever (or give your own system's results"),
     ({"dataset": {"path": ""}}, "Choose a dataset."),
     ({"budgets": "100:50:10"}, "Budgets:"),
     ({"source": "upload", "upload": {"name": "qa.csv", "examples": 0}},
@@ -28,6 +28,16 @@ def _form(**over) -> BuildForm:
 def test_each_problem_is_said(over, problem):
     said = _form(**over).problems()
     assert len(said) == 1 and said[0].startswith(problem), said
+
+
+def test_your_own_system_alone_needs_no_retriever(tmp_path):
+    """An imported system is compared without a built-in retriever beside it."""
+    system = tmp_path / "mine.jsonl"
+    system.write_text('{"user_input": "q", "retrieved_contexts": ["c"]}\n')
+    form = _form(retrievers=[], systems={"mine": {"file": str(system), "format": "auto"}})
+    assert form.problems() == []
+    spec = load_spec(None, form.overrides(tmp_path))
+    assert spec.retrievers.use == [] and spec.compared == ["mine"]
 
 
 def test_a_valid_form_starts_a_run_with_its_settings(tmp_path):

@@ -11,6 +11,8 @@ import re
 
 from fixtures.apptest import open_app
 
+from ragdash.constants import UPLOADS
+
 
 def _warnings(at, start: str) -> list[str]:
     shown = [w.value.replace("\\", "") for w in at.warning]  # Markdown's escapes taken out
@@ -51,3 +53,24 @@ def test_the_build_page_refuses_bad_settings_as_they_change(tmp_path, monkeypatc
     assert any(m.value.startswith("**2 runs**") for m in at.markdown)
     start = at.button(key="build_start")
     assert start.label == "▶ Start the 2 runs" and not start.disabled
+
+
+def test_your_systems_alone_start_without_a_retriever(tmp_path, monkeypatch):
+    """Retrievers left empty: refused without a system, allowed with one added on the Data page
+    (`retrievers.use: none`)."""
+    monkeypatch.setenv("RAGDASH_RUNS_ROOT", str(tmp_path / "runs"))
+    at = open_app("build")
+    at.multiselect(key="build_rets").set_value([]).run()
+    assert not at.exception, at.exception
+    assert _warnings(at, "Pick at least one retriever (or give your own system"), at.warning
+    assert at.button(key="build_start").disabled
+    system = tmp_path / "runs" / UPLOADS / "mine.jsonl"  # where the Data page keeps uploads
+    system.parent.mkdir(parents=True, exist_ok=True)
+    system.write_text('{"user_input": "q", "retrieved_contexts": ["c"]}\n')
+    at.session_state["data_systems"] = {"mine": {"file": str(system), "format": "auto"}}
+    at.run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="build_systems").value == ["mine"]
+    assert not _warnings(at, "Pick at least one retriever"), at.warning
+    assert not at.button(key="build_start").disabled, ([w.value for w in at.warning],
+                                                        [e.value for e in at.error])

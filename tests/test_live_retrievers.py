@@ -70,7 +70,7 @@ def test_a_live_retriever_is_named_in_use_and_keyed_by_what_shapes_its_replies()
     assert slower.retrievers.resolved == spec.retrievers.resolved  # no new retrieval
     again = load_spec(None, {**base, "retrievers.custom.web.version": "index-2"})
     assert again.retrievers.resolved["web"]["version"] == "index-2"
-    with pytest.raises(ConfigError, match="unknown or empty"):
+    with pytest.raises(ConfigError, match=r"retrievers.use: unknown \[.nope.\]"):
         load_spec(None, {"retrievers.use": ["bm25", "nope"]})
     with pytest.raises(ConfigError, match="retrievers.params.web: a live retriever's"):
         load_spec(None, {**base, "retrievers.params.web.k": 3})

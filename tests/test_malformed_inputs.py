@@ -392,7 +392,7 @@ def _(d):
     return [*ingest(d, write(d, "qa.jsonl", jl(GOOD))), "--chunker", "paragraphs"]
 
 
-@case("unknown-retriever", 2, "retrievers.use: unknown or empty ['colbert']")
+@case("unknown-retriever", 2, "retrievers.use: unknown ['colbert']")
 def _(d):
     return [*ingest(d, write(d, "qa.jsonl", jl(GOOD))), "--retrievers", "bm25,colbert"]
 

@@ -21,7 +21,8 @@ class RetrieversSpec(Section):
     preset: str | None = "paper"
     """paper (bm25 and mlq keep 5 chunks, the dense ones 10) or equal-k (10 everywhere)."""
     use: list[str] = Field(default_factory=lambda: list(PAPER_RETRIEVERS))
-    """The retrievers compared, in order (a list or 'bm25,sim')."""
+    """The retrievers compared, in order (a list or 'bm25,sim'); none (or []) compares your
+    imported systems (`systems`) alone."""
     params: dict[str, dict[str, Any]] | None = Field(default_factory=dict)
     """Per retriever, the parameters set over the preset (below)."""
     resolved: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -45,11 +46,12 @@ class RetrieversSpec(Section):
             raise ConfigError(f"retrievers.use must be a list of retriever names (or "
                               f"'bm25,sim'), not {use!r}")
         if isinstance(use, str):
-            use = [u.strip() for u in use.split(",") if u.strip()]
+            use = [] if use.strip().lower() == "none" else \
+                [u.strip() for u in use.split(",") if u.strip()]
         unknown = [u for u in use if u not in RETRIEVERS and u not in custom]
-        if unknown or not use:
-            raise ConfigError(f"retrievers.use: unknown or empty {unknown or use}; "
-                              f"known: {', '.join([*RETRIEVERS, *custom])}")
+        if unknown:  # none at all is checked against the imported systems (RunSpec)
+            raise ConfigError(f"retrievers.use: unknown {unknown}; known: "
+                              f"{', '.join([*RETRIEVERS, *custom])}, or none")
         d["use"] = list(dict.fromkeys(use))
         params = d.get("params") or {}
         live = [name for name in params if name in custom]

@@ -28,7 +28,8 @@ ABOUT = ("Compare **your own RAG system** with the built-in retrievers on this d
          "(`user_input`, `retrieved_contexts` in rank order, optional `response`; JSONL, CSV, "
          "Parquet or .xlsx), OpenInference spans exported from Phoenix (Parquet or JSONL), or "
          "a TREC run file (`qid Q0 docid rank score tag`, ids of the corpus). Its contexts "
-         "become its retrieved chunks, scored exactly as the built-in retrievers' are.")
+         "become its retrieved chunks, scored exactly as the built-in retrievers' are. To compare "
+         "your systems alone, leave *Retrievers* empty on the Build page.")
 
 
 def added() -> dict[str, dict[str, Any]]:

@@ -60,8 +60,9 @@ class BuildForm:
         out = []
         if not RUN_NAME.match(self.name or ""):
             out.append("The run name may hold letters, digits, '.', '_' and '-' (64 at most).")
-        if not self.retrievers:
-            out.append("Pick at least one retriever.")
+        if not self.retrievers and not self.systems:  # systems alone are compared as they are
+            out.append("Pick at least one retriever (or give your own system's results on the "
+                       "Data page).")
         if not self.dataset.get("path"):
             out.append("Choose a dataset.")
         elif self.source == "upload" and self.upload and not self.upload.get("examples"):

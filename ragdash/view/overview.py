@@ -65,6 +65,9 @@ class Overview:
     """The retrieve stage's warnings of questions a retriever found nothing for."""
     systems: list[str]
     """One sentence per imported system: its file, format and questions (`imported_systems`)."""
+    systems_heading: str
+    """What the systems are compared with: the built-in retrievers, or nothing (a run of your
+    systems alone, `retrievers.use: none`)."""
     tiles: list[Tile]
     all_failed: str | None
     prediction: Prediction | None
@@ -103,6 +106,8 @@ def overview(view: RunView, name: Callable[[str], str] = str) -> Overview:
         empty_retrievals=[w for w in run.stages(["retrieve"])["retrieve"].warnings or []
                           if "examples" in w],  # not the imported systems' (`systems`)
         systems=imported_systems(run, name),
+        systems_heading="compared beside the built-in retrievers" if _built_in(run) else
+        "compared with each other (no built-in retriever in this run)",
         tiles=_headline_tiles(view, examples, judgments, ir, order, name),
         all_failed=failed,
         prediction=_prediction(view, cal, name) if cal is not None else None,
@@ -110,6 +115,11 @@ def overview(view: RunView, name: Callable[[str], str] = str) -> Overview:
         curve_sentences=" ".join(view.facts(name).curve_sentences) if has_scores else "",
         table=curves.summary_table(ir, order, cfg.scoring_mode) if has_scores else None,
         paper_data="hotpot" in cfg.dataset_path.lower())
+
+
+def _built_in(run) -> list[str]:
+    """The run's built-in (and live) retrievers: those compared that are not imported."""
+    return [r for r in run.config.retrievers if r not in (run.manifest.get("systems") or {})]
 
 
 def imported_systems(run, name: Callable[[str], str] = str) -> list[str]:
@@ -124,7 +134,8 @@ def imported_systems(run, name: Callable[[str], str] = str) -> list[str]:
         out.append(f"The corpus is the pool of the {int(pool.get('passages', 0)):,} distinct "
                    "passages your systems retrieved"
                    + (f". {MEANING}" if run.manifest.get("evidence") else
-                      ": the built-in retrievers search only those passages."))
+                      ": the built-in retrievers search only those passages." if _built_in(run)
+                      else "."))
     for system, m in (run.manifest.get("systems") or {}).items():
         if not isinstance(m, dict):
             continue
