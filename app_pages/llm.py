@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ragdash.analysis import frames, judging, signals, truthfulness
-from ragdash.analysis.signals import ERAG_LABELS, cost_text
+from ragdash.analysis.signals import ERAG_LABELS
 from ragdash.calibration.predictive import abstention_by_evidence
 from ragdash.config import ConfigError, default_of, saved_config
 from ragdash.constants import LLM_ONLY, REFERENCE_METRICS, SCORES
@@ -28,7 +28,7 @@ from ragdash.ui import (
 )
 from ragdash.view import llm as model
 from ragdash.view import stress as stress_model
-from ragdash.view.llm_launch import LaunchForm, launch_spec
+from ragdash.view.llm_launch import LaunchForm, form_start, launch_spec, saved_rule
 from ragdash.viz import llm
 from ragdash.viz import stress as stress_viz
 from ragdash.viz.colors import label
@@ -43,7 +43,7 @@ answers, judgments = view.answers(), view.judgments()  # one per (question, syst
 
 def _rule_defaults() -> None:
     """Start the rule's widgets from the run's own rule."""
-    saved = RefusalRule.from_config(run.config.to_dict().get("judge", {}).get("refusal"))
+    saved = saved_rule(run.config.to_dict())
     st.session_state.setdefault("llm_refusal_patterns", "\n".join(saved.patterns))
     st.session_state.setdefault("llm_refusal_on", saved.enabled)
 
@@ -84,9 +84,7 @@ def refusals() -> None:
     gen_budget = run.config.generation_budget
     if ir is not None and gen_budget in set(ir["budget"]):
         table = abstention_by_evidence(answers, ir, gen_budget, rule.match)
-        st.markdown(f"**Does the generator abstain when the evidence is missing?** RAG answers "
-                    f"matched by the rule, by how much of the relevant parts C_{gen_budget} "
-                    "held (a generator that uses its context abstains more when it is missing).")
+        st.markdown(model.abstention_intro(gen_budget))
         st.dataframe(table.set_index("band").style.format(na_rep="—")
                      .format({"share": "{:.1%}"}, na_rep="—"), width="stretch")
 
@@ -108,16 +106,15 @@ def launcher(expanded: bool) -> None:
                                     placeholder="empty: qwen-1.5b (local); gpt-4o is the paper's")
         base_url = c3.text_input("Server URL (optional)", key="llm_base_url",
                                  placeholder="OpenAI-compatible URL or Ollama host")
-        ran = base.get("judge", {}).get("enabled")
-        mode0 = base.get("judge", {}).get("mode", "stepwise") if ran else "stepwise"
-        mode = c3.selectbox("Judge mode", JUDGE_MODES, index=JUDGE_MODES.index(mode0),
+        n_q = len(run.table("examples") if run.has("examples") else [])
+        start = form_start(base, n_q)
+        mode = c3.selectbox("Judge mode", JUDGE_MODES, index=JUDGE_MODES.index(start.mode),
                             key="llm_judge_mode",
                             help="grouped: all answers of a question in one call (the paper); "
                                  "single: one call per answer; stepwise: one or two short "
                                  "questions per answer (for small local judges)")
-        prompt0 = base.get("generation", {}).get("prompt", "abstain") if ran else "abstain"
         prompt = st.radio("Generation prompt", GENERATION_PROMPTS,
-                          index=GENERATION_PROMPTS.index(prompt0), horizontal=True,
+                          index=GENERATION_PROMPTS.index(start.prompt), horizontal=True,
                           key="llm_prompt",
                           help="abstain: answer from the documents, and reply with a fixed "
                                "sentence only when they say nothing about the question (judge "
@@ -126,12 +123,8 @@ def launcher(expanded: bool) -> None:
         budget = c4.number_input("Token budget N of the contexts", 1, 100_000,
                                  default_of("generation.budget"), 100,
                                  key="llm_budget")
-        n_q = len(run.table("examples") if run.has("examples") else [])
-        limit = c5.number_input("Questions (the first N; 0 = all)", 0, max(n_q, 1), 0,
-                                max(1, min(10, n_q // 10)),  # a step the +/- buttons can take
-                                key="llm_limit",
-                                help=f"Generate and judge only the first N of the run's {n_q:,} "
-                                     "questions: a quick, cheap look before the whole run")
+        limit = c5.number_input("Questions (the first N; 0 = all)", 0, start.limit_max, 0,
+                                start.limit_step, key="llm_limit", help=start.limit_help)
         key = st.text_input("OpenAI API key (kept in memory only, never written: the job "
                             "process gets it in its environment)",
                             type="password", key="llm_api_key")
@@ -198,7 +191,7 @@ trust.summary(run, detail=True)
 # --- Table 3.3 ------------------------------------------------------------------------------------
 failed = judging.all_failed(judgments)
 if failed:
-    st.error(f"{failed} See the errors below.", icon="⚠️")
+    st.error(model.failed_line(failed), icon="⚠️")
 elif judgments is not None:
     dist = judging.judge_distribution(judgments, order)
     systems = frames.order_systems(dist["system"], order)
@@ -245,11 +238,7 @@ else:
 if (truth := state.view(run).truthfulness()) is not None:
     table, classes, sources = truth
     st.subheader("Truthfulness: a wrong answer counts against a system (CRAG score)")
-    st.caption("Each answer is correct (+1), missing (0: it declines, by the refusal rule above) "
-               "or incorrect (−1), as CRAG scores them (Yang et al., NeurIPS 2024): a system "
-               "that answers wrongly scores below one that abstains. The score is the mean over "
-               "its questions, with a 95 % interval over questions. Correct by: "
-               f"{widgets.md(sources)}.")
+    st.caption(model.truthfulness_caption(sources, md=widgets.md))
     st.dataframe(truthfulness.display(table, name=label), hide_index=True, width="stretch")
     st.markdown(widgets.md(truthfulness.sentence(table, name=label)))
 
@@ -273,16 +262,8 @@ agreement = state.view(run).signal_agreement()
 if agreement is not None and not agreement[0].empty:
     signal_table, truth = agreement
     st.subheader("Which signal agrees with the truth here?")
-    st.caption(f"Truth: {truth}. Per signal (Score_IR at the generation budget, the judge as 5 > "
-               "3 > 2 > 1 = 4, the reference metrics, RAGAS and RAGChecker metrics when "
-               "measured): the AUC for \"correct\" with its 95 % interval over questions "
-               "(never narrower than their number allows), and Spearman's rho with the truth; "
-               "best first (docs/metrics.md).")
-    if truth.startswith("reference metric"):
-        st.caption("The truth here is itself computed from the gold answers, as the other "
-                   "reference metrics are: their agreement with it is partly by construction. "
-                   "Label a sample of answers (Label answers page) for a truth independent of "
-                   "every signal.")
+    for line in model.agreement_captions(truth):
+        st.caption(line)
     best = signals.best_line(signal_table, lambda name: f"**{widgets.md(name)}**")
     if best:
         st.markdown(best)
@@ -299,12 +280,7 @@ if answers is not None:
 # --- eRAG: retrieval judged by the generator ----------------------------------------------------
 if (erag := state.view(run).erag()) is not None:
     st.subheader("Retrieval judged by the generator (eRAG)")
-    spent = state.view(run).erag_cost()
-    st.caption("Each retrieved chunk given alone to the generator with the question; its answer "
-               "against the gold answers is the chunk's relevance label, and the labels of the "
-               "top k make precision, MAP, MRR, nDCG and hit at k (Salemi & Zamani, SIGIR "
-               "2024). Its LLM cost: " + cost_text(*(spent or (float("nan"),) * 2))
-               + "; Score_IR's: none. How each agrees with the truth is in the table above.")
+    st.caption(model.erag_caption(state.view(run).erag_cost()))
     names = {m: signals.signal_label(m) for m in ERAG_LABELS}
     st.dataframe(erag.means.assign(system=erag.means["system"].map(label)).set_index("system")
                  .rename(columns={"n": "questions", **names})
@@ -314,11 +290,9 @@ if (erag := state.view(run).erag()) is not None:
 if (stressed := stress_model.stress(state.view(run))) is not None:
     s = stressed.summary
     st.subheader("Does the evidence cause good answers? (controlled contexts)")
-    st.caption(f"The generator answered {stressed.contexts:,} contexts built from this run's "
-               f"own chunks for {stressed.questions:,} questions: the chunks holding a relevant "
-               "part, with chunks the retrievers ranked high that hold none as noise (RGB's "
-               "tests, Chen et al. AAAI 2024). Correct: the answer contains a gold answer; "
-               "intervals are 95 % Wilson intervals over questions.")
+    answered, under_dose = model.stress_captions(stressed.contexts, stressed.questions,
+                                                 stressed.budget, stressed.h is not None)
+    st.caption(answered)
     for line in stressed.sentences:
         st.markdown(f"- {widgets.md(line)}")
     left, right = st.columns([3, 2])
@@ -330,13 +304,7 @@ if (stressed := stress_model.stress(state.view(run))) is not None:
                           key="llm_stress_position")
     widgets.chart(stress_viz.dose_response(s.curve, stressed.observed, stressed.h, stressed.k),
                   key="llm_stress_dose")
-    st.caption(f"Score_IR of each context at the generation budget N = {stressed.budget:,}. "
-               "The controlled curve changes the evidence and nothing else; the observed one is "
-               "what the run's retrievers gave. Where they agree, Score_IR's link to answer "
-               "quality is causal for this generator; where the observed curve lies higher, "
-               "questions that retrieve well are also easier."
-               + ("" if stressed.h is not None else " (h and k were not fitted at this N: no "
-                  "lines.)"))
+    st.caption(under_dose)
 
 if run.has("retrieved"):  # a launcher per LLM stage on an existing run (the registry's)
     stage_launcher.launchers(run, {

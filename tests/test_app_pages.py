@@ -209,7 +209,7 @@ def test_compare_model_orders_every_signal_against_the_reference(demo):
 
 def test_llm_page_lays_out_its_model(shown, demo):
     """Table 3.3, the refusal rule's hits as the model counts them, the judge audit's four
-    lines with their badges, the errors apart."""
+    lines with their badges, the errors apart, the trust section and the signals' captions."""
     from ragdash.analysis import judging
     from ragdash.llm.refusal import RefusalRule
     from ragdash.view import llm as model
@@ -235,6 +235,13 @@ def test_llm_page_lays_out_its_model(shown, demo):
                               "- :gray-badge[not applicable]")) for ln in lines)
     assert model.gain_sentence(judging.rag_gain(demo.judgments(), demo.order), "bm25",
                                name=label) in said  # the first retriever, picked by default
+    # the trust section (no label yet) and the signals' captions: their models'
+    from ragdash.view import trust
+
+    assert trust.NO_LABELS in [i.value for i in at.info]
+    captions = [c.value for c in at.caption]
+    if (agreement := demo.signal_agreement()) is not None and not agreement[0].empty:
+        assert all(c in captions for c in model.agreement_captions(agreement[1]))
 
 
 def test_retrieval_and_report_lay_out_their_models(shown):
@@ -270,19 +277,24 @@ def test_a_run_without_llm_stages_on_every_page_and_its_llm_estimate(runs):
     at.button(key="llm_estimate").click().run()
     assert not at.exception, at.exception
     said = plain(at)
-    # stepwise by default (a small local judge scores the paper's rubric by position):
+    # the form starts where its model says (stepwise and abstain here, a step of 1 for the 12
+    # questions: test_llm_page_model's test_the_form_starts_* and test_the_question_limit_*):
     # one call per answer, 12 questions x (5 retrievers + LLM only)
-    assert at.selectbox(key="llm_judge_mode").value == "stepwise"
-    assert at.radio(key="llm_prompt").value == "abstain"
+    from ragdash.config import saved_config
+    from ragdash.rundir import Run
+    from ragdash.view.llm_launch import form_start
+
+    start = form_start(saved_config(Run(runs / "runs" / "no-llm").manifest), 12)
+    assert at.selectbox(key="llm_judge_mode").value == start.mode
+    assert at.radio(key="llm_prompt").value == start.prompt
     assert "judge: gpt-4o: 72 calls" in said, said[-600:]
     assert "generation:" in said and "$" in said
     # a local model gets a time before its first call (measured, or assumed from the demos)
     assert re.search(r"generation: [^\n]* calls/min \((assumed from|measured on)", said)
     assert re.search(r"judge: gpt-4o: [^\n]*time unknown", said)
     assert not at.button(key="llm_start").disabled
-    # a question limit: the first 5 questions only, 5 x 6 answers to judge; its step fits the
-    # 12 questions (a step of 10 left the +/- buttons disabled)
-    assert at.number_input(key="llm_limit").step == 1
+    # a question limit: the first 5 questions only, 5 x 6 answers to judge
+    assert at.number_input(key="llm_limit").step == start.limit_step
     at.number_input(key="llm_limit").set_value(5)
     at.button(key="llm_estimate").click().run()
     assert not at.exception, at.exception

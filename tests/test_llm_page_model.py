@@ -1,7 +1,8 @@
 """Issue 34 §3: the LLM results page's model (`ragdash.view.llm`, `ragdash.view.llm_launch`),
 tested without Streamlit: the launcher's specification from its form (a bad value refused, as
 the page shows it), the answers the refusal rule matches beside what the run recorded, the
-retrieval-gain sentence, the error counts in the run's order and the cost line."""
+retrieval-gain sentence, the error counts in the run's order and the cost line; where the
+launcher's form starts and the sections' captions (issue 48 §4: composed in the page before)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,18 @@ from ragdash.config import ConfigError
 from ragdash.llm.refusal import RefusalRule
 from ragdash.llm.settings import LOCAL_GENERATOR, LOCAL_JUDGE
 from ragdash.view.llm import (
+    abstention_intro,
+    agreement_captions,
     cost_line,
+    erag_caption,
     error_counts,
+    failed_line,
     gain_sentence,
     refusal_hits,
+    stress_captions,
+    truthfulness_caption,
 )
-from ragdash.view.llm_launch import LaunchForm, launch_spec
+from ragdash.view.llm_launch import LaunchForm, form_start, launch_spec, saved_rule
 
 
 def _form(**over) -> LaunchForm:
@@ -102,3 +109,52 @@ def test_a_local_model_outside_the_price_table_costs_nothing_as_the_build_page_s
     assert cost_line(local).startswith("**Total cost:** $0.00 — ")
     unknown = costs(answers, judged, {"generation": "openai", "judging": "local"})
     assert "unknown (qwen2.5-coder-1.5b-instruct not in the price table)" in cost_line(unknown)
+
+
+def test_the_form_starts_from_how_the_run_judged_stepwise_and_abstain_before():
+    """Moved from the LLM page's AppTest session on a run without LLM stages: stepwise and
+    abstain by default (a small local judge scores the paper's rubric by position)."""
+    assert (form_start({}, 12).mode, form_start({}, 12).prompt) == ("stepwise", "abstain")
+    judged = {"judge": {"enabled": True, "mode": "grouped"}, "generation": {"prompt": "paper"}}
+    assert (form_start(judged, 12).mode, form_start(judged, 12).prompt) == ("grouped", "paper")
+    off = {"judge": {"enabled": False, "mode": "grouped"}, "generation": {"prompt": "paper"}}
+    assert (form_start(off, 12).mode, form_start(off, 12).prompt) == ("stepwise", "abstain")
+    assert (form_start({"judge": {"enabled": True}}, 1).mode,
+            form_start({"judge": {"enabled": True}}, 1).prompt) == ("stepwise", "abstain")
+
+
+def test_the_question_limit_steps_by_what_the_buttons_can_take():
+    """Moved from the LLM page's AppTest session: on 12 questions the +/- buttons step by 1 (a
+    step of 10 left them disabled); up to 10 on larger runs; at least 1 on an empty one."""
+    assert [(form_start({}, q).limit_max, form_start({}, q).limit_step)
+            for q in (0, 12, 55, 250)] == [(1, 1), (12, 1), (55, 5), (250, 10)]
+    assert form_start({}, 1234).limit_help == (
+        "Generate and judge only the first N of the run's 1,234 questions: a quick, cheap look "
+        "before the whole run")
+
+
+def test_the_rule_starts_from_the_runs_own():
+    saved = saved_rule({"judge": {"refusal": {"patterns": ["no idea"], "enabled": False}}})
+    assert (saved.patterns, saved.enabled) == (RefusalRule(["no idea"], False).patterns, False)
+    default = saved_rule({})
+    assert (default.patterns, default.enabled) == (RefusalRule.from_config(None).patterns,
+                                                   RefusalRule.from_config(None).enabled)
+
+
+def test_the_sections_captions():
+    assert failed_line("All failed.") == "All failed. See the errors below."
+    assert "relevant parts C_800 held" in abstention_intro(800)
+    assert truthfulness_caption("a *b*", md=lambda s: s.replace("*", r"\*")).endswith(
+        r"Correct by: a \*b\*.")
+    judge = agreement_captions("judge scored 5")
+    assert len(judge) == 1 and judge[0].startswith("Truth: judge scored 5. Per signal")
+    ref = agreement_captions("reference metric contains")
+    assert len(ref) == 2 and "partly by construction" in ref[1]
+    assert "Its LLM cost: 40 calls, 8,400 tokens; Score_IR's: none." in erag_caption((40, 8400))
+    assert "Its LLM cost: –; Score_IR's: none." in erag_caption(None)
+    answered, dose = stress_captions(1234, 56, 1000, fitted=False)
+    assert answered.startswith("The generator answered 1,234 contexts built from this run's own "
+                               "chunks for 56 questions")
+    assert dose.startswith("Score_IR of each context at the generation budget N = 1,000.")
+    assert dose.endswith("also easier. (h and k were not fitted at this N: no lines.)")
+    assert stress_captions(1, 1, 10, fitted=True)[1].endswith("are also easier.")

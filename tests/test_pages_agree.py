@@ -1,13 +1,13 @@
-"""Pages that never contradict themselves, on fixture runs that provoke the hard cases: an exact
-tie between the retrievers (no "best", no "significant", no largest difference to open, on the
-Overview, Compare retrievers and the report), a fully labelled sample (the share correct is
-the share itself, said the same on the Overview, the CLI and the report; every label wrong:
-test_trust_model), every answer a refusal (no h/k estimate, no "best" on answer quality, no
-judge check failed by a judge that is right), long answers in other words (no judge check failed by construction)
-and k at either end of its range (no estimate on the Overview or in the report; the Thresholds
-page says the rule's direction once, as its numbers show it). Across the pages of each run the
-share judged 5 has one value and one name, "actual" names nothing, and "significant" only
-stands beside a p-value at or under 0.05."""
+"""Pages that never contradict themselves, on fixture runs that provoke the hard cases: an exact tie
+between the retrievers (no "best", no "significant", no largest difference to open, on the Overview,
+Compare retrievers and the report), a fully labelled sample (the share correct is the share itself,
+said the same on the Overview, the CLI and the report; every label wrong: test_trust_model), every
+answer a refusal (no h/k estimate, no "best" on answer quality, no judge check failed by a judge
+that is right), long answers in other words (no judge check failed by construction) and k at either
+end of its range (no estimate on the Overview or in the report; the Thresholds page says the rule's
+direction once, as its numbers show it). Across the pages of each run the share judged 5 has one
+value and one name, "actual" names nothing, and "significant" only stands beside a p-value at or
+under 0.05."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The LLM results page's model: the answers the refusal rule matches, what retrieval adds for
-one retriever, the error counts and the cost line, built by pure functions so the page only
-lays them out and each is tested without a browser (the launcher's form and specification:
+"""The LLM results page's model: the answers the refusal rule matches, what retrieval adds for one
+retriever, the error counts, the cost line and the sections' captions (abstention, truthfulness,
+signal agreement, eRAG, controlled contexts), built by pure functions so the page only lays them out
+and each is tested without a browser (the launcher's form and specification:
 `ragdash.view.llm_launch`). `name` renders a system's name.
 
     hits = refusal_hits(view.answers(), view.judgments(), rule, name=label)
@@ -15,6 +16,7 @@ import pandas as pd
 
 from ragdash.analysis import frames
 from ragdash.analysis.sentences import plural
+from ragdash.analysis.signals import cost_text
 from ragdash.llm.refusal import RefusalRule
 
 
@@ -78,3 +80,69 @@ def cost_line(cost: pd.DataFrame) -> str:
              f"${total:,.2f}" if total == 0 or total >= 1 else f"${total:,.4f}")
     return (f"**Total cost:** {money} — from recorded tokens and `ragdash.llm.cost`'s price "
             "table (local models cost $0).")
+
+
+def failed_line(failed: str) -> str:
+    """The error box when every judgment failed (`judging.all_failed`'s sentence)."""
+    return f"{failed} See the errors below."
+
+
+def abstention_intro(budget: int) -> str:
+    """The line above the abstention table: RAG answers the rule matches, by how much of the
+    relevant parts C_N held at the generation budget N = `budget`."""
+    return (f"**Does the generator abstain when the evidence is missing?** RAG answers matched "
+            f"by the rule, by how much of the relevant parts C_{budget} held (a generator that "
+            "uses its context abstains more when it is missing).")
+
+
+def truthfulness_caption(sources: str, md: Callable[[str], str] = str) -> str:
+    """The caption of CRAG's truthfulness table; `sources`: what said an answer correct."""
+    return ("Each answer is correct (+1), missing (0: it declines, by the refusal rule above) "
+            "or incorrect (−1), as CRAG scores them (Yang et al., NeurIPS 2024): a system "
+            "that answers wrongly scores below one that abstains. The score is the mean over "
+            "its questions, with a 95 % interval over questions. Correct by: "
+            f"{md(sources)}.")
+
+
+def agreement_captions(truth: str) -> list[str]:
+    """The captions of "Which signal agrees with the truth here?" for the truth named `truth`:
+    what the table holds, and a warning when the truth is itself a reference metric."""
+    lines = [f"Truth: {truth}. Per signal (Score_IR at the generation budget, the judge as 5 > "
+             "3 > 2 > 1 = 4, the reference metrics, RAGAS and RAGChecker metrics when "
+             "measured): the AUC for \"correct\" with its 95 % interval over questions "
+             "(never narrower than their number allows), and Spearman's rho with the truth; "
+             "best first (docs/metrics.md)."]
+    if truth.startswith("reference metric"):
+        lines.append("The truth here is itself computed from the gold answers, as the other "
+                     "reference metrics are: their agreement with it is partly by "
+                     "construction. Label a sample of answers (Label answers page) for a truth "
+                     "independent of every signal.")
+    return lines
+
+
+def erag_caption(spent: tuple[float, float] | None) -> str:
+    """The eRAG section's caption with the LLM calls and tokens its labels cost (`spent`, None
+    when not recorded)."""
+    return ("Each retrieved chunk given alone to the generator with the question; its answer "
+            "against the gold answers is the chunk's relevance label, and the labels of the "
+            "top k make precision, MAP, MRR, nDCG and hit at k (Salemi & Zamani, SIGIR "
+            "2024). Its LLM cost: " + cost_text(*(spent or (float("nan"),) * 2))
+            + "; Score_IR's: none. How each agrees with the truth is in the table above.")
+
+
+def stress_captions(contexts: int, questions: int, budget: int,
+                    fitted: bool) -> tuple[str, str]:
+    """The controlled-contexts section's captions: what was answered (`contexts` contexts for
+    `questions` questions), and under the dose-response figure at N = `budget` (`fitted`:
+    whether h and k were fitted there)."""
+    return (f"The generator answered {contexts:,} contexts built from this run's own chunks "
+            f"for {questions:,} questions: the chunks holding a relevant part, with chunks the "
+            "retrievers ranked high that hold none as noise (RGB's tests, Chen et al. AAAI "
+            "2024). Correct: the answer contains a gold answer; intervals are 95 % Wilson "
+            "intervals over questions.",
+            f"Score_IR of each context at the generation budget N = {budget:,}. The controlled "
+            "curve changes the evidence and nothing else; the observed one is what the run's "
+            "retrievers gave. Where they agree, Score_IR's link to answer quality is causal for "
+            "this generator; where the observed curve lies higher, questions that retrieve well "
+            "are also easier." + ("" if fitted else " (h and k were not fitted at this N: no "
+                                  "lines.)"))

@@ -1,6 +1,6 @@
-"""The LLM results page's launcher as data: what its form holds and the run specification it
-starts (generation, judging and calibration switched on), built without Streamlit so the form's
-meaning is tested apart from its widgets.
+"""The LLM results page's launcher as data: where its form starts (`form_start`, `saved_rule`), what
+it holds and the run specification it starts (generation, judging and calibration switched on),
+built without Streamlit so the form's meaning is tested apart from its widgets.
 
     spec = launch_spec(saved_config(run.manifest), form)
 """
@@ -56,3 +56,37 @@ def launch_spec(base: dict, form: LaunchForm) -> RunSpec:
                   "refusal": form.rule.to_config()},
         "calibration": {**base.get("calibration", {}), "enabled": True,
                         "budget": int(form.budget)}})
+
+
+def saved_rule(config: dict) -> RefusalRule:
+    """The refusal rule the run's saved config (`config`) judged with: the rule's widgets start
+    from it."""
+    return RefusalRule.from_config(config.get("judge", {}).get("refusal"))
+
+
+@dataclass(frozen=True)
+class FormStart:
+    """Where the launcher's form starts: the judge mode and generation prompt the run judged
+    with (stepwise and abstain when it has not judged), and the question limit's field: its
+    largest value, the step its +/- buttons take and its help for a run of `questions`."""
+
+    mode: str
+    prompt: str
+    questions: int
+    limit_max: int
+    limit_step: int
+    limit_help: str
+
+
+def form_start(base: dict, questions: int) -> FormStart:
+    """The launcher's starting values for a run whose saved config is `base` and which holds
+    `questions` questions (the step is one the +/- buttons can take on a small run)."""
+    judge = base.get("judge", {})
+    ran = judge.get("enabled")
+    return FormStart(
+        mode=judge.get("mode", "stepwise") if ran else "stepwise",
+        prompt=base.get("generation", {}).get("prompt", "abstain") if ran else "abstain",
+        questions=questions, limit_max=max(questions, 1),
+        limit_step=max(1, min(10, questions // 10)),
+        limit_help=f"Generate and judge only the first N of the run's {questions:,} questions: "
+                   "a quick, cheap look before the whole run")
