@@ -37,7 +37,7 @@ queries = run.table("queries")
 cfg = run.config
 rets = state.view(run).retrievers
 budgets = run.budgets
-n_default = frames.default_budget(budgets)  # the cut links leave out (navigation.browser_query)
+n_default = frames.default_budget(budgets)  # the cut links leave out (view.links.browser_query)
 examples = examples.assign(qid=examples["qid"].astype(str))
 meta_cols = frames.metadata_columns(examples)
 
