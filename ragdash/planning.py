@@ -30,8 +30,8 @@ def priced_stages(spec: RunSpec, stages: Iterable[str] | None = None) -> list[St
 def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True,
             stages: Iterable[str] | None = None) -> dict:
     """What the LLM calls of `stages` (default: every stage switched on) would cost, before any
-    call: {part: Estimate} (`Stage.priced_as`: mlq, generation, judge, metrics, erag, stress)
-    and a `note`. Each stage prices its own `plan` with its own `llm`; the calls the reply
+    call: {part: Estimate} (`Stage.priced_as`: evidence, mlq, generation, judge, metrics, erag,
+    stress) and a `note`. Each stage prices its own `plan` with its own `llm`; the calls the reply
     cache answers are left out and counted in the note.
 
     `retrieved=False`: priced before retrieval (a dry run stops before it when mlq would ask
@@ -44,6 +44,9 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True,
     notes: list[str] = []
     for stage in priced_stages(spec, stages):
         try:
+            if "ingest" in ctx.before and not run.has("examples"):  # its finder asks first
+                raise NotPriced("the questions are not loaded yet (ingest's evidence finder "
+                                "calls the LLM first: run it, then price the rest)")
             plan = stage.plan(ctx)  # type: ignore[misc]  # priced_stages: it has one
         except NotPriced as exc:
             notes.append(f"{stage.priced_as} not priced: {exc}")

@@ -22,7 +22,7 @@ from ragdash.evidence.locate import Corpus
 from ragdash.evidence.normalize import FoldedText
 from ragdash.evidence.rank import PRESELECT, Lexical, Vectors, combine, order
 from ragdash.evidence.records import Candidate, QuestionEvidence
-from ragdash.evidence.settings import EvidenceSettings
+from ragdash.evidence.settings import QUOTE_STEP, EvidenceSettings
 from ragdash.llm.prompts import NO_QUOTE, quote_messages
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ def quote_evidence(questions: Sequence[QuestionEvidence], corpus: Corpus, vector
     calls = [chat_call(messages(q, [passages.text(i) for i in top]))
              for q, top in zip(questions, shown, strict=True)]
     store = open_cache(cache)
-    tick = (lambda d, t: progress("evidence: asking the LLM for quotes", d, t)) \
+    tick = (lambda d, t: progress(QUOTE_STEP, d, t)) \
         if progress else None
     try:
         with (contextlib.nullcontext(backend) if backend is not None

@@ -21,6 +21,9 @@ from pydantic import (
 VERSION = 4
 """Bumped when the finder's rules change, so runs that used it get a new ingest key."""
 
+QUOTE_STEP = "evidence: asking the LLM for quotes"
+"""The progress step of the finder's quote calls (a job's time left weighs its rate)."""
+
 METHODS = ("answer", "llm", "aligned", "aligned-llm")
 """`answer`: sentences holding the answer; `llm`: a quote the LLM copied from a document;
 `aligned`: sentences supporting a sentence of an answer written in other words

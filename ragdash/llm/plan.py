@@ -6,6 +6,7 @@ the reply cache already answers left out, the rest priced with the model's measu
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -15,7 +16,7 @@ from ragdash.rundir.root import RunsRoot
 if TYPE_CHECKING:
     from ragdash.llm.cost import Estimate
     from ragdash.llm.settings import LLMSettings
-    from ragdash.llm.types import Backend
+    from ragdash.llm.types import Backend, Messages
     from ragdash.llm.wrappers import CacheOnly
 
 
@@ -95,3 +96,31 @@ class CallPlan:
         of `root` answers."""
         asked, done = not_cached(self.calls, llm, root) if self.cached else (self.calls, 0)
         return price(asked, llm, root, self.tokens_out), done
+
+
+class Recording:
+    """A backend that sends nothing: each chat is kept as the call it would have been
+    (`calls`) and answered with an error of kind `planned`, which the caller records as a
+    failed call. It lets a step that decides its calls as it goes (the evidence finder) be
+    planned by running it."""
+
+    name = "planned"
+
+    def __init__(self, model: str):
+        self.model = model
+        self.calls: list[Any] = []
+        self._lock = threading.Lock()
+
+    def call_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        return dict(params)
+
+    def chat(self, messages: Messages, *, json_schema: dict | None = None,
+             **params: Any) -> Any:
+        from ragdash.llm.runner import chat_call
+        from ragdash.llm.types import LLMError
+
+        chat = {**({"json_schema": json_schema} if json_schema is not None else {}), **params}
+        with self._lock:  # run_calls calls from its threads
+            self.calls.append(chat_call(messages, **chat))
+        raise LLMError("planned, not sent", kind="planned")
+

@@ -20,6 +20,7 @@ from ragdash.stages.base import StageContext
 
 if TYPE_CHECKING:
     from ragdash.config import DatasetSpec, RunSpec
+    from ragdash.llm import LLMSettings
 
 log = logging.getLogger("ragdash")
 
@@ -65,6 +66,32 @@ def key(spec: RunSpec) -> dict[str, Any] | None:
     return out
 
 
+def evidence_llm(spec: RunSpec, api_key: str | None = None) -> LLMSettings | None:
+    """The LLM ingest asks while it finds evidence (quotes, and which sentences support an
+    answer in other words): the run's, when the dataset has no relevant parts and
+    `dataset.evidence.llm` is on; else None."""
+    if not spec.dataset.evidence.llm or not needed(spec.dataset):
+        return None
+    from ragdash.llm import LLMSettings
+
+    return LLMSettings.from_config(spec.llm, api_key=api_key)
+
+
+def planned_calls(dataset: Dataset, spec: RunSpec) -> list:
+    """The calls the finder would send for `dataset` (as `find_if_missing` runs it), found by
+    running it with a backend that sends nothing (`ragdash.llm.plan.Recording`)."""
+    from ragdash.evidence.finder import find_evidence
+    from ragdash.llm.plan import Recording
+
+    llm = evidence_llm(spec)
+    if llm is None:
+        return []
+    recorder = Recording(llm.model or "")
+    find_evidence(dataset.examples, dataset.documents, spec.dataset.evidence, llm=llm,
+                  backend=recorder)
+    return recorder.calls
+
+
 def find_if_missing(dataset: Dataset, ctx: StageContext) -> tuple[Dataset, dict | None]:
     """The dataset with found evidence (and the summary for the manifest) when it has no
     relevant_parts column; else the dataset unchanged and None."""
@@ -77,7 +104,7 @@ def find_if_missing(dataset: Dataset, ctx: StageContext) -> tuple[Dataset, dict 
     spec = ctx.spec
     settings = spec.dataset.evidence
     llm = None
-    if settings.llm:
+    if settings.llm:  # the dataset has no relevant parts: evidence_llm's LLM
         from ragdash.llm import LLMSettings
 
         llm = LLMSettings.from_config(spec.llm, api_key=ctx.api_key)

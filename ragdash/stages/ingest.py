@@ -11,11 +11,24 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ragdash.stages.base import Stage, StageContext
+from ragdash.evidence.settings import QUOTE_STEP as EVIDENCE_STEP
+from ragdash.stages.base import PlanContext, Stage, StageContext
 
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
-    from ragdash.data.schema import Example
+    from ragdash.data.schema import Dataset, Example
+    from ragdash.llm import LLMSettings
+    from ragdash.llm.plan import CallPlan
+
+EVIDENCE_TOKENS = 60
+"""Reply tokens assumed per evidence call: a quoted sentence, or the numbers of the sentences
+that support an answer sentence."""
+
+
+def _evidence_llm(spec: RunSpec, api_key: str | None = None) -> LLMSettings | None:
+    from ragdash.stages.evidence import evidence_llm
+
+    return evidence_llm(spec, api_key)
 
 
 def _stream(h, path: Path) -> None:
@@ -97,19 +110,44 @@ def examples_frame(examples: Sequence[Example]) -> pd.DataFrame:
     })
 
 
-def run(ctx: StageContext) -> dict:
-    from ragdash.data import layout, load_dataset
-    from ragdash.stages.evidence import find_if_missing
+def load(spec: RunSpec) -> Dataset:
+    """The dataset and corpus of `spec` as ingest reads them (the systems' pool as the corpus
+    when there is none), before any evidence is found."""
+    from ragdash.data import load_dataset
     from ragdash.systems.pool import corpus_file
 
-    ds, out = ctx.spec.dataset, ctx.run
-    with corpus_file(ctx.spec) as (pool, pooled):  # no corpus but systems: their pool
+    ds = spec.dataset
+    with corpus_file(spec) as (pool, pooled):  # no corpus but systems: their pool
         dataset = load_dataset(ds.path, ds.format, corpus=pool or ds.corpus,
                                corpus_fmt="jsonl" if pool else ds.corpus_format,
                                include_unanswerable=ds.include_unanswerable, limit=ds.limit,
                                sample=ds.sample, sheet=ds.sheet, columns=ds.columns)
     if pooled is not None:
         dataset.source.update(corpus=None, corpus_sha256=None, pool=pooled)
+    return dataset
+
+
+def plan(ctx: PlanContext) -> CallPlan | None:
+    """The evidence finder's calls (quotes, and which sentences support an answer in other
+    words) for a dataset without relevant parts, found by running the finder on the loaded
+    files with nothing sent (`evidence.planned_calls`); the reply cache answers those asked
+    before. None once ingest is up to date."""
+    from ragdash.llm.plan import CallPlan
+    from ragdash.stages import evidence
+    from ragdash.stages.runner import stage_keys
+
+    if evidence.evidence_llm(ctx.spec) is None or ctx.run.stage_done(
+            "ingest", stage_keys(ctx.spec)["ingest"]):  # done: nothing to send (nor to run)
+        return None
+    return CallPlan(evidence.planned_calls(load(ctx.spec), ctx.spec), EVIDENCE_TOKENS)
+
+
+def run(ctx: StageContext) -> dict:
+    from ragdash.data import layout
+    from ragdash.stages.evidence import find_if_missing
+
+    ds, out = ctx.spec.dataset, ctx.run
+    pooled = (dataset := load(ctx.spec)).source.get("pool")
     dataset, evidence = find_if_missing(dataset, ctx)  # no relevant_parts column: find them
     issues = pd.DataFrame([asdict(i) for i in dataset.issues],
                           columns=["file", "record", "field", "message", "severity"])
@@ -142,4 +180,5 @@ def run(ctx: StageContext) -> dict:
 
 STAGE = Stage("ingest", "load and validate a dataset and corpus into a run directory",
               needs=(), settings=settings, run=run, writes=("issues", "examples", "documents"),
-              section="dataset")
+              section="dataset", llm=_evidence_llm, plan=plan, part="evidence",
+              step=EVIDENCE_STEP, work="the evidence finder's quotes")

@@ -1,0 +1,58 @@
+"""`ragdash run --dry-run` on a dataset without relevant parts whose evidence finder asks the
+LLM (`dataset.evidence.llm`): no call is sent, the finder's calls are priced (the same number a
+run then sends), and the stages after ingest say why they are not priced yet. The dry run ran
+ingest, and so sent the finder's calls, before."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+
+from fakes.llm_server import FakeLLMServer, Reply
+
+from ragdash.cli import main
+
+MOON = "Armstrong was the first man to step onto the lunar surface, in July 1969."
+
+
+def _files(tmp_path):
+    qa = tmp_path / "qa.csv"
+    with open(qa, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "question", "answer"])
+        w.writerow(["t0", "What did person 0 build?", "tower 0"])  # verbatim: no call
+        w.writerow(["moon", "Who first walked on the moon?", "Neil Armstrong"])
+        w.writerow(["year", "When did the first man walk on the moon?", "the summer of 1969"])
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("\n".join(json.dumps(d) for d in [
+        {"doc_id": "d0", "title": "D0", "text": "Person 0 built tower 0 in 1900. It is tall."},
+        {"doc_id": "apollo", "title": "Apollo", "text": MOON}]))
+    return qa, corpus
+
+
+def test_a_dry_run_prices_the_evidence_finders_calls_and_sends_none(tmp_path, capsys,
+                                                                     monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    qa, corpus = _files(tmp_path)
+    with FakeLLMServer(default=lambda body: Reply(text=MOON)) as srv:
+        args = ["run", "--dataset", str(qa), "--corpus", str(corpus), "--retrievers", "bm25",
+                "--chunker", "none", "--tokenizer", "whitespace", "--budgets", "20:60:20",
+                "--gen-budget", "60", "--llm-backend", "openai", "--llm-model", "fake-model",
+                "--llm-url", srv.openai_url, "--set", "dataset.evidence.llm=true",
+                "--set", "generation.enabled=true", "--set", "llm.backoff_base_s=0.01",
+                "--set", f"runs_root={tmp_path / 'runs'}",
+                "--run-dir", str(tmp_path / "runs" / "r")]
+        assert main([*args, "--dry-run"]) == 0
+        out = capsys.readouterr().out
+        assert srv.chat_requests() == []
+        planned = re.search(r"evidence: fake-model: (\d+) calls", out)
+        assert planned and int(planned.group(1)) == 2, out  # the two answers in other words
+        assert "generation not priced: the questions are not loaded yet" in out, out
+        assert main(["ingest", *args[1:]]) == 0  # ingest sends what was priced
+        assert len(srv.chat_requests()) == 2
+        capsys.readouterr()
+        assert main([*args, "--dry-run"]) == 0  # ingest done: the rest is priced now
+        out = capsys.readouterr().out
+        assert len(srv.chat_requests()) == 2 and "evidence:" not in out, out
+        assert re.search(r"generation: fake-model: \d+ calls", out), out
