@@ -38,7 +38,10 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True,
     the LLM for its sub-questions): mlq's calls are priced too, and generation with contexts
     of the full budget (an upper bound); the stages that read the retrieved chunks say they are
     not priced."""
-    ctx = PlanContext(run, spec, retrieved)
+    from ragdash.stages.runner import stage_keys
+
+    done = frozenset(n for n, k in stage_keys(spec).items() if run.stage_done(n, k))
+    ctx = PlanContext(run, spec, retrieved, done=done)
     root = RunsRoot(spec.runs_root)
     out: dict = {}
     notes: list[str] = []

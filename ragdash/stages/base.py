@@ -62,6 +62,9 @@ class PlanContext:
     retrieved: bool = True
     before: dict[str, Estimate] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)
+    done: frozenset[str] = frozenset()
+    """The stages up to date on the run (ingest's plan, which runs the evidence finder, has
+    nothing to send once ingest is)."""
 
 
 class NotPriced(ValueError):

@@ -134,11 +134,9 @@ def plan(ctx: PlanContext) -> CallPlan | None:
     before. None once ingest is up to date."""
     from ragdash.llm.plan import CallPlan
     from ragdash.stages import evidence
-    from ragdash.stages.runner import stage_keys
 
-    if evidence.evidence_llm(ctx.spec) is None or ctx.run.stage_done(
-            "ingest", stage_keys(ctx.spec)["ingest"]):  # done: nothing to send (nor to run)
-        return None
+    if "ingest" in ctx.done or evidence.evidence_llm(ctx.spec) is None:
+        return None  # done: nothing to send (and no finder to run)
     return CallPlan(evidence.planned_calls(load(ctx.spec), ctx.spec), EVIDENCE_TOKENS)
 
 
