@@ -66,6 +66,9 @@ def test_every_page_opens_on_a_run_of_systems_alone(alone, page, monkeypatch):
     assert "built-in retrievers" not in said or page in ("build", "data"), said[:500]
     if page == "overview":
         assert "Your own systems, compared with each other (no built-in retriever" in said
+        # judged, not calibrated (calibration is off by default): not "no LLM answers"
+        assert "answers are judged but not calibrated yet" in said, said
+        assert "no LLM answers and judgments" not in said
 
 
 def test_neither_a_retriever_nor_a_system_is_refused():

@@ -95,11 +95,14 @@ def overview(view: RunView, name: Callable[[str], str] = str) -> Overview:
     cal = run.calibration()
     no_calibration = None
     if cal is None and ir is not None and not failed:
-        no_calibration = (
-            "This run has no calibration yet (no LLM answers and judgments): the estimated vs "
-            "judged share of correct answers appears once the LLM stage has run. The "
-            "Thresholds page already estimates outcomes from retrieval with the paper's "
-            f"h = {PAPER_H} and k = {PAPER_K}.")
+        why = ("This run's answers are judged but not calibrated yet: `ragdash calibrate "
+               "--run-dir` on it (or calibration switched on when it is built) fits h and k and "
+               "puts the estimated beside the judged share of correct answers."
+               if judgments is not None and len(judgments) else
+               "This run has no calibration yet (no LLM answers and judgments): the estimated "
+               "vs judged share of correct answers appears once the LLM stage has run.")
+        no_calibration = (f"{why} The Thresholds page already estimates outcomes from "
+                          f"retrieval with the paper's h = {PAPER_H} and k = {PAPER_K}.")
     has_scores = ir is not None
     return Overview(
         title=f"Run {run.id}", facts=_facts(run), order=order,
