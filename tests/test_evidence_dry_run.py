@@ -1,7 +1,7 @@
 """`ragdash run --dry-run` on a dataset without relevant parts whose evidence finder asks the
 LLM (`dataset.evidence.llm`): no call is sent, the finder's calls are priced (the same number a
 run then sends), and the stages after ingest say why they are not priced yet. The dry run ran
-ingest, and so sent the finder's calls, before."""
+ingest, and so sent the finder's calls, before. `ragdash evidence --llm --dry-run` likewise."""
 
 from __future__ import annotations
 
@@ -56,3 +56,28 @@ def test_a_dry_run_prices_the_evidence_finders_calls_and_sends_none(tmp_path, ca
         out = capsys.readouterr().out
         assert len(srv.chat_requests()) == 2 and "evidence:" not in out, out
         assert re.search(r"generation: fake-model: \d+ calls", out), out
+
+
+def test_ragdash_evidence_dry_run_prices_its_calls_and_writes_nothing(tmp_path, capsys,
+                                                                      monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.chdir(tmp_path)  # the reply cache goes under ./runs
+    qa, corpus = _files(tmp_path)
+    out = tmp_path / "found.jsonl"
+    with FakeLLMServer(default=lambda body: Reply(text=MOON)) as srv:
+        args = ["evidence", "--dataset", str(qa), "--corpus", str(corpus), "-o", str(out),
+                "--llm", "--llm-backend", "openai", "--llm-model", "fake-model", "--llm-url",
+                srv.openai_url, "-q"]
+        assert main([*args, "--dry-run"]) == 0
+        said = capsys.readouterr().out
+        assert srv.chat_requests() == [] and not out.exists()
+        assert re.search(r"evidence: fake-model: 2 calls", said), said
+        assert main(args) == 0  # the command sends what was priced
+        assert len(srv.chat_requests()) == 2 and out.exists()
+        capsys.readouterr()
+        assert main([*args, "--dry-run"]) == 0  # now the reply cache answers both
+        said = capsys.readouterr().out
+        assert "evidence: fake-model: 0 calls" in said and "2 more calls answered" in said, said
+    assert main(["evidence", "--dataset", str(qa), "--corpus", str(corpus), "-o", str(out),
+                 "--dry-run"]) == 0
+    assert "without --llm the finder calls no LLM" in capsys.readouterr().out

@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragdash.cli.options import add_declared, add_llm_options, llm_options
 from ragdash.evidence.finder import Progress
 from ragdash.evidence.records import EvidenceResult
+
+if TYPE_CHECKING:
+    from ragdash.config import RunSpec
+    from ragdash.data.schema import Dataset
+    from ragdash.evidence.settings import EvidenceSettings
+    from ragdash.llm import LLMSettings
+    from ragdash.rundir.root import RunsRoot
 
 HELP = "find relevant parts in the corpus for a dataset that has only questions and answers"
 
@@ -30,6 +37,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    "document, ask the LLM which candidate sentences support each answer "
                    "sentence (a short answer: to quote a supporting sentence)")
     add_llm_options(p, "the LLM --llm asks")
+    p.add_argument("--dry-run", action="store_true", help="send no LLM call and write nothing: "
+                   "price the calls --llm would send (found by running the finder with "
+                   "nothing sent; those the reply cache answers left out)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     return p
 
@@ -98,6 +108,8 @@ def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
 
         llm = LLMSettings.from_config(spec.llm)
     root = RunsRoot(spec.runs_root)
+    if args.dry_run:
+        return _dry_run(dataset, settings, llm, root, spec)
     with configured(root.path, spec.embeddings.precision, spec.embeddings.cache):
         result = find_evidence(dataset.examples, dataset.documents, settings, llm=llm,
                                cache=root.llm_cache if llm else None, progress=progress)
@@ -117,3 +129,25 @@ def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
               else "No question has both given and found parts.")
     print(f"Wrote {target}. Evaluate with: ragdash run --dataset {target} --corpus {corpus}")
     return 0
+
+
+def _dry_run(dataset: Dataset, settings: EvidenceSettings, llm: LLMSettings | None,
+             root: RunsRoot, spec: RunSpec) -> int:
+    """What `--llm` would cost on `dataset`, with no call sent and no file written."""
+    from ragdash.embeddings import configured
+    from ragdash.evidence.finder import planned_calls
+    from ragdash.evidence.settings import REPLY_TOKENS
+    from ragdash.llm.plan import CallPlan, answered_note
+
+    if llm is None:
+        print("Dry run: without --llm the finder calls no LLM; nothing to price.")
+        return 0
+    with configured(root.path, spec.embeddings.precision, spec.embeddings.cache):
+        calls = planned_calls(dataset.examples, dataset.documents, settings, llm)
+    est, cached = CallPlan(calls, REPLY_TOKENS).price(llm, root)
+    print("Dry run, no LLM call made, nothing written. The evidence finder would cost:")
+    print(f"    evidence: {est}")
+    if cached:
+        print(f"    note: {answered_note('evidence', cached)}")
+    return 0
+

@@ -155,3 +155,17 @@ def find_evidence(examples: Sequence[Example], documents: Sequence[Document],
         quote_evidence(asked, corpus, vectors, settings, llm, cache=cache, backend=backend,
                        progress=say)
     return EvidenceResult(questions, settings)
+
+
+def planned_calls(examples: Sequence[Example], documents: Sequence[Document],
+                  settings: EvidenceSettings, llm: LLMSettings, *,
+                  embed: Embed | None = None) -> list:
+    """The calls `find_evidence` would send with `llm` (quotes, and which sentences support an
+    answer in other words), found by running it with a backend that sends nothing
+    (`ragdash.llm.plan.Recording`): what a dry run prices."""
+    from ragdash.llm.plan import Recording
+
+    recorder = Recording(llm.model or "")
+    find_evidence(examples, documents, settings, embed=embed, llm=llm, backend=recorder)
+    return recorder.calls
+

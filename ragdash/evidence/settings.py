@@ -23,6 +23,9 @@ VERSION = 4
 
 QUOTE_STEP = "evidence: asking the LLM for quotes"
 """The progress step of the finder's quote calls (a job's time left weighs its rate)."""
+REPLY_TOKENS = 60
+"""Reply tokens a dry run assumes per finder call: a quoted sentence, or the numbers of the
+sentences that support an answer sentence."""
 
 METHODS = ("answer", "llm", "aligned", "aligned-llm")
 """`answer`: sentences holding the answer; `llm`: a quote the LLM copied from a document;

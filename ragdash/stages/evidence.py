@@ -80,16 +80,11 @@ def evidence_llm(spec: RunSpec, api_key: str | None = None) -> LLMSettings | Non
 def planned_calls(dataset: Dataset, spec: RunSpec) -> list:
     """The calls the finder would send for `dataset` (as `find_if_missing` runs it), found by
     running it with a backend that sends nothing (`ragdash.llm.plan.Recording`)."""
-    from ragdash.evidence.finder import find_evidence
-    from ragdash.llm.plan import Recording
+    from ragdash.evidence.finder import planned_calls as finder_calls
 
     llm = evidence_llm(spec)
-    if llm is None:
-        return []
-    recorder = Recording(llm.model or "")
-    find_evidence(dataset.examples, dataset.documents, spec.dataset.evidence, llm=llm,
-                  backend=recorder)
-    return recorder.calls
+    return [] if llm is None else finder_calls(dataset.examples, dataset.documents,
+                                               spec.dataset.evidence, llm)
 
 
 def find_if_missing(dataset: Dataset, ctx: StageContext) -> tuple[Dataset, dict | None]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ragdash.evidence.settings import QUOTE_STEP as EVIDENCE_STEP
+from ragdash.evidence.settings import REPLY_TOKENS as EVIDENCE_TOKENS
 from ragdash.stages.base import PlanContext, Stage, StageContext
 
 if TYPE_CHECKING:
@@ -19,11 +20,6 @@ if TYPE_CHECKING:
     from ragdash.data.schema import Dataset, Example
     from ragdash.llm import LLMSettings
     from ragdash.llm.plan import CallPlan
-
-EVIDENCE_TOKENS = 60
-"""Reply tokens assumed per evidence call: a quoted sentence, or the numbers of the sentences
-that support an answer sentence."""
-
 
 def _evidence_llm(spec: RunSpec, api_key: str | None = None) -> LLMSettings | None:
     from ragdash.stages.evidence import evidence_llm
