@@ -44,7 +44,8 @@ def test_one_pair_in_detail_agrees_with_the_analysis(made):
     assert diffs == sorted(diffs, reverse=True) and not detail.all_tie
 
 
-def test_identical_retrievers_tie_everywhere_and_offer_nothing_to_open(made, tmp_path):
+def _tied(made, tmp_path) -> Run:
+    """A copy of the run where BM25 scores exactly as SIM on every question."""
     import shutil
 
     copy = tmp_path / "tie"
@@ -54,6 +55,11 @@ def test_identical_retrievers_tie_everywhere_and_offer_nothing_to_open(made, tmp
     sim = ir[ir["retriever"] == "sim"]
     run.write("ir_scores", pd.concat([ir[ir["retriever"] != "bm25"],
                                       sim.assign(retriever="bm25")], ignore_index=True))
+    return run
+
+
+def test_identical_retrievers_tie_everywhere_and_offer_nothing_to_open(made, tmp_path):
+    copy = _tied(made, tmp_path).path
     detail = model.pair(RunView(copy), "bm25", "sim", 500)
     assert detail.tiles[1].value == "30" and detail.tiles[4].value == "—"  # no test
     assert detail.all_tie
@@ -86,15 +92,8 @@ def test_the_largest_differences_open_the_question_in_the_browser_with_both_retr
 def test_a_tie_offers_no_link_and_no_common_question_no_table(made, tmp_path):
     """Every question tying: the table stays, with no largest difference to open; no question
     scored by both: no table (what test_pages_agree's tie render checked on the page)."""
-    import shutil
-
-    copy = tmp_path / "tie"
-    shutil.copytree(made, copy)
-    run = Run(copy)
-    ir = run.read("ir_scores")
-    sim = ir[ir["retriever"] == "sim"]
-    run.write("ir_scores", pd.concat([ir[ir["retriever"] != "bm25"],
-                                      sim.assign(retriever="bm25")], ignore_index=True))
+    run = _tied(made, tmp_path)
+    copy = run.path
     tie = model.largest(model.pair(RunView(copy), "bm25", "sim", 500), "k", 500, run.budgets)
     assert tie.table is not None and tie.top is None and tie.top_label == ""
     assert tie.note == "Every question ties at N = 500: no difference to open."
