@@ -27,7 +27,8 @@ from ragdash.metrics import METRICS, steps_for
 from ragdash.metrics.evaluate import evaluate
 from ragdash.metrics.plan import planned_prompts, step_plan
 from ragdash.ui.metrics_choice import LOCAL_CHECKER, estimate_text, job_config
-from ragdash.ui.signal_scatter import browser_params, default_pair
+from ragdash.ui.signal_scatter import default_pair
+from ragdash.view.links import answer_params
 from ragdash.viz.signals import jittered, signal_scatter
 
 OTHER = ITEM._replace(qid="q2", system="sim", answer="Hamlet is a play by Shakespeare.")
@@ -112,8 +113,8 @@ def test_scatter_points_carry_their_answer_and_link_to_the_browser():
     many = jittered(pd.Series(np.linspace(0, 1, 50)))
     assert (many == np.linspace(0, 1, 50)).all()  # a continuous signal is left as it is
     assert list(jittered(pd.Series([0.0, 1.0]), 3)) == list(jittered(pd.Series([0.0, 1.0]), 3))
-    assert browser_params("r", "q1", "bm25") == [("run", "r"), ("qb_q", "q1"), ("qb_ret", "bm25")]
-    assert browser_params("r", "q1", "llm_only") == [("run", "r"), ("qb_q", "q1")]
+    assert answer_params("r", "q1", "bm25") == [("run", "r"), ("qb_q", "q1"), ("qb_ret", "bm25")]
+    assert answer_params("r", "q1", "llm_only") == [("run", "r"), ("qb_q", "q1")]
     assert default_pair(["f1", "judge", "score_ir"]) == ("score_ir", "judge")
     assert default_pair(["f1", "em"]) == ("f1", "em")
 

@@ -7,20 +7,13 @@ from __future__ import annotations
 import streamlit as st
 
 from ragdash.analysis.signals import signal_label
-from ragdash.constants import LLM_ONLY
 from ragdash.rundir import Run
 from ragdash.ui import navigation, state, widgets
+from ragdash.view.links import answer_params
 from ragdash.viz.signals import signal_scatter
 
 KEY = "llm_scatter"
 GOTO = "llm_scatter_goto"
-
-
-def browser_params(run_key: str, qid: str, system: str) -> list[tuple[str, str]]:
-    """The question browser's URL parameters for one answer: the run, the question and, for a
-    RAG answer, its retriever."""
-    return [("run", run_key), ("qb_q", qid), *([("qb_ret", system)] if system != LLM_ONLY
-                                              else [])]
 
 
 def _picked() -> None:
@@ -47,7 +40,7 @@ def panel(run: Run) -> None:
     if goto is not None:
         run_key = st.session_state.get("run") or state.run_key(run.path)
         st.switch_page(navigation.page("browser"),
-                       query_params=browser_params(run_key, *goto))
+                       query_params=answer_params(run_key, *goto))
     found = state.view(run).answer_signals()
     if found is None or len(found[2]) < 2:
         return

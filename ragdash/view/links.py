@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from ragdash.analysis.frames import default_budget
+from ragdash.constants import LLM_ONLY
 
 Params = tuple[tuple[str, str], ...]
 
@@ -41,6 +42,13 @@ class BrowserLink:
     def url(self) -> str:
         """The relative URL a table's link column holds."""
         return "browser?" + urlencode(self.params)
+
+
+def answer_params(run_key: str, qid: str, system: str) -> list[tuple[str, str]]:
+    """The question browser's URL parameters for one answer: the run, the question and, for a
+    RAG answer, its retriever (the LLM page's scatter opens them)."""
+    return [("run", run_key), ("qb_q", qid), *([("qb_ret", system)] if system != LLM_ONLY
+                                              else [])]
 
 
 def browser_link(pairs: Sequence[tuple[str, str]], cut: int,
