@@ -1,7 +1,7 @@
 """Your own RAG system in a real browser: on the Data page, upload a dataset and its corpus, then
 a system's results (a Phoenix spans export) under a name; the Build page lists the system beside
-the built-in retrievers; build; the system is on Compare retrievers (with "N of M questions")
-and the Overview, with no exception box. On the shared server (tests/browser/conftest.py);
+the built-in retrievers; build; build it again alone (the retrievers taken out); the system is on
+Compare retrievers (with "N of M questions") and the Overview, with no exception box. On the shared server (tests/browser/conftest.py);
 screenshots in test-artifacts/screenshots/ (90-*)."""
 
 from __future__ import annotations
@@ -74,6 +74,24 @@ def test_upload_a_system_build_and_compare_it(server, page, tmp_path):
     run = Run(path)
     assert set(run.read("ir_scores")["retriever"]) == {"bm25", "prod"}
     assert run.manifest["systems"]["prod"]["matched"] == 3
+    # the system alone: the built-in retrievers taken out, the run starts all the same
+    rets = page.locator(".st-key-build_rets")
+    rets.get_by_role("button", name=re.compile("Clear all", re.I)).or_(
+        rets.get_by_title(re.compile("Clear all", re.I))).first.click()
+    expect(rets.get_by_text("BM25")).to_have_count(0)
+    settle(page)
+    expect(page.get_by_text("Pick at least one retriever")).to_have_count(0)  # prod is chosen
+    name_run(page, "system-alone")
+    page.get_by_role("button", name="Start the run").click()
+    page.get_by_text(re.compile(r"Run system-alone (finished|failed)")).wait_for(
+        timeout=300_000)
+    settle(page)
+    assert page.get_by_text("Run system-alone finished").count() == 1, \
+        page.locator('[data-testid="stAlert"]').all_inner_texts()
+    alone = Run(server["root"] / "runs" / "system-alone")
+    assert set(alone.read("ir_scores")["retriever"]) == {"prod"}
+    assert alone.manifest["config"]["retrievers"]["use"] == []
+    no_exception(page, "a system built alone")
 
     from ragdash.ui.state import run_key
 
