@@ -1,8 +1,8 @@
 """Your own RAG system in a real browser: on the Data page, upload a dataset and its corpus, then
 a system's results (a Phoenix spans export) under a name; the Build page lists the system beside
 the built-in retrievers; build; build it again alone (the retrievers taken out); the system is on
-Compare retrievers (with "N of M questions") and the Overview, with no exception box. On the shared server (tests/browser/conftest.py);
-screenshots in test-artifacts/screenshots/ (90-*)."""
+Compare retrievers (with "N of M questions") and the Overview, with no exception box. On the
+shared server (tests/browser/conftest.py); screenshots in test-artifacts/screenshots/ (90-*)."""
 
 from __future__ import annotations
 
