@@ -81,3 +81,25 @@ def test_ragdash_evidence_dry_run_prices_its_calls_and_writes_nothing(tmp_path, 
     assert main(["evidence", "--dataset", str(qa), "--corpus", str(corpus), "-o", str(out),
                  "--dry-run"]) == 0
     assert "without --llm the finder calls no LLM" in capsys.readouterr().out
+
+
+def test_the_data_page_estimate_is_the_calls_the_finder_sends(tmp_path, monkeypatch):
+    """`view.data.evidence_estimate` (the Data page's "Estimate the LLM's calls"): the calls
+    priced with none sent; once asked, the reply cache's answers are said apart."""
+    from ragdash.data import load_dataset
+    from ragdash.view.data import evidence_estimate
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    qa, corpus = _files(tmp_path)
+    loaded = load_dataset(str(qa), "auto", corpus=str(corpus))
+    with FakeLLMServer(default=lambda body: Reply(text=MOON)) as srv:
+        llm = {"backend": "openai", "model": "fake-model", "base_url": srv.openai_url}
+        said = evidence_estimate(loaded, llm, tmp_path / "runs")
+        assert said.startswith("fake-model: 2 calls") and srv.chat_requests() == [], said
+        monkeypatch.chdir(tmp_path)  # the command's reply cache: ./runs, the same root
+        assert main(["evidence", "--dataset", str(qa), "--corpus", str(corpus), "-o",
+                     str(tmp_path / "found.jsonl"), "--llm", "--llm-backend", "openai",
+                     "--llm-model", "fake-model", "--llm-url", srv.openai_url, "-q"]) == 0
+        assert len(srv.chat_requests()) == 2
+        again = evidence_estimate(loaded, llm, tmp_path / "runs")
+    assert again.startswith("fake-model: 0 calls") and "2 more calls answered" in again, again

@@ -33,12 +33,15 @@ from ragdash.llm.settings import LLMSettings
 from ragdash.rundir.lock import RunLocked
 from ragdash.ui import evidence as marks
 from ragdash.ui import jobs, widgets
+from ragdash.view.data import evidence_estimate
 
 FOUND, DECISIONS, SAVED = "data_evidence", "data_evidence_decisions", "data_evidence_saved"
 SAVED_WITH = "data_evidence_saved_decisions"
 SEARCH, SUGGESTIONS, OWN_ERROR = "data_evidence_search", "ev_suggestions", "ev_own_error"
 RESTORED, STORED = "ev_restored", "ev_stored"
 PICKED = "ev_question"
+ESTIMATE = "ev_estimate_said"
+"""Session key of the last LLM estimate: ((upload, LLM settings), what it said)."""
 ANSWER_COLOR = "#ffe066"
 CARD_CSS = """<style>
 .rd-chunk.ev-kept{border:2px solid #2f9e44;}
@@ -302,10 +305,27 @@ def _keep(sig: tuple) -> None:
     st.session_state[STORED] = now
 
 
-def _find(source: Mapping[str, Any], sig: tuple, root: Path) -> None:
+def _estimate(dataset: Dataset, sig: tuple, llm_cfg: Mapping[str, Any], root: Path) -> None:
+    """The "Estimate the LLM's calls" button and what it found, for this upload and these LLM
+    settings only (`view.data.evidence_estimate`: the finder run here with nothing sent)."""
+    asked = (sig, tuple(sorted(llm_cfg.items())))
+    if st.button("Estimate the LLM's calls", key="ev_estimate",
+                 help="Runs the finder on this server with nothing sent to the LLM (MiniLM "
+                      "loads once): how many calls the option would make, and their cost"):
+        try:
+            with st.spinner("Finding the calls the LLM would get…"):
+                st.session_state[ESTIMATE] = (asked, evidence_estimate(dataset, llm_cfg, root))
+        except ValueError as exc:
+            st.error(f"No estimate: {widgets.md(exc)}")
+    shown = st.session_state.get(ESTIMATE)
+    if shown is not None and shown[0] == asked:
+        st.caption(f"The LLM would be asked: {widgets.md(shown[1])}")
+
+
+def _find(source: Mapping[str, Any], sig: tuple, root: Path, dataset: Dataset) -> None:
     """The "Find evidence" button: it starts a job process (`ragdash.evidence.task`) that
     writes the review file `_restore` then takes up; the job's panel (progress, Cancel, an
-    error) follows it meanwhile."""
+    error) follows it meanwhile. With the LLM option, its calls can be estimated first."""
     quote = st.checkbox(
         "Also ask an LLM which sentences support an answer that occurs in no document",
         key="ev_llm",
@@ -315,6 +335,8 @@ def _find(source: Mapping[str, Any], sig: tuple, root: Path) -> None:
              "counts only if it occurs verbatim in a document. Replies are cached on this "
              "server.")
     llm_cfg = widgets.llm_inputs("ev", st.columns(3)) if quote else None
+    if llm_cfg is not None:
+        _estimate(dataset, sig, llm_cfg, root)
     review_file = _state_file(sig)
     home = review_file.with_name(f"{review_file.stem}.job")
     job = jobs.current(home)
@@ -352,7 +374,7 @@ def panel(dataset: Dataset, name: str, sig: tuple, root: Path,
                    "review finds them the same way, automatically.)")
         found = st.session_state.get(FOUND)
         if (found is None or found[0] != sig) and not _restore(sig):
-            _find(source, sig, root)
+            _find(source, sig, root, dataset)
             return
         result = st.session_state[FOUND][1]
         decisions = st.session_state[DECISIONS]

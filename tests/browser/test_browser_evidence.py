@@ -264,7 +264,8 @@ def test_find_review_reload_save_build_and_give_your_own_evidence(server, page, 
 
 def test_the_llm_quotes_evidence_for_an_answer_in_other_words(server, page, tmp_path):  # noqa: F811
     """'Neil Armstrong' occurs in no document; with the LLM option the model is asked for the
-    supporting sentence, and its quote (verbatim in a document) becomes the evidence."""
+    supporting sentence, and its quote (verbatim in a document) becomes the evidence. Its calls
+    are estimated first, with none sent: the one call the job then sends."""
     qa, corpus = _files(tmp_path, moon=True, note="Uploaded for the LLM quote test.")
     page.set_viewport_size({"width": 1400, "height": 3000})
     goto(page, server, "data")
@@ -280,6 +281,13 @@ def test_the_llm_quotes_evidence_for_an_answer_in_other_words(server, page, tmp_
         page.get_by_label("Base URL (empty: default)").fill(llm.openai_url)
         page.keyboard.press("Enter")
         settle(page)
+        # what the option would send, first: priced with nothing sent, the count the job sends
+        page.get_by_role("button", name="Estimate the LLM's calls").click()
+        expect(page.get_by_text("The LLM would be asked: fake-model: 1 calls", exact=False)
+               ).to_have_count(1)
+        settle(page)
+        no_exception(page, "the LLM's calls estimated")
+        assert llm.chat_requests() == []
         page.get_by_role("button", name="Find evidence").click()
         page.get_by_text("Questions with evidence").wait_for(timeout=180_000)
         settle(page)
