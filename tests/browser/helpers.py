@@ -213,6 +213,17 @@ def name_run(pg: Page, name: str) -> None:
     expect(box).to_have_value(name)
 
 
+def wait_built(pg: Page, name: str, timeout: float = 300) -> None:
+    """On the Build page, once a run was started: wait until run `name` finished (a failure
+    fails the test with the page's alerts) and the page has rerun, with no exception."""
+    pg.get_by_text(re.compile(rf"Run {re.escape(name)} (finished|failed)")).wait_for(
+        timeout=timeout * 1000)
+    settle(pg)
+    no_exception(pg, f"build page after run {name}")
+    assert pg.get_by_text(f"Run {name} finished").count() == 1, \
+        pg.locator('[data-testid="stAlert"]').all_inner_texts()
+
+
 def upload(pg: Page, dataset: Path, corpus: Path) -> None:
     """On the Data page: put a dataset and a corpus file into its two uploaders, and wait
     until both are listed as uploaded."""

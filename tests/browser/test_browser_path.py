@@ -18,6 +18,7 @@ from helpers import (
     settle,
     shot,
     upload,
+    wait_built,
 )
 from playwright.sync_api import expect
 
@@ -90,10 +91,7 @@ def test_upload_build_reload_explore_rename_delete(server, page, tmp_path):
     page.reload()  # mid-run: the panel reconnects to the job still running in the server
     page.get_by_text(re.compile(r"(Building|Run) path-run")).wait_for(timeout=60_000)
     shot(page, "51-path-build-after-reload")
-    page.get_by_text(re.compile(r"Run path-run (finished|failed)")).wait_for(timeout=300_000)
-    settle(page)
-    no_exception(page, "build page after the run")
-    assert page.get_by_text("Run path-run finished").count() == 1
+    wait_built(page, "path-run")
     run_dir = server["root"] / "runs" / "path-run"
     assert (run_dir / "ir_scores.parquet").exists()
 
