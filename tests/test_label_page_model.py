@@ -137,9 +137,9 @@ def test_the_line_before_each_label_promises_no_interval_below_its_minimum(label
 
 
 def test_a_system_too_small_for_an_interval_is_promised_none(tmp_path):
-    """12 answers a system: labelling all of them still gives no interval (from 20 labels on),
-    which the line now says (it said "5 labels", and "(≈12 for ±10)" once all were labelled:
-    a promise the pages could not keep)."""
+    """12 answers a system: no interval below 20 labels, which the line says (it said "5
+    labels", and "(≈12 for ±10)" once all were labelled: a promise the pages could not keep);
+    all 12 labelled, its share is exact (a census of these answers), said so."""
     from fixtures.make_run import make_run
 
     run = Run(make_run(tmp_path / "small", n_questions=12, seed=2, retrievers=("bm25",)))
@@ -149,9 +149,12 @@ def test_a_system_too_small_for_an_interval_is_promised_none(tmp_path):
     for i, it in enumerate(mine):
         store.add_label(run, it.qid, it.system, "correct" if i % 2 else "wrong", "ana")
     said = _say(run)
-    assert said[first.system] == "5 labels (12 answers: no interval below 20 labels)"
+    assert said[first.system] == ("5 labels (12 answers: no interval below 20 labels; exact "
+                                  "once all 12 are labelled)")
     for it in [i for i in store.sample_items(run) if i.system == first.system][5:]:
         store.add_label(run, it.qid, it.system, "correct", "ana")
     said = _say(run)
-    assert said[first.system] == "12 labels (12 answers: no interval below 20 labels)"
+    assert said[first.system] == "exact (every answer labelled)"
+    share = labels.current(run)["share"]["systems"][first.system]
+    assert share["ci"] == [share["estimate"]] * 2 and share["labels"] == 12
     assert not any("≈" in s for s in said.values()), said

@@ -56,6 +56,24 @@ def system_frame(n: int = 60) -> pd.DataFrame:
                          "judged5": [1, 0] * (n // 2)})
 
 
+@pytest.mark.parametrize("n", [1, 8, 19])
+def test_a_scope_with_every_answer_labelled_is_exact_below_the_label_floor(n):
+    """A system with fewer answers than the floor, all labelled: its share is exact ("every
+    answer labelled"), not "too few labels" for ever; about new questions it still has none."""
+    from ragdash.calibration import assisted
+    from ragdash.labels.headline import tile
+
+    frame = system_frame(2 * n)[:n]
+    y = (np.arange(n) % 3 == 0).astype(float)
+    for got in (survey.share(frame, y), assisted.share(frame, y, "no predictor here")):
+        assert got.ci == (y.mean(), y.mean()) and got.labels == n, got
+        assert tile({"estimate": got.estimate, "ci": list(got.ci), "labels": n})[1] \
+            .startswith("every answer labelled")
+    y[0] = np.nan  # one answer left: an estimate, not yet an interval
+    assert survey.share(frame, y).ci is None
+    assert survey.share(frame, np.ones(n), "new questions").ci is None
+
+
 @pytest.mark.parametrize("k", [0, 1, 2, 5, 20])
 @pytest.mark.parametrize("value", [0.0, 1.0])
 def test_a_system_interval_only_from_20_labels_and_never_zero_width(k, value):

@@ -290,7 +290,7 @@ def share(frame: pd.DataFrame, y: np.ndarray, pred: np.ndarray | str,
                        else ", variance clustered by question")
     to_target = labels_for(f, target / 100)
     big_n = len(frame)
-    if n < min_labels:
+    if n < min_labels and not survey.census(n, big_n, estimand):
         return survey.Share(f.estimate, None, n, big_n, method, to_target=to_target,
                             target=target,
                             reason=f"too few labels for an interval ({n}; from {min_labels} on)")

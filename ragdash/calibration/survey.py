@@ -420,13 +420,20 @@ METHOD = ("stratified estimate on the judge's verdict (system × judged 5), "
           "Korn–Graubard interval")
 
 
+def census(labels: int, answers: int, estimand: str) -> bool:
+    """Whether every answer of a scope is labelled and the share is about these answers: the
+    share is then the share itself, exact, however few answers the scope has (no interval's
+    coverage to check, so no label floor)."""
+    return estimand == "these answers" and labels == answers > 0
+
+
 def share(frame: pd.DataFrame, y: np.ndarray, estimand: str = DEFAULT_ESTIMAND,
           level: float = LEVEL, min_labels: int = MIN_SYSTEM_LABELS,
           cannot_tell: np.ndarray | None = None, target: float = SYSTEM_TARGET_HALF) -> Share:
     """One scope's share correct with its interval (None below `min_labels` labels, with the
-    reason) and the labels it needs for ±`target` points. `cannot_tell` marks sampled answers
-    labelled only "cannot tell": left out of the estimate, they bound it (all wrong, all
-    correct), and the interval spans both."""
+    reason, unless every answer is labelled: `census`) and the labels it needs for ±`target`
+    points. `cannot_tell` marks sampled answers labelled only "cannot tell": left out of the
+    estimate, they bound it (all wrong, all correct), and the interval spans both."""
     y = np.asarray(y, float)
     n, big_n = int((~np.isnan(y)).sum()), len(frame)
     method = METHOD + (" with the finite-population correction" if estimand == "these answers"
@@ -435,7 +442,7 @@ def share(frame: pd.DataFrame, y: np.ndarray, estimand: str = DEFAULT_ESTIMAND,
         return Share(None, None, 0, big_n, method, reason="no label yet", target=target)
     f = fit(frame, y, estimand)
     to_target = labels_for(f, target / 100, level)
-    if n < min_labels:
+    if n < min_labels and not census(n, big_n, estimand):
         return Share(f.estimate, None, n, big_n, method, to_target=to_target, target=target,
                      reason=f"too few labels for an interval ({n}; from {min_labels} on)")
     ci = interval(f, level)

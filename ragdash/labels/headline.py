@@ -84,12 +84,16 @@ def intervals_now(share: dict, name: Callable[[str], str] = str) -> str:
            else f"pooled: {pooled.get('reason') or 'no interval yet'}")
 
     def one(system: str, e: dict) -> str:
+        if exact(e):
+            return f"{name(system)}: exact (every answer labelled)"
         width = (f"±{(e['ci'][1] - e['ci'][0]) * 50:.0f}" if e.get("ci") else
                  plural(e["labels"], "label"))
         if not e.get("ci") and e.get("answers") is not None and \
                 e["answers"] < MIN_SYSTEM_LABELS:  # every label of it would not give one
+            whole = (f"; exact once all {e['answers']:,} are labelled"
+                     if share.get("estimand") == "these answers" else "")  # a census
             return (f"{name(system)}: {width} ({plural(e['answers'], 'answer')}: no interval "
-                    f"below {MIN_SYSTEM_LABELS} labels)")
+                    f"below {MIN_SYSTEM_LABELS} labels{whole})")
         need = e.get("to_target")
         if need and not e.get("ci"):  # no interval is shown below MIN_SYSTEM_LABELS
             need = min(max(need, MIN_SYSTEM_LABELS), e.get("answers") or need)
