@@ -57,10 +57,11 @@ MIN_SYSTEM_LABELS = 20
 """A system's interval is shown from this many labels of that system on: fewer give the count
 and "too few labels for an interval" (their coverage, checked by simulation, falls short)."""
 MIN_POOLED_LABELS = 10
-VERSION = 3
+VERSION = 4
 """The method's version, stored with the share section: a calibration.json share section of
 another version is worked out again (2: issue 50's strata, effective n and planner; 3: the
-regression estimate, `ragdash.calibration.assisted`, where a predictor can be fitted)."""
+regression estimate, `ragdash.calibration.assisted`, where a predictor can be fitted; 4: a
+census below the label floor is exact, `census`)."""
 TARGET_HALF = 5.0
 """The half-width, in points, the planner counts labels for (pooled)."""
 SYSTEM_TARGET_HALF = 10.0
