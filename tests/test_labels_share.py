@@ -228,3 +228,18 @@ def test_the_share_is_the_regression_estimate_on_the_runs_auxiliaries(run):
     assert section["pooled"]["method"] == survey.share(
         frame, np.where(np.isnan(y), np.nan, 0.0), min_labels=10).method
     assert isinstance(assisted.cross_fitted(frame, np.where(np.isnan(y), np.nan, 0.0)), str)
+
+
+@pytest.mark.parametrize("demo", ["demo_squad", "demo_run"])
+def test_the_bundled_demos_keep_their_labels_sections_current(demo, tmp_path):
+    """A bundled demo's calibration.json holds the labels sections of today's method: one of
+    another version (demo_run's had none) is worked out anew on every read of every page. After
+    a method change: `findings.refresh(Run("data/<demo>"))` and commit the file."""
+    import shutil
+
+    from ragdash.constants import PROJECT_ROOT
+    from ragdash.labels import findings
+
+    copy = tmp_path / demo
+    shutil.copytree(PROJECT_ROOT / "data" / demo, copy)
+    assert not findings.refresh(Run(copy))
