@@ -179,7 +179,6 @@ def figure_html(fig: go.Figure, title: str = "ragdash figure") -> str:
 def _labels_html(view: RunView) -> list[str]:
     """The judge's agreement with labels and gold answers, and the share correct with
     prediction-powered intervals (a run with answers and labels or a calibration)."""
-    from ragdash.calibration.survey import MIN_SYSTEM_LABELS
     from ragdash.labels import headline, tables
 
     run = view.run
@@ -209,9 +208,7 @@ def _labels_html(view: RunView) -> list[str]:
     out.append(_table(pd.DataFrame(
         [{"system": label(s), "share correct": headline.tile(e)[0], "interval · labels":
           headline.tile(e)[1]} for s, e in share["systems"].items()]), fmt=None, index=False))
-    out.append('<p class="note">' + html.escape(
-        f"Intervals at {share['level']:.0%} on {share['estimand_text']}; a system's interval "
-        f"from {MIN_SYSTEM_LABELS} of its labels on.") + "</p>")
+    out.append('<p class="note">' + html.escape(headline.intervals_caption(share)) + "</p>")
     out.append("<h3>Other estimators</h3>")
     out.append('<p class="note">Share of answers correct (label "correct", judge 5) in % with '
                "95 % intervals, the answers treated as drawn from an endless supply: from the "

@@ -58,7 +58,7 @@ def test_the_headline_tiles_and_intervals_come_from_the_shares_numbers():
     assert t.notes == ("2 labels outside the drawn sample are left out of every estimate (not "
                        "a random sample); the agreement tables use them",)
     assert t.intervals == ("Intervals at 95% on these 360 answers; a system's interval from 20 "
-                           "of its labels on.")
+                           "of its labels on, or its exact share with every answer labelled.")
 
 
 def test_stand_in_labels_are_warned_of_once_and_the_verdict_is_escaped():

@@ -75,6 +75,15 @@ def planner(entry: dict, scope: str = "the pooled interval") -> str:
             f"±{half:g} points")
 
 
+def intervals_caption(share: dict) -> str:
+    """What the intervals beside the systems are: their level, what they are about, and from
+    how many labels a system gets one (or its exact share, every answer labelled)."""
+    census = ", or its exact share with every answer labelled" \
+        if share.get("estimand") == "these answers" else ""
+    return (f"Intervals at {share['level']:.0%} on {share['estimand_text']}; a system's interval "
+            f"from {MIN_SYSTEM_LABELS} of its labels on{census}.")
+
+
 def intervals_now(share: dict, name: Callable[[str], str] = str) -> str:
     """How wide the pooled and each system's interval are now, with the labels each system needs
     for its target and the labels for ±5 points in all: the Label page's line before each

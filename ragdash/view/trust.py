@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ragdash.calibration.survey import MIN_SYSTEM_LABELS
 from ragdash.labels import headline, tables
 from ragdash.view.overview import Tile
 
@@ -58,8 +57,7 @@ def summary(found: dict, name: Callable[[str], str] = str,
         labelled=True, stand_in=stand_in,
         headline=" ".join(headline.sentences(share, lab, (lab.get("sample") or {}).get("rule"))),
         tiles=tuple(tiles),
-        intervals=(f"Intervals at {share['level']:.0%} on {share['estimand_text']}; a system's "
-                   f"interval from {MIN_SYSTEM_LABELS} of its labels on."),
+        intervals=headline.intervals_caption(share),
         verdict=f"**How good is the judge?** {md(verdict)}" if verdict else "",
         notes=tuple(md(line) for line in tables.labels_line(lab)[1:]
                     if not line.startswith("Stand-in")))  # the warning says so
