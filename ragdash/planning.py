@@ -38,10 +38,13 @@ def dry_run(run: Run, spec: RunSpec, *, retrieved: bool = True,
     the LLM for its sub-questions): mlq's calls are priced too, and generation with contexts
     of the full budget (an upper bound); the stages that read the retrieved chunks say they are
     not priced."""
+    from functools import cache
+
     from ragdash.stages.runner import stage_keys
 
-    done = frozenset(n for n, k in stage_keys(spec).items() if run.stage_done(n, k))
-    ctx = PlanContext(run, spec, retrieved, done=done)
+    keys = cache(lambda: stage_keys(spec))  # they hash the dataset's files: only if asked
+    ctx = PlanContext(run, spec, retrieved,
+                      up_to_date=lambda name: run.stage_done(name, keys()[name]))
     root = RunsRoot(spec.runs_root)
     out: dict = {}
     notes: list[str] = []
@@ -80,9 +83,10 @@ def stage_estimate(run: Run, spec: RunSpec, name: str) -> tuple[Estimate, int]:
 
 def before_run(spec: RunSpec) -> dict:
     """`dry_run` of a run not made yet: its questions read from the dataset alone (no corpus
-    read, no stage run), generation priced at contexts of the full budget (an upper bound), the
-    judge on stand-in answers (answers the refusal rule will score are not known yet, so it is
-    an upper bound too)."""
+    read, no stage run, unless ingest's evidence finder asks the LLM: it is priced by running
+    it on the dataset and corpus with nothing sent), generation priced at contexts of the full
+    budget (an upper bound), the judge on stand-in answers (answers the refusal rule will score
+    are not known yet, so it is an upper bound too)."""
     import tempfile
 
     from ragdash.data import load_questions

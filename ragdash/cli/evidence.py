@@ -135,16 +135,15 @@ def _dry_run(dataset: Dataset, settings: EvidenceSettings, llm: LLMSettings | No
              root: RunsRoot, spec: RunSpec) -> int:
     """What `--llm` would cost on `dataset`, with no call sent and no file written."""
     from ragdash.embeddings import configured
-    from ragdash.evidence.finder import planned_calls
-    from ragdash.evidence.settings import REPLY_TOKENS
-    from ragdash.llm.plan import CallPlan, answered_note
+    from ragdash.evidence.finder import call_plan
+    from ragdash.llm.plan import answered_note
 
     if llm is None:
         print("Dry run: without --llm the finder calls no LLM; nothing to price.")
         return 0
     with configured(root.path, spec.embeddings.precision, spec.embeddings.cache):
-        calls = planned_calls(dataset.examples, dataset.documents, settings, llm)
-    est, cached = CallPlan(calls, REPLY_TOKENS).price(llm, root)
+        plan = call_plan(dataset.examples, dataset.documents, settings, llm)
+    est, cached = plan.price(llm, root)
     print("Dry run, no LLM call made, nothing written. The evidence finder would cost:")
     print(f"    evidence: {est}")
     if cached:

@@ -27,7 +27,7 @@ from ragdash.evidence.locate import Corpus, Span
 from ragdash.evidence.normalize import answer_forms, fold, is_yes_no
 from ragdash.evidence.rank import PRESELECT, Embed, Lexical, Vectors, combine, keep, minilm, order
 from ragdash.evidence.records import Candidate, EvidenceResult, QuestionEvidence
-from ragdash.evidence.settings import EvidenceSettings
+from ragdash.evidence.settings import REPLY_TOKENS, EvidenceSettings
 
 __all__ = ["Candidate", "EvidenceResult", "QuestionEvidence", "find_evidence"]
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ragdash.llm.cache import LLMCache
+    from ragdash.llm.plan import CallPlan
     from ragdash.llm.settings import LLMSettings
     from ragdash.llm.types import Backend
 
@@ -157,15 +158,15 @@ def find_evidence(examples: Sequence[Example], documents: Sequence[Document],
     return EvidenceResult(questions, settings)
 
 
-def planned_calls(examples: Sequence[Example], documents: Sequence[Document],
-                  settings: EvidenceSettings, llm: LLMSettings, *,
-                  embed: Embed | None = None) -> list:
+def call_plan(examples: Sequence[Example], documents: Sequence[Document],
+              settings: EvidenceSettings, llm: LLMSettings, *,
+              embed: Embed | None = None) -> CallPlan:
     """The calls `find_evidence` would send with `llm` (quotes, and which sentences support an
     answer in other words), found by running it with a backend that sends nothing
-    (`ragdash.llm.plan.Recording`): what a dry run prices."""
-    from ragdash.llm.plan import Recording
+    (`ragdash.llm.plan.Recording`): what a dry run prices, at REPLY_TOKENS a reply."""
+    from ragdash.llm.plan import CallPlan, Recording
 
     recorder = Recording(llm.model or "")
     find_evidence(examples, documents, settings, embed=embed, llm=llm, backend=recorder)
-    return recorder.calls
+    return CallPlan(recorder.calls, REPLY_TOKENS)
 

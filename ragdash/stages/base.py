@@ -62,9 +62,9 @@ class PlanContext:
     retrieved: bool = True
     before: dict[str, Estimate] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)
-    done: frozenset[str] = frozenset()
-    """The stages up to date on the run (ingest's plan, which runs the evidence finder, has
-    nothing to send once ingest is)."""
+    up_to_date: Callable[[str], bool] = lambda name: False
+    """Whether a stage is up to date on the run (ingest's plan, which runs the evidence finder,
+    has nothing to send once ingest is); the dry run's works the stage keys out on first ask."""
 
 
 class NotPriced(ValueError):

@@ -21,6 +21,7 @@ from ragdash.stages.base import StageContext
 if TYPE_CHECKING:
     from ragdash.config import DatasetSpec, RunSpec
     from ragdash.llm import LLMSettings
+    from ragdash.llm.plan import CallPlan
 
 log = logging.getLogger("ragdash")
 
@@ -77,14 +78,18 @@ def evidence_llm(spec: RunSpec, api_key: str | None = None) -> LLMSettings | Non
     return LLMSettings.from_config(spec.llm, api_key=api_key)
 
 
-def planned_calls(dataset: Dataset, spec: RunSpec) -> list:
-    """The calls the finder would send for `dataset` (as `find_if_missing` runs it), found by
-    running it with a backend that sends nothing (`ragdash.llm.plan.Recording`)."""
-    from ragdash.evidence.finder import planned_calls as finder_calls
+def call_plan(dataset: Dataset, spec: RunSpec) -> CallPlan | None:
+    """The calls the finder would send for `dataset` as ingest runs it (the run's embedding
+    precision and cache, which choose the candidates shown), found by running it with a
+    backend that sends nothing (`evidence.finder.call_plan`); None when it asks no LLM."""
+    from ragdash.embeddings import configured
+    from ragdash.evidence.finder import call_plan as finder_plan
 
     llm = evidence_llm(spec)
-    return [] if llm is None else finder_calls(dataset.examples, dataset.documents,
-                                               spec.dataset.evidence, llm)
+    if llm is None:
+        return None
+    with configured(spec.runs_root, spec.embeddings.precision, spec.embeddings.cache):
+        return finder_plan(dataset.examples, dataset.documents, spec.dataset.evidence, llm)
 
 
 def find_if_missing(dataset: Dataset, ctx: StageContext) -> tuple[Dataset, dict | None]:

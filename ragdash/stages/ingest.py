@@ -11,20 +11,14 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ragdash.evidence.settings import QUOTE_STEP as EVIDENCE_STEP
-from ragdash.evidence.settings import REPLY_TOKENS as EVIDENCE_TOKENS
+from ragdash.evidence.settings import QUOTE_STEP
+from ragdash.stages import evidence
 from ragdash.stages.base import PlanContext, Stage, StageContext
 
 if TYPE_CHECKING:
     from ragdash.config import RunSpec
     from ragdash.data.schema import Dataset, Example
-    from ragdash.llm import LLMSettings
     from ragdash.llm.plan import CallPlan
-
-def _evidence_llm(spec: RunSpec, api_key: str | None = None) -> LLMSettings | None:
-    from ragdash.stages.evidence import evidence_llm
-
-    return evidence_llm(spec, api_key)
 
 
 def _stream(h, path: Path) -> None:
@@ -76,7 +70,6 @@ def system_keys(spec: RunSpec) -> dict[str, dict]:
 
 def settings(spec: RunSpec) -> tuple:
     from ragdash.data.textfiles import holds_layout_files
-    from ragdash.stages import evidence
 
     ds = {k: v for k, v in spec.dataset.model_dump().items()
           if k != "evidence" and not (k in ("sample", "sheet", "columns") and v is None)}
@@ -126,23 +119,19 @@ def load(spec: RunSpec) -> Dataset:
 def plan(ctx: PlanContext) -> CallPlan | None:
     """The evidence finder's calls (quotes, and which sentences support an answer in other
     words) for a dataset without relevant parts, found by running the finder on the loaded
-    files with nothing sent (`evidence.planned_calls`); the reply cache answers those asked
+    files with nothing sent (`evidence.call_plan`); the reply cache answers those asked
     before. None once ingest is up to date."""
-    from ragdash.llm.plan import CallPlan
-    from ragdash.stages import evidence
-
-    if "ingest" in ctx.done or evidence.evidence_llm(ctx.spec) is None:
+    if evidence.evidence_llm(ctx.spec) is None or ctx.up_to_date("ingest"):
         return None  # done: nothing to send (and no finder to run)
-    return CallPlan(evidence.planned_calls(load(ctx.spec), ctx.spec), EVIDENCE_TOKENS)
+    return evidence.call_plan(load(ctx.spec), ctx.spec)
 
 
 def run(ctx: StageContext) -> dict:
     from ragdash.data import layout
-    from ragdash.stages.evidence import find_if_missing
 
     ds, out = ctx.spec.dataset, ctx.run
     pooled = (dataset := load(ctx.spec)).source.get("pool")
-    dataset, evidence = find_if_missing(dataset, ctx)  # no relevant_parts column: find them
+    dataset, found = evidence.find_if_missing(dataset, ctx)  # no relevant_parts: find them
     issues = pd.DataFrame([asdict(i) for i in dataset.issues],
                           columns=["file", "record", "field", "message", "severity"])
     out.write("issues", issues)
@@ -163,8 +152,8 @@ def run(ctx: StageContext) -> dict:
         "skipped": dataset.skipped, "warnings": dataset.warnings,
         "first": [str(i) for i in dataset.issues[:20]],
     })
-    if evidence is not None:
-        out.update(evidence=evidence)
+    if found is not None:
+        out.update(evidence=found)
     out.update(pool=pooled)  # None: the corpus is the dataset's or the one given
     if licence := dataset.source.get("licence"):  # e.g. CRAG's, non-commercial
         logging.getLogger("ragdash").warning("ingest: %s", licence)
@@ -174,5 +163,5 @@ def run(ctx: StageContext) -> dict:
 
 STAGE = Stage("ingest", "load and validate a dataset and corpus into a run directory",
               needs=(), settings=settings, run=run, writes=("issues", "examples", "documents"),
-              section="dataset", llm=_evidence_llm, plan=plan, part="evidence",
-              step=EVIDENCE_STEP, work="the evidence finder's quotes")
+              section="dataset", llm=evidence.evidence_llm, plan=plan, part="evidence",
+              step=QUOTE_STEP, work="the evidence finder's quotes")

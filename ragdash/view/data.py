@@ -63,21 +63,20 @@ def preview(examples: pd.DataFrame, rows: int = 200) -> pd.DataFrame:
 
 def evidence_estimate(loaded: Dataset, llm: Mapping[str, Any], runs_root: str | Path) -> str:
     """What "Also ask an LLM" would send for `loaded` (the finder run with nothing sent,
-    `evidence.finder.planned_calls`: quotes, and which sentences support an answer in other
+    `evidence.finder.call_plan`: quotes, and which sentences support an answer in other
     words), priced with `llm` (an `llm` config section); those the runs root's reply cache
     answers are left out and said. ValueError for a bad LLM setting."""
     from ragdash.embeddings import configured
-    from ragdash.evidence.finder import planned_calls
-    from ragdash.evidence.settings import REPLY_TOKENS, EvidenceSettings
-    from ragdash.llm.plan import CallPlan, answered_note
+    from ragdash.evidence.finder import call_plan
+    from ragdash.evidence.settings import EvidenceSettings
+    from ragdash.llm.plan import answered_note
     from ragdash.llm.settings import LLMSettings
     from ragdash.rundir.root import RunsRoot
 
     settings = LLMSettings.from_config(dict(llm))
     root = RunsRoot(runs_root)
     with configured(root.path):
-        calls = planned_calls(loaded.examples, loaded.documents, EvidenceSettings(llm=True),
-                              settings)
-    est, cached = CallPlan(calls, REPLY_TOKENS).price(settings, root)
+        plan = call_plan(loaded.examples, loaded.documents, EvidenceSettings(llm=True), settings)
+    est, cached = plan.price(settings, root)
     return f"{est}" + (f" ({answered_note('evidence', cached)})" if cached else "")
 
