@@ -34,9 +34,9 @@ if failed := judging.all_failed(judgments):
     judgments = None
 answers = state.view(run).answers()
 queries = run.table("queries")
-cfg = run.config
+spec = state.view(run).spec
 rets = state.view(run).retrievers
-budgets = run.budgets
+budgets = state.view(run).budgets
 n_default = frames.default_budget(budgets)  # the cut links leave out (view.links.browser_query)
 examples = examples.assign(qid=examples["qid"].astype(str))
 meta_cols = frames.metadata_columns(examples)
@@ -141,13 +141,13 @@ n = c2.slider("Cut C_N at N tokens", 10, max_n + max_n // 2, n_default, step=10,
               bind="query-params", help="Move the cut: the matches, the part scores and "
                                         "Score_IR follow.")
 
-tokenizer = cfg.tokenizer
-method = cfg.scoring_method
+tokenizer = spec.tokenizer
+method = spec.scoring.method
 semantic = method == "semantic" or c2.toggle(
     "Semantic matches", value="semantic" in state.view(run).score_methods(), key="qb_sem",
     bind="query-params", help="Also find each part's closest sentence window in C_N by meaning "
     "(MiniLM cosine, the `semantic` Score_IR): underlined (dashed) with its cosine.")
-mode = cfg.scoring_mode
+mode = spec.scoring.mode
 notes = []
 if method != "substring":  # what the filled highlights show
     notes.append(f"scores use the run's **{method}** matching; filled highlights show exact "
@@ -169,7 +169,7 @@ if not sides:
     st.info("Pick at least one retriever to see its chunks.")
     st.stop()
 if other is not None:
-    theirs = other.config
+    theirs = state.view(other).spec
     if theirs.tokenizer != tokenizer:
         notes.append(f"the runs count tokens differently ({tokenizer} here, "
                      f"{theirs.tokenizer} in {widgets.md(state.run_label(other))}): each "
@@ -179,8 +179,7 @@ if other is not None:
 def show(side: crossrun.Side, wide: bool) -> None:
     """One (run, retriever) column: Score_IR at the cut, answer and judge, chunks highlighted."""
     r, ret = side.run, side.retriever
-    rcfg = r.config
-    rmethod = rcfg.scoring_method
+    rmethod = state.view(r).spec.scoring.method
     st.markdown((f"**{widgets.md(state.run_label(r))}** · " if other is not None else "")
                 + widgets.chip(ret), unsafe_allow_html=True)
     view = cut_context(state.view(r), qid, ret, n, server.tokenizer)

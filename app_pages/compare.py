@@ -24,7 +24,7 @@ rets = state.view(run).retrievers
 if len(rets) < 2:
     st.info("This run scored a single retriever; comparing needs two or more.")
     st.stop()
-budgets = run.budgets
+budgets = state.view(run).budgets
 
 c1, c2 = st.columns([3, 2])
 chosen = widgets.retriever_picker("cmp_ret", rets, rets[:2], container=c1,
@@ -41,7 +41,7 @@ n = widgets.budget_picker("cmp_n", budgets, area.separating_budget(ir, chosen[0]
 # --- every signal ------------------------------------------------------------------------------
 st.subheader(f"Do the signals rank the retrievers the same way? (N = {n})")
 shown = tuple(["llm_only", *chosen])
-gen = run.config.generation_budget
+gen = state.view(run).generation_budget
 board = state.view(run).signal_board(n, shown)
 signal_board.show(
     board, "cmp_sig", cost=state.view(run).signal_costs(list(board.signals)),

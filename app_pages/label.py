@@ -121,7 +121,7 @@ else:
                        args=(item, choice), shortcut=key, type="secondary", width="stretch")
 
     # the context the answer was generated from, relevant parts highlighted
-    ctx = model.context_of(item, run.table("examples"), run.config.generation_budget)
+    ctx = model.context_of(item, run.table("examples"), state.view(run).generation_budget)
     if ctx.note:
         st.caption(ctx.note)
     elif ctx.budget is not None:

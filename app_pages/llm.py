@@ -43,7 +43,7 @@ answers, judgments = view.answers(), view.judgments()  # one per (question, syst
 
 def _rule_defaults() -> None:
     """Start the rule's widgets from the run's own rule."""
-    saved = saved_rule(run.config.to_dict())
+    saved = saved_rule(view.spec)
     st.session_state.setdefault("llm_refusal_patterns", "\n".join(saved.patterns))
     st.session_state.setdefault("llm_refusal_on", saved.enabled)
 
@@ -81,7 +81,7 @@ def refusals() -> None:
         st.dataframe(hits.table, hide_index=True, width="stretch", height=260,
                      column_config={"score": st.column_config.TextColumn("judge score")})
     ir = run.table("ir_scores")
-    gen_budget = run.config.generation_budget
+    gen_budget = view.generation_budget
     if ir is not None and gen_budget in set(ir["budget"]):
         table = abstention_by_evidence(answers, ir, gen_budget, rule.match)
         st.markdown(model.abstention_intro(gen_budget))

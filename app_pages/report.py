@@ -27,7 +27,7 @@ judgments = state.view(run).judgments()
 if ir is None or examples is None:
     widgets.missing("Nothing to report yet", "the run needs its ingest and score stages.")
     st.stop()
-budgets = run.budgets
+budgets = state.view(run).budgets
 if failed := judging.all_failed(judgments):
     st.error(f"{failed} The HTML report says so and lists the errors; so does the "
              "`llm_errors` table below.", icon="⚠️")

@@ -37,7 +37,7 @@ if method != "substring":
                f"{ABOUT.get(method, method)}.")
 
 all_rets = state.view(run).retrievers
-budgets = run.budgets
+budgets = state.view(run).budgets
 n_default = frames.default_budget(budgets)
 c1, c2 = st.columns([3, 2])
 rets = widgets.retriever_picker("ret_sel", all_rets, container=c1)
@@ -60,7 +60,7 @@ else:
     widgets.chart(retrieval.score_curves(bands[bands["retriever"].isin(rets)], rets),
                   key="ret_curves")
 
-mode = run.config.scoring_mode
+mode = state.view(run).spec.scoring.mode
 st.subheader("Mean Score_IR per budget — the paper's Table 3.1")
 t = curves.summary_table(sub, rets, mode)
 st.dataframe(t.rename(columns=label).style.format("{:.3f}").highlight_max(

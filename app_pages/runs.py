@@ -11,15 +11,15 @@ import pandas as pd
 import streamlit as st
 
 from ragdash.analysis import area, frames, sentences
-from ragdash.analysis.leaderboard import (
+from ragdash.ui import navigation, signal_board, state, widgets
+from ragdash.view import runs as model
+from ragdash.view.leaderboard import (
     METRICS,
     NotComparable,
     best_per_run,
     budgets_text,
     split_entry,
 )
-from ragdash.ui import navigation, signal_board, state, widgets
-from ragdash.view import runs as model
 from ragdash.viz import retrieval
 from ragdash.viz import runs as runs_viz
 from ragdash.viz.colors import label
@@ -269,7 +269,8 @@ with right:
     widgets.chart(retrieval.difference_curves({(a, b): diff}, looks=drawn), key="rn_diff")
 
 st.markdown("**Questions with the largest differences**")
-big = model.largest(comp.scores, comp.examples, a, b, n, chosen[split_entry(a)[0]].budgets,
+big = model.largest(comp.scores, comp.examples, a, b, n,
+                    state.view(chosen[split_entry(a)[0]]).budgets,
                     widgets.md(na), widgets.md(nb))
 if big.table is None:
     st.caption(big.note)

@@ -25,7 +25,7 @@ st.caption("Rule of the paper: Score_IR > k → the answer will be **correct** (
            "hallucination** (judge 2–4). k and h are fitted to agree best with the judge; once "
            "fitted, new retrievers can be ranked without generating or judging anything.")
 widgets.ir_scores_or_stop(run)
-budgets = run.budgets
+budgets = state.view(run).budgets
 widgets.judge_audit_banner(state.view(run).audit(), "thresholds fitted to its scores")
 failed = judging.all_failed(state.view(run).judgments())
 if failed:
@@ -142,7 +142,7 @@ saved = run.table("estimator_cv")
 can_cv = saved is None and run.table("judgments") is not None
 if can_cv and st.button("Cross-validate the estimators", key="thr_cv"):
     try:
-        budget = frames.default_budget(run.budgets)
+        budget = frames.default_budget(state.view(run).budgets)
         saved, verdict = state.view(run).cross_validate(budget)
         st.session_state["thr_cv_verdict"] = verdict
     except ValueError as exc:

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ragdash.analysis import compare
+from ragdash.run_spec import run_spec
 from ragdash.rundir import Run
 
 A, B = "sim", "bm25"
@@ -54,7 +55,7 @@ def row(run: Run, chunks: bool) -> dict:
     """One line of the table: the run's name, each retriever's mean [lo, hi] per budget and
     SIM − BM25 per budget."""
     ir = run.read("ir_scores").assign(qid=lambda d: d["qid"].astype(str))
-    if run.config.scoring_mode == "reference":
+    if run_spec(run).scoring.mode == "reference":
         ir = ir[ir["reached"]]
     out: dict = {"run": run.path.name, "questions": ir["qid"].nunique()}
     if chunks:

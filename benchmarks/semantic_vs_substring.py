@@ -18,6 +18,7 @@ import pandas as pd
 
 from ragdash.analysis.compare import pairwise
 from ragdash.analysis.curves import mean_curves
+from ragdash.run_spec import ir_scores, run_spec, score_methods
 from ragdash.rundir import Run
 
 
@@ -34,13 +35,13 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=1000)
     args = ap.parse_args()
     run = Run(args.run_dir)
-    methods = run.score_methods()
+    methods = score_methods(run)
     if len(methods) < 2:
         raise SystemExit(f"{args.run_dir} is scored by {methods[0]} only: set scoring.also")
-    rets = list(run.config.retrievers)
+    rets = run_spec(run).compared
     verdicts = {}
     for m in methods:
-        ir = run.ir_scores(m)
+        ir = ir_scores(run, m)
         bands = mean_curves(ir)
         at = bands[bands["budget"] == args.budget].set_index("retriever").loc[rets]
         order = at["mean"].sort_values(ascending=False).index.tolist()
@@ -53,7 +54,7 @@ def main() -> None:
             verdicts.setdefault((row["a"], row["b"]), {})[m] = verdict(row)
             print(f"  {row['a']}-{row['b']}: {row['mean_diff']:+.3f} [{row['lo']:+.3f}, "
                   f"{row['hi']:+.3f}], Holm p {row['p_holm']:.4g}")
-    first, second = (run.ir_scores(m) for m in methods[:2])
+    first, second = (ir_scores(run, m) for m in methods[:2])
     at = [x[x["budget"] == args.budget].set_index(["retriever", "qid"])["score"]
           for x in (first, second)]
     rho = at[0].groupby(level="retriever").apply(

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ragdash.analysis.frames import at_budget
 from ragdash.analysis.signals import answer_signals, signal_agreement
+from ragdash.run_spec import ir_scores, run_spec
 from ragdash.rundir import Run
 
 
@@ -23,9 +24,9 @@ def main() -> None:
     ap.add_argument("--n-boot", type=int, default=1000)
     args = ap.parse_args()
     run = Run(args.run_dir)
-    budget = run.config.generation_budget
+    budget = run_spec(run).generation.budget
     frame, truth, signals, correct_at = answer_signals(
-        run.read("reference"), ir=at_budget(run.ir_scores(), budget) if budget else None,
+        run.read("reference"), ir=at_budget(ir_scores(run), budget) if budget else None,
         judgments=run.table("judgments"), metrics=run.table("metrics"),
         labels=run.table("labels"), truth_metric=args.truth)
     table = signal_agreement(frame, signals, "truth", correct_at=correct_at, n_boot=args.n_boot)

@@ -25,7 +25,7 @@ def main() -> None:
     ap.add_argument("--n-boot", type=int, default=1000)
     args = ap.parse_args()
     view = RunView(Run(args.run_dir))
-    budget = args.budget or view.generation_budget or max(view.run.budgets)
+    budget = args.budget or view.generation_budget or max(view.budgets)
     frame, names, reference, called = view.system_signals(budget)
     print(f"{args.run_dir}: {frame['qid'].nunique()} questions, {frame['system'].nunique()} "
           f"systems; Score_IR at N = {budget}")

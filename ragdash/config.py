@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import Annotated, Any, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 
 from ragdash.budget import DEFAULT_BUDGETS, parse_budgets
@@ -199,13 +206,14 @@ class RunSpec(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _check(cls, data: Any) -> Any:
+    def _check(cls, data: Any, info: ValidationInfo) -> Any:
         d = dict(data or {})
         try:
             d["budgets"] = parse_budgets(d.get("budgets", DEFAULT_BUDGETS))
         except ValueError as exc:
             raise ConfigError(f"budgets: {exc}") from exc
-        _check_tokenizer(d.get("tokenizer", DEFAULT_TOKENIZER))
+        if not (info.context or {}).get("saved"):  # a saved run's tokenizer.json may move
+            _check_tokenizer(d.get("tokenizer", DEFAULT_TOKENIZER))
         inherit_url(d)
         if d.get("executor") is None:
             d["executor"] = {}
@@ -241,13 +249,15 @@ class RunSpec(BaseModel):
         return self
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any]) -> RunSpec:
+    def from_config(cls, cfg: Mapping[str, Any], *, saved: bool = False) -> RunSpec:
         """The specification of a config dict (a saved run's, or `to_config()`'s); ConfigError
-        names the first invalid key."""
+        names the first invalid key. `saved`: the config of a finished run, read for what it
+        says (`ragdash.run_spec`): a file it names need not exist here any more."""
         check_shape(dict(cfg))
         cfg = with_local_defaults(cfg)
         try:  # missing keys at their defaults (a mapping section merged key by key)
-            return cls.model_validate(deep_merge(DEFAULTS, dict(cfg)))
+            return cls.model_validate(deep_merge(DEFAULTS, dict(cfg)),
+                                      context={"saved": saved})
         except ValidationError as exc:
             raise _config_error(exc) from None
 

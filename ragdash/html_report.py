@@ -295,7 +295,7 @@ def build_report(run: Run | str | Path, view: RunView | None = None) -> str:
     facts it states, e.g. the dashboard's; by default one of its own)."""
     view = view or _view(run)
     run = view.run
-    man, cfg = run.manifest, view.run.config
+    man, spec = run.manifest, view.spec
     examples, ir = run.table("examples"), run.table("ir_scores")
     documents, chunks = run.table("documents"), run.table("chunks")
     judgments = view.judgments()
@@ -316,10 +316,10 @@ def build_report(run: Run | str | Path, view: RunView | None = None) -> str:
     order = view.retrievers
     parts.append(f"<h1>ragdash report · run {html.escape(str(run.id))}</h1>")
     parts.append('<p class="sub">' + html.escape(
-        f"created {man.get('created', '—')} · dataset {Path(cfg.dataset_path or '—').name} · "
-        f"chunker {cfg.chunker_method or '—'} · tokenizer "
-        f"{cfg.tokenizer} · Score_IR {cfg.scoring_method} "
-        f"({cfg.scoring_mode}) · report written "
+        f"created {man.get('created', '—')} · dataset {Path(spec.dataset.path or '—').name} · "
+        f"chunker {spec.chunker.method or '—'} · tokenizer "
+        f"{spec.tokenizer} · Score_IR {spec.scoring.method} "
+        f"({spec.scoring.mode}) · report written "
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}") + "</p>")
     cards = [_card(f"{len(examples):,}" if examples is not None else "—", "questions"),
              _card(f"{len(documents):,}" if documents is not None else "—", "documents"),
@@ -368,7 +368,7 @@ def build_report(run: Run | str | Path, view: RunView | None = None) -> str:
                      "by the part's length.</p>")
         parts.append(fig("score_ir_curves"))
         parts.append("<p>" + html.escape(" ".join(facts.curve_sentences)) + "</p>")
-        t = curves.summary_table(ir, order, cfg.scoring_mode)
+        t = curves.summary_table(ir, order, spec.scoring.mode)
         parts.append("<h3>Mean Score_IR per budget (Table 3.1)</h3>")
         parts.append(_table(t.rename(columns=label)))
         parts.append(fig("score_ir_distribution"))

@@ -636,8 +636,10 @@ class Reporter:
 
 def _judge_mode(home: Path) -> str | None:
     """How the run's judge asks (its config's `judge.mode`), None for a job without a run."""
+    from ragdash.run_spec import run_spec
+
     try:
-        return Run(home).config.judge_mode \
+        return run_spec(Run(home)).judge.mode \
             if (home / MANIFEST).exists() else None
     except (ValueError, OSError):
         return None

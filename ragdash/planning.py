@@ -122,9 +122,10 @@ def estimate_run(run: Run, calibration: dict, budget: int | None = None,
     """Apply saved thresholds to a run with retrieval scores only; write estimate.json."""
     from ragdash.calibration import calls_avoided, estimate
     from ragdash.llm.cost import estimate as cost_estimate
+    from ragdash.run_spec import ir_scores
 
     budget = budget or calibration.get("budget", 1000)
-    ir = run.ir_scores(calibration.get("scores"))  # the matching method h and k were fit on
+    ir = ir_scores(run, calibration.get("scores"))  # the matching method h and k were fit on
     if budget not in set(ir["budget"]):
         raise ValueError(f"run {run.path} has no Score_IR at budget {budget} "
                          f"(budgets: {sorted(set(ir['budget']))})")

@@ -269,9 +269,9 @@ def print_leaderboard(runs: Sequence[Run], budget: int | None = None, say: Say =
     """The leaderboard of the runs (one per dataset, should the sweep vary the dataset), its
     verdict and each run's best retriever."""
     from ragdash.analysis import frames
-    from ragdash.analysis import leaderboard as lb
     from ragdash.analysis.system_means import format_board
     from ragdash.view import RunsView
+    from ragdash.view import leaderboard as lb
 
     scored = {str(r.path): r for r in runs if r.has("ir_scores")}
     for group in lb.group_by_dataset(scored).values():

@@ -166,7 +166,7 @@ def test_compare_lays_out_its_model(shown, demo):
     # test_compare_model's test_the_largest_differences_*)
     from ragdash.ui.state import run_key
 
-    big = model.largest(detail, run_key(demo.run.path), n, demo.run.budgets)
+    big = model.largest(detail, run_key(demo.run.path), n, demo.budgets)
     links = next(d.value for d in at.dataframe if "open" in d.value.columns)["open"]
     assert links.tolist() == big.table["open"].tolist()
     assert [p.proto.label for p in at.get("page_link")][-1] == big.top_label
@@ -220,7 +220,7 @@ def test_llm_page_lays_out_its_model(shown, demo):
     assert list(t33.index) == list(judging.table_3_3(demo.judgments(), demo.order)
                                    .rename(index=label).index)
     assert list(t33.index)[0] == "LLM only" and "Errors (kept apart)" in said
-    rule = RefusalRule.from_config(demo.run.config.to_dict()["judge"].get("refusal"))
+    rule = RefusalRule.from_config(demo.spec.judge.refusal)
     hits = model.refusal_hits(demo.answers(), demo.judgments(), rule, name=label)
     assert hits.sentence() in said
     table = next(d.value for d in at.dataframe if "pattern" in d.value.columns)
@@ -760,7 +760,7 @@ def test_pipeline_table_rounds_its_figures(tmp_path):
 def _rule(view: RunView):
     from ragdash.llm.refusal import RefusalRule
 
-    return RefusalRule.from_config(view.run.config.to_dict()["judge"].get("refusal"))
+    return RefusalRule.from_config(view.spec.judge.refusal)
 
 
 def test_llm_model_refusal_table_says_not_judged_with_a_dash(runs, tmp_path):

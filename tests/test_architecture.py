@@ -97,12 +97,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("components", ("ragdash.chunking", "ragdash.retrieval", "ragdash.scoring",
                     "ragdash.calibration", "ragdash.systems")),
     ("llm", ("ragdash.llm",)),
-    ("evidence and analysis", ("ragdash.evidence", "ragdash.analysis", "ragdash.labels",
-                               "ragdash.metrics", "ragdash.synth", "ragdash.erag",
-                               "ragdash.stress")),
+    ("evidence and analysis", ("ragdash.evidence", "ragdash.analysis", "ragdash.metrics",
+                               "ragdash.synth", "ragdash.erag", "ragdash.stress")),
     # the run specification: checked against the components' own declarations and read by the
-    # stages (a typed spec that stages take, #21 part 1), so it sits between the two
-    ("config", ("ragdash.config",)),
+    # stages (a typed spec that stages take, #21 part 1), so it sits between the two; a
+    # finished run is read through it (`run_spec`: its saved config as a RunSpec)
+    ("config", ("ragdash.config", "ragdash.run_spec")),
+    # a run's human labels and what they say: they read the run through its specification
+    ("labels", ("ragdash.labels",)),
     ("stages", ("ragdash.stages", "ragdash.planning")),
     # presentation from here up: what the domain below never imports
     ("page models", ("ragdash.view",)),  # what a page, the report or the CLI shows: no Streamlit
@@ -148,7 +150,7 @@ def test_the_layers_hold():
 
 PUT_BACK = {
     "data reads evidence settings": [("ragdash.data.generic", "ragdash.evidence.settings")],
-    "analysis reads viz colours": [("ragdash.analysis.leaderboard", "ragdash.viz.colors")],
+    "a page model reads viz colours": [("ragdash.view.leaderboard", "ragdash.viz.colors")],
     "the ingest glue back in evidence": [("ragdash.stages.ingest", "ragdash.evidence.stage"),
                                          ("ragdash.evidence.stage", "ragdash.stages.base"),
                                          ("ragdash.evidence.stage", "ragdash.stages.generate")],

@@ -73,7 +73,7 @@ def test_the_largest_differences_open_the_question_in_the_browser_with_both_retr
 
     view = RunView(made)
     detail = model.pair(view, "bm25", "sim", 500, name=str.upper)
-    big = model.largest(detail, "runs/cmp", 500, view.run.budgets)
+    big = model.largest(detail, "runs/cmp", 500, view.budgets)
     assert big.table["qid"].tolist() == detail.largest["qid"].tolist()
     for qid, url in zip(big.table["qid"], big.table["open"], strict=True):
         assert url.startswith("browser?")
@@ -84,7 +84,7 @@ def test_the_largest_differences_open_the_question_in_the_browser_with_both_retr
     assert big.top.url == big.table["open"].iloc[0]
     assert big.top_label == f"Open the largest difference ({top}) in the question browser"
     assert big.note == ""
-    at_default = model.largest(detail, "runs/cmp", 1000, view.run.budgets)  # the browser's cut
+    at_default = model.largest(detail, "runs/cmp", 1000, view.budgets)  # the browser's cut
     assert ("qb_cut", "1000") not in at_default.top.params
     assert "qb_cut" not in at_default.top.url and "qb_cut" not in at_default.table["open"][0]
 
@@ -94,11 +94,12 @@ def test_a_tie_offers_no_link_and_no_common_question_no_table(made, tmp_path):
     scored by both: no table (what test_pages_agree's tie render checked on the page)."""
     run = _tied(made, tmp_path)
     copy = run.path
-    tie = model.largest(model.pair(RunView(copy), "bm25", "sim", 500), "k", 500, run.budgets)
+    budgets = RunView(copy).budgets
+    tie = model.largest(model.pair(RunView(copy), "bm25", "sim", 500), "k", 500, budgets)
     assert tie.table is not None and tie.top is None and tie.top_label == ""
     assert tie.note == "Every question ties at N = 500: no difference to open."
     detail = model.pair(RunView(copy), "bm25", "sim", 500)
     none = model.largest(model.Pair(**{**detail.__dict__, "largest": None}), "k", 500,
-                         run.budgets)
+                         budgets)
     assert none.table is None and none.top is None
     assert none.note == "No question was scored by both retrievers."

@@ -2,7 +2,7 @@
 read (a list, 100,000 levels deep, a field of the wrong type, 200 MB, a spec_version this ragdash
 does not read) is refused by name and reason in one place (`rundir.manifest.read_manifest`),
 takes no dashboard page down and is listed as unreadable; a stage command touches no file of
-such a run; and every reader of a saved config (`Run.config`, `ragdash run --run-dir R`, a
+such a run; and every reader of a saved config (`run_spec`, `ragdash run --run-dir R`, a
 stage command, a job) migrates a version-0 config as `saved_spec` does."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from fixtures.make_run import make_run
 from ragdash import jobs
 from ragdash.cli import main
 from ragdash.config import RunSpec, saved_spec
+from ragdash.run_spec import run_spec
 from ragdash.rundir import MANIFEST, Run
 from ragdash.rundir.manifest import MAX_DEPTH, MAX_MANIFEST_BYTES, MAX_RUN_JSON_BYTES, ManifestError
 from ragdash.rundir.reader import CachedReader, json_at, manifest_at, table_at
@@ -51,11 +52,6 @@ BAD: dict[str, tuple[str | bytes | None, str]] = {
     "id-number": ('{"id": 5}', "id is 5, not a string"),
     "updated-list": ('{"updated": []}', "updated is a list, not a string"),
     "config-list": ('{"config": [1, 2]}', "config is a list, not an object"),
-    "retrievers-text": ('{"config": {"retrievers": "bm25"}}', "config: retrievers must be a "
-                        "mapping"),
-    "use-number": ('{"config": {"retrievers": {"use": 5}}}', "config: retrievers.use must be "
-                   "a list of str values"),
-    "budgets-text": ('{"config": {"budgets": "100"}}', "config: budgets must be a list of int"),
     "version-999": ('{"config": {}, "spec_version": 999}',
                     "spec_version 999: this ragdash reads versions 0 to 1; the run was made by a "
                     "newer ragdash"),
@@ -97,7 +93,7 @@ def test_a_bad_run_json_is_refused_by_name_and_reason(tmp_path, name):
     assert BAD[name][1] in str(err.value)
     assert run.problem() == str(err.value)
     with pytest.raises(ManifestError):  # every reader of the run goes through it
-        _ = run.config
+        run_spec(run)
     with pytest.raises(ManifestError):
         run.stages()
     cached = Run(run.path, CachedReader(table_at, json_at))
@@ -137,10 +133,10 @@ def test_the_demos_and_a_fresh_run_read_as_before(tmp_path):
 
     for demo in ("demo_run", "demo_squad"):
         run = Run(PROJECT_ROOT / "data" / demo)
-        assert run.problem() is None and run.config.retrievers and run.stages()["score"].done
+        assert run.problem() is None and run_spec(run).compared and run.stages()["score"].done
     run = Run(make_run(tmp_path / "ok", n_questions=4, llm=False, retrievers=("bm25",),
                        budgets=(100,)))
-    assert run.problem() is None and run.config.retrievers == ("bm25",)
+    assert run.problem() is None and run_spec(run).compared == ["bm25"]
 
 
 def test_the_cache_keeps_the_refusal_and_reads_the_file_again_once_it_changes(tmp_path):
@@ -313,12 +309,10 @@ def _intended() -> RunSpec:
     return spec
 
 
-def test_run_config_is_the_migrated_config(v0):
-    cfg = Run(v0).config
-    assert "llm" in cfg.section("judge") and cfg.section("judge")["llm"] is None
-    assert cfg.to_dict()["generation"]["llm"] is None
-    assert RunSpec.from_config({k: v for k, v in cfg.to_dict().items()
-                                if not k.startswith("_")}) == _intended()
+def test_the_run_spec_is_the_migrated_config(v0):
+    spec = run_spec(Run(v0))
+    assert spec.judge.llm is None and spec.generation.llm is None
+    assert spec == _intended()
 
 
 @pytest.mark.parametrize("command", ["run", "score", "judge"])
@@ -390,7 +384,7 @@ def test_a_build_into_a_run_that_cannot_be_read_is_refused_untouched(made, tmp_p
     run_dir = write_bad(tmp_path / "bad", "config-list")
     before = (run_dir / MANIFEST).read_bytes()
     with pytest.raises(ManifestError, match="config is a list"):
-        jobs.spawn(run_dir, "build", cfg=Run(made).config.to_dict(), stages=["ingest"])
+        jobs.spawn(run_dir, "build", cfg=run_spec(Run(made)).to_config(), stages=["ingest"])
     assert (run_dir / MANIFEST).read_bytes() == before
 
 

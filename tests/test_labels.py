@@ -16,6 +16,7 @@ from ragdash import labels
 from ragdash.calibration import agreement as A
 from ragdash.cli import main
 from ragdash.constants import PROJECT_ROOT
+from ragdash.run_spec import run_spec
 from ragdash.rundir import Run
 
 DEMO = PROJECT_ROOT / "data" / "demo_squad"
@@ -311,7 +312,6 @@ def test_stand_in_labels_are_named_as_such(run):
 # --- what the labels say, stored and shown ------------------------------------------------------
 
 def test_calibration_json_of_a_run_with_labels_has_agreement_and_ppi(run, capsys):
-    from ragdash.config import RunSpec
     from ragdash.stages import STAGES
     from ragdash.stages.base import StageContext
 
@@ -319,7 +319,7 @@ def test_calibration_json_of_a_run_with_labels_has_agreement_and_ppi(run, capsys
     items = labels.sample_items(run)
     for it in items[:20]:  # a person labels a third of the sample too
         labels.add_label(run, it.qid, it.system, "correct", "ana")
-    STAGES["calibrate"].run(StageContext(run, RunSpec.from_config(run.config.to_dict()), "key"))
+    STAGES["calibrate"].run(StageContext(run, run_spec(run), "key"))
     cal = run.calibration()
     assert cal.h is not None  # the fit is still there
     agree = cal.agreement

@@ -16,9 +16,9 @@ from scipy import stats
 from streamlit.testing.v1 import AppTest
 
 from ragdash.analysis import compare, curves, frames
-from ragdash.analysis import leaderboard as lb
 from ragdash.analysis.area import curve_area
 from ragdash.rundir import Run
+from ragdash.view import leaderboard as lb
 
 SHA = "ab" * 32
 

@@ -12,6 +12,7 @@ from ragdash.llm.decompose import decompose
 from ragdash.llm.prompts import decompose_messages
 from ragdash.llm.types import LLMError
 from ragdash.planning import dry_run
+from ragdash.run_spec import run_spec
 from ragdash.rundir import Run
 from ragdash.stages.generate import requests as generate_requests
 from ragdash.stages.runner import dry_run_stages
@@ -123,7 +124,7 @@ def test_mlq_in_a_run_is_retried_then_cached_and_a_dry_run_after_it_asks_nothing
     # generation sends that prompt once
     assert re.search(r"generation: fake-model: 11 calls", out)
     run = Run(tmp_path / "b")
-    spec = RunSpec.from_config(run.config.to_dict())
+    spec = RunSpec.from_config(run_spec(run).to_config())
     exact, before = dry_run(run, spec), dry_run(run, spec, retrieved=False)
     assert "mlq" not in exact and before["mlq"].calls == 4
     assert before["generation"].calls == 12 and exact["generation"].calls == 11
@@ -131,9 +132,9 @@ def test_mlq_in_a_run_is_retried_then_cached_and_a_dry_run_after_it_asks_nothing
     assert len({(q, c) for _, _, _, q, c in answers}) == 11
     assert before["generation"].tokens_in >= exact["generation"].tokens_in  # an upper bound
     stages = ("ingest", "chunk", "retrieve", "score", "generate")
-    assert dry_run_stages(run.config.to_dict(), run.path, stages) == stages[:4]
+    assert dry_run_stages(run_spec(run).to_config(), run.path, stages) == stages[:4]
     run.set_stage("chunk", status="failed")  # retrieval would run again after it: not dry
-    assert dry_run_stages(run.config.to_dict(), run.path, stages) == stages[:2]
+    assert dry_run_stages(run_spec(run).to_config(), run.path, stages) == stages[:2]
 
 
 @pytest.mark.parametrize(("config", "before"), [("paper.yaml", "4548cb7262bffb73"),

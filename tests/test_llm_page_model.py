@@ -11,7 +11,7 @@ import math
 import pandas as pd
 import pytest
 
-from ragdash.config import ConfigError
+from ragdash.config import ConfigError, RunSpec
 from ragdash.llm.refusal import RefusalRule
 from ragdash.llm.settings import LOCAL_GENERATOR, LOCAL_JUDGE
 from ragdash.view.llm import (
@@ -134,9 +134,10 @@ def test_the_question_limit_steps_by_what_the_buttons_can_take():
 
 
 def test_the_rule_starts_from_the_runs_own():
-    saved = saved_rule({"judge": {"refusal": {"patterns": ["no idea"], "enabled": False}}})
+    saved = saved_rule(RunSpec.from_config(
+        {"judge": {"refusal": {"patterns": ["no idea"], "enabled": False}}}))
     assert (saved.patterns, saved.enabled) == (RefusalRule(["no idea"], False).patterns, False)
-    default = saved_rule({})
+    default = saved_rule(RunSpec())
     assert (default.patterns, default.enabled) == (RefusalRule.from_config(None).patterns,
                                                    RefusalRule.from_config(None).enabled)
 

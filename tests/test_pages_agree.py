@@ -129,7 +129,7 @@ def test_a_tie_is_a_tie_on_every_page(tie_run):
     view = models(tie_run)[0]
     n = area.separating_budget(view.ir_scores(), "bm25", "sim")
     detail = cmp.pair(view, "bm25", "sim", n, name=label)
-    big = cmp.largest(detail, "tie", n, view.run.budgets)
+    big = cmp.largest(detail, "tie", n, view.budgets)
     said = " ".join([detail.title, detail.verdict, big.note,
                      *(f"{t.label} {t.value} {t.help}" for t in detail.tiles)])
     assert "significantly" not in said
@@ -384,7 +384,7 @@ def test_k_at_an_end_of_its_range_gives_no_estimate_and_one_direction(end_k_run,
         assert "No k beats predicting that" in said
     # "Beyond the paper": the verdict its button gives, in the words the facts allow
     facts = view.facts(label)
-    saved, told = view.cross_validate(frames.default_budget(view.run.budgets))
+    saved, told = view.cross_validate(frames.default_budget(view.budgets))
     verdict = facts.estimator_verdict or facts.cv_verdict(told, saved)
     assert verdict and not re.search(r"estimates correct answers by|matches the judge|"
                                      r"within noise|% estimated vs", verdict)

@@ -16,6 +16,7 @@ from ragdash.analysis import reference
 from ragdash.cli import main
 from ragdash.constants import PROJECT_ROOT
 from ragdash.data import load_dataset
+from ragdash.run_spec import run_spec
 from ragdash.rundir import Run
 
 # (answer, gold answers, EM, F1, contains), F1 worked out by hand with SQuAD v1.1's definition:
@@ -389,7 +390,7 @@ def test_ragdash_reference_on_a_copy_of_the_demo(demo_copy, capsys):
         assert (row.em, row.f1, row.contains) == (want.em, pytest.approx(want.f1),
                                                   want.contains)
     # recorded with the key its config gives it: `ragdash run` would skip it
-    assert run.stage_done("reference", stage_keys(run.config.to_dict())["reference"])
+    assert run.stage_done("reference", stage_keys(run_spec(run).to_config())["reference"])
     assert run.stage_done("judge", run.stage("judge")["key"])  # nothing else touched
     summary = reference.summary(table).set_index("system")
     assert summary["n"].tolist() == [60] * 6 and summary["em"].max() <= summary["f1"].max()

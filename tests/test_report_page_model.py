@@ -23,7 +23,7 @@ def runs(tmp_path_factory):
 def test_a_judged_run_offers_every_table(runs):
     judged = runs[0]
     run = Run(judged)
-    n = run.budgets[1]
+    n = RunView(judged).budgets[1]
     out = tables(RunView(judged), n)
     assert list(out)[:5] == [f"questions_at_N{n}", "scores_all_budgets", "table_3_1",
                              "table_3_3", "llm_errors"]
@@ -31,12 +31,12 @@ def test_a_judged_run_offers_every_table(runs):
     assert len(wide) == 12 and {"ir:bm25", "ir:sim"} <= set(wide.columns)
     assert any(c.startswith("judge:") for c in wide.columns)
     assert len(out["scores_all_budgets"].frame) == len(run.table("ir_scores"))
-    assert len(out["table_3_1"].frame) == len(run.budgets)
+    assert len(out["table_3_1"].frame) == len(RunView(judged).budgets)
     assert out[f"questions_at_N{n}"].about.endswith("judge scores (`judge:`).")
 
 
 def test_a_run_without_judgments_offers_the_retrieval_tables(runs):
-    out = tables(RunView(runs[1]), Run(runs[1]).budgets[0])
+    out = tables(RunView(runs[1]), RunView(runs[1]).budgets[0])
     assert [k for k in out if not k.startswith("questions_at_N")] == ["scores_all_budgets",
                                                                       "table_3_1"]
     assert all(t.about.endswith(".") and "judge" not in t.about for t in out.values())

@@ -144,7 +144,7 @@ def test_a_kept_table_is_a_copy(run_dir):
 def test_a_recorder_notes_every_file_looked_at_even_a_missing_one(run_dir):
     rec = Recorder(PLAIN)
     run = Run(run_dir, rec)
-    run.config  # noqa: B018 (reads run.json)
+    _ = run.manifest
     assert run.table("labels") is None
     run.read("ir_scores")
     assert set(rec.seen) == {run_dir / "run.json", run_dir / "labels.parquet",

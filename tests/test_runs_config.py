@@ -4,6 +4,7 @@ import json
 
 import pandas as pd
 import pytest
+from pydantic import ValidationError
 
 from ragdash.analysis.curves import summary_table
 from ragdash.budget import cuts, get_tokenizer, parse_budgets, reference_prefixes, reference_reaches
@@ -192,14 +193,14 @@ def test_bundled_runs_load_through_the_typed_view(demo, gen_budget):
     from ragdash.view import RunView
 
     view = RunView(PROJECT_ROOT / demo)  # runs written before the run-directory schema
-    cfg = view.run.config
-    assert cfg.retrievers == ("bm25", "sim", "mmr", "reo", "mlq")
-    assert cfg.generation_budget == gen_budget
-    assert view.retrievers[:1] and set(view.retrievers) <= set(cfg.retrievers)
+    spec = view.spec
+    assert spec.compared == ["bm25", "sim", "mmr", "reo", "mlq"]
+    assert spec.generation.budget == gen_budget
+    assert view.retrievers[:1] and set(view.retrievers) <= set(spec.compared)
     cal = view.run.calibration()
     assert 0 <= cal.h <= 1 and 0 <= cal.k <= 1
     data = view.thresholds(cal.budget)
     assert data.has_judgments and len(data.pairs) == cal.n
     assert view.summary().columns.tolist() == view.retrievers
-    with pytest.raises(TypeError):
-        cfg.section("dataset")["path"] = "elsewhere"  # read-only
+    with pytest.raises(ValidationError):
+        spec.dataset = None  # read-only

@@ -17,6 +17,7 @@ from fixtures.paraphrase import ITEMS, scores
 from ragdash.analysis import matching
 from ragdash.analysis.threshold_panel import threshold_data
 from ragdash.config import ConfigError, RunSpec, fingerprint, load_config
+from ragdash.run_spec import ir_scores, score_methods
 from ragdash.rundir import Run
 from ragdash.scoring import METHODS, part_scores
 from ragdash.scoring import semantic as sem
@@ -249,27 +250,27 @@ def test_the_score_stage_writes_the_other_methods_beside_the_main_one(synthetic,
     run.create(cfg)
     counts = score_stage.run(StageContext(run, RunSpec.from_config(cfg), "k"))
     assert counts["methods"] == ["substring", "semantic"]
-    assert run.score_methods() == ["substring", "semantic"]
-    main, other = run.ir_scores(), run.ir_scores("semantic")
+    assert score_methods(run) == ["substring", "semantic"]
+    main, other = ir_scores(run), ir_scores(run, "semantic")
     assert "method" not in main and "method" not in other
     keys = ["qid", "retriever", "budget"]
     pd.testing.assert_frame_equal(main[keys], other[keys])
     assert (other["score"] != main["score"]).any()
     assert len(set(spy.texts)) == len(spy.texts)
     with pytest.raises(ValueError, match="no Score_IR by 'token'"):
-        run.ir_scores("token")
+        ir_scores(run, "token")
     # asked for no more: the other method's file goes (its scores would be shown as current)
     plain = {**cfg, "scoring": {**cfg["scoring"], "also": []}}
     run.create(plain)
     score_stage.run(StageContext(run, RunSpec.from_config(plain), "k2"))
-    assert not run.has("ir_scores_also") and run.score_methods() == ["substring"]
+    assert not run.has("ir_scores_also") and score_methods(run) == ["substring"]
 
 
 def test_a_run_made_before_the_option_reads_as_one_method(synthetic):
     assert not synthetic.has("ir_scores_also")
-    assert synthetic.score_methods() == ["substring"]
-    pd.testing.assert_frame_equal(synthetic.ir_scores(), synthetic.read("ir_scores"))
-    assert synthetic.ir_scores("substring").equals(synthetic.read("ir_scores"))
+    assert score_methods(synthetic) == ["substring"]
+    pd.testing.assert_frame_equal(ir_scores(synthetic), synthetic.read("ir_scores"))
+    assert ir_scores(synthetic, "substring").equals(synthetic.read("ir_scores"))
 
 
 def test_calibration_fits_on_the_method_it_is_given(synthetic, spy):
@@ -283,7 +284,7 @@ def test_calibration_fits_on_the_method_it_is_given(synthetic, spy):
     counts = calibrate_stage.run(StageContext(run, spec, "c"))
     cal = run.calibration()
     assert counts["scores"] == cal.scores == "semantic"
-    direct = calibrate(run.ir_scores("semantic"), run.read("judgments"), budget=1000,
+    direct = calibrate(ir_scores(run, "semantic"), run.read("judgments"), budget=1000,
                        n_boot=20)
     assert (cal.h, cal.k) == (direct.h, direct.k)
     # the Thresholds panel shows the main method's scores, so it refits rather than showing

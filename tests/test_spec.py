@@ -18,7 +18,6 @@ from ragdash.config import (
 )
 from ragdash.config_doc import render
 from ragdash.constants import PROJECT_ROOT
-from ragdash.rundir import RunConfig
 
 
 def test_dotted_nested_and_text_overrides_give_the_same_spec():
@@ -55,28 +54,9 @@ def test_the_spec_is_frozen_typed_and_round_trips():
 
 def test_defaults_come_from_the_sections():
     assert DEFAULTS["retrievers"]["use"] == ["bm25", "sim", "mmr", "reo", "mlq"]
-    assert DEFAULTS["scoring"]["mode"] == RunConfig().scoring_mode == "corrected"
-    assert DEFAULTS["tokenizer"] == RunConfig().tokenizer
-    assert DEFAULTS["scoring"]["method"] == RunConfig().scoring_method == "substring"
-    # a saved run read through the typed view, without `.section("x").get("y")`
-    saved = RunConfig.from_dict({"scoring": {"method": "token"}, "judge": {"mode": "single"},
-                                 "dataset": {"path": "qa.jsonl"}})
-    assert (saved.scoring_method, saved.judge_mode, saved.dataset_path) == (
-        "token", "single", "qa.jsonl")
-    assert RunConfig.from_dict({}).judge_mode is None  # a run saved before judging had modes
-    full = RunConfig.from_dict({
-        "chunker": {"method": "recursive"}, "llm": {"backend": "ollama"},
-        "generation": {"llm": {"backend": "openai"}}, "scoring": {"relevance_share": 0.5},
-        "judge": {"refusal": {"patterns": ["no idea"]}},
-        "calibration": {"scores": "token", "estimand": "new questions", "n_boot": 50, "seed": 3}})
-    assert (full.chunker_method, full.llm_backend, full.relevance_share) == (
-        "recursive", "ollama", 0.5)
-    assert (full.stage_backend("generation"), full.stage_backend("judge")) == ("openai", "ollama")
-    assert dict(full.judge_refusal) == {"patterns": ("no idea",)}
-    assert (full.calibration_scores, full.calibration_estimand, full.calibration_n_boot,
-            full.calibration_seed) == ("token", "new questions", 50, 3)
-    with pytest.raises(ValueError, match=r"^calibration.n_boot must be a whole number"):
-        RunConfig.from_dict({"calibration": {"n_boot": "many"}})
+    assert DEFAULTS["scoring"]["mode"] == RunSpec().scoring.mode == "corrected"
+    assert DEFAULTS["tokenizer"] == RunSpec().tokenizer
+    assert DEFAULTS["scoring"]["method"] == RunSpec().scoring.method == "substring"
     assert set(DEFAULTS) == {f.alias or n for n, f in RunSpec.model_fields.items()} - {"_file"}
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from ragdash.cli import main
 from ragdash.config import ConfigError
+from ragdash.run_spec import run_spec
 from ragdash.rundir import Run
 from ragdash.sweep import Vary, parse_vary, plan, run_name, same_runs, short_key
 
@@ -86,10 +87,10 @@ def test_sweep_makes_every_combination_then_skips_them_all(generic, tmp_path, ca
     assert (root / "_index_cache").is_dir()  # indexes shared under the sweep's root
     for name in names:
         run = Run(root / name)
-        cfg = run.config
-        assert cfg.section("chunker")["method"] == name.split("_")[0].split("-")[1]
-        assert cfg.section("retrievers")["resolved"]["bm25"]["k"] == int(name[-1])
-        assert cfg.budgets == tuple(range(10, 61, 10))  # the run options apply to all
+        spec = run_spec(run)
+        assert spec.chunker.method == name.split("_")[0].split("-")[1]
+        assert spec.retrievers.resolved["bm25"]["k"] == int(name[-1])
+        assert spec.budgets == list(range(10, 61, 10))  # the run options apply to all
         assert run.manifest["sweep"]["values"]["retrievers.params.bm25.k"] == int(name[-1])
         assert run.manifest["stages"]["score"]["status"] == "done"
     # the second combination took the first one's chunks (same chunker, same inputs)

@@ -14,6 +14,7 @@ from fixtures.pipeline import responder
 
 from ragdash.cli import main
 from ragdash.config import ConfigError, load_spec
+from ragdash.run_spec import run_spec
 from ragdash.rundir import Run
 from ragdash.ui.navigation import PAGES
 
@@ -46,7 +47,7 @@ def alone(tmp_path_factory):
 
 def test_the_systems_are_scored_answered_and_judged_alone(alone):
     run = Run(alone)
-    assert list(run.config.retrievers) == ["mine", "trec"]
+    assert run_spec(run).compared == ["mine", "trec"]
     assert run.manifest["config"]["retrievers"]["use"] == []
     assert set(run.read("retrieved")["retriever"]) == {"mine", "trec"}
     assert set(run.read("ir_scores")["retriever"]) == {"mine", "trec"}

@@ -104,7 +104,7 @@ def test_the_judges_order_is_an_order_only_where_a_test_tells_the_retrievers_apa
 def test_a_run_without_judgments_starts_at_the_papers_values(bare):
     view = RunView(bare)
     opening = start(view)
-    assert opening.n == frames.default_budget(Run(bare).budgets)
+    assert opening.n == frames.default_budget(RunView(bare).budgets)
     assert (opening.h, opening.k) == (PAPER_H, PAPER_K)
     page = panel(view, opening.n, PAPER_H, PAPER_K)
     assert page.tiles == [] and page.table is None and page.bias is None

@@ -27,6 +27,7 @@ from ragdash.budget import (
     join_chunks,
     joins_cleanly,
 )
+from ragdash.run_spec import run_spec
 from ragdash.rundir import Run
 from ragdash.scoring.contexts import contexts, score_contexts
 from ragdash.stages.score import score_batch
@@ -94,11 +95,12 @@ def test_composed_cuts_equal_whole_context_cuts_on_the_bundled_runs(bundled, nam
 def test_ir_scores_equal_those_the_bundled_runs_stored_before(run_dir):
     """The stored ir_scores were written by the whole-context Hugging Face path."""
     run = Run(run_dir)
-    cfg = run.config
+    spec = run_spec(run)
     examples = run.read("examples")
     parts = {str(q): list(p) for q, p in zip(examples["qid"], examples["parts"], strict=True)}
-    ir = score_contexts(contexts(run, chunks=True), parts, list(cfg.budgets), cfg.tokenizer,
-                        cfg.section("scoring")["method"], cfg.scoring_mode)
+    ir = score_contexts(contexts(run, chunks=True, compared=spec.compared), parts,
+                        list(spec.budgets), spec.tokenizer, spec.scoring.method,
+                        spec.scoring.mode)
     key = ["retriever", "qid", "budget"]
     stored = run.read("ir_scores")[ir.columns].sort_values(key).reset_index(drop=True)
     ir = ir.sort_values(key).reset_index(drop=True)

@@ -12,8 +12,6 @@ in [0, 1] unless a name says `pct`. Import the topic module, e.g.
 - `compare`: paired comparisons of two retrievers (or any two score columns): win/tie/loss,
   mean difference with its CI, Wilcoxon test, Holm adjustment, difference curves, the largest
   per-question differences.
-- `leaderboard`: several runs side by side: a catalogue of runs, the check that runs share a
-  dataset, the leaderboard of every (run, retriever) on their shared questions, the verdict.
 - `matching`: where each relevant part lies in a context (evidence highlighting) and the chunks
   a retriever returned for a question.
 - `judging`: judge-score distributions (the paper's Table 3.3, §3.2), LLM only vs RAG, errors,
@@ -28,6 +26,4 @@ in [0, 1] unless a name says `pct`. Import the topic module, e.g.
   the systems and Kendall's tau with the truth's.
 - `reference`: each answer against the gold answers with no LLM (SQuAD exact match, token F1,
   contains a gold answer) and their means per system.
-- `run_tables`: a run's main answers, judgments and answers against the gold answers, one
-  row per (question, system) at the generation budget (what the run view and the labels read).
 """

@@ -309,7 +309,7 @@ def from_reference(run: Run, metric: str = "contains", n: int | None = None,
     matches one exactly, token F1 or ROUGE-L 0.5, MiniLM cosine 0.7), else `wrong`; `cannot
     tell` for a question without a gold answer. The labeller names the metric ("stand-in:
     ..."), so they are never taken for human labels."""
-    from ragdash.analysis.run_tables import main_reference
+    from ragdash.run_spec import main_reference
 
     name = stand_in_name(metric)
     if read_sample(run) is None and n is None:

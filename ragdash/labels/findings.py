@@ -21,10 +21,10 @@ from ragdash.calibration.agreement import (
 )
 from ragdash.calibration.ppi import LEVEL
 from ragdash.calibration.ppi_shares import features, retrieval_probability, share_table
-from ragdash.calibration.settings import CalibrationSpec
 from ragdash.labels.design import changed, read_design, with_strata
 from ragdash.labels.judged import judge_scores
 from ragdash.labels.store import STAND_IN, current_labels, labelable, locked, read_sample
+from ragdash.run_spec import ir_scores, run_spec
 from ragdash.rundir import Run
 
 SECTIONS = ("labels", "agreement", "ppi", "share")
@@ -51,7 +51,7 @@ def _ir_scores(run: Run) -> pd.DataFrame | None:
     """Score_IR by the method calibration fits on (None without ir_scores)."""
     if not run.has("ir_scores"):
         return None
-    return run.ir_scores(run.config.calibration_scores)
+    return ir_scores(run, run_spec(run).calibration.scores)
 
 
 def answer_table(run: Run, labels: pd.DataFrame, judge: pd.DataFrame | None,
@@ -86,14 +86,14 @@ def auxiliaries(run: Run, frame: pd.DataFrame, judge: pd.DataFrame | None) -> pd
     1–5 score, Score_IR at the generation budget (`ir`), the reference metrics and claim
     recall at the generation budget where they ran (NaN where an answer has none)."""
     from ragdash.analysis.frames import primary
-    from ragdash.analysis.run_tables import main_reference
     from ragdash.calibration.assisted import AUXILIARIES
+    from ragdash.run_spec import main_reference
 
     keys = ["qid", "system"]
     out = frame.drop(columns=[c for c in AUXILIARIES if c in frame and c != "judged5"])
     if judge is not None:
         out = out.merge(judge[[*keys, "judge"]], on=keys, how="left")
-    budget = run.config.generation_budget
+    budget = run_spec(run).generation.budget
     ir = [c for c in out.columns if c.startswith("ir@")]
     if ir:
         at = f"ir@{budget}" if f"ir@{budget}" in ir else max(ir, key=lambda c: int(c[3:]))
@@ -181,7 +181,7 @@ def _labels_summary(run: Run, labels: pd.DataFrame, stale: int) -> dict:
 
 def _agreement(run: Run, labels: pd.DataFrame, judge: pd.DataFrame | None, n_boot: int,
                seed: int, level: float, stand_in: list[str]) -> dict:
-    from ragdash.analysis.run_tables import main_reference
+    from ragdash.run_spec import main_reference
 
     scored = labels[labels["score"].notna()]
     out: dict = {"n_boot": n_boot, "level": level,
@@ -218,16 +218,16 @@ def evaluate(run: Run, n_boot: int | None = None, seed: int | None = None,
     between labellers with the verdict, "ppi": the share correct per system and pooled}."""
     from ragdash.analysis.frames import order_systems
 
-    cfg, declared = run.config, CalibrationSpec.model_fields
-    n_boot = (cfg.calibration_n_boot or declared["n_boot"].default) if n_boot is None else n_boot
-    seed = (cfg.calibration_seed or declared["seed"].default) if seed is None else seed
+    spec = run_spec(run)
+    n_boot = spec.calibration.n_boot if n_boot is None else n_boot
+    seed = spec.calibration.seed if seed is None else seed
     answers = labelable(run)
     labels, stale = current_labels(run, answers)
     judge = judge_scores(run)
     summary = _labels_summary(run, labels, stale)
     sampled = in_sample(labels, read_sample(run))
     frame = answer_table(run, sampled, judge, answers)
-    order = order_systems(frame["system"].unique(), run.config.retrievers)
+    order = order_systems(frame["system"].unique(), spec.compared)
     ppi = share_table(frame, level, seed=seed, order=order)
     return {"labels": summary,
             "agreement": _agreement(run, labels, judge, n_boot, seed, level,
@@ -238,10 +238,8 @@ def evaluate(run: Run, n_boot: int | None = None, seed: int | None = None,
 
 
 def estimand(run: Run) -> str:
-    """The estimand the run's config names (calibration.estimand; "these answers")."""
-    from ragdash.calibration.survey import DEFAULT_ESTIMAND
-
-    return run.config.calibration_estimand or DEFAULT_ESTIMAND
+    """The estimand the run's config names (calibration.estimand)."""
+    return run_spec(run).calibration.estimand
 
 
 def _share_version() -> int:

@@ -10,7 +10,7 @@ from ragdash.rundir import Run
 
 def judge_scores(run: Run) -> pd.DataFrame | None:
     """(qid, system, judge) of the answers with a valid judge score, or None."""
-    from ragdash.analysis.run_tables import judgments
+    from ragdash.run_spec import judgments
 
     j = judgments(run)
     if j is None:

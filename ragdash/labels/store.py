@@ -73,7 +73,7 @@ def labelable(run: Run) -> pd.DataFrame:
     """The answers that can be labelled: one per (qid, system) at the run's generation budget,
     with a text and no generation error; columns qid, system, answer, answer_sha, sorted by
     (qid, system)."""
-    from ragdash.analysis.run_tables import answers
+    from ragdash.run_spec import answers
 
     a = answers(run)
     if a is None:
@@ -263,8 +263,8 @@ def _with_verdict(run: Run, population: pd.DataFrame) -> pd.DataFrame:
     """The population with judged5 (1: the judge gave 5; 0 otherwise; NaN without a judge), the
     strata of the `judge` and `neyman` rules, and `reference` ("contains a gold answer", NaN
     without reference metrics), the spread the `neyman` rule allocates by."""
-    from ragdash.analysis.run_tables import main_reference
     from ragdash.labels.judged import judge_scores
+    from ragdash.run_spec import main_reference
 
     judge = judge_scores(run)
     if judge is None:

@@ -89,7 +89,7 @@ def items_from_run(run: Run, cut: ContextCut, answers: pd.DataFrame | None = Non
     budgets = sorted({int(b) for b in answers["budget"].dropna()})
     cut_at = {}
     for b in budgets:
-        ctx = budget_contexts(run, cut.tokenizer, cut.mode, b)
+        ctx = budget_contexts(run, cut.tokenizer, cut.mode, b, answers["system"].unique())
         cut_at.update({(q, r, b): len(t) for q, r, t in ctx.itertuples(index=False)})
     items = []
     for a in answers.itertuples(index=False):

@@ -19,10 +19,9 @@ import pandas as pd
 
 from ragdash.redact import redact
 from ragdash.rundir.calibration import Calibration
-from ragdash.rundir.config import RunConfig
 from ragdash.rundir.files import FILES, MANIFEST, RunFile
 from ragdash.rundir.io import write_json, write_table
-from ragdash.rundir.manifest import ManifestError, RunFileError, migrated_config
+from ragdash.rundir.manifest import ManifestError, RunFileError
 from ragdash.rundir.reader import PLAIN, Reader
 from ragdash.rundir.records import StageRecord
 
@@ -120,11 +119,6 @@ class Run:
         naming the file and the reason when it cannot be read."""
         f = self.path / MANIFEST
         return self.reader.manifest(f) if self.reader.stamp(f) is not None else {}
-
-    @property
-    def config(self) -> RunConfig:
-        """The config the run keeps, migrated to today's shape (`manifest.migrated_config`)."""
-        return RunConfig.from_dict(migrated_config(self.manifest))
 
     def exists(self) -> bool:
         return self.reader.stamp(self.path / MANIFEST) is not None
@@ -230,39 +224,6 @@ class Run:
     def table(self, key: str) -> pd.DataFrame | None:
         """A table, or None when its stage has not run."""
         return self.read(key) if self.has(key) else None
-
-    @property
-    def score_method(self) -> str:
-        """The main Score_IR matching method: the config's scoring.method (ir_scores)."""
-        return self.config.scoring_method
-
-    def score_methods(self) -> list[str]:
-        """The Score_IR matching methods scored: the main one, then those of scoring.also
-        (ir_scores_also) in their order."""
-        also = self.table("ir_scores_also")
-        extra = list(dict.fromkeys(also["method"])) if also is not None else []
-        return list(dict.fromkeys([self.score_method, *extra]))
-
-    def ir_scores(self, method: str | None = None) -> pd.DataFrame:
-        """Score_IR by one matching method: None or scoring.method gives ir_scores; another
-        method scored by scoring.also gives its rows of ir_scores_also (without the method
-        column). ValueError naming the methods scored otherwise."""
-        if method is None or method == self.score_method:
-            return self.read("ir_scores")
-        methods = self.score_methods()
-        if method not in methods:
-            raise ValueError(f"run {self.path} has no Score_IR by '{method}' (scored: "
-                             f"{', '.join(methods)}; add it to scoring.also and re-score)")
-        also = self.read("ir_scores_also")
-        return also[also["method"] == method].drop(columns="method").reset_index(drop=True)
-
-    @property
-    def budgets(self) -> list[int]:
-        """The budgets N scored (those of ir_scores; else the config's)."""
-        ir = self.table("ir_scores")
-        if ir is not None:
-            return sorted(int(b) for b in ir["budget"].unique())
-        return sorted(self.config.budgets)
 
     # --- stages -------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ A context is the retrieved chunks' texts joined in rank order; C_N is its first 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 
@@ -27,12 +27,13 @@ IR_COLUMNS = ["qid", "retriever", "budget", "score", "part_scores", "context_tok
               "reached"]
 
 
-def contexts(run: Run, chunks: bool = False) -> pd.DataFrame:
+def contexts(run: Run, chunks: bool = False, compared: Iterable[str] = ()) -> pd.DataFrame:
     """One row per (qid, retriever): the retrieved context (chunk texts joined in rank order),
     with `chunks` also the list of those texts (what `context_token_ends` composes from).
 
-    Every question of the run gets a row for every retriever of its config: a question that
-    retrieved nothing has the empty context, which scores 0 at every budget. An imported
+    Every question of the run gets a row for every retriever that retrieved and every one of
+    `compared` (the run's, `RunSpec.compared`): a question that retrieved nothing has the empty
+    context, which scores 0 at every budget. An imported
     system (`ragdash.systems`) gets a row for each question its file has: it is scored on
     those."""
     from ragdash.systems.store import chunk_table, coverage
@@ -44,7 +45,7 @@ def contexts(run: Run, chunks: bool = False) -> pd.DataFrame:
     for key, cid in zip(zip(retrieved["retriever"].tolist(), retrieved["qid"].tolist(),
                             strict=True), retrieved["chunk_id"].tolist(), strict=True):
         lists.setdefault(key, []).append(texts[cid])
-    names = list(dict.fromkeys([*retrieved["retriever"], *run.config.retrievers]))
+    names = list(dict.fromkeys([*retrieved["retriever"], *compared]))
     qids = sorted(run.read("examples")["qid"].astype(str))
     has = coverage(run)
     keys = [(r, q) for r in names for q in qids if r not in has or q in has[r]]
@@ -74,10 +75,11 @@ class ContextCut:
     relevance_share: float = 1.0
 
 
-def budget_contexts(run: Run, tokenizer: str, mode: str, budget: int) -> pd.DataFrame:
+def budget_contexts(run: Run, tokenizer: str, mode: str, budget: int,
+                    compared: Iterable[str] = ()) -> pd.DataFrame:
     """C_N of every (qid, retriever) at one budget, cut as the score stage cuts: qid,
-    retriever, text."""
-    ctx = contexts(run, chunks=True)
+    retriever, text (`contexts`' rows)."""
+    ctx = contexts(run, chunks=True, compared=compared)
     if mode == "reference":
         texts = [reference_prefixes(c, [budget], tokenizer)[0][0] for c in ctx["context"]]
     else:  # one batched tokenisation of the distinct chunks

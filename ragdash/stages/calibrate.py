@@ -15,12 +15,13 @@ if TYPE_CHECKING:
 
 def run(ctx: StageContext) -> dict:
     from ragdash.calibration import calibrate, cross_validate
+    from ragdash.run_spec import ir_scores
 
     spec, out = ctx.spec, ctx.run
     c = spec.calibration
     budget = c.budget or spec.generation.budget
     scores = c.scores or spec.scoring.method
-    ir = out.ir_scores(scores)
+    ir = ir_scores(out, scores)
     judgments = out.read("judgments")
     result = calibrate(ir, judgments, budget=budget, per_retriever=c.per_retriever,
                        method=c.method, n_boot=c.n_boot, seed=c.seed)

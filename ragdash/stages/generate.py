@@ -55,7 +55,8 @@ def requests(run: Run, spec: RunSpec,
         if budget not in by_budget and contexts is not None:
             by_budget[budget] = dict(contexts(budget))
         elif budget not in by_budget:
-            ctx = budget_contexts(run, spec.tokenizer, spec.scoring.mode, budget)
+            ctx = budget_contexts(run, spec.tokenizer, spec.scoring.mode, budget,
+                                  spec.compared)
             by_budget[budget] = {(q, r): t for q, r, t in ctx.itertuples(index=False)}
         texts = by_budget[budget]
         out += [(q, retriever, budget, questions[q], texts[(q, retriever)]) for q in qids

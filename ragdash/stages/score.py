@@ -36,7 +36,7 @@ def run(ctx: StageContext) -> dict:
     spec, out = ctx.spec, ctx.run
     examples = out.read("examples")
     parts = {str(q): list(p) for q, p in zip(examples["qid"], examples["parts"], strict=True)}
-    ctx_ = contexts(out, chunks=True)
+    ctx_ = contexts(out, chunks=True, compared=spec.compared)
     ctx.progress("scoring contexts", 0, len(ctx_))
     s = spec.scoring
     batch = ctx_.assign(parts=[parts[q] for q in ctx_["qid"]])

@@ -1,6 +1,6 @@
 """The question browser across runs: a second run on the same dataset, its retrievers' columns
 beside the first run's, cut at the same N. Runs on another dataset are refused with the
-Compare runs page's message (`ragdash.analysis.leaderboard.NotComparable`)."""
+Compare runs page's message (`ragdash.view.leaderboard.NotComparable`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ragdash.analysis.leaderboard import NotComparable, compare_runs, dataset_of
 from ragdash.rundir import Run
 from ragdash.ui import state, widgets
+from ragdash.view.leaderboard import NotComparable, compare_runs, dataset_of
 
 KEY = "qb_run2"  # the second run's URL key
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ragdash import run_spec as saved
 from ragdash.constants import PROJECT_ROOT
 from ragdash.rundir import Memo, Run
 from ragdash.rundir.reader import CachedReader, json_at, manifest_at, table_at
@@ -60,12 +61,14 @@ def _all_runs() -> dict[str, Run]:
 def available_runs() -> dict[str, Run]:
     """{url key: Run} of the runs pages can show: `_all_runs` but those whose run.json cannot
     be read (`unreadable_runs`)."""
-    return {k: r for k, r in _all_runs().items() if r.problem() is None}
+    return {k: r for k, r in _all_runs().items() if saved.problem(r) is None}
 
 
 def unreadable_runs() -> dict[str, str]:
-    """{url key: why its run.json cannot be read} (file and reason), in `_all_runs`' order."""
-    return {k: problem for k, r in _all_runs().items() if (problem := r.problem()) is not None}
+    """{url key: why its run.json (or the config it keeps) cannot be read} (file and reason),
+    in `_all_runs`' order."""
+    return {k: problem for k, r in _all_runs().items()
+            if (problem := saved.problem(r)) is not None}
 
 
 def run_label(run: Run) -> str:
@@ -100,7 +103,7 @@ def select_run(container=None) -> Run | None:
                              format_func=lambda k: run_label(runs[k]),
                              help="The run directory every page shows: the demos first, then "
                                   f"the runs under {widgets.code(run_key(runs_root()))}.")
-    if text := runs[key].config.description:
+    if text := saved.run_spec(runs[key]).description:
         box.caption(widgets.md(text))
     return runs[key]
 

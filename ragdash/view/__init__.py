@@ -14,23 +14,25 @@ from typing import TypeVar
 
 import pandas as pd
 
+from ragdash import run_spec as saved
 from ragdash.analysis import (
     area,
     compare,
     curves,
     frames,
     judge_audit,
-    leaderboard,
     matching,
     reference,
-    run_tables,
     signals,
     system_means,
     truthfulness,
 )
 from ragdash.analysis.threshold_panel import ThresholdData, threshold_data
+from ragdash.config import RunSpec
 from ragdash.erag.summary import ERAGSummary, erag_cost, erag_summary
+from ragdash.run_spec import run_spec
 from ragdash.rundir import Memo, Reader, Run
+from ragdash.view import leaderboard
 
 F = TypeVar("F", bound=Callable)
 
@@ -74,9 +76,14 @@ class RunView:
         return RunView(self.run.path, reader, self.memo)
 
     @property
+    def spec(self) -> RunSpec:
+        """The specification the run was made with (`run_spec.run_spec`)."""
+        return run_spec(self.run)
+
+    @property
     def order(self) -> list[str]:
         """The retrievers in the run's configured order."""
-        return list(self.run.config.retrievers)
+        return self.spec.compared
 
     @property
     def retrievers(self) -> list[str]:
@@ -86,39 +93,44 @@ class RunView:
         return frames.order_systems(names, self.order)
 
     @property
-    def generation_budget(self) -> int | None:
-        return self.run.config.generation_budget
+    def budgets(self) -> list[int]:
+        """The budgets N scored (`run_spec.budgets`)."""
+        return saved.budgets(self.run)
+
+    @property
+    def generation_budget(self) -> int:
+        return self.spec.generation.budget
 
     @property
     def llm_backends(self) -> dict[str, str | None]:
         """The backend each LLM stage ran on ({"generation", "judging"}): the stage's own `llm`
         section's, else the run's `llm` (what the Build page priced)."""
-        cfg = self.run.config
-        return {stage: cfg.stage_backend(section)
-                for stage, section in (("generation", "generation"), ("judging", "judge"))}
+        spec = self.spec
+        return {stage: (section.llm or spec.llm).backend
+                for stage, section in (("generation", spec.generation), ("judging", spec.judge))}
 
     @kept()
     def score_methods(self) -> list[str]:
         """The Score_IR matching methods scored: scoring.method first, then scoring.also's."""
-        return self.run.score_methods()
+        return saved.score_methods(self.run)
 
     @kept()
     def ir_scores(self, method: str | None = None) -> pd.DataFrame:
         """Score_IR by one matching method (None: the run's scoring.method)."""
-        return self.run.ir_scores(method)
+        return saved.ir_scores(self.run, method)
 
     def answers(self) -> pd.DataFrame | None:
-        """answers.parquet, one row per (qid, system) (`analysis.run_tables.answers`)."""
-        return run_tables.answers(self.run)
+        """answers.parquet, one row per (qid, system) (`run_spec.answers`)."""
+        return saved.answers(self.run)
 
     def judgments(self) -> pd.DataFrame | None:
-        """judgments.parquet, one row per (qid, system) (`analysis.run_tables.judgments`)."""
-        return run_tables.judgments(self.run)
+        """judgments.parquet, one row per (qid, system) (`run_spec.judgments`)."""
+        return saved.judgments(self.run)
 
     def reference(self) -> pd.DataFrame | None:
-        """Every answer against the gold answers (`analysis.run_tables.reference`); None
+        """Every answer against the gold answers (`run_spec.reference`); None
         without answers."""
-        return run_tables.reference(self.run)
+        return saved.reference(self.run)
 
     @kept("Scoring truthfulness per system…")
     def truthfulness(self) -> tuple[pd.DataFrame, pd.DataFrame, str] | None:
@@ -130,7 +142,7 @@ class RunView:
         answers = self.answers()
         if answers is None or answers.empty:
             return None
-        rule = RefusalRule.from_config(self.run.config.judge_refusal)
+        rule = RefusalRule.from_config(self.spec.judge.refusal)
         refused = answers["answer"].map(lambda a: rule.match(a) is not None)
         classes = truthfulness.classify(
             answers, refused=refused, labels=self.run.table("labels"),
@@ -251,13 +263,13 @@ class RunView:
     def summary(self) -> pd.DataFrame:
         """Mean Score_IR per budget x retriever (the paper's Table 3.1), in display order."""
         return curves.summary_table(self.run.read("ir_scores"), self.order,
-                                    self.run.config.scoring_mode)
+                                    self.spec.scoring.mode)
 
     @kept("Computing confidence bands…")
     def bands(self, method: str | None = None) -> pd.DataFrame:
         """Mean Score_IR per (retriever, budget) with its band over questions, by one matching
         method (None: the run's scoring.method)."""
-        return curves.mean_curves(self.run.ir_scores(method))
+        return curves.mean_curves(saved.ir_scores(self.run, method))
 
     @kept("Comparing the areas under the curves…")
     def headline(self) -> area.Headline:
@@ -274,7 +286,7 @@ class RunView:
         """The threshold panel's data at `budget` (the stored fit when made at that budget on
         these scores: one fitted on another matching method's scores is refitted)."""
         cal = self.run.calibration()
-        if cal is not None and not cal.fits_on(self.run.score_method):
+        if cal is not None and not cal.fits_on(self.spec.scoring.method):
             cal = None
         return threshold_data(self.run.read("ir_scores"), self.judgments(), budget, self.order,
                               cal)
@@ -340,7 +352,7 @@ class RunView:
 
 class RunsView:
     """Read-only questions about several runs ({key: Run}, the Runs page's): their catalogue
-    and their comparison on the questions and budgets they share (`analysis.leaderboard`)."""
+    and their comparison on the questions and budgets they share (`view.leaderboard`)."""
 
     def __init__(self, runs: Mapping[str, Run], reader: Reader | None = None,
                  memo: Memo | None = None):
@@ -396,7 +408,7 @@ class RunsView:
         for k, run in comp.runs.items():
             frame, cols, reference, called = RunView(run).system_signals(budget)
             frame = frame[frame["qid"].astype(str).isin(qids)]
-            systems = frames.order_systems(frame["system"].unique(), run.config.retrievers)
+            systems = frames.order_systems(frame["system"].unique(), run_spec(run).compared)
             order += [leaderboard.entry_id(k, s) for s in systems]
             parts.append(frame.assign(system=k + leaderboard.SEP + frame["system"].astype(str)))
             names += [c for c in cols if c not in names]

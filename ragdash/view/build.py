@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from ragdash import run_spec as saved
 from ragdash.data.columns import describe as describe_columns
 from ragdash.rundir import Run, stage_table
 
@@ -97,16 +98,16 @@ def earlier_runs(runs: Sequence[Run], name: Callable[[str], str] = str
     run is listed with its reason, and can still be renamed or deleted."""
     rows, problems = [], {}
     for r in runs:
-        problems[str(r.path)] = problem = r.problem()
+        problems[str(r.path)] = problem = saved.problem(r)
         if problem:
             rows.append({"run": r.path.name, "stages": f"unreadable: {problem}"})
             continue
-        cfg, stages = r.config, r.stages()
+        spec, stages = saved.run_spec(r), r.stages()
         rows.append({
             "run": r.id, "updated": r.manifest.get("updated", ""),
             "questions": stages["ingest"].counts.get("examples") if "ingest" in stages else None,
-            "retrievers": ", ".join(name(x) for x in cfg.retrievers),
-            "chunker": cfg.chunker_method,
+            "retrievers": ", ".join(name(x) for x in spec.compared),
+            "chunker": spec.chunker.method,
             "stages": " ".join(f"{s} {mark}" for s, mark in
                                stage_table(stages.values())[["stage", "mark"]].values)})
     return pd.DataFrame(rows, columns=EARLIER_COLUMNS), problems

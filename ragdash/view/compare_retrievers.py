@@ -4,7 +4,7 @@ figures and sentences are tested without a browser. `name` renders a retriever's
 
     pairs = every_pair(view, chosen, n, name=label)
     detail = pair(view, a, b, n, name=label)
-    big = largest(detail, run_key, n, run.budgets)
+    big = largest(detail, run_key, n, view.budgets)
 """
 
 from __future__ import annotations

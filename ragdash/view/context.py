@@ -46,13 +46,13 @@ def cut_context(view: RunView, qid: str, retriever: str, budget: int,
     stored = (ir[(ir["qid"].astype(str) == qid) & (ir["retriever"] == retriever)]
               .set_index("budget") if ir is not None else pd.DataFrame())
     tokens = int(stored["context_tokens"].iloc[0]) if len(stored) else None
-    spec = run.config.tokenizer
+    spec = view.spec.tokenizer
     try:
         ends = tokenizer(spec).token_ends([context])[0]
         return Cut(chunks, context, cuts_from_ends(ends, [budget], len(context))[0], budget,
                    tokens)
     except Exception as exc:  # noqa: BLE001 (tokenizer unavailable here: nearest stored budget)
-        known = sorted(stored.index) or run.budgets
+        known = sorted(stored.index) or view.budgets
         near = max([b for b in known if b <= budget] or [min(known)])
         cut = int(stored.loc[near, "cut"]) if len(stored) else len(context)
         return Cut(chunks, context, cut, budget, tokens,

@@ -166,7 +166,7 @@ def facts(view, name: Callable[[str], str] = str) -> RunFacts:
     examples = run.table("examples")
     n_q = len(examples) if examples is not None else 0
     ev = cal.evidence
-    at_cal = view.thresholds(cal.budget) if cal.budget in run.budgets else None
+    at_cal = view.thresholds(cal.budget) if cal.budget in view.budgets else None
     if ev is None and at_cal is not None:  # a calibration written before it was stored
         ev = view.predictiveness(cal.budget)
     flat = degenerate(cal)

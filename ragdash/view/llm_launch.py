@@ -58,10 +58,10 @@ def launch_spec(base: dict, form: LaunchForm) -> RunSpec:
                         "budget": int(form.budget)}})
 
 
-def saved_rule(config: dict) -> RefusalRule:
-    """The refusal rule the run's saved config (`config`) judged with: the rule's widgets start
-    from it."""
-    return RefusalRule.from_config(config.get("judge", {}).get("refusal"))
+def saved_rule(spec: RunSpec) -> RefusalRule:
+    """The refusal rule the run (its specification, `spec`) judged with: the rule's widgets
+    start from it."""
+    return RefusalRule.from_config(spec.judge.refusal)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ragdash.analysis import curves, judging
 from ragdash.constants import PAPER_H, PAPER_K
+from ragdash.run_spec import run_spec
 from ragdash.view import RunView
 from ragdash.view.facts import HK, RunFacts, Share
 
@@ -86,8 +87,7 @@ def ci_text(d: dict) -> str:
 
 def overview(view: RunView, name: Callable[[str], str] = str) -> Overview:
     """The Overview of the run behind `view`."""
-    run = view.run
-    cfg = run.config
+    run, spec = view.run, view.spec
     examples, ir = run.table("examples"), run.table("ir_scores")
     judgments = run.table("judgments")
     order = view.retrievers
@@ -116,13 +116,13 @@ def overview(view: RunView, name: Callable[[str], str] = str) -> Overview:
         prediction=_prediction(view, cal, name) if cal is not None else None,
         no_calibration=no_calibration, has_scores=has_scores,
         curve_sentences=" ".join(view.facts(name).curve_sentences) if has_scores else "",
-        table=curves.summary_table(ir, order, cfg.scoring_mode) if has_scores else None,
-        paper_data="hotpot" in cfg.dataset_path.lower())
+        table=curves.summary_table(ir, order, spec.scoring.mode) if has_scores else None,
+        paper_data="hotpot" in (spec.dataset.path or "").lower())
 
 
 def _built_in(run) -> list[str]:
     """The run's built-in (and live) retrievers: those compared that are not imported."""
-    return [r for r in run.config.retrievers if r not in (run.manifest.get("systems") or {})]
+    return [r for r in run_spec(run).compared if r not in (run.manifest.get("systems") or {})]
 
 
 def imported_systems(run, name: Callable[[str], str] = str) -> list[str]:
@@ -157,18 +157,12 @@ def imported_systems(run, name: Callable[[str], str] = str) -> list[str]:
 
 
 def _facts(run) -> list[tuple[str, str]]:
-    cfg = run.config
-    ds, chunker, scoring = (cfg.section(s) for s in ("dataset", "chunker", "scoring"))
+    spec = run_spec(run)
     out = [("created", str(run.manifest.get("created", "—")))]
-    if ds.get("path"):
-        out.append(("dataset", Path(str(ds["path"])).name))
-    if chunker:
-        out.append(("chunker", str(chunker.get("method"))))
-    if cfg.sections.get("tokenizer"):
-        out.append(("tokenizer", cfg.tokenizer))
-    if scoring:
-        out.append(("Score_IR", f"{scoring.get('method')} ({cfg.scoring_mode})"))
-    return out
+    if spec.dataset.path:
+        out.append(("dataset", Path(spec.dataset.path).name))
+    return [*out, ("chunker", spec.chunker.method), ("tokenizer", spec.tokenizer),
+            ("Score_IR", f"{spec.scoring.method} ({spec.scoring.mode})")]
 
 
 def _headline_tiles(view: RunView, examples, judgments, ir, order: list[str],
@@ -198,9 +192,8 @@ def _headline_tiles(view: RunView, examples, judgments, ir, order: list[str],
 
 def _prediction(view: RunView, cal, name: Callable[[str], str]) -> Prediction:
     """The section's tiles and sentences, each one of the run's facts (`RunView.facts`)."""
-    run = view.run
     f = view.facts(name)
-    fit_on = cal.scores or run.config.scoring_method
+    fit_on = cal.scores or view.spec.scoring.method
     basis = None if f.basis is None else f"Every figure in this section rests on the {f.basis}."
     tiles = _share_tiles(f)
     if f.avoided is not None:  # what estimating saves, only where it estimates

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ragdash.analysis import compare, sentences
-from ragdash.analysis.leaderboard import split_entry
+from ragdash.view.leaderboard import split_entry
 from ragdash.view.links import BrowserLink, LargestDifferences, browser_link, with_links
 from ragdash.view.overview import Tile
 

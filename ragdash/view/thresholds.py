@@ -66,7 +66,7 @@ def start(view: RunView) -> Start:
     """The budget the panel opens at and the fitted (else the paper's) h and k there."""
     from ragdash.analysis import frames
 
-    budgets = view.run.budgets
+    budgets = view.budgets
     cal = view.run.calibration()
     n = cal.budget if cal is not None and cal.budget in budgets else \
         frames.default_budget(budgets)
@@ -183,7 +183,7 @@ def no_estimate(view: RunView, data: ThresholdData, n: int, k: float,
 
     cal = view.run.calibration()
     if cal is not None and cal.budget == n and round(float(cal.k), 3) == round(k, 3) and \
-            cal.fits_on(view.run.score_method):
+            cal.fits_on(view.spec.scoring.method):
         return view.facts(name).hk_reason
     return no_estimate_at(data.pairs["ir"], data.pairs["judge"], k)
 

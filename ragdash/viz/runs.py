@@ -1,6 +1,6 @@
 """Figures of several runs side by side (plain plotly, no streamlit): how each (run, retriever)
 entry is drawn, and the leaderboard as a ranked dot plot with intervals. They take the frames
-of `ragdash.analysis.leaderboard`; the overlaid curves, the pair scatter and the difference
+of `ragdash.view.leaderboard`; the overlaid curves, the pair scatter and the difference
 curves are `ragdash.viz.retrieval`'s, drawn with `looks`."""
 
 from __future__ import annotations

@@ -65,6 +65,7 @@ def _cards(run_key: str, windows: bool) -> tuple[str, list]:
 
 
 def test_the_browsers_cards_show_the_closest_sentence_beside_the_exact_match(para_run):
+    from ragdash.run_spec import run_spec
     from ragdash.rundir import Run
     from ragdash.ui.evidence import semantic_legend
     from ragdash.view import RunView
@@ -79,7 +80,7 @@ def test_the_browsers_cards_show_the_closest_sentence_beside_the_exact_match(par
     cos = float(re.search(r'class="rd-semtag"[^>]*>[^<]*cos (\d\.\d\d)', cards).group(1))
     assert 0.5 < cos < 1
     cut = cut_context(RunView(run), "p05", "bm25", 80)
-    scored = cut_score([ITEMS[5].paraphrase], cut.context, cut.cut, run.config.scoring_method,
+    scored = cut_score([ITEMS[5].paraphrase], cut.context, cut.cut, run_spec(run).scoring.method,
                        sem)
     assert scored.semantic is not None  # the page heads the legend "Semantic Score_IR …"
     assert f"cosine {cos:.2f}" in semantic_legend(sem)

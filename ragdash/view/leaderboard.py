@@ -23,6 +23,7 @@ import pandas as pd
 from ragdash.analysis import compare, curves, frames, sentences
 from ragdash.analysis.area import curve_area
 from ragdash.constants import label
+from ragdash.run_spec import run_spec
 from ragdash.rundir import Run
 
 SEP = "::"
@@ -69,7 +70,7 @@ def dataset_of(run: Run) -> Dataset:
     """The dataset of a run: the ingest stage's `source`, else the config's path (runs made
     before input hashes were recorded)."""
     src = run.manifest.get("source") or {}
-    path = str(src.get("dataset") or run.config.dataset_path)
+    path = str(src.get("dataset") or run_spec(run).dataset.path or "")
     return Dataset(Path(path).name or "(unknown)", path, src.get("sha256"),
                    src.get("corpus_sha256"))
 
@@ -115,14 +116,13 @@ def describe(run: Run, key: str | None = None) -> dict:
     (chunker, retrievers and their parameters, budgets, tokenizer, scoring; the values a sweep
     varied), which stages ran, the share judged correct (calibration.json), its size on
     disk."""
-    m, cfg = run.manifest, run.config
+    m, spec = run.manifest, run_spec(run)
     ds = dataset_of(run)
     stages = run.stages()
 
     def done(s: str) -> bool:
         return s in stages and stages[s].done
 
-    chunker, retrievers = cfg.section("chunker"), cfg.section("retrievers")
     cal = run.calibration()
     shares = (cal.shares if cal is not None else None) or {}
     return {
@@ -132,13 +132,13 @@ def describe(run: Run, key: str | None = None) -> dict:
         "dataset": ds.name, "sha256": ds.short,
         "dataset_key": ds.key,
         "questions": stages["ingest"].counts.get("examples") if "ingest" in stages else None,
-        "chunker": cfg.chunker_method or "",
-        "chunker_params": _params_text(chunker.get("params")),
-        "retrievers": ", ".join(cfg.retrievers),
-        "retriever_params": _params_text(retrievers.get("params"))
-        or f"preset {retrievers.get('preset') or 'none'}",
-        "budgets": budgets_text(cfg.budgets), "tokenizer": cfg.tokenizer,
-        "scoring": f"{cfg.scoring_method}, {cfg.scoring_mode}",
+        "chunker": spec.chunker.method or "",
+        "chunker_params": _params_text(spec.chunker.params),
+        "retrievers": ", ".join(spec.compared),
+        "retriever_params": _params_text(spec.retrievers.params)
+        or f"preset {spec.retrievers.preset or 'none'}",
+        "budgets": budgets_text(spec.budgets), "tokenizer": spec.tokenizer,
+        "scoring": f"{spec.scoring.method}, {spec.scoring.mode}",
         "scored": done("score"),
         "llm": ", ".join(s for s in ("generate", "judge", "calibrate") if done(s)) or "no",
         "judged_correct": (shares.get("actual") or {}).get("pct"),
@@ -269,11 +269,11 @@ def compare_runs(runs: Mapping[str, Run],
     if no_hash:
         notes.append(f"{', '.join(no_hash)} recorded no dataset hash (an older or synthetic "
                      "run): matched by the dataset's path only.")
-    configs = {k: r.config for k, r in runs.items()}
+    configs = {k: run_spec(r) for k, r in runs.items()}
     for what, of in (("tokenizers", lambda c: c.tokenizer),
                      ("scoring settings",
-                      lambda c: f"{c.scoring_method}, {c.scoring_mode}, "
-                                f"share {c.relevance_share}")):
+                      lambda c: f"{c.scoring.method}, {c.scoring.mode}, "
+                                f"share {c.scoring.relevance_share}")):
         if note := _settings_note(what, {names[k]: of(c) for k, c in configs.items()}):
             notes.append(note)
 
@@ -281,7 +281,7 @@ def compare_runs(runs: Mapping[str, Run],
     keep = sorted(shared)
     for k, t in tables.items():
         t = t[t["qid"].isin(shared) & t["budget"].isin(budgets)]
-        for r in frames.order_systems(t["retriever"].unique(), configs[k].retrievers):
+        for r in frames.order_systems(t["retriever"].unique(), configs[k].compared):
             entries.append({"entry": entry_id(k, r), "run": k, "retriever": r})
         cols = [c for c in ("qid", "retriever", "budget", "score", "context_tokens")
                 if c in t.columns]
@@ -314,7 +314,7 @@ def bands(comp: Comparison, level: float = 0.95) -> pd.DataFrame:
 
 def _judged(run: Run, qids: set[str]) -> pd.DataFrame:
     """Per system: share judged 5 on `qids` (valid judgments only) and how many."""
-    j = frames.primary(run.table("judgments"), run.config.generation_budget)
+    j = frames.primary(run.table("judgments"), run_spec(run).generation.budget)
     if j is None or j.empty:
         return pd.DataFrame(columns=["retriever", "judged_correct", "judged_n"])
     j = j[j["qid"].astype(str).isin(qids)].dropna(subset=["score"])
@@ -346,7 +346,7 @@ def _cost(run: Run, qids: set[str]) -> pd.DataFrame:
     """Per system: generation tokens (in + out) and their cost in USD on `qids`."""
     from ragdash.llm.cost import actual_cost
 
-    a = frames.primary(run.table("answers"), run.config.generation_budget)
+    a = frames.primary(run.table("answers"), run_spec(run).generation.budget)
     cols = ["retriever", "llm_tokens", "cost_usd"]
     if a is None or a.empty:
         return pd.DataFrame(columns=cols)
