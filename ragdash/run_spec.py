@@ -14,6 +14,8 @@ memo follow every file read; the run view (`ragdash.view.RunView`) and the label
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 
 import pandas as pd
@@ -23,6 +25,7 @@ from ragdash.analysis.frames import primary
 from ragdash.config import ConfigError, RunSpec
 from ragdash.rundir import MANIFEST, Run
 from ragdash.rundir.manifest import ManifestError, migrated_config
+from ragdash.rundir.reader import Stamp
 
 
 @lru_cache(maxsize=256)
@@ -30,15 +33,33 @@ def _spec(config_json: str) -> RunSpec:
     return RunSpec.from_config(json.loads(config_json), saved=True)
 
 
+_SEEN: OrderedDict[tuple[str, Stamp], RunSpec] = OrderedDict()
+"""The specification of each run.json as it was at a stamp (the latest 256): a page asks for
+it many times a rerun, and a rewritten run.json (a new file: `rundir.io`) has a new stamp."""
+_LOCK = threading.Lock()  # the dashboard's sessions are threads of one server
+
+
 def run_spec(run: Run) -> RunSpec:
     """The specification `run` was made with (read-only: it is frozen); ManifestError naming
     its run.json and the first invalid key when its config does not read as one."""
+    stamp = run.reader.stamp(run.path / MANIFEST)
+    key = (str(run.path), stamp)
+    with _LOCK:
+        if stamp is not None and (seen := _SEEN.get(key)) is not None:
+            _SEEN.move_to_end(key)
+            return seen
     cfg = migrated_config(run.manifest)
     try:
-        return _spec(json.dumps(cfg, default=str))  # in its order: `systems` keeps it
+        spec = _spec(json.dumps(cfg, default=str))  # in its order: `systems` keeps it
     except ConfigError as exc:
         reason = f"cannot be read: config: {exc}"
         raise ManifestError(f"{run.path / MANIFEST} {reason}", f"{MANIFEST} {reason}") from None
+    if stamp is not None:
+        with _LOCK:
+            _SEEN[key] = spec
+            if len(_SEEN) > 256:
+                _SEEN.popitem(last=False)
+    return spec
 
 
 def problem(run: Run) -> str | None:

@@ -163,11 +163,11 @@ def test_the_watch_sees_a_file_read_behind_the_readers_back(built, watched):
     """The invariant test can fail: a computation that reads labels.parquet's bytes directly
     is caught."""
     memo = Memo()
-    memo.get("direct", lambda reader: Run(built.path, reader).config and
+    memo.get("direct", lambda reader: Run(built.path, reader).manifest and
              built.file("manifest").read_bytes())
     assert not watched
     _label(built, 1)
-    memo.get("behind", lambda reader: Run(built.path, reader).config and
+    memo.get("behind", lambda reader: Run(built.path, reader).manifest and
              built.file("labels").read_bytes())
     assert [(k, [p.name for p in files]) for k, files in watched] == [
         ("behind", ["labels.parquet"])]
