@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import pytest
 from fakes.llm_server import FakeLLMServer
 from helpers import (
+    choose,
     expect_chosen,
     expect_metric,
     goto,
@@ -24,6 +26,8 @@ from helpers import (
     upload,
 )
 from playwright.sync_api import expect
+
+from ragdash.evidence.review import REVIEWED_MARK
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -58,15 +62,12 @@ def _files(tmp_path, moon: bool = False, note: str = ""):
 
 
 def _pick_question(pg, qid: str) -> None:
-    box = pg.locator('[data-testid="stSelectbox"]').filter(has_text="Question to review")
-    box.click()
-    pg.keyboard.type(qid)
-    pg.keyboard.press("Enter")
-    expect_chosen(box, qid)
+    # chosen from the open list, reopened when a rerun redraws it (typing the id raced one)
+    text = choose(pg, "Question to review",
+                  re.compile(rf"^(?:{re.escape(REVIEWED_MARK)} )?{re.escape(qid)} · "))
     # the rerun that draws this question's card and radio may start after `settle` returns:
     # wait for its question text, so a decision never lands on the previous question's radio
-    question = box.locator("input").input_value().split(" · ", 1)[-1]
-    expect(pg.locator(".ev-q").first).to_contain_text(question[:60])
+    expect(pg.locator(".ev-q").first).to_contain_text(text.split(" · ", 1)[-1][:60])
     settle(pg)
 
 
