@@ -103,3 +103,38 @@ def test_the_data_page_estimate_is_the_calls_the_finder_sends(tmp_path, monkeypa
         assert len(srv.chat_requests()) == 2
         again = evidence_estimate(loaded, llm, tmp_path / "runs")
     assert again.startswith("fake-model: 0 calls") and "2 more calls answered" in again, again
+
+
+def test_the_data_page_estimate_of_a_large_upload_runs_on_a_sample_and_says_so(tmp_path,
+                                                                              monkeypatch):
+    """The estimate runs the finder in the dashboard's server: a larger upload than
+    `ESTIMATE_SAMPLE` questions is estimated on a seeded sample of them and scaled up (the
+    finder itself runs as a job). Each question here makes one call: the scaled estimate is
+    the whole's."""
+    from ragdash.data import load_dataset
+    from ragdash.evidence import finder
+    from ragdash.view import data
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    qa, corpus = _files(tmp_path)
+    with open(qa, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "question", "answer"])
+        for i in range(12):  # an answer in other words each: one call each
+            w.writerow([f"y{i}", f"When did the first man walk on the moon ({i})?",
+                        "the summer of 1969"])
+    loaded = load_dataset(str(qa), "auto", corpus=str(corpus))
+    seen: list[int] = []
+    run_finder = finder.call_plan
+    monkeypatch.setattr(finder, "call_plan", lambda examples, *a, **k: (
+        seen.append(len(examples)), run_finder(examples, *a, **k))[1])
+    with FakeLLMServer(default=lambda body: Reply(text=MOON)) as srv:
+        llm = {"backend": "openai", "model": "fake-model", "base_url": srv.openai_url}
+        whole = data.evidence_estimate(loaded, llm, tmp_path / "runs")
+        sampled = data.evidence_estimate(loaded, llm, tmp_path / "runs", sample=4)
+        assert srv.chat_requests() == []
+    assert seen == [12, 4]  # the finder ran on 4 questions, not 12
+    assert whole.startswith("fake-model: 12 calls"), whole
+    assert sampled.startswith("about fake-model: 12 calls"), sampled
+    assert "the finder run on 4 of the 12 questions, drawn at random, and scaled up" in sampled
+    assert data.evidence_estimate(loaded, llm, tmp_path / "runs", sample=4) == sampled  # seeded

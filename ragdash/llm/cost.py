@@ -12,7 +12,7 @@ import json
 import math
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +126,15 @@ class Estimate:
             return "time unknown (no call of this model measured yet)"
         why = f" ({self.time_source})" if self.time_source else ""
         return f"{duration(self.seconds)} at {self.rate_per_min:,.1f} calls/min{why}"
+
+    def scaled(self, factor: float) -> Estimate:
+        """The estimate of `factor` times as many calls of the same sizes (one measured on a
+        sample, for the whole)."""
+        return replace(self, calls=round(self.calls * factor),
+                       tokens_in=round(self.tokens_in * factor),
+                       tokens_out=round(self.tokens_out * factor),
+                       usd=None if self.usd is None else self.usd * factor,
+                       seconds=None if self.seconds is None else self.seconds * factor)
 
     def __str__(self) -> str:
         money = "price unknown" if self.usd is None else f"${self.usd:,.2f}"

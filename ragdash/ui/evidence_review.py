@@ -33,7 +33,7 @@ from ragdash.llm.settings import LLMSettings
 from ragdash.rundir.lock import RunLocked
 from ragdash.ui import evidence as marks
 from ragdash.ui import jobs, widgets
-from ragdash.view.data import evidence_estimate
+from ragdash.view.data import ESTIMATE_SAMPLE, evidence_estimate
 
 FOUND, DECISIONS, SAVED = "data_evidence", "data_evidence_decisions", "data_evidence_saved"
 SAVED_WITH = "data_evidence_saved_decisions"
@@ -311,7 +311,9 @@ def _estimate(dataset: Dataset, sig: tuple, llm_cfg: Mapping[str, Any], root: Pa
     asked = (sig, tuple(sorted(llm_cfg.items())))
     if st.button("Estimate the LLM's calls", key="ev_estimate",
                  help="Runs the finder on this server with nothing sent to the LLM (MiniLM "
-                      "loads once): how many calls the option would make, and their cost"):
+                      f"loads once; on {ESTIMATE_SAMPLE} questions drawn at random when there "
+                      "are more, scaled up): how many calls the option would make, and their "
+                      "cost"):
         try:
             with st.spinner("Finding the calls the LLM would get…"):
                 st.session_state[ESTIMATE] = (asked, evidence_estimate(dataset, llm_cfg, root))

@@ -8,6 +8,7 @@ without a browser.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -61,11 +62,19 @@ def preview(examples: pd.DataFrame, rows: int = 200) -> pd.DataFrame:
     return head.assign(parts=head["parts"].map(lambda ps: PART_SEPARATOR.join(map(str, ps))))
 
 
-def evidence_estimate(loaded: Dataset, llm: Mapping[str, Any], runs_root: str | Path) -> str:
+ESTIMATE_SAMPLE = 200
+"""The most questions the Data page's estimate runs the evidence finder on in the server: a
+larger upload is estimated on a seeded sample of them, its calls scaled to the whole (finding
+the evidence itself runs as a job, `ragdash.evidence.task`)."""
+
+
+def evidence_estimate(loaded: Dataset, llm: Mapping[str, Any], runs_root: str | Path,
+                      sample: int = ESTIMATE_SAMPLE) -> str:
     """What "Also ask an LLM" would send for `loaded` (the finder run with nothing sent,
     `evidence.finder.call_plan`: quotes, and which sentences support an answer in other
     words), priced with `llm` (an `llm` config section); those the runs root's reply cache
-    answers are left out and said. ValueError for a bad LLM setting."""
+    answers are left out and said. Over `sample` questions, the finder runs on a seeded sample
+    of `sample` and the estimate is scaled up, as it says. ValueError for a bad LLM setting."""
     from ragdash.embeddings import configured
     from ragdash.evidence.finder import call_plan
     from ragdash.evidence.settings import EvidenceSettings
@@ -75,8 +84,17 @@ def evidence_estimate(loaded: Dataset, llm: Mapping[str, Any], runs_root: str | 
 
     settings = LLMSettings.from_config(dict(llm))
     root = RunsRoot(runs_root)
+    examples, n = loaded.examples, len(loaded.examples)
+    if n > sample:
+        examples = [examples[i] for i in sorted(random.Random(0).sample(range(n), sample))]
     with configured(root.path):
-        plan = call_plan(loaded.examples, loaded.documents, EvidenceSettings(llm=True), settings)
+        plan = call_plan(examples, loaded.documents, EvidenceSettings(llm=True), settings)
     est, cached = plan.price(settings, root)
-    return f"{est}" + (f" ({answered_note('evidence', cached)})" if cached else "")
+    if len(examples) == n:
+        return f"{est}" + (f" ({answered_note('evidence', cached)})" if cached else "")
+    factor = n / len(examples)
+    cached = round(cached * factor)
+    return (f"about {est.scaled(factor)} (the finder run on {len(examples):,} of the {n:,} "
+            f"questions, drawn at random, and scaled up"
+            + (f"; {answered_note('evidence', cached)}" if cached else "") + ")")
 
