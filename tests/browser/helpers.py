@@ -199,6 +199,22 @@ def choose(pg: Page, label: str, option: str | re.Pattern, exact: bool = False) 
     return text
 
 
+def open_until(pg: Page, header: str, shown: Locator) -> None:
+    """Click `header` (an expander's or a button's text) until `shown` appears: a click that
+    lands while the page reruns can be lost with the element it hit (3 tries)."""
+    for attempt in range(3):
+        settle(pg)
+        if shown.count():
+            return
+        pg.get_by_text(header).click()
+        try:
+            expect(shown).not_to_have_count(0, timeout=20_000)
+            return
+        except AssertionError:
+            if attempt == 2:
+                raise
+
+
 def pick_no_chunker(pg: Page) -> None:
     """On the Build page: choose the chunker `none` (documents as chunks: a fast build)."""
     choose(pg, "Chunker", re.compile(r"^none"))

@@ -272,11 +272,7 @@ def test_the_llm_quotes_evidence_for_an_answer_in_other_words(server, page, tmp_
     goto(page, server, "data")
     upload(page, qa, corpus)
     page.get_by_text("Also ask an LLM which sentences support").click()
-    box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Backend")
-    box.click()
-    page.keyboard.type("openai")
-    page.keyboard.press("Enter")
-    expect_chosen(box, "openai")
+    choose(page, "Backend", "openai", exact=True)
     with FakeLLMServer(default=MOON) as llm:
         page.get_by_label("Model (empty: the backend's default)").fill("fake-model")
         page.get_by_label("Base URL (empty: default)").fill(llm.openai_url)

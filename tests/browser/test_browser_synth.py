@@ -11,7 +11,7 @@ import json
 import pytest
 from fakes.llm_server import FakeLLMServer
 from fixtures.synth import TEXTS, reply_json, scripted
-from helpers import expect_chosen, goto, new_files, no_exception, settle, shot
+from helpers import choose, goto, new_files, no_exception, open_until, settle, shot
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -19,15 +19,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 def _metric(pg, label: str) -> str:
     return pg.locator('[data-testid="stMetric"]').filter(has_text=label).first.inner_text()
-
-
-def _pick(pg, label: str, value: str) -> None:
-    box = pg.locator('[data-testid="stSelectbox"]').filter(has_text=label)
-    box.click()
-    pg.keyboard.type(value)
-    pg.keyboard.press("Enter")
-    expect_chosen(box, value)
-    settle(pg)
 
 
 def test_generate_questions_from_a_corpus(server, page, tmp_path):
@@ -44,9 +35,8 @@ def test_generate_questions_from_a_corpus(server, page, tmp_path):
     expect(page.get_by_text("uploaded without a dataset", exact=False)).not_to_have_count(0)
     settle(page)
     assert "Nothing uploaded" not in page.inner_text("body")
-    page.get_by_text("Generate questions from the corpus").click()
-    expect(page.locator('[data-testid="stMetric"]').filter(has_text="LLM calls (estimate)")
-           ).not_to_have_count(0)
+    open_until(page, "Generate questions from the corpus",
+               page.locator('[data-testid="stMetric"]').filter(has_text="LLM calls (estimate)"))
     settle(page)
     no_exception(page, "panel opened")
     calls = _metric(page, "LLM calls (estimate)")
@@ -57,7 +47,7 @@ def test_generate_questions_from_a_corpus(server, page, tmp_path):
     with FakeLLMServer(default=scripted(
             louvre=reply_json("When was the Louvre built?", "1850", "Napoleon built it in 1850."),
             rhine="I cannot help with that.")) as llm:
-        _pick(page, "Backend", "openai")
+        choose(page, "Backend", "openai", exact=True)
         # a model name of this attempt's own: the shared runs root's reply cache holds the
         # replies of an earlier attempt (a rerun), which would answer without a request
         page.get_by_label("Model (empty: the backend's default)").fill(
