@@ -30,6 +30,8 @@ from ragdash.rundir.reader import Stamp
 
 @lru_cache(maxsize=256)
 def _spec(config_json: str) -> RunSpec:
+    """A config validated once: a job rewrites run.json on every progress step with the same
+    config (a new stamp for `_SEEN`, not a new specification)."""
     return RunSpec.from_config(json.loads(config_json), saved=True)
 
 

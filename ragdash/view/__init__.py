@@ -30,7 +30,6 @@ from ragdash.analysis import (
 from ragdash.analysis.threshold_panel import ThresholdData, threshold_data
 from ragdash.config import RunSpec
 from ragdash.erag.summary import ERAGSummary, erag_cost, erag_summary
-from ragdash.run_spec import run_spec
 from ragdash.rundir import Memo, Reader, Run
 from ragdash.view import leaderboard
 
@@ -78,7 +77,7 @@ class RunView:
     @property
     def spec(self) -> RunSpec:
         """The specification the run was made with (`run_spec.run_spec`)."""
-        return run_spec(self.run)
+        return saved.run_spec(self.run)
 
     @property
     def order(self) -> list[str]:
@@ -408,7 +407,7 @@ class RunsView:
         for k, run in comp.runs.items():
             frame, cols, reference, called = RunView(run).system_signals(budget)
             frame = frame[frame["qid"].astype(str).isin(qids)]
-            systems = frames.order_systems(frame["system"].unique(), run_spec(run).compared)
+            systems = frames.order_systems(frame["system"].unique(), saved.run_spec(run).compared)
             order += [leaderboard.entry_id(k, s) for s in systems]
             parts.append(frame.assign(system=k + leaderboard.SEP + frame["system"].astype(str)))
             names += [c for c in cols if c not in names]
