@@ -186,12 +186,16 @@ def test_a_bad_run_cannot_be_renamed_but_can_be_deleted(tmp_path):
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
     """A demo run and, under the runs root, a good run beside a run of each bad kind of the
-    issue (a list, 100,000 levels, stages "x", 200 MB, config [1, 2], spec_version 999)."""
+    issue (a list, 100,000 levels, stages "x", 200 MB, config [1, 2], spec_version 999), and
+    one whose config no longer reads as a specification (a retriever that does not exist)."""
     base = tmp_path_factory.mktemp("round5-runs")
     demo = make_run(base / "demo", n_questions=8, seed=3)
     make_run(base / "runs" / "good", n_questions=8, seed=4)
     for name in ("list", "deep", "stages-text", "huge", "config-list", "version-999"):
         write_bad(base / "runs" / f"bad-{name}", name)
+    (base / "runs" / "bad-spec").mkdir()
+    (base / "runs" / "bad-spec" / MANIFEST).write_text(
+        '{"config": {"retrievers": {"use": ["nope"]}}, "spec_version": 1}')
     old = {k: os.environ.get(k) for k in ("RAGDASH_DEMO_RUN", "RAGDASH_RUNS_ROOT")}
     os.environ["RAGDASH_DEMO_RUN"] = str(demo)
     os.environ["RAGDASH_RUNS_ROOT"] = str(base / "runs")
@@ -207,7 +211,7 @@ def _listed(at) -> str:
     """What the sidebar says about the runs that cannot be read."""
     boxes = [e for e in at.sidebar.expander if "cannot be read" in e.label]
     assert len(boxes) == 1, [e.label for e in at.sidebar.expander]
-    assert boxes[0].label == "6 runs cannot be read"
+    assert boxes[0].label == "7 runs cannot be read"
     return "\n".join(m.value for m in boxes[0].markdown)
 
 
@@ -217,7 +221,8 @@ def test_every_page_renders_beside_bad_runs_and_lists_them(root, page):
     listed = _listed(at).replace("\\", "")
     for name, why in (("list", "the top level is a list"), ("deep", "nests deeper"),
                       ("stages-text", 'stages is "x"'), ("huge", "200.0 MiB"),
-                      ("config-list", "config is a list"), ("version-999", "spec_version 999")):
+                      ("config-list", "config is a list"), ("version-999", "spec_version 999"),
+                      ("spec", "retrievers.use: unknown ['nope']")):
         assert f"bad-{name}" in listed and why in listed, (name, listed)
     picker = at.sidebar.selectbox(key="run")
     assert not any("bad-" in str(o) for o in picker.options)  # offered to no page
@@ -226,7 +231,8 @@ def test_every_page_renders_beside_bad_runs_and_lists_them(root, page):
                      and d.value["stages"].astype(str).str.startswith("unreadable:").any())
         bad = table[table["stages"].astype(str).str.startswith("unreadable:")]
         assert set(bad["run"]) == {f"bad-{n}" for n in ("list", "deep", "stages-text", "huge",
-                                                        "config-list", "version-999")}
+                                                        "config-list", "version-999",
+                                                        "spec")}
         assert (table["run"] == "good").any()
 
 
