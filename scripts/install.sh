@@ -12,7 +12,10 @@ pip_install() {
   if [ -x "$uv" ]; then
     local opts=() links constraints entry
     links=${PIP_FIND_LINKS:-$("$py" -m pip config get global.find-links 2>/dev/null || true)}
-    for entry in $links; do opts+=(--find-links "$entry"); done
+    for entry in $links; do  # a missing folder, which pip skips with a warning, stops uv
+      local path=${entry#file://}
+      if [[ "$path" == *://* ]] || [ -e "$path" ]; then opts+=(--find-links "$entry"); fi
+    done
     constraints=${PIP_CONSTRAINT:-$("$py" -m pip config get global.constraint 2>/dev/null || true)}
     for entry in $constraints; do [ -f "$entry" ] && opts+=(--constraint "$entry"); done
     if "$uv" pip install -q --python "$py" "${opts[@]}" "$@"; then
