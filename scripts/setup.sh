@@ -7,8 +7,7 @@ PYTHON=${PYTHON:-python3}
 
 if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv"
-  "$PYTHON" -m venv .venv
-  .venv/bin/pip install -q --upgrade pip
+  "$PYTHON" -m venv .venv  # its own pip is enough: uv installs the packages
 fi
 
 # Packages go in with uv (scripts/install.sh): the same resolution as pip from the same sources,
@@ -31,11 +30,14 @@ fi
 .venv/bin/python -m compileall -q ragdash app_pages app.py >/dev/null
 
 # The scoring kernels compiled once into numba's on-disk cache (ragdash/scoring/__pycache__):
-# every later process loads them instead of compiling them (about 7 CPU-s each).
-.venv/bin/python -c "from ragdash.scoring import warm; warm()"
+# every later process loads them instead of compiling them (about 7 CPU-s each). On the second
+# core while the local LLMs are set up: both take about 7 s on a clean clone.
+.venv/bin/python -c "from ragdash.scoring import warm; warm()" &
+warming=$!
 
 # The local LLM (llama.cpp server + Qwen2.5 0.5B GGUF): built once, about 4 minutes.
 if [ -f scripts/build_local_llm.sh ]; then
   bash scripts/build_local_llm.sh .venv/bin/python
 fi
+wait "$warming"  # its failure fails the setup
 echo "[setup] ready"
