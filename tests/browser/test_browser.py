@@ -1,8 +1,9 @@
 """The dashboard in a real browser (tests/browser/conftest.py: the shared server, pointed at a
 synthetic run, and Chromium): visits every page, and on the way follows the Compare page's link
-into the question browser and back, drags the k slider, uploads a tiny dataset and builds a run
-from it (BM25, no chunking); opens a question; shows the two bundled demos. Eight sessions at
-once: test_browser_sessions.py. Screenshots go to test-artifacts/screenshots/."""
+into the question browser and back, drags the k slider; opens a question; shows the two bundled
+demos. Uploading a dataset, building a run from it and opening it: test_browser_path.py (CSV with
+an invalid record) and test_browser_systems.py (JSONL beside a system); eight sessions at once:
+test_browser_sessions.py. Screenshots go to test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
@@ -16,14 +17,10 @@ from helpers import (
     SHOTS,
     expect_chosen,
     goto,
-    name_run,
     no_exception,
     open_from_sidebar,
-    pick_no_chunker,
     settle,
     shot,
-    upload,
-    wait_built,
 )
 from playwright.sync_api import expect
 
@@ -31,19 +28,16 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PAGES = ("overview", "retrieval", "browser", "compare", "llm", "thresholds", "report", "data",
          "build")
-# the order the tour opens them in: Data last, where the upload leads on to Build
-TOUR = (*(p for p in PAGES if p != "data"), "data")
 
 
-def test_every_page(server, page, tmp_path):
+def test_every_page(server, page):
     """Every page, opened from the sidebar as a user does after the first (the overview at
     "/"), draws with no exception; the overview has a path of its own too. On the way, as the
     same user goes on: the Compare page's link opens the question browser, and one Back returns
-    to Compare; the k slider on Thresholds is dragged and set back to the fit; on the Data page
-    a tiny dataset is uploaded and a run built from it (BM25, no chunking) and opened."""
+    to Compare; the k slider on Thresholds is dragged and set back to the fit."""
     headings = {"overview": "Run demo", "llm": "Can the judge be trusted?"}
     goto(page, server, "")  # the default page lives at /
-    for i, name in enumerate(TOUR):
+    for i, name in enumerate(PAGES):
         if i:
             open_from_sidebar(page, name)
         if name in headings:
@@ -53,8 +47,6 @@ def test_every_page(server, page, tmp_path):
             _compare_links_to_browser(page)
         elif name == "thresholds":
             _drag_k_slider_redraws(page)
-        elif name == "data":
-            _upload_and_build_a_run(page, server, tmp_path)
     goto(page, server, "overview")  # the default page has a path of its own too
     assert page.get_by_role("heading", name="Run demo").count() == 1
 
@@ -112,43 +104,6 @@ def _drag_k_slider_redraws(page) -> None:
     expect(page).not_to_have_url(re.compile("thr_k="))
     expect(caption).to_have_text(before)
     settle(page)
-
-
-def _upload_and_build_a_run(page, server, tmp_path) -> None:
-    """On Data: upload a tiny dataset (one bad row) and its corpus, build a run from it on the
-    Build page (BM25, no chunking) and open it."""
-    rows = [
-        {"id": f"t{i}", "question": f"What did person {i} build?", "answer": f"tower {i}",
-         "relevant_parts": [f"Person {i} built tower {i} in {1900 + i}."]}
-        for i in range(6)]
-    rows.append({"id": "bad", "question": "", "answer": "x", "relevant_parts": ["y"]})
-    dataset = tmp_path / "tiny.jsonl"
-    dataset.write_text("\n".join(json.dumps(r) for r in rows))
-    corpus = tmp_path / "docs.jsonl"
-    corpus.write_text("\n".join(json.dumps({
-        "doc_id": f"d{i}", "title": f"Doc {i}",
-        "text": f"Some intro about place {i}. Person {i} built tower {i} in {1900 + i}. "
-                f"It still stands."}) for i in range(6)))
-    upload(page, dataset, corpus)
-    expect(page.get_by_text("Questions loaded")).to_have_count(1)
-    expect(page.get_by_text("Validation report")).to_have_count(1)
-    no_exception(page, "data upload")
-    shot(page, "14-data-uploaded")
-
-    page.get_by_text("Build a run from this dataset").click()
-    expect(page).to_have_url(re.compile("/build"))
-    pick_no_chunker(page)
-    name_run(page, "browser-built")
-    page.get_by_role("button", name="Start the run").click()
-    wait_built(page, "browser-built")  # no exception: one key per Open button
-    shot(page, "15-build-finished")
-    run_dir = server["root"] / "runs" / "browser-built"
-    assert (run_dir / "ir_scores.parquet").exists()
-    page.get_by_role("button", name="Open run browser-built").click()
-    expect(page.get_by_role("heading", name="Run browser-built")).to_have_count(1)
-    settle(page)
-    no_exception(page, "overview of the built run")
-    shot(page, "16-built-run-overview")
 
 
 def test_bundled_demos_show_what_retrieval_predicts(server, page):
