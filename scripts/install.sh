@@ -11,21 +11,29 @@ pip_install() {
   uv="$(dirname "$py")/uv"
   [ -x "$uv" ] || "$py" -m pip install -q uv >/dev/null 2>&1 || true
   if [ -x "$uv" ]; then
-    local config opts=() entry path
-    config=$("$py" -m pip config list 2>/dev/null || true)
-    for entry in $(_pip_setting "$config" find-links); do
-      path=${entry#file://}  # a missing folder, which pip skips with a warning, stops uv
-      if [[ "$path" == *://* ]] || [ -e "$path" ]; then opts+=(--find-links "$entry"); fi
-    done
-    for entry in $(_pip_setting "$config" constraint); do
-      [ -f "$entry" ] && opts+=(--constraint "$entry")
-    done
-    if "$uv" pip install -q --python "$py" "${opts[@]}" "$@"; then
+    [ -n "${_UV_SOURCES_READ:-}" ] || _uv_sources "$py"
+    if "$uv" pip install -q --python "$py" "${_UV_SOURCES[@]}" "$@"; then
       return 0
     fi
     echo "[setup] uv could not install $*: trying pip" >&2
   fi
   "$py" -m pip install -q "$@"
+}
+
+# pip's find-links and constraint files as uv options in _UV_SOURCES, read once per shell (each
+# `pip config list` starts Python: about 0.3 s).
+_uv_sources() {
+  local config entry path
+  _UV_SOURCES=()
+  config=$("$1" -m pip config list 2>/dev/null || true)
+  for entry in $(_pip_setting "$config" find-links); do
+    path=${entry#file://}  # a missing folder, which pip skips with a warning, stops uv
+    if [[ "$path" == *://* ]] || [ -e "$path" ]; then _UV_SOURCES+=(--find-links "$entry"); fi
+  done
+  for entry in $(_pip_setting "$config" constraint); do
+    [ -f "$entry" ] && _UV_SOURCES+=(--constraint "$entry")
+  done
+  _UV_SOURCES_READ=1
 }
 
 # The value pip uses for option $2 in `pip config list` output $1: the last of the global and

@@ -29,11 +29,11 @@ def _venv(tmp_path: Path, uv_exit: int | None, pip_config: str = "") -> Path:
     return bin_
 
 
-def _install(tmp_path: Path, bin_: Path, env: dict[str, str], *args: str
+def _install(tmp_path: Path, bin_: Path, *args: str
              ) -> tuple[subprocess.CompletedProcess, list[str]]:
     out = subprocess.run(
         ["bash", "-c", f'source {ROOT / "scripts" / "install.sh"}; pip_install "$@"', "x", *args],
-        env={"PATH": os.environ["PATH"], "PY": str(bin_ / "python"), **env},
+        env={"PATH": os.environ["PATH"], "PY": str(bin_ / "python")},
         capture_output=True, text=True, cwd=tmp_path)
     log = tmp_path / "calls.log"
     return out, log.read_text().splitlines() if log.exists() else []
@@ -53,7 +53,7 @@ def test_uv_gets_pips_find_links_and_constraints_without_missing_folders(tmp_pat
         f"global.find-links='{tmp_path / 'old'}'\n"
         "global.extra-index-url='file:///nowhere/simple'\n"
         f":env:.find-links='{links}'\n"))
-    out, calls = _install(tmp_path, bin_, {}, "torch==2.13.0")
+    out, calls = _install(tmp_path, bin_, "torch==2.13.0")
     assert out.returncode == 0, out.stderr
     uv = [c for c in calls if c.startswith("uv ")]
     assert uv == [f"uv pip install -q --python {bin_ / 'python'} --find-links {wheels} "
@@ -64,7 +64,7 @@ def test_uv_gets_pips_find_links_and_constraints_without_missing_folders(tmp_pat
 
 def test_pip_installs_when_uv_fails(tmp_path):
     bin_ = _venv(tmp_path, uv_exit=1)
-    out, calls = _install(tmp_path, bin_, {}, "--no-deps", "pkg==1.0")
+    out, calls = _install(tmp_path, bin_, "--no-deps", "pkg==1.0")
     assert out.returncode == 0, out.stderr
     assert "uv could not install --no-deps pkg==1.0: trying pip" in out.stderr
     assert calls[-1] == "python -m pip install -q --no-deps pkg==1.0"
@@ -74,10 +74,10 @@ def test_pip_installs_when_uv_cannot_be_had_and_its_failure_is_the_scripts(tmp_p
     """No uv in the venv and pip cannot install it (the fake pip "installs" nothing): pip
     installs the package itself; a pip that fails fails the call."""
     bin_ = _venv(tmp_path, uv_exit=None)
-    out, calls = _install(tmp_path, bin_, {}, "pkg")
+    out, calls = _install(tmp_path, bin_, "pkg")
     assert out.returncode == 0, out.stderr
     assert calls == ["python -m pip install -q uv", "python -m pip install -q pkg"]
     (bin_ / "python").write_text(f'#!/bin/sh\necho "python $*" >> {tmp_path / "calls.log"}\n'
                                  "exit 3\n")
-    failed, _ = _install(tmp_path, bin_, {}, "pkg")
+    failed, _ = _install(tmp_path, bin_, "pkg")
     assert failed.returncode == 3
