@@ -242,16 +242,32 @@ def wait_built(pg: Page, name: str, timeout: float = 300) -> None:
 
 def upload(pg: Page, dataset: Path, corpus: Path) -> None:
     """On the Data page: put a dataset and a corpus file into its two uploaders, and wait
-    until both are listed as uploaded."""
+    until both are listed as uploaded. A file never listed after three tries fails with what
+    the server answered to each upload request (seen once: a corpus never listed, no error in
+    the server's log)."""
     boxes = pg.get_by_test_id("stFileUploader")
-    for i, path in enumerate((dataset, corpus)):
-        for attempt in range(3):  # a file given while the page reruns can be dropped: again
+    answers: list[str] = []
+
+    def answered(response) -> None:
+        if "/_stcore/upload_file" in response.url:
+            answers.append(f"{response.request.method} {response.status}")
+
+    pg.on("response", answered)
+    try:
+        for i, path in enumerate((dataset, corpus)):
+            answers.clear()
+            for attempt in range(3):  # a file given while the page reruns can be dropped: again
+                settle(pg)
+                boxes.nth(i).locator('input[type="file"]').set_input_files(str(path))
+                try:
+                    expect(boxes.nth(i)).to_contain_text(path.name, timeout=30_000)
+                    break
+                except AssertionError as e:
+                    if attempt == 2:
+                        raise AssertionError(
+                            f"{path.name} never listed in uploader {i} of {boxes.count()} "
+                            f"({boxes.nth(i).inner_text()!r}); upload requests answered: "
+                            f"{answers or 'none'}") from e
             settle(pg)
-            boxes.nth(i).locator('input[type="file"]').set_input_files(str(path))
-            try:
-                expect(boxes.nth(i)).to_contain_text(path.name, timeout=30_000)
-                break
-            except AssertionError:
-                if attempt == 2:
-                    raise
-        settle(pg)
+    finally:
+        pg.remove_listener("response", answered)
