@@ -242,10 +242,17 @@ def wait_built(pg: Page, name: str, timeout: float = 300) -> None:
 
 def upload(pg: Page, dataset: Path, corpus: Path) -> None:
     """On the Data page: put a dataset and a corpus file into its two uploaders, and wait
-    until both are listed as uploaded. A file never listed after three tries fails with what
-    the server answered to each upload request (seen once: a corpus never listed, no error in
-    the server's log)."""
+    until both are listed as uploaded."""
     boxes = pg.get_by_test_id("stFileUploader")
+    for i, path in enumerate((dataset, corpus)):
+        _upload_into(pg, boxes, i, path)
+        settle(pg)
+
+
+def _upload_into(pg: Page, boxes: Locator, i: int, path: Path) -> None:
+    """Give `path` to uploader `i` until it is listed, three tries at most (a file given while
+    the page reruns can be dropped); then fail with what the server answered to each upload
+    request (seen once: a corpus never listed, no error in the server's log)."""
     answers: list[str] = []
 
     def answered(response) -> None:
@@ -254,20 +261,16 @@ def upload(pg: Page, dataset: Path, corpus: Path) -> None:
 
     pg.on("response", answered)
     try:
-        for i, path in enumerate((dataset, corpus)):
-            answers.clear()
-            for attempt in range(3):  # a file given while the page reruns can be dropped: again
-                settle(pg)
-                boxes.nth(i).locator('input[type="file"]').set_input_files(str(path))
-                try:
-                    expect(boxes.nth(i)).to_contain_text(path.name, timeout=30_000)
-                    break
-                except AssertionError as e:
-                    if attempt == 2:
-                        raise AssertionError(
-                            f"{path.name} never listed in uploader {i} of {boxes.count()} "
-                            f"({boxes.nth(i).inner_text()!r}); upload requests answered: "
-                            f"{answers or 'none'}") from e
+        for _ in range(3):
             settle(pg)
+            boxes.nth(i).locator('input[type="file"]').set_input_files(str(path))
+            try:
+                expect(boxes.nth(i)).to_contain_text(path.name, timeout=30_000)
+                return
+            except AssertionError as e:
+                missed = e
     finally:
         pg.remove_listener("response", answered)
+    raise AssertionError(f"{path.name} never listed in uploader {i} of {boxes.count()} "
+                         f"({boxes.nth(i).inner_text()!r}); upload requests answered: "
+                         f"{answers or 'none'}") from missed
